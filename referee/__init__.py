@@ -1,0 +1,1 @@
+"""ct-referee: referee and tournament runner for Chinese Ten bots."""
