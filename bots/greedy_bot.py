@@ -121,7 +121,8 @@ def main() -> int:
             variant = value_after(rest, "variant", "classic")
             log(f"match {value_after(rest, 'id')}: variant {variant}")
         elif keyword == "go":
-            card, target = choose_move(cards_after(rest, "hand"), cards_after(rest, "table"), variant)
+            hand, table = cards_after(rest, "hand"), cards_after(rest, "table")
+            card, target = choose_move(hand, table, variant)
             send(card if target is None else f"{card} {target}")
         elif keyword == "pick":
             send(choose_pick(cards_after(rest, "from"), variant))
