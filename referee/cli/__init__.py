@@ -13,6 +13,9 @@ def main() -> None:
 
 def _register() -> None:
     """Adds each command module's command to the group."""
+    from referee.cli.play import play
+
+    main.add_command(play)
 
 
 _register()

@@ -1,0 +1,191 @@
+"""``ct-referee play``: one match between 2-4 bot commands, told on the terminal."""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from referee.bot import BotCommandError, resolve_sandbox, split_command, which_command
+from referee.display import cards_text, move_text
+from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
+from referee.record import FaultDict, RecordDict, write_record
+from referee.rules import Deal, Event, Hand, Variant
+
+_NAME_OK = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def entrant_names(commands: list[str]) -> list[str]:
+    """Short unique names for bot commands: the script's stem (``random_bot``), numbered when
+    two are the same."""
+    names: list[str] = []
+    for command in commands:
+        argv = split_command(command)
+        words = [a for a in argv if not a.startswith("-")] or ["bot"]
+        word = words[-1]
+        base = _NAME_OK.sub("-", Path(word).stem or word).strip("-") or "bot"
+        name, n = base, 2
+        while name in names:
+            name, n = f"{base}-{n}", n + 1
+        names.append(name)
+    return names
+
+
+class _Teller(Observer):
+    """Prints the match: every event with ``verbose``, else one line per hand."""
+
+    def __init__(self, console: Console, names: list[str], *, verbose: bool, quiet: bool) -> None:
+        self.console = console
+        self.names = names
+        self.verbose = verbose
+        self.quiet = quiet
+        self.dealer = 0
+        self._play: Event | None = None
+
+    def hand_started(self, number: int, hand: Hand) -> None:
+        self.dealer = hand.dealer
+        if not self.verbose:
+            return
+        c = self.console
+        c.rule(f"hand {number} · dealer {self.names[hand.dealer]}")
+        for seat, cards in enumerate(hand.deal.hands):
+            c.print(Text(f"{self.names[seat]:>12} ", style="cyan"), cards_text(cards))
+        c.print(Text(f"{'layout':>12} ", style="dim"), cards_text(hand.deal.layout))
+        for e in hand.events:
+            c.print(Text(f"{self.names[e.seat]} takes the layout four of a kind: "),
+                    cards_text(e.captured))
+
+    def event(self, event: Event, by: str) -> None:
+        if not self.verbose:
+            return
+        if event.kind == "play":
+            self._play = event
+            return
+        play = self._play
+        assert play is not None and play.card is not None and event.card is not None
+        line = move_text(self.names, event.seat, play.card, play.captured, event.card,
+                         event.captured)
+        if by == "fallback":
+            line.append("  (fallback)", style="dim")
+        self.console.print(line)
+
+    def fault(self, fault: FaultDict, name: str) -> None:
+        if not self.quiet:
+            self.console.print(
+                Text(f"fault: {name} (seat {fault['seat']}) {fault['fault']} in hand "
+                     f"{fault['hand']}: {fault['detail']}", style="yellow"))
+
+    def hand_ended(self, number: int, scores: list[int], totals: list[int]) -> None:
+        if self.quiet:
+            return
+        pts = "  ".join(f"{n} {s:>3}" for n, s in zip(self.names, scores, strict=True))
+        tot = " ".join(str(t) for t in totals)
+        self.console.print(f"hand {number:>2} (dealer {self.names[self.dealer]}): {pts}"
+                           f"   totals {tot}")
+
+
+def print_result(console: Console, record: RecordDict) -> None:
+    """The final table: totals, ranks and faults per seat."""
+    faults: dict[int, list[str]] = {}
+    for f in record["faults"]:
+        faults.setdefault(f["seat"], []).append(f"{f['fault']} (hand {f['hand']})")
+    table = Table(title=f"match {record['id']} · {record['variant']} · "
+                        f"{len(record['hands'])} hands")
+    for col in ("rank", "seat", "name", "total", "faults"):
+        table.add_column(col, justify="right" if col in ("rank", "seat", "total") else "left")
+    order = sorted(range(len(record["players"])), key=lambda s: (record["ranks"][s], s))
+    for s in order:
+        table.add_row(str(record["ranks"][s]), str(s), record["players"][s],
+                      str(record["totals"][s]), ", ".join(faults.get(s, [])) or "-")
+    console.print(table)
+
+
+@click.command()
+@click.argument("bots", nargs=-1, required=True)
+@click.option("--seed", type=int, default=None, help="Seed of the deals (default: random).")
+@click.option("--variant", type=click.Choice([v.value for v in Variant]), default="classic",
+              show_default=True)
+@click.option("--target", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Points that end the match.")
+@click.option("--move-ms", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Time per answer.")
+@click.option("--startup-ms", type=click.IntRange(min=1), default=10000, show_default=True,
+              help="Time until a bot's ready.")
+@click.option("--bank-ms", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Extra time per match for answers past --move-ms.")
+@click.option("--memory-mb", type=click.IntRange(min=0), default=0,
+              help="Memory cap per bot (0: none).")
+@click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
+              show_default=True)
+@click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the game record here.")
+@click.option("--logs", "logs_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep each bot's stderr here (default: beside the record).")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the result.")
+@click.option("-v", "--verbose", is_flag=True, help="Show every card as it is played.")
+@click.option("--ascii", "ascii_", is_flag=True, help="No colours or suit symbols.")
+def play(
+    bots: tuple[str, ...], seed: int | None, variant: str, target: int, move_ms: int,
+    startup_ms: int, bank_ms: int, memory_mb: int, sandbox: str, record_path: Path | None,
+    logs_dir: Path | None, quiet: bool, verbose: bool, ascii_: bool,
+) -> None:
+    """Play one match between 2-4 BOTS (each a command, quoted if it has spaces).
+
+    \b
+    Example:
+      ct-referee play "python3 bots/random_bot.py" "python3 bots/greedy_bot.py" \\
+                      "node bots/starter.js" --seed 7 --verbose
+
+    A bot that faults is a result, not an error: the exit status is 0 whenever the match ends.
+    """
+    if not 2 <= len(bots) <= 4:
+        raise click.UsageError(f"a match needs 2 to 4 bots, got {len(bots)}")
+    console = Console(no_color=ascii_, emoji=False, highlight=False,
+                      stderr=False, soft_wrap=True)
+    entrants = []
+    names = entrant_names(list(bots))
+    for name, command in zip(names, bots, strict=True):
+        argv = split_command(command)
+        if not argv or which_command(argv, Path.cwd()) is None:
+            raise click.ClickException(
+                f"bot command not found or not executable: {command!r}")
+        entrants.append(Entrant(name, tuple(argv), Path.cwd()))
+    try:
+        mode = resolve_sandbox(sandbox)
+    except BotCommandError as err:
+        raise click.ClickException(str(err)) from None
+    if seed is None:
+        seed = random.SystemRandom().randrange(1, 1 << 31)
+    if logs_dir is None and record_path is not None:
+        logs_dir = record_path.with_suffix("").with_name(record_path.stem + "-logs")
+    players = len(entrants)
+    match_id = f"play-{seed}"
+    if not quiet:
+        console.print(f"[bold]{' vs '.join(names)}[/] · {variant} · target {target} · "
+                      f"seed {seed} · sandbox {mode}")
+    teller = _Teller(console, names, verbose=verbose, quiet=quiet)
+    hide = [record_path.resolve().parent] if record_path else []
+    try:
+        record = play_match(
+            match_id, entrants, lambda k: Deal.from_seed(players, f"{seed}:{k}"),
+            variant=Variant(variant), target=target,
+            limits=Limits(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms,
+                          memory_mb=memory_mb),
+            sandbox=mode, logs_dir=logs_dir, hide=hide, observer=teller)
+    except BotCommandError as err:
+        raise click.ClickException(str(err)) from None
+    except (MatchAborted, KeyboardInterrupt):
+        console.print("interrupted: bots stopped, no record written")
+        sys.exit(130)
+    print_result(console, record)
+    if record_path is not None:
+        write_record(record, record_path)
+        console.print(f"record: {record_path}" + (f" · logs: {logs_dir}" if logs_dir else ""))
+    elif logs_dir is not None:
+        console.print(f"logs: {logs_dir}")

@@ -1,0 +1,57 @@
+"""Cards and turns as rich text for the terminal: suit symbols, red suits in red.
+
+With ``ascii=True`` everything is plain ``Ah Ts`` text, for logs and for terminals without
+Unicode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from rich.text import Text
+
+from referee.cards import Card
+
+RED = "bold red"
+BLACK = "bold"
+
+
+def card_text(card: int, *, ascii: bool = False) -> Text:
+    """One card: ``A♥`` in red, ``T♠`` in the default colour (or ``Ah`` with ``ascii``)."""
+    c = Card(card)
+    if ascii:
+        return Text(str(c))
+    return Text(c.symbol(), style=RED if c.is_red else BLACK)
+
+
+def cards_text(cards: Iterable[int], *, ascii: bool = False, empty: str = "-") -> Text:
+    """Cards separated by spaces; ``empty`` when there are none."""
+    items = [card_text(c, ascii=ascii) for c in cards]
+    if not items:
+        return Text(empty, style="dim")
+    return Text(" ").join(items)
+
+
+def move_text(
+    names: Sequence[str],
+    seat: int,
+    play: int,
+    capture: Sequence[int],
+    turn: int,
+    turn_capture: Sequence[int],
+    *,
+    ascii: bool = False,
+) -> Text:
+    """One turn in words: ``bob plays 7♣ takes 3♥; turns K♠ takes K♥``."""
+    text = Text(names[seat], style="cyan")
+    text.append(" plays ")
+    text.append_text(card_text(play, ascii=ascii))
+    if capture:
+        text.append(" takes ")
+        text.append_text(cards_text(capture, ascii=ascii))
+    text.append("; turns ")
+    text.append_text(card_text(turn, ascii=ascii))
+    if turn_capture:
+        text.append(" takes ")
+        text.append_text(cards_text(turn_capture, ascii=ascii))
+    return text

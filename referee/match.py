@@ -1,0 +1,348 @@
+"""Plays one match between bot processes and returns its record.
+
+:func:`play_match` starts a fresh process for every seat, deals each hand from a deal source,
+asks the seat to move for each decision against the clock, applies it under the rules, tells
+every bot what happened, and turns any misbehaviour into a recorded fault: the faulting bot is
+sent ``forfeit``, stopped, and its seat is played on by a seeded fallback policy.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from referee import protocol
+from referee.bot import Answer, Bot, BotCommandError, BotError
+from referee.record import FORMAT, VERSION, FaultDict, RecordDict, TurnDict, deal_to_json
+from referee.rules import Deal, Event, Hand, IllegalMoveError, Match, Variant
+
+DealSource = Callable[[int], Deal]
+"""Gives the deal of match hand ``k`` (1-based)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Clock and resource limits for every bot of a match."""
+
+    startup_ms: int = 10_000
+    """Until the bot's ``ready``."""
+    move_ms: int = 1_000
+    """Per answer."""
+    bank_ms: int = 0
+    """Extra time per match, drawn on by answers that run past ``move_ms``."""
+    memory_mb: int = 0
+    """Memory cap per bot process (0: none)."""
+    stderr_cap: int = 1 << 20
+    """Bytes of each bot's stderr kept."""
+
+
+class Player(Protocol):
+    """What the match needs of a seat: a bot process, or a person at the terminal."""
+
+    def start(self, startup_ms: float) -> str: ...
+    def send(self, line: str) -> None: ...
+    def request(self, line: str, timeout_ms: float) -> Answer: ...
+    def forfeit(self, fault: str) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A named bot command. :meth:`spawn` makes a fresh, not yet started, player for one match."""
+
+    name: str
+    command: str | tuple[str, ...]
+    workdir: Path | None = None
+
+    def spawn(
+        self, *, limits: Limits, sandbox: str, stderr_path: Path | None, hide: Sequence[Path]
+    ) -> Player:
+        """A new bot process for this entrant (started by the match)."""
+        return Bot(self.command, workdir=self.workdir, stderr_path=stderr_path,
+                   stderr_cap=limits.stderr_cap, sandbox=sandbox, hide=hide,
+                   memory_mb=limits.memory_mb)
+
+
+class Observer:
+    """Hooks called as a match unfolds; the base class ignores them all."""
+
+    def hand_started(self, number: int, hand: Hand) -> None:
+        """A hand was dealt (the dealer's take, if any, is already in ``hand.events``)."""
+
+    def event(self, event: Event, by: str) -> None:
+        """A card was played or turned; ``by`` is ``"bot"`` or ``"fallback"``."""
+
+    def fault(self, fault: FaultDict, name: str) -> None:
+        """A bot faulted."""
+
+    def hand_ended(self, number: int, scores: list[int], totals: list[int]) -> None:
+        """A hand was scored."""
+
+
+class MatchAborted(RuntimeError):
+    """Raised when a match is stopped from outside (Ctrl-C); its bots are already stopped."""
+
+
+@dataclass
+class _Seat:
+    """One seat during a match: its player while it behaves, its clock, its fallback."""
+
+    index: int
+    name: str
+    player: Player | None
+    rng: random.Random
+    bank_ms: float
+    faulted: bool = False
+    pending_info: list[str] = field(default_factory=list)
+
+
+def play_match(
+    match_id: str,
+    entrants: Sequence[Entrant],
+    deals: DealSource,
+    *,
+    variant: Variant = Variant.CLASSIC,
+    target: int = 1000,
+    limits: Limits = Limits(),
+    sandbox: str = "none",
+    tournament: str | None = None,
+    logs_dir: Path | None = None,
+    hide: Sequence[Path] = (),
+    observer: Observer | None = None,
+    stop: threading.Event | None = None,
+) -> RecordDict:
+    """Plays one match and returns its record.
+
+    Each entrant gets a fresh player; stderr goes to ``logs_dir/<seat>-<name>.stderr`` when
+    ``logs_dir`` is given. Bot faults are results, recorded in the record; only a command that
+    cannot be started at all, or ``stop`` being set, ends the call with an exception.
+
+    :raises referee.bot.BotCommandError: if a seat's command cannot be started.
+    :raises MatchAborted: if ``stop`` was set; every bot has been stopped.
+    """
+    return _MatchRunner(match_id, entrants, deals, variant=variant, target=target, limits=limits,
+                        sandbox=sandbox, tournament=tournament, logs_dir=logs_dir, hide=hide,
+                        observer=observer or Observer(), stop=stop).run()
+
+
+class _MatchRunner:
+    def __init__(
+        self, match_id: str, entrants: Sequence[Entrant], deals: DealSource, *, variant: Variant,
+        target: int, limits: Limits, sandbox: str, tournament: str | None,
+        logs_dir: Path | None, hide: Sequence[Path], observer: Observer,
+        stop: threading.Event | None,
+    ) -> None:
+        self.match_id = match_id
+        self.entrants = entrants
+        self.deals = deals
+        self.match = Match(len(entrants), variant=variant, target=target)
+        self.limits = limits
+        self.sandbox = sandbox
+        self.logs_dir = logs_dir
+        self.hide = hide
+        self.observer = observer
+        self.stop = stop
+        self.faults: list[FaultDict] = []
+        self.hand_number = 1
+        self.record: RecordDict = {
+            "format": FORMAT, "version": VERSION, "id": match_id, "tournament": tournament,
+            "variant": variant.value, "target": target, "players": [e.name for e in entrants],
+            "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "hands": [], "totals": [], "ranks": [], "faults": self.faults,
+        }
+        self.seats: list[_Seat] = []
+
+    def run(self) -> RecordDict:
+        try:
+            self._start()
+            self._broadcast_each(lambda s: protocol.format_match(
+                self.match_id, s, self.match.players, self.match.variant, self.match.target,
+                [e.name for e in self.entrants]))
+            while not self.match.is_over():
+                self._play_hand()
+            ranks = self.match.ranks(s.index for s in self.seats if s.faulted)
+            self.record["totals"] = self.match.totals
+            self.record["ranks"] = ranks
+            self._broadcast(protocol.format_end(self.match.totals, ranks))
+            return self.record
+        finally:
+            self._close_all()
+
+    # Start-up.
+
+    def _start(self) -> None:
+        limits = self.limits
+        for i, e in enumerate(self.entrants):
+            stderr = self.logs_dir / f"{i}-{e.name}.stderr" if self.logs_dir else None
+            player = e.spawn(limits=limits, sandbox=self.sandbox, stderr_path=stderr,
+                             hide=self.hide)
+            rng = random.Random(f"{self.match_id}:{i}:fallback")
+            self.seats.append(_Seat(i, e.name, player, rng, float(limits.bank_ms)))
+        with ThreadPoolExecutor(max_workers=len(self.seats)) as pool:
+            results = list(pool.map(self._start_one, self.seats))
+        for seat, error in zip(self.seats, results, strict=True):
+            if isinstance(error, BotCommandError):
+                raise error
+            if error is not None:
+                self._fault(seat, error.fault, error.detail)
+
+    def _start_one(self, seat: _Seat) -> BotError | BotCommandError | None:
+        assert seat.player is not None
+        try:
+            seat.player.start(self.limits.startup_ms)
+        except (BotError, BotCommandError) as err:
+            return err
+        return None
+
+    # One hand.
+
+    def _play_hand(self) -> None:
+        k = self.hand_number
+        deal = self.deals(k)
+        hand = self.match.new_hand(deal)
+        entry = deal_to_json(deal, hand.dealer)
+        self.record["hands"].append(entry)
+        self.observer.hand_started(k, hand)
+        for seat in self.seats:
+            if seat.player is not None:
+                seat.player.send(protocol.format_hand(k, hand.dealer, deal.hands[seat.index],
+                                                      deal.layout))
+        for event in hand.events:
+            self._broadcast(protocol.format_event(event))
+        while not hand.is_over():
+            if self.stop is not None and self.stop.is_set():
+                raise MatchAborted(f"match {self.match_id} stopped")
+            entry["turns"].append(self._play_turn(hand))
+        scores = self.match.finish_hand(hand)
+        entry["scores"] = scores
+        self._broadcast(protocol.format_score(scores, self.match.totals))
+        self.observer.hand_ended(k, scores, self.match.totals)
+        self.hand_number += 1
+
+    def _play_turn(self, hand: Hand) -> TurnDict:
+        seat = self.seats[hand.to_move]
+        ms: list[float] = []
+        by = "bot"
+        if not self._ask_move(seat, hand, ms):
+            by = "fallback"
+            hand.play(*seat.rng.choice(hand.legal_moves()))
+        if hand.pick_card is not None:
+            play_event = hand.events[-1]
+            self._tell(play_event, by)
+            if not self._ask_pick(seat, hand, ms):
+                by = "fallback"
+                hand.pick(seat.rng.choice(hand.pick_options))
+        else:
+            play_event = hand.events[-2]
+            self._tell(play_event, by)
+        turn_event = hand.events[-1]
+        self._tell(turn_event, by)
+        turn: TurnDict = {
+            "seat": seat.index,
+            "play": str(play_event.card), "capture": [str(c) for c in play_event.captured],
+            "turn": str(turn_event.card), "turn_capture": [str(c) for c in turn_event.captured],
+        }
+        if ms:
+            turn["ms"] = ms
+        turn["by"] = by
+        if seat.pending_info:
+            turn["info"] = seat.pending_info
+            seat.pending_info = []
+        return turn
+
+    def _ask_move(self, seat: _Seat, hand: Hand, ms: list[float]) -> bool:
+        """Asks the seat's bot for a move and applies it; ``False`` if it faulted (or is gone)."""
+        if seat.player is None:
+            return False
+        move_ms = self.limits.move_ms
+        bank = round(seat.bank_ms) if self.limits.bank_ms else None
+        line = protocol.format_go(hand.hands[seat.index], hand.table, len(hand.stock),
+                                  move_ms, bank=bank)
+        answer = self._request(seat, line)
+        if answer is None:
+            return False
+        ms.append(round(answer.ms, 1))
+        try:
+            hand.play(*protocol.parse_move(answer.line))
+        except protocol.GarbledError as err:
+            self._fault(seat, "garbled", str(err))
+            return False
+        except IllegalMoveError as err:
+            self._fault(seat, "illegal", f"{answer.line!r}: {err}")
+            return False
+        return True
+
+    def _ask_pick(self, seat: _Seat, hand: Hand, ms: list[float]) -> bool:
+        """Asks the seat's bot for a pick and applies it; ``False`` if it faulted (or is gone)."""
+        if seat.player is None:
+            return False
+        assert hand.pick_card is not None
+        bank = round(seat.bank_ms) if self.limits.bank_ms else None
+        line = protocol.format_pick(hand.pick_card, hand.pick_options, self.limits.move_ms,
+                                    bank=bank)
+        answer = self._request(seat, line)
+        if answer is None:
+            return False
+        ms.append(round(answer.ms, 1))
+        try:
+            hand.pick(protocol.parse_pick(answer.line))
+        except protocol.GarbledError as err:
+            self._fault(seat, "garbled", str(err))
+            return False
+        except IllegalMoveError as err:
+            self._fault(seat, "illegal", f"{answer.line!r}: {err}")
+            return False
+        return True
+
+    def _request(self, seat: _Seat, line: str) -> Answer | None:
+        assert seat.player is not None
+        move_ms = self.limits.move_ms
+        try:
+            answer = seat.player.request(line, move_ms + seat.bank_ms)
+        except BotError as err:
+            self._fault(seat, err.fault, err.detail)
+            return None
+        if answer.ms > move_ms:
+            seat.bank_ms = max(0.0, seat.bank_ms - (answer.ms - move_ms))
+        if answer.info:
+            seat.pending_info.extend(answer.info)
+        return answer
+
+    # Talking to everyone.
+
+    def _tell(self, event: Event, by: str) -> None:
+        self._broadcast(protocol.format_event(event))
+        self.observer.event(event, by)
+
+    def _broadcast(self, line: str) -> None:
+        for seat in self.seats:
+            if seat.player is not None:
+                seat.player.send(line)
+
+    def _broadcast_each(self, line_for: Callable[[int], str]) -> None:
+        for seat in self.seats:
+            if seat.player is not None:
+                seat.player.send(line_for(seat.index))
+
+    def _fault(self, seat: _Seat, fault: str, detail: str) -> None:
+        entry: FaultDict = {"seat": seat.index, "hand": self.hand_number, "fault": fault,
+                            "detail": detail}
+        self.faults.append(entry)
+        seat.faulted = True
+        player, seat.player = seat.player, None
+        if player is not None:
+            player.forfeit(fault)
+        self.observer.fault(entry, seat.name)
+
+    def _close_all(self) -> None:
+        for seat in self.seats:
+            player, seat.player = seat.player, None
+            if player is not None:
+                player.close()
+
