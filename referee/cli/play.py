@@ -27,8 +27,7 @@ def entrant_names(commands: list[str]) -> list[str]:
     names: list[str] = []
     for command in commands:
         argv = split_command(command)
-        words = [a for a in argv if not a.startswith("-")] or ["bot"]
-        word = words[-1]
+        word = next((a for a in argv[1:] if Path(a).suffix or "/" in a), argv[0] if argv else "")
         base = _NAME_OK.sub("-", Path(word).stem or word).strip("-") or "bot"
         name, n = base, 2
         while name in names:
