@@ -131,8 +131,11 @@ class Deal:
 
     @classmethod
     def random(cls, players: int, rng: random.Random) -> Deal:
-        """Shuffles a deck with ``rng`` and deals it."""
-        _check_players(players)
+        """Shuffles a deck with ``rng`` and deals it.
+
+        :raises DealError: unless ``players`` is 2, 3 or 4.
+        """
+        _check_players(players, DealError)
         deck = list(DECK)
         rng.shuffle(deck)
         size = TURNS_PER_HAND // players
@@ -181,13 +184,23 @@ class Deal:
             raise DealError(f"stock has {len(self.stock)} cards, expected {STOCK_SIZE}")
         seen: set[int] = set()
         for c in (*[c for h in self.hands for c in h], *self.layout, *self.stock):
+            if not isinstance(c, int) or not 0 <= c < len(DECK):
+                raise _not_a_card(c)
             if c in seen:
                 raise DealError(f"card {Card(c)} is dealt twice")
             seen.add(c)
 
 
 def _as_card(c: Card | str) -> Card:
-    return Card.parse(c) if isinstance(c, str) else DECK[c]
+    if isinstance(c, str):
+        return Card.parse(c)
+    if not isinstance(c, int) or not 0 <= c < len(DECK):
+        raise _not_a_card(c)
+    return DECK[c]
+
+
+def _not_a_card(c: object) -> DealError:
+    return DealError(f"not a card: {int(c) if isinstance(c, int) else c!r}")
 
 
 def _check_players(players: int, error: type[ValueError] = ValueError) -> None:
