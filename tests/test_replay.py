@@ -1,0 +1,261 @@
+"""``ct-referee replay``: the text replay, the HTML page, and re-asking real bot processes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+import sys
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+from types import ModuleType
+from typing import Any, ClassVar
+
+import pytest
+from click.testing import CliRunner
+
+from referee.bot import Bot
+from referee.cli import main
+from referee.match import Entrant, Limits, play_match
+from referee.record import RecordDict, read_record
+from referee.replay import Reask, replay_text, seat_lines
+from referee.replay_html import replay_html
+from referee.rules import Deal
+
+DATA = Path(__file__).resolve().parent / "data"
+ROOT = DATA.parent.parent
+GOLDEN = DATA / "golden.json"
+PY = sys.executable
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(main, ["replay", *args])
+
+
+# Text.
+
+
+def test_golden_ascii_replay() -> None:
+    result = run(str(GOLDEN), "--ascii")
+    assert result.exit_code == 0, result.output
+    assert result.output == (DATA / "golden.txt").read_text()
+
+
+def test_golden_shows_the_fault_where_fallback_starts() -> None:
+    lines = (DATA / "golden.txt").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  fault: flaky_bot"))
+    assert lines[at + 1].endswith("(fallback)") or "(fallback)" in lines[at + 1]
+    assert not any("(fallback)" in line for line in lines[:at])
+
+
+def test_one_hand() -> None:
+    result = run(str(GOLDEN), "--ascii", "--hand", "2")
+    assert result.exit_code == 0, result.output
+    assert "== hand 2 - dealer greedy_bot ==" in result.output
+    assert "== hand 1 " not in result.output and "== hand 3 " not in result.output
+    assert "totals so far" in result.output
+    assert "result" not in result.output.splitlines()
+
+
+def test_seat_view_hides_the_other_hands() -> None:
+    record = read_record(GOLDEN)
+    result = run(str(GOLDEN), "--ascii", "--seat", "1")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    first = record["hands"][0]
+    assert " ".join(first["hands"][1]) in out
+    assert " ".join(first["hands"][0]) not in out and " ".join(first["hands"][2]) not in out
+    assert "(8 cards)" in out and "stock" not in out
+    assert "fault:" not in out and "(fallback)" not in out
+    assert " ".join(first["layout"]) in out
+
+
+def test_symbols_and_red_suits() -> None:
+    lines = list(replay_text(read_record(GOLDEN)))
+    deal = next(line for line in lines if line.plain.startswith("  random_bot "))
+    assert "♥" in deal.plain or "♦" in deal.plain
+    red = [deal.plain[s.start:s.end] for s in deal.spans if "red" in str(s.style)]
+    assert red and all(t[1] in "♥♦" for t in red)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--hand", "9"], "the match has 4 hands"),
+    (["--seat", "3"], "seat 3 is not a seat of 3"),
+    (["--bot", "python3 bots/greedy_bot.py"], "--bot needs --seat"),
+    (["--bot", "no-such-bot-xyz", "--seat", "0"], "not found"),
+])
+def test_bad_options_are_one_line_errors(args: list[str], message: str) -> None:
+    result = run(str(GOLDEN), *args)
+    assert result.exit_code != 0
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unreadable_files_are_one_line_errors(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text("[1, 2")
+    (tmp_path / "b.json").write_text(json.dumps({"format": "chinese-ten-record", "version": 1}))
+    for name, message in (("a.json", "not JSON"), ("b.json", "structure")):
+        result = run(str(tmp_path / name))
+        assert result.exit_code == 1 and message in result.output, result.output
+        assert "Traceback" not in result.output
+
+
+# HTML.
+
+
+class _Checker(HTMLParser):
+    VOID: ClassVar[set[str]] = {"meta", "link", "br", "img", "input", "hr"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.data: dict[str, str] = {}
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.external += [v for k, v in attrs if k in ("src", "href") and v]
+        if tag not in self.VOID:
+            self.stack.append(tag)
+        self._id = a.get("id") if a.get("type") == "application/json" else None
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.stack and self.stack[-1] == tag, (tag, self.stack)
+        self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        if getattr(self, "_id", None) and self.stack[-1] == "script":
+            self.data[self._id] = self.data.get(self._id, "") + data
+
+
+@pytest.mark.parametrize("name", ["golden.json", "four.json", "two-red.json"])
+def test_html_page_holds_every_turn(tmp_path: Path, name: str) -> None:
+    record = read_record(DATA / name)
+    out = tmp_path / "page.html"
+    result = run(str(DATA / name), "--html", str(out))
+    assert result.exit_code == 0, result.output
+    checker = _Checker()
+    checker.feed(out.read_text())
+    checker.close()
+    assert checker.stack == []
+    assert checker.external == []
+    assert "http://" not in out.read_text() and "https://" not in out.read_text()
+    data = json.loads(checker.data["ct-data"])
+    steps = data["steps"]
+    assert sum(1 for s in steps if s["turn"] > 0) == 24 * len(record["hands"])
+    assert len(steps) == 25 * len(record["hands"])
+    n = len(record["players"])
+    for k, entry in enumerate(record["hands"], 1):
+        dealt = next(s for s in steps if s["hand"] == k and s["turn"] == 0)
+        assert dealt["hands"] == entry["hands"] and dealt["stock"] == 24
+        played = [s for s in steps if s["hand"] == k and s["turn"] > 0]
+        for s, turn in zip(played, entry["turns"], strict=True):
+            assert [s["seat"], s["play"][0], s["play"][1], s["turned"][0], s["turned"][1]] == [
+                turn["seat"], turn["play"], turn["capture"], turn["turn"], turn["turn_capture"]]
+            assert sum(map(len, s["hands"])) == 24 - s["turn"] and s["stock"] == 24 - s["turn"]
+            assert sum(map(len, s["piles"])) + len(s["table"]) + 2 * (24 - s["turn"]) == 52
+        last = played[-1]
+        assert last["scores"] == entry["scores"] == last["points"] and last["table"] == []
+    assert steps[-1]["totals"] == record["totals"] and len(steps[-1]["totals"]) == n
+
+
+def test_html_escapes_the_embedded_data() -> None:
+    record = read_record(GOLDEN)
+    record["players"] = ["</script><b>x", *record["players"][1:]]
+    page = replay_html(record)
+    assert "</script><b>" not in page
+    assert page.count("</script>") == 2
+
+
+# Re-asking a bot.
+
+
+def reask(record: RecordDict, seat: int, *command: str) -> tuple[list[str], int]:
+    bot = Bot([PY, *command], workdir=ROOT)
+    r = Reask(record, seat, bot, move_ms=5000)
+    r.start()
+    findings = list(r)
+    return [str(f) for f in findings if f.differs], len(findings)
+
+
+@pytest.mark.parametrize("seat, bot", [(1, "bots/greedy_bot.py"), (0, "bots/random_bot.py")])
+def test_a_deterministic_bot_agrees_with_its_own_record(seat: int, bot: str) -> None:
+    result = run(str(GOLDEN), "--bot", f"{PY} {bot}", "--seat", str(seat), "--sandbox", "none")
+    assert result.exit_code == 0, result.output
+    record = read_record(GOLDEN)
+    asked = sum(1 for line in seat_lines(record, seat) if line.decision)
+    assert result.output.splitlines()[-1] == f"{asked} decisions asked, 0 differ"
+
+
+def test_fallback_decisions_are_asked_too() -> None:
+    record = read_record(GOLDEN)
+    result = run(str(GOLDEN), "--bot", f"{PY} bots/greedy_bot.py", "--seat", "2",
+                 "--sandbox", "none")
+    assert result.exit_code == 0, result.output
+    assert "asked all the same" in result.output
+    assert "(a fallback turn in the match)" in result.output
+    asked = sum(1 for line in seat_lines(record, 2) if line.decision)
+    assert result.output.splitlines()[-1].startswith(f"{asked} decisions asked, ")
+
+
+def _load_random_bot() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("random_bot", ROOT / "bots" / "random_bot.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def logged_match(tmp_path_factory: pytest.TempPathFactory) -> tuple[RecordDict, list[str]]:
+    """A real match with the logging bot in seat 1: its record and every line seat 1 got."""
+    log = tmp_path_factory.mktemp("log") / "seat1.txt"
+    entrants = [Entrant("random", (PY, "bots/random_bot.py"), ROOT),
+                Entrant("logger", (PY, str(DATA / "log_bot.py"), str(log)), ROOT),
+                Entrant("greedy", (PY, "bots/greedy_bot.py"), ROOT)]
+    record = play_match("logged-1", entrants, lambda k: Deal.from_seed(3, f"logged:{k}"),
+                        target=400, limits=Limits(move_ms=5000))
+    return record, log.read_text().splitlines()
+
+
+def test_seat_lines_are_the_lines_the_seat_got(logged_match: tuple[RecordDict, list[str]]) -> None:
+    record, log = logged_match
+    assert ["chinese-ten 1", *(x.line for x in seat_lines(record, 1, move_ms=5000)), "quit"] == log
+
+
+def test_another_bot_differs_where_it_would_have(
+    logged_match: tuple[RecordDict, list[str]],
+) -> None:
+    """random_bot re-asked in the logging bot's seat: the differences are exactly the requests
+    the logged match sent where random_bot, run on that line by itself, answers otherwise."""
+    record, log = logged_match
+    rb = _load_random_bot()
+    seed = zlib.crc32(f"{record['id']}:1".encode())
+    expected: list[tuple[int, int, str]] = []
+    k = t = 0
+    for line in log:
+        words = line.split(" ")
+        if words[0] == "hand":
+            k, t = int(words[1]), 1
+        elif words[0] == "turn":
+            t += 1
+        elif words[0] in ("go", "pick"):
+            rng = random.Random(f"{seed}|{line}")
+            if words[0] == "go":
+                hand, table = rb.cards_after(words[1:], "hand"), rb.cards_after(words[1:], "table")
+                mine = rb.choose_move(hand, table, rng)
+                card = hand[0]  # the logging bot's move
+                found = [c for c in table if rb.can_capture(card, c)]
+                theirs = (card, found[0] if found else None)
+                sweep = len(found) == 3 and card[0] in "5TJQK"  # any target sweeps all three
+                same = mine[0] == card if sweep else mine == theirs
+            else:
+                same = rb.choose_pick(rb.cards_after(words[1:], "from"), rng) == words[2]
+            if not same:
+                expected.append((k, t, words[0]))
+    differs, asked = reask(record, 1, "bots/random_bot.py")
+    assert asked == sum(1 for line in log if line.startswith(("go ", "pick ")))
+    assert expected and len(differs) == len(expected)
+    for text, (k, t, kind) in zip(differs, expected, strict=True):
+        assert text.startswith(f"hand {k} turn {t}: {'played' if kind == 'go' else 'picked'} ")
