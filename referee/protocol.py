@@ -57,7 +57,9 @@ def format_go(
     hand: Iterable[int], table: Iterable[int], stock: int, ms: int, *, bank: int | None = None
 ) -> str:
     """The ``go`` request. ``bank`` (extra time left this match) is sent only when there is one."""
-    line = f"go hand {format_cards(hand)} table {format_cards(table)} stock {stock} ms {ms}"
+    cards = format_cards(table)
+    table_text = f"table {cards} " if cards else "table "  # empty table: `table stock N`
+    line = f"go hand {format_cards(hand)} {table_text}stock {stock} ms {ms}"
     return line if bank is None else f"{line} bank {bank}"
 
 
