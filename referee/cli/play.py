@@ -14,6 +14,7 @@ from rich.text import Text
 
 from referee.bot import BotCommandError, resolve_sandbox, split_command, which_command
 from referee.display import cards_text, move_text
+from referee.human import HUMAN, HumanEntrant
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
 from referee.record import FaultDict, RecordDict, write_record
 from referee.rules import Deal, Event, Hand, Variant
@@ -142,14 +143,23 @@ def play(
                       "node bots/starter.js" --seed 7 --verbose
 
     A bot that faults is a result, not an error: the exit status is 0 whenever the match ends.
+
+    The word `human` instead of a command seats you, in that seat (at most one human): you
+    see only your own cards, choose from numbered moves, and have no time limit.
     """
     if not 2 <= len(bots) <= 4:
         raise click.UsageError(f"a match needs 2 to 4 bots, got {len(bots)}")
+    human = bots.count(HUMAN)
+    if human > 1:
+        raise click.UsageError("at most one seat can be human")
     console = Console(no_color=ascii_, emoji=False, highlight=False,
                       stderr=False, soft_wrap=True)
     entrants = []
     names = entrant_names(list(bots))
     for name, command in zip(names, bots, strict=True):
+        if command == HUMAN:
+            entrants.append(HumanEntrant(name, HUMAN, console=console, ascii=ascii_))
+            continue
         argv = split_command(command)
         if not argv or which_command(argv, Path.cwd()) is None:
             raise click.ClickException(
@@ -168,7 +178,7 @@ def play(
     if not quiet:
         console.print(f"[bold]{' vs '.join(names)}[/] · {variant} · target {target} · "
                       f"seed {seed} · sandbox {mode}")
-    teller = _Teller(console, names, verbose=verbose, quiet=quiet)
+    teller = _Teller(console, names, verbose=verbose and not human, quiet=quiet)
     hide = [record_path.resolve().parent] if record_path else []
     try:
         record = play_match(

@@ -1,0 +1,122 @@
+"""``ct-referee check``: the conformance checker (:mod:`referee.check`) on the terminal."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from referee.bot import BotCommandError, resolve_sandbox, split_command, which_command
+from referee.check import FAIL, PASS, SKIP, CheckReport, StepResult, run_check
+
+_MARKS = {PASS: ("✓", "OK  ", "green"), FAIL: ("✗", "FAIL", "bold red"),
+          SKIP: ("–", "SKIP", "dim")}
+_SCRIPTS = {".py", ".js", ".mjs", ".cjs", ".jar", ".rb", ".pl", ".lua", ".ts", ".php"}
+"""Suffixes of script arguments whose absence is reported up front."""
+
+
+class _Printer:
+    """Prints each step as it is decided."""
+
+    def __init__(self, console: Console, ascii_: bool) -> None:
+        self.console = console
+        self.ascii = ascii_
+
+    def __call__(self, step: StepResult) -> None:
+        symbol, word, style = _MARKS.get(step.status, _MARKS[SKIP])
+        line = Text(word if self.ascii else symbol, style=style)
+        line.append(f" {step.title}")
+        if step.note:
+            line.append(f"  {step.note}", style="dim")
+        self.console.print(line)
+        rows = [("sent", step.sent), ("received", step.received), ("expected", step.expected),
+                ("hint", step.hint)] if step.status == FAIL else []
+        for key, value in rows:
+            if value is not None:
+                row = Text(f"      {key + ':':<10}")
+                row.append(value, style="bold yellow" if key == "hint" else "")
+                self.console.print(row)
+        if step.stderr and step.status == FAIL:
+            self.console.print(Text("      stderr (last lines):", style="dim"))
+            for text in step.stderr:
+                self.console.print(Text(f"        {text}", style="dim"))
+        for warning in step.warnings:
+            self.console.print(Text(f"      {'WARN' if self.ascii else '!'} {warning}",
+                                    style="yellow"))
+
+
+def _summary(console: Console, report: CheckReport) -> None:
+    parts = []
+    if report.startup_ms is not None:
+        parts.append(f"start-up {report.startup_ms:.0f} ms")
+    if report.answer_ms:
+        parts.append(f"{len(report.answer_ms)} answers: median {report.median_ms:.1f} ms, "
+                     f"slowest {report.slowest_ms:.1f} ms")
+    if report.exit_code is not None:
+        parts.append(f"exit code {report.exit_code}")
+    if parts:
+        console.print(" · ".join(parts))
+    failed = sum(1 for s in report.steps if s.status == FAIL)
+    skipped = sum(1 for s in report.steps if s.status not in (PASS, FAIL))
+    total = len(report.steps)
+    if report.ok:
+        console.print(Text(f"all {total} steps passed", style="bold green"))
+    else:
+        more = f", {skipped} not run" if skipped else ""
+        console.print(Text(f"{failed} of {total} steps failed{more}", style="bold red"))
+
+
+@click.command()
+@click.argument("bot_cmd")
+@click.option("--move-ms", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Time per answer.")
+@click.option("--startup-ms", type=click.IntRange(min=1), default=10000, show_default=True,
+              help="Time until the bot's ready.")
+@click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
+              show_default=True, help="Run the bot as a tournament would (auto: bwrap if it "
+              "works here).")
+@click.option("--transcript", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write every line exchanged here ('> ' to the bot, '< ' from it).")
+@click.option("--ascii", "ascii_", is_flag=True, help="OK/FAIL instead of ✓/✗, no colours.")
+def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, transcript: Path | None,
+          ascii_: bool) -> None:
+    """Check that BOT_CMD speaks protocol v1: scripted deals, every answer judged.
+
+    \b
+    Example:
+      ct-referee check "python3 mybot.py"
+
+    Exit status: 0 when every step passes, 1 when one fails, 2 when BOT_CMD cannot be run.
+    """
+    console = Console(no_color=ascii_, emoji=False, highlight=False, soft_wrap=True)
+    try:
+        argv = split_command(bot_cmd)
+        if which_command(argv, Path.cwd()) is None:
+            raise BotCommandError(f"bot command not found or not executable: {argv[0]!r}")
+        for arg in argv[1:]:
+            if Path(arg).suffix in _SCRIPTS and not Path(arg).exists():
+                raise BotCommandError(f"bot script not found: {arg!r}")
+        mode = resolve_sandbox(sandbox)
+    except (BotCommandError, ValueError) as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    console.print(f"checking [bold]{bot_cmd}[/] · move {move_ms} ms · start-up {startup_ms} ms"
+                  f" · sandbox {mode}")
+    try:
+        report = run_check(argv, move_ms=move_ms, startup_ms=startup_ms, sandbox=mode,
+                           workdir=Path.cwd(), on_step=_Printer(console, ascii_))
+    except BotCommandError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        console.print("interrupted: bot stopped")
+        sys.exit(130)
+    _summary(console, report)
+    if transcript is not None:
+        transcript.parent.mkdir(parents=True, exist_ok=True)
+        transcript.write_text("\n".join(report.transcript) + "\n")
+        console.print(f"transcript: {transcript}")
+    sys.exit(0 if report.ok else 1)

@@ -1,0 +1,153 @@
+"""``ct-referee check`` against the starter bots and against deliberately broken bots, all run as
+real subprocesses; plus :func:`referee.check.run_check` in-process for the report's data."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.check import FAIL, PASS, run_check
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [str(Path(sys.executable).parent / "ct-referee")]
+CHECKBOTS = "tests/checkbots"
+FAST = ["--move-ms", "400", "--startup-ms", "3000", "--sandbox", "none", "--ascii"]
+
+
+def check(command: str, *options: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, "check", command, *options], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def needs(*tools: str) -> None:
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed")
+
+
+# -- the starter bots pass -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["python3 bots/random_bot.py", "python3 bots/greedy_bot.py"])
+def test_python_starters_pass(command: str) -> None:
+    done = check(command, "--ascii")  # default sandbox (auto) and limits, as a user runs it
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all 14 steps passed" in done.stdout
+    assert "FAIL" not in done.stdout
+    assert "median" in done.stdout and "slowest" in done.stdout and "start-up" in done.stdout
+
+
+def test_javascript_starter_passes() -> None:
+    needs("node")
+    done = check("node bots/starter.js", "--ascii")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_c_starter_passes(tmp_path: Path) -> None:
+    needs("cc")
+    binary = tmp_path / "starter.bin"
+    subprocess.run(["cc", "-O2", "-o", str(binary), str(ROOT / "bots/starter.c")], check=True,
+                   timeout=60)
+    done = check(str(binary), "--ascii")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_java_starter_passes(tmp_path: Path) -> None:
+    needs("javac", "java")
+    subprocess.run(["javac", "-d", str(tmp_path), str(ROOT / "bots/Starter.java")], check=True,
+                   timeout=120)
+    done = check(f"java -cp {tmp_path} Starter", "--ascii", "--startup-ms", "20000")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# -- broken bots fail with the right hint --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("bot", "hint"), [
+    ("noflush", "flush stdout after each line"),
+    ("unheld", "you played a card not in your hand"),
+    ("chatty", "log to stderr instead"),
+    ("noready", "print `ready <name>` after reading `chinese-ten 1`, and flush"),
+    ("nonewline", "end every line with a newline"),
+    ("noquit", "exit when you read `quit`"),
+])
+def test_broken_bot_fails_with_hint(bot: str, hint: str) -> None:
+    done = check(f"python3 {CHECKBOTS}/{bot}.py", *FAST, "--startup-ms", "1000")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAIL" in done.stdout
+    assert hint in done.stdout, done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_failure_shows_sent_received_expected() -> None:
+    done = check(f"python3 {CHECKBOTS}/unheld.py", *FAST)
+    failed = done.stdout.split("FAIL", 1)[1]
+    for key in ("sent:", "received:", "expected:", "hint:"):
+        assert key in failed
+    assert "go hand 8c 8d 8h 8s 6c 6d 6h 6s table 2c 2d 4c 4d stock 24 ms 400" in failed
+
+
+def test_info_comments_are_fine() -> None:
+    out = ROOT / "tests" / "checkbots"
+    report = run_check(["python3", str(out / "commenting.py")], workdir=ROOT, move_ms=400)
+    assert report.ok, [(s.title, s.received, s.hint) for s in report.steps if not s.ok]
+    assert "< info hand over" in report.transcript
+
+
+def test_cards_in_upper_case_or_10_pass_with_a_warning() -> None:
+    done = check(f"python3 {CHECKBOTS}/shouting.py", *FAST)
+    assert done.returncode == 0, done.stdout
+    assert "write cards as Ts/Ah" in done.stdout
+    assert "'10" in done.stdout  # the `10` form is warned about too
+
+
+def test_missing_command_is_one_line_exit_2() -> None:
+    for command in ("no-such-bot-anywhere", "python3 no/such/bot.py"):
+        done = check(command)
+        assert done.returncode == 2
+        assert done.stdout == ""
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert "not found" in done.stderr
+
+
+def test_transcript_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "t.txt"
+    done = check("python3 bots/random_bot.py", *FAST, "--transcript", str(out))
+    assert done.returncode == 0
+    lines = out.read_text().splitlines()
+    assert lines[:2] == ["> chinese-ten 1", "< ready random-bot 1.0"]
+    assert any(line.startswith("> go ") and " table stock 24 " in line for line in lines)
+    assert lines[-1] == "> quit"
+
+
+# -- the report as data ---------------------------------------------------------------------------
+
+
+def test_report_data() -> None:
+    seen: list[str] = []
+    report = run_check(["python3", "bots/random_bot.py"], workdir=ROOT,
+                       on_step=lambda s: seen.append(s.title))
+    assert report.ok and report.name == "random-bot 1.0"
+    assert seen == [s.title for s in report.steps]
+    assert all(s.status == PASS for s in report.steps)
+    assert report.exit_code == 0 and report.startup_ms is not None
+    assert report.median_ms is not None and report.slowest_ms is not None
+    assert len(report.answer_ms) > 40
+    assert "> pick 8d from 2c 2d ms 1000" in report.transcript or any(
+        line.startswith("> pick ") for line in report.transcript)
+    assert any(line.startswith("> take 0 ") for line in report.transcript)
+    assert any(line.startswith("> take 1 ") for line in report.transcript)
+    assert any(line.startswith("> hand 2 dealer 1 ") for line in report.transcript)
+    assert sum(line.startswith("> end ") for line in report.transcript) == 5
+
+
+def test_report_of_broken_bot_data() -> None:
+    report = run_check(["python3", f"{CHECKBOTS}/unheld.py"], workdir=ROOT, move_ms=400)
+    assert not report.ok
+    failed = [s for s in report.steps if s.status == FAIL]
+    assert failed and all(s.hint == "you played a card not in your hand" for s in failed)
+    assert any("forfeit illegal" in line for line in report.transcript)
