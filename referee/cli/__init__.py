@@ -14,8 +14,14 @@ def main() -> None:
 def _register() -> None:
     """Adds each command module's command to the group."""
     from referee.cli.play import play
+    from referee.cli.replay import replay
 
     main.add_command(play)
+    from referee.cli.check import check
+    main.add_command(check)
+    main.add_command(replay)
+    from referee.cli.tournament import tournament
+    main.add_command(tournament)
 
 
 _register()

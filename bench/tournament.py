@@ -1,0 +1,115 @@
+"""Tournament throughput and memory, with instant bots.
+
+Run:  .venv/bin/python bench/tournament.py            # throughput at concurrency 1 and 2
+      .venv/bin/python bench/tournament.py --memory   # referee RSS over a 2,000-match tournament
+
+Every entrant is ``bench/instant_bot.py`` (a legal answer at once; ``python -S``: no site import),
+so the figures measure the referee: fresh bot processes per match, the protocol, the rules,
+records and the journal, fsync included. The last line of the default mode is
+``throughput: <a> matches/s at concurrency 1, <b> at concurrency 2 (<b/a> x)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from referee.ratings import MatchResult, Table
+from referee.schedule import MatchSpec
+from referee.tournament import Reporter, load_config, run
+
+HERE = Path(__file__).resolve().parent
+BOT = HERE / "instant_bot.py" if (HERE / "instant_bot.py").exists() else \
+    HERE.parent / "bots" / "random_bot.py"
+
+
+def write_config(folder: Path, *, entrants: int, players: int, target: int, rounds: int) -> Path:
+    """A tournament of ``entrants`` instant bots."""
+    lines = ["name: bench", "entrants:"]
+    for i in range(entrants):
+        lines.append(f"  - {{name: instant{i}, command: [{sys.executable}, -S, {BOT}]}}")
+    lines += [f"players: {players}", f"target: {target}", f"rounds: {rounds}", "sandbox: none"]
+    path = folder / "bench.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def rss_mb() -> float:
+    """The referee's resident set size now, in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def throughput(concurrency: int, *, entrants: int, target: int) -> float:
+    """Matches per second of a whole tournament at ``concurrency``."""
+    with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp:
+        path = write_config(Path(tmp), entrants=entrants, players=3, target=target, rounds=1)
+        config = load_config(path, output=Path(tmp) / "out", concurrency=concurrency)
+        start = time.perf_counter()
+        outcome = run(config)
+        elapsed = time.perf_counter() - start
+    assert outcome.finished
+    rate = outcome.total / elapsed
+    print(f"concurrency {concurrency}: {outcome.total} matches in {elapsed:.1f} s, "
+          f"{rate:.2f} matches/s", flush=True)
+    return rate
+
+
+class _Memory(Reporter):
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.marks = {max(1, math.ceil(total * f / 4)) for f in range(1, 5)}
+        self.t0 = time.perf_counter()
+
+    def match_done(self, spec: MatchSpec, result: MatchResult, done: int, table: Table) -> None:
+        if done in self.marks:
+            print(f"{done:>5}/{self.total} matches, {time.perf_counter() - self.t0:6.1f} s: "
+                  f"RSS {rss_mb():.1f} MiB", flush=True)
+
+
+def memory(matches: int, concurrency: int) -> None:
+    """Plays about ``matches`` short matches and prints the referee's RSS as it goes."""
+    entrants, players = 6, 3
+    per_round = math.comb(entrants, players) * math.factorial(players)
+    rounds = math.ceil(matches / per_round)
+    with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp:
+        path = write_config(Path(tmp), entrants=entrants, players=players, target=50,
+                            rounds=rounds)
+        config = load_config(path, output=Path(tmp) / "out", concurrency=concurrency)
+        print(f"memory: {per_round * rounds} matches (target 50), concurrency {concurrency}")
+        print(f"    0/{per_round * rounds} matches,    0.0 s: RSS {rss_mb():.1f} MiB", flush=True)
+        outcome = run(config, reporter=_Memory(per_round * rounds))
+    assert outcome.finished
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"memory: peak RSS {peak:.1f} MiB, now {rss_mb():.1f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memory", action="store_true", help="RSS over a long tournament")
+    parser.add_argument("--matches", type=int, default=2000, help="with --memory")
+    parser.add_argument("--entrants", type=int, default=5, help="throughput: entrants (3 seats)")
+    parser.add_argument("--target", type=int, default=1000, help="throughput: match target")
+    args = parser.parse_args()
+    if args.memory:
+        memory(args.matches, concurrency=2)
+        return
+    print(f"throughput: {math.comb(args.entrants, 3) * 6} matches of instant bots, "
+          f"target {args.target}")
+    a = throughput(1, entrants=args.entrants, target=args.target)
+    b = throughput(2, entrants=args.entrants, target=args.target)
+    print(f"throughput: {a:.2f} matches/s at concurrency 1, {b:.2f} at concurrency 2 "
+          f"({b / a:.2f} x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""``ct-referee tournament``: a whole tournament from one YAML file, resumable.
+
+On a terminal it shows a progress bar with the top of the table and each fault as it happens;
+otherwise (CI logs, pipes) it writes a few plain lines. Exit status: 0 when every match is played,
+1 when a bot command cannot be started, 2 for a configuration or output folder that cannot be
+used, 130 after Ctrl-C (finished matches are kept; the same command resumes).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import threading
+import time
+from pathlib import Path
+
+import click
+from rich import box
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from referee.ratings import Standing, Table
+from referee.record import FaultDict
+from referee.schedule import MatchSpec
+from referee.tournament import (
+    Config,
+    ConfigError,
+    Reporter,
+    TournamentError,
+    load_config,
+    run,
+    stop_on_sigint,
+)
+
+TOP = 8
+"""Rows of the table shown while the tournament runs."""
+
+
+def standings_table(rows: list[Standing], *, title: str | None = None, limit: int | None = None,
+                    compact: bool = False) -> RichTable:
+    """The standings as a rich table (the first ``limit`` rows; ``compact``: ratings only)."""
+    table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    cols = ["#", "name", "mu", "sigma", "mu-3σ", "games", "wins", "avg#", "pts/h", "faults",
+            "P>next"]
+    if compact:
+        cols = [c for c in cols if c not in ("avg#", "pts/h", "faults")]
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("name", "faults") else "right",
+                         no_wrap=col == "name")
+    for row in rows[:limit]:
+        cells = {
+            "#": str(row.rank), "name": row.name, "mu": f"{row.mu:.2f}",
+            "sigma": f"{row.sigma:.2f}", "mu-3σ": f"{row.score:.2f}", "games": str(row.matches),
+            "wins": str(row.wins),
+            "avg#": "-" if row.mean_rank is None else f"{row.mean_rank:.2f}",
+            "pts/h": "-" if row.points_per_hand is None else f"{row.points_per_hand:.1f}",
+            "faults": ", ".join(f"{k} {n}" for k, n in row.faults.items() if n) or "-",
+            "P>next": "" if row.p_above_next is None else f"{row.p_above_next:.0%}",
+        }
+        table.add_row(*(cells[c] for c in cols))
+    return table
+
+
+def _fault_line(spec: MatchSpec, name: str, fault: FaultDict) -> str:
+    return (f"fault: {spec.id} {name} (seat {fault['seat']}) {fault['fault']} in hand "
+            f"{fault['hand']}: {fault['detail']}")
+
+
+def _header(config: Config, total: int, done: int, sandbox: str) -> str:
+    kept = f", {done} already played" if done else ""
+    return (f"{config.name}: {len(config.entrants)} entrants, {total} matches{kept}; "
+            f"{config.players} players, target {config.target}, concurrency "
+            f"{config.concurrency}, sandbox {sandbox}; output {config.output}")
+
+
+class PlainReporter(Reporter):
+    """A few plain lines: one per tenth of the schedule, one per fault. No control characters."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.total = self.kept = self.shown = 0
+        self.t0 = time.monotonic()
+
+    def _print(self, text: str) -> None:
+        self.console.print(Text(text), soft_wrap=True)
+
+    def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
+        self.total, self.kept, self.shown = total, done, done * 10 // max(total, 1)
+        self.t0 = time.monotonic()
+        self._print(_header(config, total, done, sandbox))
+
+    def warn(self, message: str) -> None:
+        self._print(f"warning: {message}")
+
+    def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
+        self._print(_fault_line(spec, name, fault))
+
+    def match_done(self, spec: MatchSpec, result: object, done: int, table: Table) -> None:
+        tenth = done * 10 // self.total
+        if tenth <= self.shown and done != self.total:
+            return
+        self.shown = tenth
+        elapsed = time.monotonic() - self.t0
+        rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
+        left = f", about {(self.total - done) / rate:.0f} s left" if rate and done < self.total \
+            else ""
+        rows = table.standings()
+        lead = f"; leading: {rows[0].name} (mu-3σ {rows[0].score:.2f})" if table.matches else ""
+        self._print(f"{done}/{self.total} matches ({100 * done // self.total}%), "
+                    f"{rate:.1f}/s{left}{lead}")
+
+
+class LiveReporter(Reporter):
+    """A rich progress bar (done/total, rate, time left) over the top of the table."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console)
+        self.task: TaskID | None = None
+        self.live: Live | None = None
+        self.kept = 0
+        self.t0 = time.monotonic()
+
+    def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
+        self.console.print(_header(config, total, done, sandbox), highlight=False)
+        self.kept, self.t0 = done, time.monotonic()
+        self.task = self.progress.add_task(config.name, total=total, completed=done, rate="")
+        self.live = Live(self.progress, console=self.console, refresh_per_second=4)
+        self.live.start()
+
+    def warn(self, message: str) -> None:
+        self.console.print(Text(f"warning: {message}", style="yellow"))
+
+    def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
+        self.console.print(Text(_fault_line(spec, name, fault), style="yellow"))
+
+    def match_done(self, spec: MatchSpec, result: object, done: int, table: Table) -> None:
+        assert self.task is not None and self.live is not None
+        elapsed = time.monotonic() - self.t0
+        rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
+        self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s")
+        if table.matches:
+            top = standings_table(table.standings(), limit=TOP, compact=True,
+                                  title=f"after {table.matches} matches")
+            self.live.update(Group(self.progress, top))
+
+    def finished(self, standings: list[Standing]) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stops the live display (leaving its last frame on screen)."""
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+@click.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder (default: the file's output, else results/<name>).")
+@click.option("-j", "--concurrency", type=click.IntRange(min=1),
+              help="Matches played at once (default: the file's, else 1).")
+@click.option("--fresh", is_flag=True,
+              help="Delete what an earlier run of this output folder wrote, and start over.")
+def tournament(config: Path, output: Path | None, concurrency: int | None, fresh: bool) -> None:
+    """Run the tournament described by CONFIG (YAML), or resume it where it stopped.
+
+    \b
+    Example:
+      ct-referee tournament tournaments/demo.yaml --concurrency 2
+
+    Everything is written to the output folder: the resolved configuration, one game record
+    per match, results.jsonl, the bots' stderr, and standings.json/.csv at the end. Ctrl-C stops
+    cleanly; the same command then plays only what is missing.
+    """
+    resume = ["ct-referee", "tournament", str(config)]
+    if output is not None:
+        resume += ["--output", str(output)]
+    if concurrency is not None:
+        resume += ["--concurrency", str(concurrency)]
+    console = Console(highlight=False, emoji=False)
+    err = Console(stderr=True, highlight=False, emoji=False)
+    try:
+        cfg = load_config(config, output=output, concurrency=concurrency)
+    except ConfigError as e:
+        err.print(Text(f"error: {e}"), soft_wrap=True)
+        sys.exit(2)
+    if not console.is_terminal:
+        console = Console(highlight=False, emoji=False, width=120)
+    reporter = LiveReporter(console) if console.is_terminal else PlainReporter(console)
+    stop = threading.Event()
+    try:
+        with stop_on_sigint(stop):
+            outcome = run(cfg, fresh=fresh, reporter=reporter, stop=stop)
+    except ConfigError as e:
+        err.print(Text(f"error: {e}"), soft_wrap=True)
+        sys.exit(2)
+    except TournamentError as e:
+        err.print(Text(f"error: {e}"), soft_wrap=True)
+        err.print(Text(f"fix it, then resume with: {shlex.join(resume)}"), soft_wrap=True)
+        sys.exit(1)
+    finally:
+        if isinstance(reporter, LiveReporter):
+            reporter.close()
+    if outcome.standings is None:
+        err.print(Text(f"interrupted: {outcome.done} of {outcome.total} matches played and kept "
+                       f"in {cfg.output}; resume with: {shlex.join(resume)}"), soft_wrap=True)
+        sys.exit(130)
+    console.print(standings_table(outcome.standings,
+                                  title=f"{cfg.name}: final standings, {outcome.total} matches"))
+    console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
+                       f"records in {cfg.output / 'games'}"), soft_wrap=True)
+

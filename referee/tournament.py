@@ -1,0 +1,469 @@
+"""Tournaments: the YAML configuration, running a schedule concurrently, the output folder.
+
+:func:`load_config` reads and checks a configuration (``tournament.md``) before any bot starts;
+every mistake is a :class:`ConfigError` with one line naming the file, the key and the problem.
+:func:`run` plays the schedule's missing matches through a :class:`Runner` (here
+:class:`LocalRunner`: threads, one fresh set of bot processes per match), writing each game
+record, then its line in ``results.jsonl``, so an interrupted tournament resumes where it
+stopped and ends with the standings of an uninterrupted run.
+
+>>> config = load_config(Path("tournaments/demo.yaml"))  # doctest: +SKIP
+>>> outcome = run(config)  # doctest: +SKIP
+>>> outcome.standings[0].name  # doctest: +SKIP
+'mc'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import os
+import queue
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from referee.bot import BotCommandError, bwrap_available
+from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
+from referee.ratings import FAULT_KINDS, MatchResult, Standing, Table
+from referee.record import FaultDict, RecordDict, RecordError, read_record, write_record
+from referee.rules import Variant
+from referee.schedule import MatchSpec
+from referee.tournament_config import RATING_KEYS, Config, ConfigError, load_config
+
+__all__ = ["Config", "ConfigError", "Journal", "LocalRunner", "MatchJob", "Outcome", "Reporter",
+           "Runner", "TournamentError", "load_config", "prepare_output", "run", "stop_on_sigint",
+           "write_standings"]
+
+MARKER = ".ct-referee.json"
+"""The file that makes a folder a ct-referee tournament folder (and says which tournament)."""
+OWNED = (MARKER, "tournament.yaml", "results.jsonl", "standings.json", "standings.csv",
+         "games", "logs")
+"""Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
+
+
+class TournamentError(RuntimeError):
+    """A tournament that cannot go on (a bot command that cannot be started at all)."""
+
+
+# -- running matches ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    """Everything needed to play one match of the schedule (plain data: a job can travel)."""
+
+    spec: MatchSpec
+    entrants: tuple[Entrant, ...]
+    """By seat."""
+    variant: Variant
+    target: int
+    limits: Limits
+    sandbox: str
+    """``bwrap`` or ``none``, already resolved."""
+    tournament: str
+    logs_dir: Path | None = None
+    hide: tuple[Path, ...] = ()
+
+    def play(self, stop: threading.Event | None = None,
+             observer: Observer | None = None) -> RecordDict:
+        """Plays the match with fresh bot processes and returns its record.
+
+        :raises referee.match.MatchAborted: if ``stop`` was set.
+        :raises referee.bot.BotCommandError: if a bot command cannot be started.
+        """
+        return play_match(self.spec.id, self.entrants, self.spec.deal, variant=self.variant,
+                          target=self.target, limits=self.limits, sandbox=self.sandbox,
+                          tournament=self.tournament, logs_dir=self.logs_dir, hide=self.hide,
+                          observer=observer, stop=stop)
+
+
+DoneCallback = Callable[[MatchJob, RecordDict], None]
+FaultCallback = Callable[[MatchJob, FaultDict, str], None]
+
+
+class Runner(Protocol):
+    """Plays a batch of matches: the one seam between the tournament and where matches run."""
+
+    def run(self, jobs: Iterable[MatchJob], on_done: DoneCallback, stop: threading.Event,
+            on_fault: FaultCallback | None = None) -> None:
+        """Plays ``jobs`` (in any order, several at once), calling ``on_done`` with each
+        finished match's record and ``on_fault`` as bots fault, both from the calling thread.
+
+        Returns when every job is done, or soon after ``stop`` is set: then no new job starts,
+        running ones are abandoned (their bots stopped) and are not reported.
+
+        :raises TournamentError: if a match cannot be played at all (after stopping the rest).
+        """
+
+
+class _FaultRelay(Observer):
+    def __init__(self, job: MatchJob, faults: queue.SimpleQueue[Any]) -> None:
+        self.job, self.faults = job, faults
+
+    def fault(self, fault: FaultDict, name: str) -> None:
+        self.faults.put((self.job, fault, name))
+
+
+class LocalRunner:
+    """Plays ``concurrency`` matches at once on this machine, each in a thread of its own (the
+    referee mostly waits on the bots' pipes; the bots are processes)."""
+
+    def __init__(self, concurrency: int = 1) -> None:
+        self.concurrency = max(1, concurrency)
+
+    def run(self, jobs: Iterable[MatchJob], on_done: DoneCallback, stop: threading.Event,
+            on_fault: FaultCallback | None = None) -> None:
+        """See :meth:`Runner.run`."""
+        todo: Iterator[MatchJob] = iter(jobs)
+        faults: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        running: dict[Future[RecordDict], MatchJob] = {}
+        error: BaseException | None = None
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="match") as pool:
+
+            def top_up() -> None:
+                while not stop.is_set() and len(running) < self.concurrency:
+                    job = next(todo, None)
+                    if job is None:
+                        return
+                    running[pool.submit(job.play, stop, _FaultRelay(job, faults))] = job
+
+            try:
+                top_up()
+                while running:
+                    done, _ = wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
+                    while not faults.empty():
+                        if on_fault is not None:
+                            on_fault(*faults.get())
+                        else:
+                            faults.get()
+                    finished = sorted(((running.pop(f), f) for f in done),
+                                      key=lambda item: item[0].spec.index)
+                    top_up()  # the next matches start before the finished ones are saved
+                    for job, future in finished:
+                        try:
+                            record = future.result()
+                        except MatchAborted:
+                            continue
+                        except BaseException as err:
+                            stop.set()
+                            error = error or err
+                            continue
+                        if error is None:
+                            on_done(job, record)
+            except BaseException:
+                stop.set()  # running matches end at their next turn
+                raise
+        if isinstance(error, BotCommandError):
+            raise TournamentError(str(error)) from None
+        if error is not None:
+            raise error
+
+
+@contextlib.contextmanager
+def stop_on_sigint(stop: threading.Event) -> Iterator[None]:
+    """While inside, Ctrl-C sets ``stop`` instead of raising :class:`KeyboardInterrupt`:
+    matches end cleanly at their next turn (within one answer's time limit), and the journal is
+    never cut mid-line. Does nothing outside the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        stop.set()
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+# -- output folder -----------------------------------------------------------------------------
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp makes it private
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def fingerprint(identity: dict[str, Any]) -> str:
+    """A short hash of a tournament's identity (:meth:`Config.identity`)."""
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def prepare_output(config: Config, *, fresh: bool = False) -> None:
+    """Makes ``config.output`` ready: new, resumed (same tournament), or emptied (``fresh``).
+
+    :raises ConfigError: for a folder of another tournament (without ``fresh``), or a folder
+        that is not a ct-referee tournament folder and is not empty.
+    """
+    out = config.output
+    marker = out / MARKER
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"output {str(out)!r} is a file, not a folder")
+    if marker.is_file():
+        try:
+            theirs = json.loads(marker.read_text(encoding="utf-8"))["identity"]
+        except (OSError, ValueError, KeyError, TypeError):
+            theirs = None
+        mine = config.identity()
+        if fresh:
+            for name in OWNED:
+                path = out / name
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink(missing_ok=True)
+        elif theirs != mine:
+            raise ConfigError(f"output {str(out)!r} holds another tournament "
+                              f"({_difference(theirs, mine)}); add --fresh to start over there, "
+                              f"or choose another --output")
+    elif out.is_dir() and any(out.iterdir()):
+        raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee tournament "
+                          f"folder; choose another --output")
+    (out / "games").mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
+    if not marker.is_file():
+        identity = config.identity()
+        _write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
+                                          "fingerprint": fingerprint(identity),
+                                          "identity": identity}, indent=2) + "\n")
+    _write_atomic(out / "tournament.yaml",
+                  yaml.safe_dump(config.resolved(), sort_keys=False, allow_unicode=True))
+    for tmp in (out / "games").glob(".*.tmp"):
+        tmp.unlink(missing_ok=True)
+
+
+def _difference(theirs: object, mine: dict[str, Any]) -> str:
+    if not isinstance(theirs, dict):
+        return "its marker file is unreadable"
+    for key, value in mine.items():
+        if theirs.get(key) != value:
+            if key == "entrants":
+                return "the entrants differ"
+            return f"{key} is {theirs.get(key)!r} there, {value!r} here"
+    return "its configuration differs"
+
+
+class Journal:
+    """``results.jsonl``: one JSON line per finished match, appended, flushed and synced."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: io.BufferedWriter | None = None
+
+    def load(self, accept: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        """The complete lines that parse and that ``accept`` takes. If any line is dropped
+        (a half-written last line above all), the file is rewritten with the kept ones."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        pieces = data.split(b"\n")
+        kept: list[dict[str, Any]] = []
+        dropped = pieces[-1] != b""  # text after the last newline: a torn append
+        for piece in pieces[:-1]:
+            try:
+                line = json.loads(piece)
+            except ValueError:
+                line = None
+            if isinstance(line, dict) and accept(line):
+                kept.append(line)
+            else:
+                dropped = True
+        if dropped:
+            _write_atomic(self.path, "".join(_dumps_line(line) for line in kept))
+        return kept
+
+    def append(self, line: dict[str, Any]) -> None:
+        """Appends one line and makes it durable before returning."""
+        if self._file is None:
+            self._file = open(self.path, "ab")  # noqa: SIM115 - closed by close()
+        self._file.write(_dumps_line(line).encode())
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        """Closes the file (appending opens it again)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def _dumps_line(line: dict[str, Any]) -> str:
+    return json.dumps(line, separators=(",", ":")) + "\n"
+
+
+def write_standings(config: Config, rows: Sequence[Standing], matches: int) -> None:
+    """Writes ``standings.json`` and ``standings.csv`` in the output folder."""
+    doc = {"tournament": config.name, "matches": matches,
+           "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
+           "standings": [row.to_json() for row in rows]}
+    _write_atomic(config.output / "standings.json", json.dumps(doc, indent=2) + "\n")
+    kinds = sorted({k for row in rows for k in row.faults}, key=_fault_order)
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(["rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
+                  "points_per_hand", *(f"faults_{k}" for k in kinds), "p_above_next"])
+    for row in rows:
+        data = row.to_json()
+        out.writerow([data[k] if data[k] is not None else "" for k in (
+            "rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
+            "points_per_hand")] + [row.faults.get(k, 0) for k in kinds]
+            + ["" if data["p_above_next"] is None else data["p_above_next"]])
+    _write_atomic(config.output / "standings.csv", buf.getvalue())
+
+
+def _fault_order(kind: str) -> tuple[int, str]:
+    return (FAULT_KINDS.index(kind) if kind in FAULT_KINDS else len(FAULT_KINDS), kind)
+
+
+# -- the tournament ----------------------------------------------------------------------------
+
+
+class Reporter:
+    """Hooks called (from one thread) as a tournament runs; the base class ignores them all."""
+
+    def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
+        """Play is about to start; ``done`` matches were kept from an earlier run."""
+
+    def warn(self, message: str) -> None:
+        """Something the user should know (no sandbox, say)."""
+
+    def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
+        """A bot faulted in a running match."""
+
+    def match_done(self, spec: MatchSpec, result: MatchResult, done: int, table: Table) -> None:
+        """A match finished and was saved; ``table`` rates the finished prefix of the schedule."""
+
+    def finished(self, standings: list[Standing]) -> None:
+        """Every match is played; the standings files are written."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a call to :func:`run` ended."""
+
+    total: int
+    done: int
+    played: int
+    """Matches played by this call (the rest were kept from earlier runs)."""
+    standings: list[Standing] | None
+    """The final table, ``None`` unless every match is done."""
+
+    @property
+    def finished(self) -> bool:
+        """Whether every match of the schedule is done."""
+        return self.done == self.total
+
+
+def run(config: Config, *, fresh: bool = False, reporter: Reporter | None = None,
+        runner: Runner | None = None, stop: threading.Event | None = None) -> Outcome:
+    """Plays what is missing of the tournament and, once all is played, writes the standings.
+
+    :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`).
+    :raises TournamentError: if a bot command cannot be started.
+    """
+    reporter = reporter or Reporter()
+    runner = runner or LocalRunner(config.concurrency)
+    stop = stop or threading.Event()
+    plan = config.schedule()
+    prepare_output(config, fresh=fresh)
+    out = config.output
+    names = [e.name for e in config.entrants]
+    done: set[str] = set()
+    results: dict[str, MatchResult] = {}  # finished, not yet rated (rating goes in order)
+
+    def accept(line: dict[str, Any]) -> bool:
+        spec = by_id.get(line.get("id"))  # type: ignore[arg-type]
+        if spec is None or spec.id in done:
+            return False
+        try:
+            result = MatchResult.from_json(line)
+            record = read_record(out / "games" / f"{spec.id}.json")
+        except (KeyError, TypeError, ValueError, RecordError):
+            return False
+        ok = (list(result.players) == [names[i] for i in spec.seats]
+              and record.get("id") == spec.id and list(record.get("totals", ())) ==
+              list(result.totals))
+        if ok:
+            results[spec.id] = result
+            done.add(spec.id)
+        return ok
+
+    by_id = {spec.id: spec for spec in plan}
+    journal = Journal(out / "results.jsonl")
+    journal.load(accept)
+    kept = len(done)
+    table = Table(names, config.rating)
+    position = 0
+
+    def feed() -> None:
+        nonlocal position
+        while position < len(plan) and plan[position].id in results:
+            table.add(results.pop(plan[position].id))
+            position += 1
+
+    feed()
+    sandbox = "none"
+    if config.sandbox != "none":
+        if bwrap_available():
+            sandbox = "bwrap"
+        else:
+            reporter.warn("bubblewrap (bwrap) is not available: bots run without a sandbox")
+    entrants = [e.entrant() for e in config.entrants]
+    jobs = (MatchJob(spec, tuple(entrants[i] for i in spec.seats), config.variant,
+                     config.target, config.limits, sandbox, config.name,
+                     logs_dir=out / "logs" / spec.id, hide=(out,))
+            for spec in plan if spec.id not in done)
+
+    def on_done(job: MatchJob, record: RecordDict) -> None:
+        spec = job.spec
+        path = out / "games" / f"{spec.id}.json"
+        write_record(record, path)
+        line = {"id": spec.id, "players": record["players"], "totals": record["totals"],
+                "ranks": record["ranks"], "faults": record["faults"],
+                "hands": len(record["hands"]), "record": f"games/{spec.id}.json"}
+        journal.append(line)
+        result = results[spec.id] = MatchResult.from_json(line)
+        done.add(spec.id)
+        feed()
+        reporter.match_done(spec, result, len(done), table)
+
+    def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
+        reporter.fault(job.spec, name, fault)
+
+    reporter.started(config, len(plan), kept, sandbox)
+    try:
+        runner.run(jobs, on_done, stop, on_fault)
+    finally:
+        journal.close()
+    standings = None
+    if len(done) == len(plan):
+        standings = table.standings()
+        write_standings(config, standings, len(plan))
+        reporter.finished(standings)
+    return Outcome(len(plan), len(done), len(done) - kept, standings)
+

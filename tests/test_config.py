@@ -1,0 +1,207 @@
+"""Tournament configuration: defaults, paths, and one clear line for every mistake."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from referee.cli import main
+from referee.match import Limits
+from referee.ratings import RatingConfig
+from referee.rules import Variant
+from referee.tournament import ConfigError, load_config
+
+BOTS = Path(__file__).resolve().parent.parent / "bots"
+PY = sys.executable
+GOOD = f"""\
+name: t
+entrants:
+  - name: random
+    command: {PY} {BOTS}/random_bot.py
+  - name: greedy
+    command: [{PY}, {BOTS}/greedy_bot.py]
+  - name: greedy2
+    command: {PY} {BOTS}/greedy_bot.py
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "t.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_defaults_are_filled_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = load_config(write(tmp_path, GOOD))
+    assert (config.name, config.players, config.target, config.rounds) == ("t", 3, 1000, 1)
+    assert (config.variant, config.format, config.seatings) == (
+        Variant.CLASSIC, "round-robin", "all")
+    assert (config.seed, config.concurrency, config.sandbox) == (1, 1, "auto")
+    assert config.limits == Limits()
+    assert config.rating == RatingConfig(draw_probability=0.02)
+    assert config.output == tmp_path / "results" / "t"
+    assert [e.workdir for e in config.entrants] == [tmp_path] * 3
+    assert config.entrants[1].argv == (PY, f"{BOTS}/greedy_bot.py")
+    resolved = config.resolved()
+    assert set(resolved) == {"name", "entrants", "variant", "players", "target", "format",
+                             "rounds", "seatings", "seed", "concurrency", "limits", "sandbox",
+                             "output", "rating"}
+    assert resolved["limits"] == {"startup_ms": 10000, "move_ms": 1000, "bank_ms": 0,
+                                  "memory_mb": 0}
+
+
+def test_every_key_is_read(tmp_path: Path) -> None:
+    text = GOOD + """\
+variant: red-frog-black-frog
+players: 2
+target: 300
+format: round-robin
+rounds: 3
+seatings: rotate
+seed: spring-cup
+concurrency: 4
+limits: {startup_ms: 5000, move_ms: 200, bank_ms: 1000, memory_mb: 512}
+sandbox: none
+output: out/here
+rating: {mu: 30, sigma: 5, beta: 2.5, tau: 0.1, draw_probability: 0.05}
+"""
+    config = load_config(write(tmp_path, text))
+    assert config.variant is Variant.RED_FROG and config.players == 2 and config.target == 300
+    assert (config.rounds, config.seatings, config.seed) == (3, "rotate", "spring-cup")
+    assert config.concurrency == 4 and config.sandbox == "none"
+    assert config.limits == Limits(startup_ms=5000, move_ms=200, bank_ms=1000, memory_mb=512)
+    assert config.rating == RatingConfig(30, 5, 2.5, 0.1, 0.05)
+    assert config.output == tmp_path / "out" / "here"  # relative to the file's folder
+    assert len(config.schedule()) == 3 * 3 * 2
+
+
+def test_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conf = tmp_path / "conf"
+    (conf / "bots").mkdir(parents=True)
+    bot = conf / "bots" / "mybot"
+    bot.write_text("#!/bin/sh\n")
+    bot.chmod(0o755)
+    text = GOOD + "  - name: mine\n    command: ./mybot --fast\n    workdir: bots\n"
+    path = write(conf, text)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = load_config(path, output="o", concurrency=3)
+    assert config.entrants[3].workdir == conf / "bots"
+    assert config.entrants[3].argv == ("./mybot", "--fast")
+    assert config.output == elsewhere / "o"  # --output: relative to the current folder
+    assert config.concurrency == 3
+    assert load_config(path).output == elsewhere / "results" / "t"
+    # A relative config path works from anywhere.
+    monkeypatch.chdir(tmp_path)
+    assert load_config(Path("conf/t.yaml")).entrants[3].workdir == conf / "bots"
+
+
+BAD = [
+    ("unknown-key", GOOD + "seatting: all\n",
+     "t.yaml:9: seatting: unknown key (did you mean 'seatings'?)"),
+    ("unknown-nested-key", GOOD + "limits:\n  move_m: 10\n",
+     "t.yaml:10: limits.move_m: unknown key (did you mean 'limits.move_ms'?)"),
+    ("unknown-entrant-key", GOOD + "  - name: x\n    cmd: ls\n",
+     "t.yaml:10: entrants[4].cmd: unknown key (did you mean 'entrants[4].command'?)"),
+    ("wrong-type", GOOD + "players: three\n",
+     "t.yaml:9: players: expected an integer, got a string 'three'"),
+    ("float-target", GOOD + "target: 99.5\n", "target: expected an integer, got a number 99.5"),
+    ("boolean", GOOD + "rounds: yes\n", "rounds: expected an integer, got a boolean True"),
+    ("zero-rounds", GOOD + "rounds: 0\n", "rounds: must be at least 1, not 0"),
+    ("players-range", GOOD + "players: 5\n", "players: must be from 2 to 4, not 5"),
+    ("players-low", GOOD + "players: 1\n", "players: must be from 2 to 4, not 1"),
+    ("bad-name", GOOD + "  - name: my bot\n    command: ls\n",
+     "t.yaml:9: entrants[4].name: 'my bot' may only hold letters, digits, '-', '_' and '.'"),
+    ("bad-tournament-name", GOOD.replace("name: t\n", "name: a/b\n"),
+     "t.yaml:1: name: 'a/b' may only hold letters"),
+    ("duplicate-name", GOOD + "  - name: greedy\n    command: ls\n",
+     "t.yaml:9: entrants[4].name: 'greedy' is already the name of entrants[2]"),
+    ("too-few", GOOD + "players: 4\n", "entrants: 3 entrant(s) cannot fill a table of 4"),
+    ("no-entrants", "name: t\n", "t.yaml: entrants: missing"),
+    ("entrants-not-list", "entrants: random\n", "entrants: expected a list of entrants"),
+    ("missing-command", GOOD + "  - name: x\n", "t.yaml:9: entrants[4]: missing command"),
+    ("empty-command", GOOD + "  - name: x\n    command: []\n",
+     "entrants[4].command: expected a command line or a list of arguments"),
+    ("variant", GOOD + "variant: clasic\n",
+     "t.yaml:9: variant: unknown variant 'clasic' (did you mean 'classic'?"),
+    ("seatings", GOOD + "seatings: some\n", "seatings: unknown seatings 'some'"),
+    ("format", GOOD + "format: swiss\n", "format: unknown format 'swiss' (use round-robin)"),
+    ("sandbox", GOOD + "sandbox: docker\n", "sandbox: unknown sandbox 'docker'"),
+    ("not-found", GOOD + "  - name: x\n    command: no-such-bot-xyz --go\n",
+     "t.yaml:10: entrants[4].command: 'no-such-bot-xyz' not found or not executable on PATH"),
+    ("not-executable", GOOD + "  - name: x\n    command: ./t.yaml\n",
+     "entrants[4].command: './t.yaml' not found or not executable in"),
+    ("missing-script", GOOD + "  - name: x\n    command: python3 ../bots/no_such_bot.py\n",
+     "entrants[4].command: '../bots/no_such_bot.py' does not exist"),
+    ("unclosed-quote", GOOD + "  - name: x\n    command: python3 'bot.py\n",
+     "entrants[4].command: cannot split"),
+    ("workdir", GOOD + "  - name: x\n    command: ls\n    workdir: nowhere\n",
+     "t.yaml:11: entrants[4].workdir: "),
+    ("workdir-not-folder", GOOD + "  - name: x\n    command: ls\n    workdir: t.yaml\n",
+     "/t.yaml' is not a folder"),
+    ("yaml-syntax", GOOD + "players: [3\n", "t.yaml:10: YAML syntax error"),
+    ("yaml-tab", "name: t\n\tplayers: 3\n", "t.yaml:2: YAML syntax error"),
+    ("empty", "", "t.yaml: the file is empty"),
+    ("comments-only", "# nothing yet\n", "t.yaml: the file is empty"),
+    ("not-a-mapping", "- a\n- b\n", "t.yaml: expected a mapping of keys"),
+    ("duplicate-key", GOOD + "players: 3\nplayers: 2\n", "t.yaml:10: players: duplicate key"),
+    ("draw-probability", GOOD + "rating:\n  draw_probability: 0\n",
+     "rating.draw_probability: must be between 0 and 1"),
+    ("rating-type", GOOD + "rating: {mu: high}\n", "rating.mu: expected a number"),
+    ("limits-type", GOOD + "limits: 100\n", "limits: expected a mapping of startup_ms"),
+    ("negative-limit", GOOD + "limits: {bank_ms: -1}\n", "limits.bank_ms: must be at least 0"),
+    ("seed-type", GOOD + "seed: [1]\n", "seed: expected an integer or a string, got a list"),
+    ("output-type", GOOD + "output: 3\n", "output: expected a string, got an integer"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_mistakes_are_refused_in_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    got = str(info.value)
+    assert message in got
+    assert got.startswith(str(path))
+    assert "\n" not in got
+    # The command line says the same, as one 'error:' line with exit status 2, no traceback.
+    result = CliRunner().invoke(main, ["tournament", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: {got}\n"
+
+
+def test_missing_file_and_bad_options(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["tournament", str(tmp_path / "none.yaml")])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {tmp_path / 'none.yaml'}: cannot read")
+    path = write(tmp_path, GOOD)
+    result = CliRunner().invoke(main, ["tournament", str(path), "--concurrency", "0"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_bwrap_refused_when_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(Path(PY).parent))  # no bwrap on this PATH
+    from referee import bot
+
+    bot.bwrap_available.cache_clear()
+    try:
+        path = write(tmp_path, GOOD + "sandbox: bwrap\n")
+        with pytest.raises(ConfigError, match=r"t.yaml:9: sandbox: 'bwrap' asked for"):
+            load_config(path)
+    finally:
+        bot.bwrap_available.cache_clear()
+
+
+def test_the_demo_configuration_loads() -> None:
+    demo = Path(__file__).resolve().parent.parent / "tournaments" / "demo.yaml"
+    if not os.access(demo, os.R_OK):
+        pytest.skip("no demo")
+    config = load_config(demo)
+    assert [e.name for e in config.entrants] == ["random", "greedy", "mc"]
+    assert all(e.workdir == demo.parent for e in config.entrants)

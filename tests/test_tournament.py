@@ -1,0 +1,292 @@
+"""Whole tournaments with real bot processes: output folder, concurrency, resume after SIGKILL and
+Ctrl-C, refusing another tournament's folder, ``--fresh``, faults and plain output."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from referee.bot import bwrap_available
+from referee.cli import main
+from referee.record import read_record
+from referee.tournament import MARKER, ConfigError, Journal, load_config, run
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+CLI = [PY, "-c", "from referee.cli import main; main()"]
+MATCHES = 2 * 4 * 6  # rounds x C(4, 3) groups x 3! seatings
+
+
+def config_text(bots: Path, **extra: object) -> str:
+    text = f"""\
+name: t
+entrants:
+  - name: random
+    command: {PY} {bots}/random_bot.py
+  - name: greedy
+    command: [{PY}, {bots}/greedy_bot.py]
+  - name: random-b
+    command: {PY} {bots}/random_bot.py --seed 7
+  - name: greedy-b
+    command: {PY} {bots}/greedy_bot.py
+players: 3
+rounds: 2
+target: 200
+sandbox: none
+"""
+    return text + "".join(f"{k}: {v}\n" for k, v in extra.items())
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """A config using copies of the example bots (so their processes can be found), and the
+    standings.json of an uninterrupted run at concurrency 1."""
+    base = tmp_path_factory.mktemp("tournament")
+    bots = base / "bots"
+    bots.mkdir()
+    for name in ("random_bot.py", "greedy_bot.py"):
+        shutil.copy(ROOT / "bots" / name, bots / name)
+    path = base / "t.yaml"
+    path.write_text(config_text(bots))
+    outcome = run(load_config(path, output=base / "reference", concurrency=1))
+    assert outcome.finished and outcome.played == MATCHES
+    yield path, (base / "reference" / "standings.json").read_text()
+
+
+def bot_processes(folder: Path) -> list[int]:
+    """Pids of live (not zombie) processes whose command line names ``folder``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(folder).encode() in cmdline and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+def journal_lines(out: Path) -> int:
+    try:
+        return (out / "results.jsonl").read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def start_cli(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([*CLI, "tournament", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_lines(proc: subprocess.Popen[str], out: Path, n: int) -> None:
+    deadline = time.monotonic() + 60
+    while journal_lines(out) < n:
+        assert proc.poll() is None, "the tournament ended too early"
+        assert time.monotonic() < deadline, "no progress"
+        time.sleep(0.02)
+
+
+def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_path: Path) -> None:
+    path, reference = setup
+    config = load_config(path, output=tmp_path / "out", concurrency=2)
+    outcome = run(config)
+    out = config.output
+    assert outcome.finished and outcome.total == outcome.played == MATCHES
+    # Identical standings whatever the concurrency: schedule-order rating, seeded deals.
+    assert (out / "standings.json").read_text() == reference
+    # The output folder, exactly.
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [MARKER, "tournament.yaml", "results.jsonl", "games", "logs", "standings.json",
+         "standings.csv"])
+    resolved = yaml.safe_load((out / "tournament.yaml").read_text())
+    assert resolved["concurrency"] == 2 and resolved["limits"]["move_ms"] == 1000
+    assert resolved["output"] == str(out)
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(x["id"] for x in lines) == [m.id for m in config.schedule()]
+    for line in lines:
+        assert set(line) >= {"id", "players", "totals", "ranks", "faults", "record"}
+        record = read_record(out / line["record"])
+        assert record["id"] == line["id"] and record["players"] == line["players"]
+        assert record["totals"] == line["totals"] and record["tournament"] == "t"
+        for seat, name in enumerate(line["players"]):
+            assert (out / "logs" / line["id"] / f"{seat}-{name}.stderr").is_file()
+    assert sorted(p.name for p in (out / "games").iterdir()) == sorted(
+        f"{x['id']}.json" for x in lines)
+    # The standings.
+    table = json.loads(reference)["standings"]
+    names = [row["name"] for row in table]
+    assert set(names[:2]) == {"greedy", "greedy-b"}, names  # greedy beats random
+    assert all(row["matches"] == 3 * 6 * 2 for row in table)
+    assert [row["rank"] for row in table] == [1, 2, 3, 4]
+    assert table[-1]["p_above_next"] is None and 0 <= table[0]["p_above_next"] <= 1
+    csv_rows = (out / "standings.csv").read_text().splitlines()
+    assert csv_rows[0].startswith("rank,name,mu,sigma,score,matches,wins,mean_rank,")
+    assert [r.split(",")[1] for r in csv_rows[1:]] == names
+
+
+def test_resume_after_sigkill_and_a_torn_line(setup: tuple[Path, str], tmp_path: Path) -> None:
+    path, reference = setup
+    out = tmp_path / "out"
+    proc = start_cli([str(path), "--output", str(out), "--concurrency", "2"], tmp_path)
+    wait_for_lines(proc, out, 6)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=10)
+    kept = journal_lines(out)
+    assert kept < MATCHES
+    with open(out / "results.jsonl", "ab") as f:  # an append torn by a crash
+        f.write(b'{"id":"r2-g004-s06","players":["gree')
+    # A line whose record is missing does not count either: that match is played again.
+    first = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    (out / first["record"]).unlink()
+    done = subprocess.run([*CLI, "tournament", str(path), "--output", str(out)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f", {kept - 1} already played" in done.stdout
+    assert "\x1b" not in done.stdout + done.stderr
+    assert (out / "standings.json").read_text() == reference
+    text = (out / "results.jsonl").read_text()
+    assert text.endswith("\n")
+    ids = [json.loads(x)["id"] for x in text.splitlines()]
+    assert len(ids) == len(set(ids)) == MATCHES
+
+
+def test_ctrl_c_stops_cleanly_and_resumes(setup: tuple[Path, str], tmp_path: Path) -> None:
+    path, reference = setup
+    out = tmp_path / "out"
+    args = [str(path), "--output", str(out), "--concurrency", "2"]
+    proc = start_cli(args, tmp_path)
+    wait_for_lines(proc, out, 4)
+    start = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 130, stderr
+    assert time.monotonic() - start < 5
+    resume = f"resume with: ct-referee tournament {path} --output {out} --concurrency 2"
+    assert resume in stderr
+    assert "Traceback" not in stderr
+    assert "\x1b" not in stdout + stderr
+    assert journal_lines(out) < MATCHES
+    assert not (out / "standings.json").exists()
+    time.sleep(0.2)
+    assert bot_processes(path.parent / "bots") == []
+    done = subprocess.run([*CLI, "tournament", *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (out / "standings.json").read_text() == reference
+
+
+def test_another_tournament_is_refused_and_fresh_starts_over(tmp_path: Path) -> None:
+    bots = ROOT / "bots"
+    path = tmp_path / "t.yaml"
+    path.write_text(config_text(bots).replace("players: 3", "players: 2")
+                    .replace("rounds: 2", "rounds: 1").replace("  - name: greedy-b\n", "")
+                    .replace(f"    command: {PY} {bots}/greedy_bot.py\n", ""))
+    out = tmp_path / "out"
+    cli = CliRunner()
+    first = cli.invoke(main, ["tournament", str(path), "-o", str(out)])
+    assert first.exit_code == 0, first.output
+    assert "\x1b" not in first.output
+    (out / "notes.txt").write_text("mine")
+    # The same tournament again: nothing to play, same table.
+    again = cli.invoke(main, ["tournament", str(path), "-o", str(out)])
+    assert again.exit_code == 0 and ", 6 already played" in again.output
+    # Another seed is another tournament.
+    path.write_text(path.read_text() + "seed: 2\n")
+    refused = cli.invoke(main, ["tournament", str(path), "-o", str(out)])
+    assert refused.exit_code == 2
+    assert refused.output == (
+        f"error: output {str(out)!r} holds another tournament (seed is 1 there, 2 here); "
+        f"add --fresh to start over there, or choose another --output\n")
+    with pytest.raises(ConfigError, match="holds another tournament"):
+        run(load_config(path, output=out))
+    fresh = cli.invoke(main, ["tournament", str(path), "-o", str(out), "--fresh"])
+    assert fresh.exit_code == 0, fresh.output
+    assert (out / "notes.txt").read_text() == "mine"  # --fresh deletes only what it wrote
+    assert json.loads((out / MARKER).read_text())["identity"]["seed"] == 2
+    # A folder that ct-referee did not make is never used, nor emptied.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "precious.txt").write_text("keep")
+    for extra in ([], ["--fresh"]):
+        result = cli.invoke(main, ["tournament", str(path), "-o", str(other), *extra])
+        assert result.exit_code == 2
+        assert "is not empty and is not a ct-referee tournament folder" in result.output
+    assert (other / "precious.txt").read_text() == "keep"
+
+
+def test_faults_are_shown_and_counted(tmp_path: Path) -> None:
+    quitter = tmp_path / "quitter.py"
+    quitter.write_text("import sys\nfor line in sys.stdin:\n"
+                       "    if line.startswith('chinese-ten'):\n"
+                       "        print('ready quitter', flush=True)\n"
+                       "    elif line.startswith(('go', 'pick')):\n"
+                       "        sys.exit(3)\n")
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: quitter, command: {PY} quitter.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+players: 2
+target: 100
+sandbox: none
+""")
+    result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "fault: r1-g001-s01 quitter (seat 0) crash in hand 1: exited with code 3" \
+        in result.output
+    assert "fault: r1-g001-s02 quitter (seat 1) crash in hand 1" in result.output
+    assert "\x1b" not in result.output
+    table = json.loads((tmp_path / "out" / "standings.json").read_text())["standings"]
+    assert [row["name"] for row in table] == ["greedy", "quitter"]
+    assert table[1]["faults"]["crash"] == 2 and table[1]["wins"] == 0
+    assert "crash 2" in result.output
+
+
+def test_journal_drops_a_torn_line_and_appends_cleanly(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(b'{"id":"a"}\nnot json\n{"id":"b"}\n{"id":"c","pla')
+    journal = Journal(path)
+    assert [x["id"] for x in journal.load(lambda line: line["id"] != "b")] == ["a"]
+    assert path.read_bytes() == b'{"id":"a"}\n'
+    journal.append({"id": "d"})
+    journal.close()
+    assert path.read_bytes() == b'{"id":"a"}\n{"id":"d"}\n'
+    assert [x["id"] for x in Journal(path).load(lambda line: True)] == ["a", "d"]
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")
+def test_the_sandbox_hides_the_output_folder(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    peek = tmp_path / "peek.py"
+    peek.write_text("import os, sys\n"
+                    f"print('seen:', sorted(os.listdir({str(out)!r})), file=sys.stderr)\n"
+                    "for line in sys.stdin:\n"
+                    "    if line.startswith('chinese-ten'):\n"
+                    "        print('ready peek', flush=True)\n"
+                    "    elif line.startswith(('go', 'pick')):\n"
+                    "        sys.exit(3)\n")
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: peek, command: {PY} peek.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+players: 2
+target: 100
+""")
+    outcome = run(load_config(path, output=out))
+    assert outcome.finished
+    for match_id, seat in (("r1-g001-s01", 0), ("r1-g001-s02", 1)):
+        log = (out / "logs" / match_id / f"{seat}-peek.stderr").read_text()
+        assert log == "seen: []\n"  # the real folder holds games/, logs/, results.jsonl ...
