@@ -1,0 +1,404 @@
+"""Tests for :mod:`referee.bot`, against real processes: the fixture bots in ``tests/bots``."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import stat
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee import bot as botmod
+from referee.bot import (
+    Answer,
+    Bot,
+    BotCommandError,
+    BotCrash,
+    BotGarbled,
+    BotStartupError,
+    BotTimeout,
+    resolve_sandbox,
+    split_command,
+    which_command,
+)
+
+BOTS = Path(__file__).parent / "bots"
+GO = "go hand 7c Kd table 3h stock 24 ms 1000"
+needs_bwrap = pytest.mark.skipif(not botmod.bwrap_available(),
+                                 reason="bwrap is missing or cannot build a sandbox here")
+
+
+def misbehave(mode: str, arg: str = "", **kwargs: Any) -> Bot:
+    return Bot([sys.executable, str(BOTS / "misbehave.py"), mode, arg], **kwargs)
+
+
+def started(bot: Bot, startup_ms: float = 10_000) -> Bot:
+    bot.start(startup_ms)
+    return bot
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes in process group ``pgid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        state, _ppid, pgrp = text.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) == pgid and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+# -- commands -----------------------------------------------------------------------------
+
+
+def test_split_command() -> None:
+    assert split_command("python3 'my bot.py' -v") == ["python3", "my bot.py", "-v"]
+    assert split_command(["a", Path("b")]) == ["a", "b"]  # type: ignore[list-item]
+    with pytest.raises(BotCommandError, match="empty"):
+        split_command("  ")
+
+
+def test_which_command(tmp_path: Path) -> None:
+    script = tmp_path / "mybot"
+    script.write_text("#!/bin/sh\n")
+    assert which_command(["./mybot"], tmp_path) is None  # not executable
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    assert which_command(["./mybot"], tmp_path) == str(script)
+    assert which_command(["sh"], tmp_path) is not None
+    assert which_command(["no-such-bot-xyz"], tmp_path) is None
+
+
+def test_missing_command() -> None:
+    with pytest.raises(BotCommandError, match="'no-such-bot-xyz'"), Bot("no-such-bot-xyz -v") as b:
+        b.start(1000)
+
+
+def test_not_executable(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text("print('ready')\n")
+    with pytest.raises(BotCommandError, match="not executable"), Bot(
+            "./bot.py", workdir=tmp_path) as b:
+        b.start(1000)
+
+
+def test_relative_command(tmp_path: Path) -> None:
+    script = tmp_path / "mybot"
+    script.write_text(f"#!{sys.executable}\n" + (BOTS / "echo.py").read_text())
+    script.chmod(0o755)
+    with Bot("./mybot relative one", workdir=tmp_path) as b:
+        assert b.start(10_000) == "relative one"
+
+
+def test_resolve_sandbox(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    assert resolve_sandbox("none") == "none"
+    with pytest.raises(BotCommandError, match="'box'"):
+        resolve_sandbox("box")
+    monkeypatch.setattr(botmod, "bwrap_available", lambda: False)
+    with pytest.raises(BotCommandError, match="bwrap"):
+        resolve_sandbox("bwrap")
+    botmod._warn_no_bwrap.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="referee.bot"):
+        assert resolve_sandbox("auto") == "none"
+        assert resolve_sandbox("auto") == "none"
+    assert len([r for r in caplog.records if "bwrap" in r.message]) == 1
+
+
+# -- a well-behaved bot -------------------------------------------------------------------
+
+
+def test_echo(tmp_path: Path) -> None:
+    err = tmp_path / "logs" / "deep" / "echo.err"
+    with Bot([sys.executable, BOTS / "echo.py", "echo", "1.0"], stderr_path=err) as b:
+        assert b.start(10_000) == "echo 1.0"
+        assert b.name == "echo 1.0" and b.pid
+        assert os.getsid(b.pid) == b.pid != os.getsid(0)  # Ctrl-C does not reach it
+        b.send("match id m1 seat 0")
+        for _ in range(3):
+            answer = b.request(GO, 1000)
+            assert answer == Answer(f"ok {GO}", answer.ms, ())
+            assert 0 < answer.ms < 1000
+        assert b.request("pick 7c from 7h 7d ms 500", 1000).line == "ok pick 7c from 7h 7d ms 500"
+        b.forfeit("timeout")
+        b.forfeit("timeout")  # idempotent
+    assert b.returncode == 0  # it left on quit
+    assert err.read_text() == "got match id m1 seat 0\ngot forfeit timeout\n"
+    with pytest.raises(BotCrash):
+        b.request(GO, 100)
+
+
+def test_bots_in_threads() -> None:
+    def play(seat: int) -> list[str]:
+        with started(Bot([sys.executable, BOTS / "echo.py", f"seat{seat}"])) as b:
+            return [b.request(f"go {seat} {i}", 5000).line for i in range(50)]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(play, range(4)))
+    assert results == [[f"ok go {s} {i}" for i in range(50)] for s in range(4)]
+
+
+def test_info_lines() -> None:
+    with started(misbehave("info")) as b:
+        answer = b.request(GO, 5000)
+    assert answer.line == "ok"
+    assert len(answer.info) == 32
+    assert answer.info[0].startswith("info 0 yyy") and len(answer.info[0]) == 1024
+    assert answer.info[31] == "info 31 "
+
+
+def test_info_lines_between_requests() -> None:
+    with started(misbehave("info-after")) as b:
+        first, second, third = (b.request(GO, 5000) for _ in range(3))
+    assert first == Answer("ok", first.ms, ())  # its info line came after the answer
+    assert second.info == ("info after 1",)
+    assert third.info == ("info after 2",)
+
+
+# -- faults -------------------------------------------------------------------------------
+
+
+def test_timeout() -> None:
+    with started(misbehave("sleep")) as b:
+        t0 = time.monotonic()
+        with pytest.raises(BotTimeout, match="no answer within 300 ms") as e:
+            b.request(GO, 300)
+        assert 0.3 <= time.monotonic() - t0 < 0.8
+    assert e.value.fault == "timeout"
+
+
+def test_half_line_timeout() -> None:
+    with started(misbehave("half")) as b:
+        t0 = time.monotonic()
+        with pytest.raises(BotTimeout, match="partial line '7c'"):
+            b.request(GO, 300)
+        assert time.monotonic() - t0 < 0.8
+
+
+def test_crash_mid_hand() -> None:
+    with started(misbehave("crash")) as b:
+        assert b.request(GO, 5000).line == "ok"
+        with pytest.raises(BotCrash, match="exited with code 3") as e:
+            b.request(GO, 5000)
+        assert e.value.fault == "crash"
+        b.send("play 0 7c")  # never raises on a dead bot
+        with pytest.raises(BotCrash):
+            b.request(GO, 5000)
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_exit_leaving_a_child_that_holds_stdout(sandbox: str) -> None:
+    with started(misbehave("orphan", sandbox=sandbox)) as b:
+        t0 = time.monotonic()
+        with pytest.raises(BotCrash, match="exited with code 4"):
+            b.request(GO, 5000)
+        assert time.monotonic() - t0 < 1.0
+        assert b.pid
+        pgid = b.pid
+    t0 = time.monotonic()
+    while group_members(pgid) and time.monotonic() - t0 < 3.0:
+        time.sleep(0.01)
+    assert group_members(pgid) == []
+
+
+def test_garbage_first_line() -> None:
+    with misbehave("garbage") as b, pytest.raises(BotStartupError, match="'hello referee'") as e:
+        b.start(5000)
+    assert e.value.fault == "startup"
+
+
+def test_never_ready() -> None:
+    with misbehave("noready") as b:
+        t0 = time.monotonic()
+        with pytest.raises(BotStartupError, match="no ready within 300 ms"):
+            b.start(300)
+        assert time.monotonic() - t0 < 0.8
+
+
+def test_exit_before_ready() -> None:
+    with misbehave("exit-early") as b, pytest.raises(
+            BotStartupError, match="exited with code 5 before ready"):
+        b.start(5000)
+
+
+def test_long_line_is_garbled_fast() -> None:
+    with started(misbehave("longline")) as b:
+        t0 = time.monotonic()
+        with pytest.raises(BotGarbled, match="line over 4096 bytes: 'xxx") as e:
+            b.request(GO, 5000)
+        assert time.monotonic() - t0 < 1.0
+    assert e.value.fault == "garbled" and len(e.value.detail) < 120
+
+
+def test_unsolicited_line() -> None:
+    with started(misbehave("unsolicited")) as b, pytest.raises(
+            BotGarbled, match="unsolicited line: '7c'"):
+        b.request(GO, 5000)
+
+
+def test_bot_that_stops_reading() -> None:
+    with started(misbehave("slowread")) as b:
+        with pytest.raises(BotTimeout):
+            b.request(GO, 200)  # now it sleeps and reads nothing more
+        t0 = time.monotonic()
+        for i in range(20_000):  # ~1.6 MB of events: far more than a pipe holds
+            b.send(f"play 0 7c {i:060d}")
+        assert time.monotonic() - t0 < 2.0
+        with pytest.raises(BotTimeout, match="does not read its input"):
+            b.request(GO, 200)
+
+
+def test_stderr_flood_is_capped(tmp_path: Path) -> None:
+    err = tmp_path / "bot.err"
+    with misbehave("stderr", stderr_path=err, stderr_cap=100_000) as b:
+        b.start(10_000)
+        t0 = time.monotonic()
+        assert b.request(GO, 20_000).line == "ok"  # it wrote 50 MB to stderr first
+        assert time.monotonic() - t0 < 10
+    data = err.read_bytes()
+    assert data.startswith(b"e" * 100_000)
+    assert data[100_000:] == b"\n[ct-referee: stderr cut at 100000 bytes]\n"
+
+
+# -- stopping -----------------------------------------------------------------------------
+
+
+def test_close_kills_a_bot_that_ignores_quit_and_sigterm() -> None:
+    b = started(misbehave("stubborn"))
+    assert b.request(GO, 5000).line == "ok"
+    pid = b.pid
+    assert pid
+    t0 = time.monotonic()
+    b.close(grace_ms=200)
+    assert time.monotonic() - t0 < 1.0
+    assert not alive(pid)
+    assert b.returncode == -9
+    b.close()  # idempotent
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_close_kills_the_whole_group(sandbox: str) -> None:
+    b = started(misbehave("child", sandbox=sandbox))
+    child = int(b.request(GO, 5000).line.split()[1])
+    assert b.pid
+    if sandbox == "none":
+        assert alive(child)
+    members = group_members(b.pid)
+    assert len(members) >= 2
+    t0 = time.monotonic()
+    b.close(grace_ms=100)  # the leader exits on quit; its child holds stdout and stderr
+    assert time.monotonic() - t0 < 2.0
+    # SIGKILL is sent to all of them; a dying pid-namespace init may take a moment to go.
+    while group_members(b.pid) and time.monotonic() - t0 < 3.0:
+        time.sleep(0.01)
+    assert group_members(b.pid) == []
+    assert not any(alive(pid) for pid in members)
+    assert not b._thread or not b._thread.is_alive()
+
+
+def test_memory_cap() -> None:
+    with started(misbehave("memory", "20", memory_mb=100)) as b:
+        assert b.request(GO, 10_000).line == "ok"
+    with started(misbehave("memory", "500", memory_mb=100)) as b, pytest.raises(BotCrash):
+        b.request(GO, 10_000)
+
+
+def test_file_size_cap(tmp_path: Path) -> None:
+    with started(misbehave("bigfile", str(tmp_path / "big"), file_mb=1)) as b, pytest.raises(
+            BotCrash, match=r"SIGXFSZ|exited"):
+        b.request(GO, 10_000)
+    assert (tmp_path / "big").stat().st_size <= 1 << 20
+
+
+# -- sandbox ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A scratch folder outside /tmp (the sandbox replaces /tmp with its own)."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="ct-bot-test-") as name:
+        yield Path(name)
+
+
+def probe(**kwargs: Any) -> Bot:
+    return started(Bot([sys.executable, BOTS / "probe.py"], sandbox="bwrap", **kwargs))
+
+
+@needs_bwrap
+def test_sandbox_hides_folders(outside_tmp: Path) -> None:
+    hidden, shown = outside_tmp / "results", outside_tmp / "bots"
+    for folder in (hidden, shown):
+        folder.mkdir()
+        (folder / "secret.txt").write_text("42\n")
+    (outside_tmp / "key.txt").write_text("43\n")
+    with probe(hide=[hidden, outside_tmp / "key.txt", outside_tmp / "absent"]) as b:
+        assert b.request(f"go read {shown / 'secret.txt'}", 5000).line == "yes"
+        assert b.request(f"go read {hidden / 'secret.txt'}", 5000).line.startswith("no ")
+        assert b.request(f"go exists {hidden / 'secret.txt'}", 5000).line.startswith("no ")
+        assert b.request(f"go read {outside_tmp / 'key.txt'}", 5000).line.startswith("no ")
+
+
+@needs_bwrap
+def test_sandbox_outlives_the_thread_that_started_it() -> None:
+    b = Bot([sys.executable, BOTS / "echo.py"], sandbox="bwrap")
+    starter = threading.Thread(target=b.start, args=(10_000,))
+    starter.start()
+    starter.join()
+    time.sleep(0.1)
+    with b:
+        assert b.request(GO, 5000).line == f"ok {GO}"
+
+
+@needs_bwrap
+def test_sandbox_has_no_network() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with started(Bot([sys.executable, BOTS / "probe.py"])) as b:  # control: no sandbox
+            assert b.request(f"go connect 127.0.0.1:{port}", 5000).line == "yes"
+        with probe() as b:
+            assert b.request(f"go connect 127.0.0.1:{port}", 5000).line.startswith("no ")
+            assert b.request("go connect 1.1.1.1:53", 5000).line.startswith("no ")
+
+
+@needs_bwrap
+def test_sandbox_file_system(outside_tmp: Path) -> None:
+    name = f"/tmp/ct-bot-test-{uuid.uuid4().hex}"
+    with probe(workdir=outside_tmp) as b:
+        assert b.request(f"go write {outside_tmp / 'out.txt'}", 5000).line.startswith("no ")
+        assert b.request("go write here.txt", 5000).line.startswith("no ")
+        assert b.request(f"go write {name}", 5000).line == "yes"
+        assert b.request(f"go exists {name}", 5000).line == "yes"
+        assert not os.path.exists(name)
+    assert list(outside_tmp.iterdir()) == []
+    with probe() as b:
+        assert b.request(f"go exists {name}", 5000).line.startswith("no ")
+
+
+@needs_bwrap
+def test_sandbox_relative_command_under_tmp(tmp_path: Path) -> None:
+    script = tmp_path / "mybot"
+    script.write_text(f"#!{sys.executable}\n" + (BOTS / "echo.py").read_text())
+    script.chmod(0o755)
+    with Bot("./mybot boxed", workdir=tmp_path, sandbox="bwrap") as b:
+        assert b.start(10_000) == "boxed"
+        assert b.request(GO, 5000).line == f"ok {GO}"
