@@ -260,38 +260,32 @@ class _MatchRunner:
         """Asks the seat's bot for a move and applies it; ``False`` if it faulted (or is gone)."""
         if seat.player is None:
             return False
-        move_ms = self.limits.move_ms
-        bank = round(seat.bank_ms) if self.limits.bank_ms else None
         line = protocol.format_go(hand.hands[seat.index], hand.table, len(hand.stock),
-                                  move_ms, bank=bank)
-        answer = self._request(seat, line)
-        if answer is None:
-            return False
-        ms.append(round(answer.ms, 1))
-        try:
-            hand.play(*protocol.parse_move(answer.line))
-        except protocol.GarbledError as err:
-            self._fault(seat, "garbled", str(err))
-            return False
-        except IllegalMoveError as err:
-            self._fault(seat, "illegal", f"{answer.line!r}: {err}")
-            return False
-        return True
+                                  self.limits.move_ms, bank=self._bank(seat))
+        return self._ask(seat, line, ms, lambda text: hand.play(*protocol.parse_move(text)))
 
     def _ask_pick(self, seat: _Seat, hand: Hand, ms: list[float]) -> bool:
         """Asks the seat's bot for a pick and applies it; ``False`` if it faulted (or is gone)."""
         if seat.player is None:
             return False
         assert hand.pick_card is not None
-        bank = round(seat.bank_ms) if self.limits.bank_ms else None
         line = protocol.format_pick(hand.pick_card, hand.pick_options, self.limits.move_ms,
-                                    bank=bank)
+                                    bank=self._bank(seat))
+        return self._ask(seat, line, ms, lambda text: hand.pick(protocol.parse_pick(text)))
+
+    def _bank(self, seat: _Seat) -> int | None:
+        return round(seat.bank_ms) if self.limits.bank_ms else None
+
+    def _ask(
+        self, seat: _Seat, line: str, ms: list[float], apply: Callable[[str], object]
+    ) -> bool:
+        """Sends a request and applies the answer; a garbled or illegal one is a fault."""
         answer = self._request(seat, line)
         if answer is None:
             return False
         ms.append(round(answer.ms, 1))
         try:
-            hand.pick(protocol.parse_pick(answer.line))
+            apply(answer.line)
         except protocol.GarbledError as err:
             self._fault(seat, "garbled", str(err))
             return False

@@ -107,13 +107,19 @@ def dumps(record: RecordDict) -> str:
 
 
 def write_record(record: RecordDict, path: Path) -> None:
-    """Writes ``record`` to ``path`` atomically: a temporary file in the same folder, then a
-    rename, so a reader never sees half a record."""
+    """Writes ``record`` to ``path`` atomically (see :func:`write_atomic`)."""
+    write_atomic(path, dumps(record))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Writes ``text`` to ``path`` through a temporary file in the same folder, synced, then
+    renamed over ``path``: a reader never sees half a file, even after a crash."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(dumps(record))
+        os.fchmod(fd, 0o644)  # mkstemp makes it private
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -24,7 +24,6 @@ import os
 import queue
 import shutil
 import signal
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -37,7 +36,14 @@ import yaml
 from referee.bot import BotCommandError, bwrap_available
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
 from referee.ratings import FAULT_KINDS, MatchResult, Standing, Table
-from referee.record import FaultDict, RecordDict, RecordError, read_record, write_record
+from referee.record import (
+    FaultDict,
+    RecordDict,
+    RecordError,
+    read_record,
+    write_atomic,
+    write_record,
+)
 from referee.rules import Variant
 from referee.schedule import MatchSpec
 from referee.tournament_config import RATING_KEYS, Config, ConfigError, load_config
@@ -193,20 +199,6 @@ def stop_on_sigint(stop: threading.Event) -> Iterator[None]:
 # -- output folder -----------------------------------------------------------------------------
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp makes it private
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def fingerprint(identity: dict[str, Any]) -> str:
     """A short hash of a tournament's identity (:meth:`Config.identity`)."""
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
@@ -247,10 +239,10 @@ def prepare_output(config: Config, *, fresh: bool = False) -> None:
     (out / "logs").mkdir(exist_ok=True)
     if not marker.is_file():
         identity = config.identity()
-        _write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
+        write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
                                           "fingerprint": fingerprint(identity),
                                           "identity": identity}, indent=2) + "\n")
-    _write_atomic(out / "tournament.yaml",
+    write_atomic(out / "tournament.yaml",
                   yaml.safe_dump(config.resolved(), sort_keys=False, allow_unicode=True))
     for tmp in (out / "games").glob(".*.tmp"):
         tmp.unlink(missing_ok=True)
@@ -294,7 +286,7 @@ class Journal:
             else:
                 dropped = True
         if dropped:
-            _write_atomic(self.path, "".join(_dumps_line(line) for line in kept))
+            write_atomic(self.path, "".join(_dumps_line(line) for line in kept))
         return kept
 
     def append(self, line: dict[str, Any]) -> None:
@@ -321,7 +313,7 @@ def write_standings(config: Config, rows: Sequence[Standing], matches: int) -> N
     doc = {"tournament": config.name, "matches": matches,
            "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
            "standings": [row.to_json() for row in rows]}
-    _write_atomic(config.output / "standings.json", json.dumps(doc, indent=2) + "\n")
+    write_atomic(config.output / "standings.json", json.dumps(doc, indent=2) + "\n")
     kinds = sorted({k for row in rows for k in row.faults}, key=_fault_order)
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
@@ -333,7 +325,7 @@ def write_standings(config: Config, rows: Sequence[Standing], matches: int) -> N
             "rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
             "points_per_hand")] + [row.faults.get(k, 0) for k in kinds]
             + ["" if data["p_above_next"] is None else data["p_above_next"]])
-    _write_atomic(config.output / "standings.csv", buf.getvalue())
+    write_atomic(config.output / "standings.csv", buf.getvalue())
 
 
 def _fault_order(kind: str) -> tuple[int, str]:
