@@ -2,7 +2,8 @@
 
 A :class:`Bot` runs in its own session and process group (Ctrl-C at the referee's terminal
 does not reach it), optionally inside a bubblewrap sandbox, under resource limits set by the
-``prlimit`` wrapper. Requests are read with ``poll`` and ``os.read`` against a monotonic
+``prlimit`` wrapper (or, where ``prlimit`` is missing, by ``setrlimit`` in a ``preexec_fn``
+between fork and exec). Requests are read with ``poll`` and ``os.read`` against a monotonic
 deadline, so no bot can stall the referee: not one that is silent, writes half a line, or floods
 its output. Its stderr is drained at all times by a daemon thread into a size-capped file.
 
@@ -34,6 +35,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
+from referee import protocol
+
 logger = logging.getLogger(__name__)
 
 FAULTS = ("timeout", "illegal", "garbled", "crash", "startup")
@@ -43,6 +46,7 @@ SEND_BATCH = 1 << 16  #: queued event bytes past which ``Bot.send`` writes at on
 INFO_MAX = 1024  #: ``info`` lines are cut to this many characters
 INFO_KEEP = 32  #: at most this many ``info`` lines are kept per request
 CHUNK = 1 << 16
+STOP_POLL_S = 0.1  #: how often a start-up wait looks at its stop event, in seconds
 _POLLIN = select.POLLIN | select.POLLHUP | select.POLLERR
 _SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="bot-spawner")
 """Every bot is forked from this one thread, which lives as long as the referee."""
@@ -83,7 +87,8 @@ class BotStartupError(BotError):
 
 
 class BotCommandError(ValueError):
-    """The bot's command cannot be started at all (not found, not executable)."""
+    """The bot's command cannot be started at all (empty, unparsable, not found, not
+    executable, or a script it names is missing); the message is one line."""
 
 
 @dataclass(frozen=True)
@@ -103,12 +108,55 @@ def _quote(data: str | bytes, limit: int = 80) -> str:
     return text + "..." if len(data) > limit else text
 
 
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".bash", ".jar",
+                   ".lua", ".php", ".R", ".jl", ".exs", ".dart", ".hs", ".tcl")
+"""Command arguments with these endings are taken for script files, which must exist."""
+
+
 def split_command(command: str | Sequence[str]) -> list[str]:
-    """Split a command string like a POSIX shell would; pass a sequence through as a list."""
-    argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
+    """Split a command string like a POSIX shell would; pass a sequence through as a list.
+
+    :raises BotCommandError: for an empty command or one a shell could not split (an unclosed
+        quote, say).
+    """
+    if isinstance(command, str):
+        try:
+            argv = shlex.split(command)
+        except ValueError as err:
+            raise BotCommandError(f"cannot split the command line: {err}") from None
+    else:
+        argv = [str(a) for a in command]
     if not argv:
-        raise BotCommandError(f"empty bot command: {command!r}")
+        raise BotCommandError("empty bot command")
+    if any("\0" in a for a in argv):
+        raise BotCommandError("the command line holds a NUL character")
     return argv
+
+
+def resolve_command(command: str | Sequence[str], workdir: Path | str | None = None) -> list[str]:
+    """Split ``command`` and check that it can be started in ``workdir`` (default: the current
+    folder): its program is found and executable (with a slash, relative to ``workdir``; else
+    on ``PATH``), and every argument that names a script (see :data:`SCRIPT_SUFFIXES`, options
+    excepted) exists. Return the argument list.
+
+    :raises BotCommandError: saying, in one line, what is wrong.
+    """
+    argv = split_command(command)
+    folder = Path(workdir or os.getcwd()).absolute()
+    if which_command(argv, folder) is None:
+        raise BotCommandError(_not_found(argv[0], folder))
+    for arg in argv[1:]:
+        if arg.endswith(SCRIPT_SUFFIXES) and not arg.startswith("-"):
+            path = folder / arg
+            if not path.exists():
+                raise BotCommandError(f"{arg!r} does not exist (bot script not found: "
+                                      f"{str(path)!r})")
+    return argv
+
+
+def _not_found(prog: str, workdir: Path) -> str:
+    where = f"in {str(workdir)!r}" if "/" in prog else "on PATH"
+    return f"{prog!r} not found or not executable {where}"
 
 
 def which_command(argv: Sequence[str], workdir: Path | str | None = None) -> str | None:
@@ -144,9 +192,13 @@ def _warn_no_bwrap() -> None:
     logger.warning("bwrap is not available: bots run without a sandbox")
 
 
-def resolve_sandbox(mode: str) -> str:
+def resolve_sandbox(mode: str, *, warn: bool = True) -> str:
     """Turn a configured sandbox mode (``auto``, ``bwrap``, ``none``) into ``bwrap`` or
-    ``none``. ``auto`` without a working ``bwrap`` warns once per process."""
+    ``none``. ``auto`` without a working ``bwrap`` logs a warning once per process (unless
+    ``warn`` is false: the caller tells the user itself).
+
+    :raises BotCommandError: for an unknown mode, or ``bwrap`` where it does not work.
+    """
     if mode == "none":
         return "none"
     if mode not in ("auto", "bwrap"):
@@ -155,13 +207,15 @@ def resolve_sandbox(mode: str) -> str:
         return "bwrap"
     if mode == "bwrap":
         raise BotCommandError("sandbox 'bwrap' requested but bwrap is missing or does not work")
-    _warn_no_bwrap()
+    if warn:
+        _warn_no_bwrap()
     return "none"
 
 
 def _bwrap_argv(argv: list[str], workdir: Path, hide: Sequence[Path], tmp_mb: int) -> list[str]:
     """The ``bwrap`` command line that runs ``argv`` in ``workdir``: read-only file system,
-    private ``/tmp``, no network, own pid and IPC namespaces, ``hide`` folders empty."""
+    private ``/tmp``, no network, own pid and IPC namespaces, ``hide`` folders empty (except
+    one that holds the bot's own files: see :func:`_hideable`)."""
     cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if tmp_mb > 0:
         cmd += ["--size", str(tmp_mb << 20)]
@@ -169,20 +223,60 @@ def _bwrap_argv(argv: list[str], workdir: Path, hide: Sequence[Path], tmp_mb: in
     # The empty /tmp would hide a bot (or its interpreter, or its venv) that lives under /tmp:
     # bind back, read-only, each top-level /tmp entry that the command line names.
     tmp = Path("/tmp")
-    for arg in [str(workdir), *argv, *_shebang(argv, workdir)]:
-        path = Path(workdir, arg).absolute()
-        if path.is_relative_to(tmp) and path != tmp and "\0" not in arg and path.exists():
+    named = _named_paths(argv, workdir)
+    for path in named:
+        if path.is_relative_to(tmp) and path != tmp:
             top = str(tmp / path.relative_to(tmp).parts[0])
             if top not in cmd:
                 cmd += ["--ro-bind", top, top]
     cmd += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent"]
     for folder in hide:
         folder = Path(folder).absolute()
+        if not _hideable(folder, named):
+            continue
         if folder.is_dir():
             cmd += ["--tmpfs", str(folder)]
         elif folder.exists():
             cmd += ["--ro-bind", "/dev/null", str(folder)]
     return [*cmd, "--chdir", str(workdir), "--", *argv]
+
+
+def _named_paths(argv: Sequence[str], workdir: Path) -> list[Path]:
+    """The existing paths the bot needs: its folder, every argument that names a file or folder
+    (relative to ``workdir``), its program and the interpreter on its ``#!`` line."""
+    which = which_command(argv, workdir)
+    found: list[Path] = []
+    for arg in [str(workdir), *argv, *([which] if which else []), *_shebang(argv, workdir)]:
+        if not arg:
+            continue
+        path = Path(workdir, arg).absolute()
+        with contextlib.suppress(OSError):
+            if path.exists() and path not in found:
+                found.append(path)
+    return found
+
+
+def _hideable(folder: Path, named: Sequence[Path]) -> bool:
+    """Whether ``folder`` may be hidden: not if it holds (or is) the bot's folder or a path its
+    command line names: a hidden folder must never hide the bot from itself."""
+    try:
+        real = folder.resolve()
+    except OSError:
+        real = folder
+    for path in named:
+        try:
+            target = path.resolve()
+        except OSError:
+            target = path
+        if path.is_relative_to(folder) or target.is_relative_to(real):
+            _warn_not_hidden(str(folder), str(path))
+            return False
+    return True
+
+
+@functools.cache
+def _warn_not_hidden(folder: str, path: str) -> None:
+    logger.warning("not hiding %s from the bot: it holds the bot's own files (%s)", folder, path)
 
 
 def _shebang(argv: Sequence[str], workdir: Path) -> list[str]:
@@ -203,6 +297,18 @@ def _limits(memory_mb: int, file_mb: int) -> list[tuple[int, int]]:
     if memory_mb > 0:
         limits.append((resource.RLIMIT_AS, memory_mb << 20))
     return limits
+
+
+def stderr_tail(path: Path | None, lines: int = 6) -> list[str]:
+    """The last ``lines`` lines of a bot's stderr file (``[]`` if there is none): for showing
+    why a bot failed. Read it after :meth:`Bot.close`, which flushes the file."""
+    if path is None:
+        return []
+    try:
+        text = path.read_text("utf-8", "replace")
+    except OSError:
+        return []
+    return text.splitlines()[-lines:]
 
 
 def _drain_stderr(fd: int, wake: int, out: BinaryIO | None, cap: int) -> None:
@@ -281,35 +387,50 @@ class Bot:
 
     # -- life cycle ----------------------------------------------------------------------
 
-    def start(self, startup_ms: float) -> str:
-        """Spawn the bot, send ``chinese-ten 1`` and wait for ``ready [name]``.
+    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
+        """Spawn the bot, send ``chinese-ten 1`` (:data:`referee.protocol.HELLO`) and wait for
+        ``ready [name]``.
 
+        :param stop: when set while waiting, give up within :data:`STOP_POLL_S` seconds.
         :return: the name it gave (``""`` if none).
         :raises BotCommandError: if the command cannot be started.
-        :raises BotStartupError: on anything else that goes wrong before ``ready``.
+        :raises BotStartupError: on anything else that goes wrong before ``ready`` (or if
+            ``stop`` was set).
         """
         self._spawn()
         try:
             deadline = time.monotonic() + startup_ms / 1000
-            self._write(b"chinese-ten 1\n", deadline)
-            line = self._wait_line(deadline, [])
+            self._write(f"{protocol.HELLO}\n".encode(), deadline)
+            line = self._wait_ready(deadline, stop)
         except BotTimeout:
             raise BotStartupError(f"no ready within {startup_ms:g} ms") from None
         except BotCrash as e:
             raise BotStartupError(f"{e.detail} before ready") from None
         except BotGarbled as e:
             raise BotStartupError(f"wrong first line: {e.detail}") from None
-        if line != "ready" and not line.startswith("ready "):
-            raise BotStartupError(f"expected 'ready [name]', got {_quote(line)}")
-        self.name = line[6:80].strip()
+        try:
+            self.name = protocol.parse_ready(line)[:74].strip()
+        except protocol.GarbledError as err:
+            raise BotStartupError(str(err)) from None
         return self.name
 
+    def _wait_ready(self, deadline: float, stop: threading.Event | None) -> str:
+        """The first line, waited for in slices of :data:`STOP_POLL_S` while ``stop`` is
+        unset."""
+        if stop is None:
+            return self._wait_line(deadline, [])
+        while True:
+            if stop.is_set():
+                raise BotStartupError("stopped before ready")
+            try:
+                return self._wait_line(min(deadline, time.monotonic() + STOP_POLL_S), [])
+            except BotTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+
     def _spawn(self) -> None:
-        which = which_command(self.argv, self.workdir)
-        if which is None:
-            raise BotCommandError(
-                f"bot command not found or not executable: {self.argv[0]!r} "
-                f"(in {str(self.workdir)!r})")
+        if which_command(self.argv, self.workdir) is None:
+            raise BotCommandError(_not_found(self.argv[0], self.workdir))
         argv = self.argv
         if resolve_sandbox(self.sandbox) == "bwrap":
             argv = _bwrap_argv(argv, self.workdir, self.hide, self.tmp_mb)
@@ -395,7 +516,7 @@ class Bot:
 
     def forfeit(self, fault: str) -> None:
         """Tell the bot ``forfeit <fault>``, then :meth:`close` it."""
-        self.send(f"forfeit {fault}")
+        self.send(protocol.format_forfeit(fault))
         self.close()
 
     @property

@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee import protocol
-from referee.bot import Answer, Bot, BotCrash, BotError, BotGarbled, BotTimeout
+from referee.bot import (
+    Answer,
+    Bot,
+    BotCrash,
+    BotError,
+    BotGarbled,
+    BotTimeout,
+    stderr_tail,
+)
 from referee.cards import DECK, Card, CardError
 from referee.rules import Deal, Hand, IllegalMoveError, Match, Move, Variant
 
@@ -226,11 +234,7 @@ class _Checker:
                    sandbox=self.sandbox)
 
     def stderr_tail(self, lines: int = 6) -> list[str]:
-        try:
-            text = self.stderr_path.read_text("utf-8", "replace")
-        except OSError:
-            return []
-        return text.splitlines()[-lines:]
+        return stderr_tail(self.stderr_path, lines)
 
     def send(self, line: str) -> None:
         assert self.bot is not None

@@ -12,6 +12,7 @@ read line by line, so piped stdin works; end of input means the person left: the
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from referee.cards import Card, CardError
 from referee.display import card_text, cards_text
 from referee.match import Entrant, Limits, Player
 from referee.protocol import GarbledError, parse_move
-from referee.rules import PARTNER, SWEEP_RANKS, Move
+from referee.rules import Move, legal_moves_on, targets_on
 
 HUMAN = "human"
 """The bot argument of ``ct-referee play`` that seats a person."""
@@ -70,19 +71,9 @@ def _ints_after(tokens: Sequence[str], key: str) -> list[int]:
 
 
 def legal_moves(hand: Sequence[Card], table: Sequence[Card]) -> list[Move]:
-    """The legal answers to ``go hand <hand> table <table>``, as the rules define them.
-
-    Three cards of a sweep rank (5, T, J, Q, K) on the table can only be a layout three of a
-    kind (a fourth card of the rank would have captured a lone one), so the fourth sweeps them.
-    """
-    moves: list[Move] = []
-    for card in hand:
-        targets = [t for t in table if t.rank == PARTNER[card.rank]]
-        if not targets or (len(targets) == 3 and card.rank in SWEEP_RANKS):
-            moves.append(Move(card, None))
-        else:
-            moves.extend(Move(card, t) for t in targets)
-    return moves
+    """The legal answers to ``go hand <hand> table <table>``, as the rules define them
+    (:func:`referee.rules.legal_moves_on`)."""
+    return legal_moves_on(hand, table)
 
 
 # -- the player ---------------------------------------------------------------------------------
@@ -105,7 +96,7 @@ class HumanPlayer:
 
     # The Player protocol.
 
-    def start(self, startup_ms: float) -> str:
+    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
         """Nothing to start: a person is always ready."""
         self.console.print(Text(f"You play as {self.name}. Answer with the number of a move, "
                                 "or type the card (7c, or 7c 3h to choose what it takes). "
@@ -162,16 +153,16 @@ class HumanPlayer:
         idx = tokens.index("names") + 1 if "names" in tokens else len(tokens)
         self.names = tokens[idx:]
         others = ", ".join(f"{n} (seat {i})" for i, n in enumerate(self.names) if i != self.seat)
-        self.console.rule(f"match {_value_after(tokens, 'id')} · "
-                          f"{_value_after(tokens, 'variant')} · target "
-                          f"{_value_after(tokens, 'target')}")
-        self.console.print(f"You sit in seat {self.seat}, against {others}.")
+        self.console.rule(Text(f"match {_value_after(tokens, 'id')} · "
+                               f"{_value_after(tokens, 'variant')} · target "
+                               f"{_value_after(tokens, 'target')}"))
+        self.console.print(Text(f"You sit in seat {self.seat}, against {others}."))
 
     def _on_hand(self, tokens: list[str]) -> None:
         dealer = int(_value_after(tokens, "dealer", "0"))
         self.table = _cards_after(tokens, "layout")
         who = "you" if dealer == self.seat else self.names[dealer] if self.names else dealer
-        self.console.rule(f"hand {_value_after(tokens, 'hand')} · dealer {who}")
+        self.console.rule(Text(f"hand {_value_after(tokens, 'hand')} · dealer {who}"))
         self._row("your cards ", _cards_after(tokens, "cards"))
         self._row("layout     ", self.table)
 
@@ -237,7 +228,7 @@ class HumanPlayer:
             raise HumanLeft("left the match (end of input)")
         text = line.strip()
         if not self.input.isatty():
-            self.console.print(text)  # echo piped input, so the screen reads as a dialogue
+            self.console.print(Text(text))  # echo piped input, so the screen reads as a dialogue
         if text.lower() in ("quit", "q", "exit"):
             self.left = True
             raise HumanLeft("left the match (typed quit)")
@@ -253,7 +244,7 @@ class HumanPlayer:
         for i, move in enumerate(moves, 1):
             text = Text(f"{i:>3}  ")
             text.append_text(card_text(move.card, ascii=self.ascii))
-            found = [t for t in table if t.rank == PARTNER[move.card.rank]]
+            found = targets_on(move.card, table)
             if move.target is not None:
                 text.append(" takes ")
                 text.append_text(card_text(move.target, ascii=self.ascii))
@@ -264,7 +255,7 @@ class HumanPlayer:
                 text.append(" (takes nothing)", style="dim")
             self.console.print(text)
         while True:
-            text = self._read(f"your move [1-{len(moves)} or a card]: ")
+            text = self._read(f"your move [{_numbers(len(moves))} or a card]: ")
             move, problem = _choose(text, moves, hand, table)
             if move is not None:
                 return str(move)
@@ -282,7 +273,7 @@ class HumanPlayer:
             self.console.print(Text(f"{i:>3}  ").append_text(
                 card_text(option, ascii=self.ascii)))
         while True:
-            text = self._read(f"take which [1-{len(options)} or a card]: ")
+            text = self._read(f"take which [{_numbers(len(options))} or a card]: ")
             if text.isdigit() and 1 <= int(text) <= len(options):
                 return str(options[int(text) - 1])
             try:
@@ -291,15 +282,24 @@ class HumanPlayer:
                 chosen = None
             if chosen in options:
                 return str(chosen)
-            self.console.print(Text(f"  type a number from 1 to {len(options)}, or one of "
+            self.console.print(Text(f"  {_type_a_number(len(options))}, or one of "
                                     f"{' '.join(map(str, options))}", style="yellow"))
+
+
+def _numbers(count: int) -> str:
+    """The numbers to choose from: ``1`` alone, else ``1-<count>``."""
+    return "1" if count == 1 else f"1-{count}"
+
+
+def _type_a_number(count: int) -> str:
+    return "type 1" if count == 1 else f"type a number from 1 to {count}"
 
 
 def _choose(
     text: str, moves: list[Move], hand: Sequence[Card], table: Sequence[Card]
 ) -> tuple[Move | None, str]:
     """The move the person typed, or ``None`` and a hint."""
-    numbered = f"type a number from 1 to {len(moves)}, or a card like {moves[0]}"
+    numbered = f"{_type_a_number(len(moves))}, or a card like {moves[0]}"
     if not text:
         return None, numbered
     if text.isdigit():
@@ -313,7 +313,7 @@ def _choose(
         return None, f"you do not hold {typed.card}; {numbered}"
     options = [m for m in moves if m.card == typed.card]
     if len(options) == 1 and options[0].target is None:
-        swept = [t for t in table if t.rank == PARTNER[typed.card.rank]]
+        swept = targets_on(typed.card, table)
         if typed.target is None or typed.target in swept:  # naming one of a sweep is fine
             return options[0], ""
         return None, f"{typed.card} takes nothing: type {typed.card} alone"

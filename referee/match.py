@@ -45,7 +45,7 @@ class Limits:
 class Player(Protocol):
     """What the match needs of a seat: a bot process, or a person at the terminal."""
 
-    def start(self, startup_ms: float) -> str: ...
+    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str: ...
     def send(self, line: str) -> None: ...
     def request(self, line: str, timeout_ms: float) -> Answer: ...
     def forfeit(self, fault: str) -> None: ...
@@ -186,6 +186,8 @@ class _MatchRunner:
             self.seats.append(_Seat(i, e.name, player, rng, float(limits.bank_ms)))
         with ThreadPoolExecutor(max_workers=len(self.seats)) as pool:
             results = list(pool.map(self._start_one, self.seats))
+        if self.stop is not None and self.stop.is_set():
+            raise MatchAborted(f"match {self.match_id} stopped")
         for seat, error in zip(self.seats, results, strict=True):
             if isinstance(error, BotCommandError):
                 raise error
@@ -195,7 +197,7 @@ class _MatchRunner:
     def _start_one(self, seat: _Seat) -> BotError | BotCommandError | None:
         assert seat.player is not None
         try:
-            seat.player.start(self.limits.startup_ms)
+            seat.player.start(self.limits.startup_ms, self.stop)
         except (BotError, BotCommandError) as err:
             return err
         return None

@@ -91,7 +91,7 @@ def parse_ready(line: str) -> str:
     """
     keyword, _, name = line.partition(" ")
     if keyword != "ready":
-        raise GarbledError(f"expected 'ready', got {_quote(line)}")
+        raise GarbledError(f"expected 'ready [name]', got {_quote(line)}")
     return name.strip()
 
 

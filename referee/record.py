@@ -117,7 +117,11 @@ def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, 0o644)  # mkstemp makes it private
+        try:
+            os.fchmod(fd, 0o644)  # mkstemp makes it private
+        except BaseException:
+            os.close(fd)  # not yet owned by a file object
+            raise
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
             f.flush()

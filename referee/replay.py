@@ -2,15 +2,17 @@
 
 * :func:`replay_text` tells a match turn by turn (or as one seat saw it) as rich text lines.
 * :func:`seat_lines` gives, from a record, exactly the lines a seat was sent in the match, with
-  the decisions it was asked; :func:`reask` sends them to a bot and compares its answers with
+  the decisions it was asked; :class:`Reask` sends them to a bot and judges its answers against
   the record.
-* :func:`verify_paths` re-verifies record files (see :mod:`referee.verify`).
+* :func:`record_files` and :func:`verify_file` find and re-verify record files (see
+  :mod:`referee.verify`).
 
 The HTML page lives in :mod:`referee.replay_html`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +25,13 @@ from referee.bot import Bot, BotError
 from referee.cards import Card, parse_cards
 from referee.display import cards_text, move_text
 from referee.record import RecordDict, RecordError, deal_from_json, read_record
-from referee.rules import SWEEP_RANKS, Event, Hand, IllegalMoveError, Move, Variant
+from referee.rules import Event, Hand, IllegalMoveError, Move, Variant
 from referee.verify import Discrepancy, verify_record
 
-UNREPLAYABLE = frozenset({"structure", "format", "version", "variant", "players"})
-"""Discrepancies that leave nothing to tell: the record's shape itself is wrong."""
+TELLABLE = frozenset({"scores", "totals", "ranks", "match end"})
+"""Discrepancies the text replay tells anyway, with a warning: every turn replays under the
+rules, only the results written down differ. Any other discrepancy (a wrong shape, a dealer or
+seat that is not the rules', a move the rules do not allow...) leaves nothing sound to tell."""
 
 
 class ReplayError(ValueError):
@@ -37,12 +41,23 @@ class ReplayError(ValueError):
 def check_replayable(record: RecordDict, *, strict: bool) -> list[Discrepancy]:
     """The record's discrepancies, once it is known to be replayable.
 
-    :raises ReplayError: if it has a structural problem, or any discrepancy with ``strict``.
+    :raises ReplayError: if it has a discrepancy the text replay cannot tell (see
+        :data:`TELLABLE`), or any discrepancy with ``strict``.
     """
     found = verify_record(record)
-    bad = [d for d in found if strict or d.what in UNREPLAYABLE]
+    bad = [d for d in found if strict or d.what not in TELLABLE]
     if bad:
         raise ReplayError(f"record does not verify: {bad[0]}")
+    if found:
+        n = len(record["players"])
+        for k, entry in enumerate(record["hands"], 1):
+            if len(entry["scores"]) != n:
+                raise ReplayError(f"record does not verify: hand {k}: scores: "
+                                  f"{len(entry['scores'])} for {n} seats")
+        for key in ("totals", "ranks"):
+            if len(record[key]) != n:  # type: ignore[literal-required]
+                raise ReplayError(f"record does not verify: {key}: "
+                                  f"{len(record[key])} for {n} seats")  # type: ignore[literal-required]
     return found
 
 
@@ -252,12 +267,28 @@ class Verified(NamedTuple):
 
 
 def record_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """The files named, and every ``*.json`` under the folders named (sorted)."""
+    """The files named, and every ``*.json`` under the folders named (sorted) that may be a
+    game record: hidden files and folders (a tournament's ``.ct-referee.json``) are skipped,
+    and so is a JSON object without a ``format`` key (a tournament's ``standings.json``). A file
+    named explicitly is always included; so is one with another ``format``, to be reported."""
     for p in paths:
         if p.is_dir():
-            yield from sorted(q for q in p.rglob("*.json") if q.is_file())
+            for q in sorted(p.rglob("*.json")):
+                hidden = any(part.startswith(".") for part in q.relative_to(p).parts)
+                if q.is_file() and not hidden and not _not_a_record(q):
+                    yield q
         else:
             yield p
+
+
+def _not_a_record(path: Path) -> bool:
+    """Whether ``path`` holds a JSON object without a ``format`` key (unreadable files and
+    other JSON are left for :func:`verify_file` to report)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "format" not in data
 
 
 def verify_file(path: Path) -> Verified:
@@ -286,12 +317,12 @@ def replay_text(
 
     ``hand`` (1-based) tells only that hand; ``seat`` only what that seat could see (its own
     cards, everything public, its own fault). The record must be replayable
-    (:func:`check_replayable`); its data is told as written.
+    (:func:`check_replayable`): its turns are replayed under the rules for the running points,
+    and told as written.
     """
     names = record["players"]
     n = len(names)
     variant = Variant(record["variant"])
-    pts = variant.points
     sep = " - " if ascii else " · "
     width = max(len(x) for x in [*names, "layout"])
     head = Text(f"match {record['id']}{sep}{variant.value}{sep}target {record['target']}"
@@ -325,14 +356,10 @@ def replay_text(
         if seat is None:
             yield (Text(f"  {'stock':<{width}}  ", style="dim")
                    + cards_text(parse_cards(entry["stock"]), ascii=ascii))
-        points = [0] * n
-        for r in SWEEP_RANKS:
-            four = [c for c in layout if c.rank == r]
-            if len(four) == 4:
-                dealer = entry["dealer"]
-                points[dealer] += sum(pts[c] for c in four)
-                yield (Text(f"  {names[dealer]} takes the layout four of a kind ")
-                       + cards_text(four, ascii=ascii))
+        played = Hand(deal_from_json(entry), dealer=entry["dealer"], variant=variant)
+        for take in played.events:
+            yield (Text(f"  {names[take.seat]} takes the layout four of a kind ")
+                   + cards_text(take.captured, ascii=ascii))
         lines: list[tuple[Text, list[int], list[Text]]] = []
         for t, turn in enumerate(entry["turns"], 1):
             mover = turn["seat"]
@@ -346,13 +373,12 @@ def replay_text(
                              parse_cards(turn["turn_capture"]), ascii=ascii)
             if turn.get("by") == "fallback" and (seat is None or seat == mover):
                 line.append(" (fallback)", style="dim")
-            for key, capture in (("play", "capture"), ("turn", "turn_capture")):
-                if turn[capture]:
-                    points[mover] += pts[Card.parse(turn[key])] + sum(
-                        pts[c] for c in parse_cards(turn[capture]))
+            played.play(*recorded_move(turn))
+            if played.pick_card is not None:
+                played.pick(Card.parse(turn["turn_capture"][0]))
             if seat is None or seat == mover:
                 notes += [Text(f"      info: {i}", style="dim") for i in turn.get("info", [])]
-            lines.append((Text(f"  {t:>2}  ") + line, list(points), notes))
+            lines.append((Text(f"  {t:>2}  ") + line, played.scores(), notes))
         wide = max((x.cell_len for x, _, _ in lines), default=0)
         for text, p, notes in lines:
             yield from notes

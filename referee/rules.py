@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -230,6 +230,42 @@ class SeatView:
     pick_options: tuple[Card, ...]
 
 
+def targets_on(card: int, table: Iterable[int]) -> tuple[Card, ...]:
+    """The cards of ``table`` that ``card`` would capture if it landed there: those of its
+    partner rank (:data:`PARTNER`); a sweep lists all three."""
+    p = PARTNER[card >> 2]
+    return tuple(t for t in table if t >> 2 == p)
+
+
+def legal_moves_on(hand: Iterable[Card], table: Sequence[Card]) -> list[Move]:
+    """The legal moves of ``hand`` on ``table``, from these cards alone (what a ``go`` request
+    tells a seat), exactly as :meth:`Hand.legal_moves` gives them.
+
+    Three cards of a sweep rank on the table can only be a layout three of a kind (a fourth
+    card of the rank would have captured a lone one), so the fourth sweeps them.
+    """
+    counts = [0] * 13
+    for t in table:
+        counts[t >> 2] += 1
+    sweep = frozenset(r for r in SWEEP_RANKS if counts[r] == 3)
+    return _moves(hand, lambda card: targets_on(card, table), sweep)
+
+
+def _moves(
+    hand: Iterable[Card], targets: Callable[[Card], tuple[Card, ...]], sweep: frozenset[int]
+) -> list[Move]:
+    """Every (card, target) pair: ``target`` is ``None`` when the card captures nothing or
+    sweeps a three of a kind (a rank in ``sweep`` with three targets)."""
+    moves: list[Move] = []
+    for c in hand:
+        found = targets(c)
+        if not found or (len(found) == 3 and c >> 2 in sweep):
+            moves.append(Move(c, None))
+        else:
+            moves.extend(Move(c, t) for t in found)
+    return moves
+
+
 class Hand:
     """One hand being played: 24 turns of play a card, turn a card.
 
@@ -281,10 +317,9 @@ class Hand:
 
     def targets(self, card: Card) -> tuple[Card, ...]:
         """Table cards ``card`` would capture if it landed now (a sweep lists all three)."""
-        p = PARTNER[card >> 2]
-        if not self._counts[p]:
+        if not self._counts[PARTNER[card >> 2]]:
             return ()
-        return tuple(t for t in self.table if t >> 2 == p)
+        return targets_on(card, self.table)
 
     def legal_moves(self) -> list[Move]:
         """Every legal (card, target) pair for the seat to move, exactly.
@@ -294,14 +329,7 @@ class Hand:
         """
         if self.pick_card is not None or self.turn == TURNS_PER_HAND:
             return []
-        moves: list[Move] = []
-        for c in self.hands[self.to_move]:
-            found = self.targets(c)
-            if not found or self._sweeps(c, found):
-                moves.append(Move(c, None))
-            else:
-                moves.extend(Move(c, t) for t in found)
-        return moves
+        return _moves(self.hands[self.to_move], self.targets, self.sweep)
 
     def scores(self) -> list[int]:
         """Points captured so far by each seat."""

@@ -1,7 +1,8 @@
-"""Tournaments: the YAML configuration, running a schedule concurrently, the output folder.
+"""Tournaments: running a schedule concurrently, the output folder, resuming.
 
-:func:`load_config` reads and checks a configuration (``tournament.md``) before any bot starts;
-every mistake is a :class:`ConfigError` with one line naming the file, the key and the problem.
+The YAML configuration lives in :mod:`referee.tournament_config` (re-exported here):
+:func:`load_config` reads and checks it (``tournament.md``) before any bot starts, every mistake
+a :class:`ConfigError` with one line naming the file, the key and the problem.
 :func:`run` plays the schedule's missing matches through a :class:`Runner` (here
 :class:`LocalRunner`: threads, one fresh set of bot processes per match), writing each game
 record, then its line in ``results.jsonl``, so an interrupted tournament resumes where it
@@ -33,7 +34,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from referee.bot import BotCommandError, bwrap_available
+from referee.bot import BotCommandError, resolve_sandbox
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
 from referee.ratings import FAULT_KINDS, MatchResult, Standing, Table
 from referee.record import (
@@ -110,7 +111,8 @@ class Runner(Protocol):
         Returns when every job is done, or soon after ``stop`` is set: then no new job starts,
         running ones are abandoned (their bots stopped) and are not reported.
 
-        :raises TournamentError: if a match cannot be played at all (after stopping the rest).
+        :raises TournamentError: if a match cannot be played at all (after stopping the rest;
+            every match that finished all the same is reported first).
         """
 
 
@@ -166,8 +168,7 @@ class LocalRunner:
                             stop.set()
                             error = error or err
                             continue
-                        if error is None:
-                            on_done(job, record)
+                        on_done(job, record)  # every finished match is kept, error or not
             except BaseException:
                 stop.set()  # running matches end at their next turn
                 raise
@@ -180,8 +181,9 @@ class LocalRunner:
 @contextlib.contextmanager
 def stop_on_sigint(stop: threading.Event) -> Iterator[None]:
     """While inside, Ctrl-C sets ``stop`` instead of raising :class:`KeyboardInterrupt`:
-    matches end cleanly at their next turn (within one answer's time limit), and the journal is
-    never cut mid-line. Does nothing outside the main thread."""
+    matches end cleanly at their next turn (within one answer's time limit), or within
+    :data:`referee.bot.STOP_POLL_S` while their bots are starting, and the journal is never cut
+    mid-line. Does nothing outside the main thread."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -244,8 +246,10 @@ def prepare_output(config: Config, *, fresh: bool = False) -> None:
                                           "identity": identity}, indent=2) + "\n")
     write_atomic(out / "tournament.yaml",
                   yaml.safe_dump(config.resolved(), sort_keys=False, allow_unicode=True))
-    for tmp in (out / "games").glob(".*.tmp"):
-        tmp.unlink(missing_ok=True)
+    for folder in (out, out / "games"):  # left by a write_atomic cut short (SIGKILL)
+        for tmp in folder.glob(".*.tmp"):
+            if tmp.is_file():
+                tmp.unlink(missing_ok=True)
 
 
 def _difference(theirs: object, mine: dict[str, Any]) -> str:
@@ -389,7 +393,8 @@ def run(config: Config, *, fresh: bool = False, reporter: Reporter | None = None
     results: dict[str, MatchResult] = {}  # finished, not yet rated (rating goes in order)
 
     def accept(line: dict[str, Any]) -> bool:
-        spec = by_id.get(line.get("id"))  # type: ignore[arg-type]
+        match_id = line.get("id")
+        spec = by_id.get(match_id) if isinstance(match_id, str) else None
         if spec is None or spec.id in done:
             return False
         try:
@@ -419,12 +424,12 @@ def run(config: Config, *, fresh: bool = False, reporter: Reporter | None = None
             position += 1
 
     feed()
-    sandbox = "none"
-    if config.sandbox != "none":
-        if bwrap_available():
-            sandbox = "bwrap"
-        else:
-            reporter.warn("bubblewrap (bwrap) is not available: bots run without a sandbox")
+    try:
+        sandbox = resolve_sandbox(config.sandbox, warn=False)
+    except BotCommandError as err:  # 'bwrap' asked for, and it stopped working since loading
+        raise ConfigError(f"{config.path}: sandbox: {err}") from None
+    if config.sandbox == "auto" and sandbox == "none":
+        reporter.warn("bubblewrap (bwrap) is not available: bots run without a sandbox")
     entrants = [e.entrant() for e in config.entrants]
     jobs = (MatchJob(spec, tuple(entrants[i] for i in spec.seats), config.variant,
                      config.target, config.limits, sandbox, config.name,

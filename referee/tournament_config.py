@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from referee.bot import BotCommandError, bwrap_available, split_command, which_command
+from referee.bot import BotCommandError, bwrap_available, resolve_command
 from referee.match import Entrant, Limits
 from referee.ratings import RatingConfig
 from referee.rules import Variant
@@ -26,8 +26,6 @@ from referee.schedule import FORMATS, SEATINGS, MatchSpec, schedule
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 SANDBOXES = ("auto", "bwrap", "none")
-SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".jar", ".rb", ".pl", ".php", ".lua", ".sh")
-"""Command arguments with these endings are taken for script files, and must exist."""
 
 KEYS = ("name", "entrants", "variant", "players", "target", "format", "rounds", "seatings", "seed",
         "concurrency", "limits", "sandbox", "output", "rating")
@@ -38,8 +36,6 @@ RATING_KEYS = ("mu", "sigma", "beta", "tau", "draw_probability")
 
 class ConfigError(ValueError):
     """A configuration or output folder that cannot be used; the message is one line."""
-
-
 
 
 @dataclass(frozen=True)
@@ -337,15 +333,8 @@ class _Loader:
             self.fail(key, f"expected a command line or a list of arguments, got "
                            f"{_type_name(value)} {value!r}")
         try:
-            argv = tuple(split_command(command))
-        except (ValueError, BotCommandError) as err:
-            self.fail(key, f"cannot split {command!r}: {err}")
-        if which_command(argv, workdir) is None:
-            where = f"in {str(workdir)!r}" if "/" in argv[0] else "on PATH"
-            self.fail(key, f"{argv[0]!r} not found or not executable {where}")
-        for arg in argv[1:]:
-            if arg.endswith(SCRIPT_SUFFIXES) and not arg.startswith("-") \
-                    and not (workdir / arg).exists():
-                self.fail(key, f"{arg!r} does not exist (in {str(workdir)!r})")
+            argv = tuple(resolve_command(command, workdir))
+        except BotCommandError as err:
+            self.fail(key, str(err))
         return command, argv
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
 import stat
 import sys
@@ -20,6 +21,7 @@ import pytest
 
 from referee import bot as botmod
 from referee.bot import (
+    SCRIPT_SUFFIXES,
     Answer,
     Bot,
     BotCommandError,
@@ -27,6 +29,7 @@ from referee.bot import (
     BotGarbled,
     BotStartupError,
     BotTimeout,
+    resolve_command,
     resolve_sandbox,
     split_command,
     which_command,
@@ -402,3 +405,91 @@ def test_sandbox_relative_command_under_tmp(tmp_path: Path) -> None:
     with Bot("./mybot boxed", workdir=tmp_path, sandbox="bwrap") as b:
         assert b.start(10_000) == "boxed"
         assert b.request(GO, 5000).line == f"ok {GO}"
+
+
+# -- one command resolver ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, message", [
+    ("", "empty bot command"),
+    ("   ", "empty bot command"),
+    ("python3 'bot.py", "cannot split the command line: No closing quotation"),
+    ('python3 "bot.py', "cannot split the command line: No closing quotation"),
+    ("python3 bot.py\\", "cannot split the command line: No escaped character"),
+    (["python3", "a\0b"], "NUL"),
+    ("no-such-bot-xyz --go", "'no-such-bot-xyz' not found or not executable on PATH"),
+    ("./bot.py", "'./bot.py' not found or not executable in "),
+    ("python3 missing.py", "'missing.py' does not exist (bot script not found: "),
+    ("python3 sub/missing.js --fast", "'sub/missing.js' does not exist"),
+    ("sh run.sh", "'run.sh' does not exist"),
+])
+def test_resolve_command_refuses_in_one_line(tmp_path: Path, command: str | list[str],
+                                             message: str) -> None:
+    (tmp_path / "bot.py").write_text("print('ready')\n")  # not executable
+    with pytest.raises(BotCommandError) as info:
+        resolve_command(command, tmp_path)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_resolve_command_accepts(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text("")
+    (tmp_path / "weights.json").write_text("")
+    assert resolve_command("python3 bot.py -v", tmp_path) == ["python3", "bot.py", "-v"]
+    assert resolve_command(["python3", "bot.py", "--model=x.py"], tmp_path)[1] == "bot.py"
+    assert resolve_command("python3 bot.py missing.json", tmp_path)[2] == "missing.json"
+    with pytest.raises(BotCommandError, match="No closing quotation"):
+        split_command("python3 'bot.py")  # a shell's own error, not a bare ValueError
+
+
+def test_script_suffixes_include_the_common_languages() -> None:
+    for suffix in (".py", ".js", ".mjs", ".cjs", ".rb", ".pl", ".sh", ".jar", ".ts", ".lua",
+                   ".php"):
+        assert suffix in SCRIPT_SUFFIXES
+
+
+# -- start-up can be stopped --------------------------------------------------------------------
+
+
+def test_start_up_wait_is_stopped_by_the_stop_event() -> None:
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(BotStartupError, match="stopped before ready"), misbehave("noready") as b:
+        b.start(30_000, stop)
+    assert time.monotonic() - t0 < 3
+
+
+def test_start_with_an_unset_stop_event_still_times_out() -> None:
+    t0 = time.monotonic()
+    with pytest.raises(BotStartupError, match="no ready within 500 ms"), \
+            misbehave("noready") as b:
+        b.start(500, threading.Event())
+    assert 0.45 < time.monotonic() - t0 < 3
+
+
+# -- a hidden folder never hides the bot from itself ---------------------------------------------
+
+
+@needs_bwrap
+def test_sandbox_does_not_hide_the_bots_own_folder(outside_tmp: Path) -> None:
+    """Asked to hide the folder the bot lives in (or one above it), the sandbox skips it; the
+    other folders asked for are still hidden."""
+    bots, results = outside_tmp / "bots", outside_tmp / "results"
+    for folder in (bots, results):
+        folder.mkdir()
+        (folder / "secret.txt").write_text("42\n")
+    shutil.copy(BOTS / "probe.py", bots / "probe.py")
+    for hide in ([bots, results], [outside_tmp], [outside_tmp / "bots" / "probe.py", results]):
+        with started(Bot([sys.executable, "probe.py"], workdir=bots, sandbox="bwrap",
+                         hide=hide)) as b:
+            assert b.request(f"go read {bots / 'secret.txt'}", 5000).line == "yes"
+            if results in hide:
+                assert b.request(f"go read {results / 'secret.txt'}", 5000).line.startswith("no ")
+    named = outside_tmp / "data"  # a folder named on the command line is not hidden either
+    named.mkdir()
+    (named / "secret.txt").write_text("42\n")
+    with started(Bot([sys.executable, BOTS / "probe.py", named], sandbox="bwrap",
+                     hide=[named, results])) as b:
+        assert b.request(f"go read {named / 'secret.txt'}", 5000).line == "yes"
+        assert b.request(f"go read {results / 'secret.txt'}", 5000).line.startswith("no ")

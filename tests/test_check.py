@@ -151,3 +151,17 @@ def test_report_of_broken_bot_data() -> None:
     failed = [s for s in report.steps if s.status == FAIL]
     assert failed and all(s.hint == "you played a card not in your hand" for s in failed)
     assert any("forfeit illegal" in line for line in report.transcript)
+
+
+@pytest.mark.parametrize("arg", ["[/]", "[red]x", "[bold]"])
+def test_brackets_in_the_command_are_printed_as_is(arg: str) -> None:
+    done = check(f"python3 tests/bots/echo.py '{arg}'", *FAST)
+    assert done.returncode == 1, done.stdout + done.stderr  # echo is no Chinese Ten player
+    assert done.stdout.splitlines()[0].startswith(f"checking python3 tests/bots/echo.py '{arg}' ")
+    assert "Traceback" not in done.stderr and "MarkupError" not in done.stderr
+
+
+def test_unparsable_command_is_one_line_exit_2() -> None:
+    done = check("python3 'bots/random_bot.py")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "error: cannot split the command line: No closing quotation\n"

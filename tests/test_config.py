@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -205,3 +206,37 @@ def test_the_demo_configuration_loads() -> None:
     config = load_config(demo)
     assert [e.name for e in config.entrants] == ["random", "greedy", "mc"]
     assert all(e.workdir == demo.parent for e in config.entrants)
+
+
+@pytest.mark.parametrize("command, message", [
+    ("python3 bots/nope.py", "'bots/nope.py' does not exist (bot script not found: "),
+    ("python3 'bots/nope.py", "cannot split the command line: No closing quotation"),
+    ("./bots/nope", "'./bots/nope' not found or not executable in "),
+])
+def test_a_bad_command_is_the_same_error_in_all_four_commands(
+    tmp_path: Path, command: str, message: str,
+) -> None:
+    """play, replay --bot, check and a tournament configuration resolve a command alike: the
+    same one-line message, before any bot starts."""
+    (tmp_path / "bots").mkdir()
+    golden = Path(__file__).resolve().parent / "data" / "golden.json"
+    cli = [str(Path(PY).parent / "ct-referee")]
+    config = write(tmp_path, f"entrants:\n  - name: a\n    command: {PY} {BOTS}/random_bot.py\n"
+                             f"  - name: b\n    command: \"{command}\"\n"
+                             "players: 2\nsandbox: none\n")
+    runs = {
+        "play": [*cli, "play", f"{PY} {BOTS}/random_bot.py", command, "--sandbox", "none"],
+        "replay": [*cli, "replay", str(golden), "--bot", command, "--seat", "0",
+                   "--sandbox", "none"],
+        "check": [*cli, "check", command, "--sandbox", "none"],
+        "tournament": [*cli, "tournament", str(config), "-o", str(tmp_path / "out")],
+    }
+    for name, argv in runs.items():
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                              check=False)
+        assert done.returncode in (1, 2), (name, done.stdout, done.stderr)
+        assert done.stdout == "", (name, done.stdout)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (name, done.stderr)
+        assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()

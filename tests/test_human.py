@@ -108,3 +108,17 @@ def test_human_in_another_seat_and_only_one() -> None:
     two = subprocess.run([*cmd[:3], "human", "human"], cwd=ROOT, capture_output=True, text=True,
                          timeout=60, check=False)
     assert two.returncode == 2 and "at most one seat can be human" in two.stderr
+
+
+def test_the_prompt_names_the_numbers_to_choose_from() -> None:
+    me, out = player("1\n1\n")
+    assert me.request("go hand 8c table stock 20 ms 9", 9).line == "8c"
+    assert "your move [1 or a card]: " in out.getvalue()
+    assert me.request("go hand 8c 9h table 2c 2d stock 20 ms 9", 9).line == "8c 2c"
+    assert "your move [1-3 or a card]: " in out.getvalue()
+
+
+def test_typed_text_is_echoed_as_is() -> None:
+    me, out = player("[red]x\n1\n")
+    me.request("go hand 8c table stock 20 ms 9", 9)
+    assert "[red]x" in out.getvalue()

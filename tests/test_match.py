@@ -137,3 +137,22 @@ def test_missing_command_is_a_clear_error() -> None:
     with pytest.raises(BotCommandError, match="no-such-bot"):
         play_match("m", [Entrant("x", ("./no-such-bot",)), Entrant("b", INSTANT)], deals(2),
                    target=100, limits=LIMITS)
+
+
+def test_stop_during_start_up_aborts_within_a_moment() -> None:
+    """Ctrl-C in a tournament sets the stop event: a match whose bot is slow to say ``ready``
+    (here: never) ends at once, not after the start-up limit, and leaves no process."""
+    import threading
+
+    from referee.match import MatchAborted
+
+    marker = f"ct-test-{uuid.uuid4().hex}"
+    silent = Entrant("silent", (sys.executable, "-c", "import time; time.sleep(60)", marker))
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    start = time.monotonic()
+    with pytest.raises(MatchAborted):
+        play_match("m", [Entrant("a", INSTANT), silent], deals(2), target=100,
+                   limits=Limits(startup_ms=30_000, move_ms=400), stop=stop)
+    assert time.monotonic() - start < 3
+    assert processes_with(marker) == []

@@ -259,3 +259,93 @@ def test_another_bot_differs_where_it_would_have(
     assert expected and len(differs) == len(expected)
     for text, (k, t, kind) in zip(differs, expected, strict=True):
         assert text.startswith(f"hand {k} turn {t}: {'played' if kind == 'go' else 'picked'} ")
+
+
+# Bad input: one line, never a traceback.
+
+
+def _tampered(tmp_path: Path, change: Any) -> Path:
+    record = json.loads(GOLDEN.read_text())
+    change(record)
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r["hands"][1].update(dealer=9), "hand 2: dealer: record says seat 9"),
+    (lambda r: r["hands"][0]["turns"][3].update(seat=7), "hand 1 turn 4: turn order"),
+    (lambda r: r["hands"][0]["turns"][0].update(capture=["Ks"]), "hand 1 turn 1: capture"),
+    (lambda r: r["hands"][0].update(scores=[1, 2]), "hand 1: scores: 2 for 3 seats"),
+    (lambda r: r.update(ranks=[1, 2]), "ranks: 2 for 3 seats"),
+])
+@pytest.mark.parametrize("options", [[], ["--seat", "1"], ["--hand", "2"]])
+def test_a_record_that_cannot_be_told_is_refused_in_one_line(
+    tmp_path: Path, change: Any, message: str, options: list[str],
+) -> None:
+    result = run(str(_tampered(tmp_path, change)), "--ascii", *options)
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("Error: ")
+    assert "record does not verify: " in result.output and message in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_wrong_results_are_told_with_a_warning(tmp_path: Path) -> None:
+    path = _tampered(tmp_path, lambda r: r.update(totals=[t + 1 for t in r["totals"]]))
+    result = run(str(path), "--ascii")
+    assert result.exit_code == 0, result.output
+    warning, told = result.output.split("\n", 1)
+    assert warning.startswith("warning: this record does not verify: totals: ")
+    golden = (DATA / "golden.txt").read_text()
+    assert told.split("\nresult\n")[0] == golden.split("\nresult\n")[0]  # every turn, as before
+
+
+@pytest.mark.parametrize("command, message", [
+    ("", "the bot command is empty"),
+    ("   ", "the bot command is empty"),
+    ("python3 'bots/greedy_bot.py", "cannot split the command line: No closing quotation"),
+    ("python3 bots/nope.py", "'bots/nope.py' does not exist"),
+])
+def test_bad_bot_commands_are_one_line_errors(command: str, message: str) -> None:
+    result = run(str(GOLDEN), "--bot", command, "--seat", "0", "--sandbox", "none")
+    assert result.exit_code == 2 if not command.strip() else result.exit_code == 1
+    assert message in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_bot_that_does_not_start_shows_the_end_of_its_stderr(tmp_path: Path) -> None:
+    bot = tmp_path / "broken.py"
+    bot.write_text("import sys\n"
+                   "print('loading the model', file=sys.stderr)\n"
+                   "print('error: weights.bin is missing', file=sys.stderr)\n"
+                   "sys.exit(3)\n")
+    result = run(str(GOLDEN), "--bot", f"{PY} {bot}", "--seat", "0", "--sandbox", "none")
+    assert result.exit_code == 1, result.output
+    assert "the bot did not start: exited with code 3 before ready" in result.output
+    assert "its stderr ends with:" in result.output
+    assert result.output.rstrip().endswith("error: weights.bin is missing")
+    assert "loading the model" in result.output
+
+
+def test_text_from_the_record_and_the_bot_is_printed_as_is(tmp_path: Path) -> None:
+    bot = tmp_path / "odd.py"
+    bot.write_text("import sys\n"
+                   "for line in sys.stdin:\n"
+                   "    if line.startswith('chinese-ten'):\n"
+                   "        print('ready [bold]odd', flush=True)\n"
+                   "    elif line.startswith(('go', 'pick')):\n"
+                   "        print('[red]x [/]', flush=True)\n"
+                   "    elif line.startswith('quit'):\n"
+                   "        break\n")
+    record = json.loads(GOLDEN.read_text())
+    record["id"] = "[blue]m[/]"
+    path = tmp_path / "[red]r.json"
+    path.write_text(json.dumps(record))
+    result = run(str(path), "--bot", f"{PY} {bot}", "--seat", "0", "--sandbox", "none")
+    assert result.exit_code == 0, result.output
+    assert "match [blue]m[/]: re-asking seat 0" in result.output
+    assert "'[bold]odd'" in result.output
+    assert "now answers '[red]x [/]': garbled:" in result.output
+    verified = CliRunner().invoke(main, ["replay", "--verify", str(path)])
+    assert f"ok  {path}  (4 hands)" in verified.output

@@ -20,7 +20,9 @@ from referee.rules import (
     RulesError,
     SeatView,
     Variant,
+    legal_moves_on,
     rank,
+    targets_on,
 )
 
 # Helpers.
@@ -751,3 +753,26 @@ def test_views_show_captures_and_events() -> None:
         assert view.captured == ((), cs("7h 3c"), ())
         assert view.events == (Event("play", 1, card("7h"), cs("3c")),
                                Event("turn", 1, card("Qs"), ()))
+
+
+def test_moves_from_the_cards_alone_are_the_hands_moves() -> None:
+    """What a seat can work out from a ``go`` line (its cards and the table) is exactly what the
+    hand allows, sweeps of a layout three of a kind included, at every turn of many hands."""
+    rng = random.Random(11)
+    sweeps = 0
+    for i in range(300):
+        layout = "5c 5d 5h" if i % 3 == 0 else ""
+        hand = Hand(make_deal(layout=layout) if layout else Deal.from_seed(3, f"on:{i}"),
+                    dealer=i % 3)
+        while not hand.is_over():
+            if hand.pick_card is not None:
+                hand.pick(rng.choice(hand.pick_options))
+                continue
+            mine = hand.hands[hand.to_move]
+            moves = hand.legal_moves()
+            assert legal_moves_on(mine, hand.table) == moves
+            for c in mine:
+                assert targets_on(c, hand.table) == hand.targets(c)
+            sweeps += sum(1 for c in mine if len(hand.targets(c)) == 3 and c.rank in hand.sweep)
+            hand.play(*rng.choice(moves))
+    assert sweeps

@@ -3,12 +3,14 @@ Ctrl-C, refusing another tournament's folder, ``--fresh``, faults and plain outp
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -290,3 +292,101 @@ target: 100
     for match_id, seat in (("r1-g001-s01", 0), ("r1-g001-s02", 1)):
         log = (out / "logs" / match_id / f"{seat}-peek.stderr").read_text()
         assert log == "seen: []\n"  # the real folder holds games/, logs/, results.jsonl ...
+
+
+def test_verify_a_tournament_folder_counts_only_its_records(setup: tuple[Path, str]) -> None:
+    folder = setup[0].parent / "reference"
+    assert (folder / "standings.json").is_file() and (folder / MARKER).is_file()
+    result = CliRunner().invoke(main, ["replay", "--verify", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == f"{MATCHES} records: {MATCHES} ok, 0 bad"
+    assert "standings.json" not in result.output and MARKER not in result.output
+    # Named explicitly, a file that is not a record is still reported.
+    for name, problem in (("standings.json", "unknown format None"),
+                          (MARKER, "unknown format 'ct-referee-tournament'")):
+        result = CliRunner().invoke(main, ["replay", "--verify", str(folder / name)])
+        assert result.exit_code == 1 and problem in result.output, result.output
+
+
+def small_config(tmp_path: Path) -> Path:
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+players: 2
+target: 100
+sandbox: none
+""")
+    return path
+
+
+def test_resume_survives_corrupt_ids_and_removes_leftover_temporary_files(
+    tmp_path: Path,
+) -> None:
+    path, out = small_config(tmp_path), tmp_path / "out"
+    cli = CliRunner()
+    first = cli.invoke(main, ["tournament", str(path), "-o", str(out)])
+    assert first.exit_code == 0, first.output
+    journal = (out / "results.jsonl").read_bytes()
+    with open(out / "results.jsonl", "ab") as f:
+        f.write(b'{"id": []}\n{"id": {"a": 1}}\n{"id": 7}\n')
+    leftovers = [out / ".standings.json.k3j.tmp", out / ".results.jsonl.x1.tmp",
+                 out / f".{MARKER}.q9.tmp", out / "games" / ".r1-g001-s01.json.z.tmp"]
+    for leftover in leftovers:
+        leftover.write_text("half")
+    (out / "notes.tmp").write_text("mine")  # not a write_atomic leftover: kept
+    again = cli.invoke(main, ["tournament", str(path), "-o", str(out)])
+    assert again.exit_code == 0, again.output
+    assert ", 2 already played" in again.output
+    assert (out / "results.jsonl").read_bytes() == journal
+    assert [p for p in leftovers if p.exists()] == []
+    assert (out / "notes.tmp").read_text() == "mine"
+
+
+def test_matches_finished_beside_a_failing_one_are_saved(tmp_path: Path) -> None:
+    """A match that cannot start stops the tournament, but a match that finished in the same
+    batch is still saved (here: while the first finished match was being saved, slowly)."""
+    from referee.match import Entrant, Limits
+    from referee.rules import Variant
+    from referee.schedule import MatchSpec
+    from referee.tournament import LocalRunner, MatchJob, TournamentError
+
+    instant = Entrant("instant", (PY, str(ROOT / "bench" / "instant_bot.py")))
+    slow = tmp_path / "slow.py"
+    slow.write_text("import sys, time\ntime.sleep(1.0)\nsys.stdin.readline()\n"
+                    "print('ready slow', flush=True)\nsys.stdin.read()\n")
+    missing = Entrant("missing", ("./no-such-bot",), tmp_path)
+
+    def job(index: int, entrants: tuple[Entrant, ...], target: int) -> MatchJob:
+        spec = MatchSpec(f"m{index}", index, 1, 1, index + 1, (0, 1), "s")
+        return MatchJob(spec, entrants, Variant.CLASSIC, target, Limits(move_ms=2000), "none",
+                        "t")
+
+    jobs = [job(0, (instant, instant), 1),  # one hand: done first
+            job(1, (Entrant("slow", (PY, str(slow))), missing), 100),  # fails after ~1 s
+            job(2, (instant, instant), 1000)]  # done after job 0, before job 1 fails
+    saved: list[str] = []
+
+    def on_done(done: MatchJob, record: object) -> None:
+        saved.append(done.spec.id)
+        if len(saved) == 1:
+            time.sleep(2.0)  # jobs 1 and 2 both end meanwhile: one batch
+
+    with pytest.raises(TournamentError, match="no-such-bot"):
+        LocalRunner(3).run(jobs, on_done, threading.Event())
+    assert saved == ["m0", "m2"]
+
+
+def test_the_live_header_prints_paths_as_they_are(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from referee.cli.tournament import LiveReporter
+
+    out = tmp_path / "out[red]x[/]"
+    config = load_config(small_config(tmp_path), output=out)
+    console = Console(file=io.StringIO(), force_terminal=True, width=400, color_system=None)
+    reporter = LiveReporter(console)
+    reporter.started(config, 2, 0, "none")
+    reporter.close()
+    assert f"output {out}" in console.file.getvalue()  # type: ignore[attr-defined]

@@ -9,13 +9,11 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from referee.bot import BotCommandError, resolve_sandbox, split_command, which_command
+from referee.bot import BotCommandError, resolve_command, resolve_sandbox
 from referee.check import FAIL, PASS, SKIP, CheckReport, StepResult, run_check
 
 _MARKS = {PASS: ("✓", "OK  ", "green"), FAIL: ("✗", "FAIL", "bold red"),
           SKIP: ("–", "SKIP", "dim")}
-_SCRIPTS = {".py", ".js", ".mjs", ".cjs", ".jar", ".rb", ".pl", ".lua", ".ts", ".php"}
-"""Suffixes of script arguments whose absence is reported up front."""
 
 
 class _Printer:
@@ -93,18 +91,15 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, transcript:
     """
     console = Console(no_color=ascii_, emoji=False, highlight=False, soft_wrap=True)
     try:
-        argv = split_command(bot_cmd)
-        if which_command(argv, Path.cwd()) is None:
-            raise BotCommandError(f"bot command not found or not executable: {argv[0]!r}")
-        for arg in argv[1:]:
-            if Path(arg).suffix in _SCRIPTS and not Path(arg).exists():
-                raise BotCommandError(f"bot script not found: {arg!r}")
+        argv = resolve_command(bot_cmd, Path.cwd())
         mode = resolve_sandbox(sandbox)
-    except (BotCommandError, ValueError) as err:
+    except BotCommandError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    console.print(f"checking [bold]{bot_cmd}[/] · move {move_ms} ms · start-up {startup_ms} ms"
-                  f" · sandbox {mode}")
+    head = Text("checking ")
+    head.append(bot_cmd, style="bold")
+    head.append(f" · move {move_ms} ms · start-up {startup_ms} ms · sandbox {mode}")
+    console.print(head)
     try:
         report = run_check(argv, move_ms=move_ms, startup_ms=startup_ms, sandbox=mode,
                            workdir=Path.cwd(), on_step=_Printer(console, ascii_))
@@ -118,5 +113,5 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, transcript:
     if transcript is not None:
         transcript.parent.mkdir(parents=True, exist_ok=True)
         transcript.write_text("\n".join(report.transcript) + "\n")
-        console.print(f"transcript: {transcript}")
+        console.print(Text(f"transcript: {transcript}"))
     sys.exit(0 if report.ok else 1)

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from referee.bot import BotCommandError, resolve_sandbox, split_command, which_command
+from referee.bot import BotCommandError, resolve_command, resolve_sandbox, split_command
 from referee.display import cards_text, move_text
 from referee.human import HUMAN, HumanEntrant
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
@@ -22,13 +22,13 @@ from referee.rules import Deal, Event, Hand, Variant
 _NAME_OK = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def entrant_names(commands: list[str]) -> list[str]:
-    """Short unique names for bot commands: the script's stem (``random_bot``), numbered when
-    two are the same."""
+def entrant_names(commands: list[str | list[str]]) -> list[str]:
+    """Short unique names for bot commands (strings, or argument lists already split): the
+    script's stem (``random_bot``), numbered when two are the same."""
     names: list[str] = []
     for command in commands:
         argv = split_command(command)
-        word = next((a for a in argv[1:] if Path(a).suffix or "/" in a), argv[0] if argv else "")
+        word = next((a for a in argv[1:] if Path(a).suffix or "/" in a), argv[0])
         base = _NAME_OK.sub("-", Path(word).stem or word).strip("-") or "bot"
         name, n = base, 2
         while name in names:
@@ -53,7 +53,7 @@ class _Teller(Observer):
         if not self.verbose:
             return
         c = self.console
-        c.rule(f"hand {number} · dealer {self.names[hand.dealer]}")
+        c.rule(Text(f"hand {number} · dealer {self.names[hand.dealer]}"))
         for seat, cards in enumerate(hand.deal.hands):
             c.print(Text(f"{self.names[seat]:>12} ", style="cyan"), cards_text(cards))
         c.print(Text(f"{'layout':>12} ", style="dim"), cards_text(hand.deal.layout))
@@ -86,8 +86,8 @@ class _Teller(Observer):
             return
         pts = "  ".join(f"{n} {s:>3}" for n, s in zip(self.names, scores, strict=True))
         tot = " ".join(str(t) for t in totals)
-        self.console.print(f"hand {number:>2} (dealer {self.names[self.dealer]}): {pts}"
-                           f"   totals {tot}")
+        self.console.print(Text(f"hand {number:>2} (dealer {self.names[self.dealer]}): {pts}"
+                                f"   totals {tot}"))
 
 
 def print_result(console: Console, record: RecordDict) -> None:
@@ -154,32 +154,49 @@ def play(
         raise click.UsageError("at most one seat can be human")
     console = Console(no_color=ascii_, emoji=False, highlight=False,
                       stderr=False, soft_wrap=True)
-    entrants = []
-    names = entrant_names(list(bots))
-    for name, command in zip(names, bots, strict=True):
+    commands: list[str | list[str]] = []
+    for command in bots:
         if command == HUMAN:
-            entrants.append(HumanEntrant(name, HUMAN, console=console, ascii=ascii_))
+            commands.append(command)
             continue
-        argv = split_command(command)
-        if not argv or which_command(argv, Path.cwd()) is None:
-            raise click.ClickException(
-                f"bot command not found or not executable: {command!r}")
-        entrants.append(Entrant(name, tuple(argv), Path.cwd()))
+        try:
+            commands.append(resolve_command(command, Path.cwd()))
+        except BotCommandError as err:
+            raise click.ClickException(f"bot {command!r}: {err}") from None
     try:
         mode = resolve_sandbox(sandbox)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
+    names = entrant_names(commands)
+    entrants: list[Entrant] = []
+    for name, command in zip(names, commands, strict=True):
+        if command == HUMAN:
+            entrants.append(HumanEntrant(name, HUMAN, console=console, ascii=ascii_))
+        else:
+            entrants.append(Entrant(name, tuple(command), Path.cwd()))
     if seed is None:
         seed = random.SystemRandom().randrange(1, 1 << 31)
     if logs_dir is None and record_path is not None:
         logs_dir = record_path.with_suffix("").with_name(record_path.stem + "-logs")
+    # Made before any bot starts, so every sandboxed bot gets the logs folder hidden (only an
+    # existing folder can be); the record is written after the match, so its folder needs no
+    # hiding (and hiding it could hide the bots themselves: it is often the current folder).
+    try:
+        if record_path is not None:
+            record_path.absolute().parent.mkdir(parents=True, exist_ok=True)
+        if logs_dir is not None:
+            logs_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise click.ClickException(f"cannot make the folder {err.filename!r}: "
+                                   f"{err.strerror}") from None
+    hide = [logs_dir.absolute()] if logs_dir is not None else []
     players = len(entrants)
     match_id = f"play-{seed}"
     if not quiet:
-        console.print(f"[bold]{' vs '.join(names)}[/] · {variant} · target {target} · "
-                      f"seed {seed} · sandbox {mode}")
+        head = Text(" vs ".join(names), style="bold")
+        head.append(f" · {variant} · target {target} · seed {seed} · sandbox {mode}")
+        console.print(head)
     teller = _Teller(console, names, verbose=verbose and not human, quiet=quiet)
-    hide = [record_path.resolve().parent] if record_path else []
     try:
         record = play_match(
             match_id, entrants, lambda k: Deal.from_seed(players, f"{seed}:{k}"),
@@ -195,6 +212,7 @@ def play(
     print_result(console, record)
     if record_path is not None:
         write_record(record, record_path)
-        console.print(f"record: {record_path}" + (f" · logs: {logs_dir}" if logs_dir else ""))
+        console.print(Text(f"record: {record_path}"
+                           + (f" · logs: {logs_dir}" if logs_dir else "")))
     elif logs_dir is not None:
-        console.print(f"logs: {logs_dir}")
+        console.print(Text(f"logs: {logs_dir}"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -13,9 +14,9 @@ from referee.bot import (
     Bot,
     BotCommandError,
     BotError,
+    resolve_command,
     resolve_sandbox,
-    split_command,
-    which_command,
+    stderr_tail,
 )
 from referee.record import RecordDict, RecordError, read_record
 from referee.replay import (
@@ -65,6 +66,8 @@ def replay(
     With --verify the exit status is 1 if any record is not valid.
     """
     console = Console(no_color=ascii_, emoji=False, highlight=False, soft_wrap=True)
+    if bot_command is not None and not bot_command.strip():
+        raise click.BadParameter("the bot command is empty", param_hint="--bot")
     if verify:
         if html_path or bot_command:
             raise click.UsageError("--verify does not go with --html or --bot")
@@ -86,7 +89,7 @@ def replay(
     hands = len(record["hands"])
     if hand_number is not None and hand_number > hands:
         raise click.BadParameter(f"the match has {hands} hands", param_hint="--hand")
-    if bot_command:
+    if bot_command is not None:
         if seat is None:
             raise click.UsageError("--bot needs --seat")
         _reask(console, record, seat, bot_command, move_ms, startup_ms, sandbox)
@@ -97,7 +100,7 @@ def replay(
         html_path.parent.mkdir(parents=True, exist_ok=True)
         html_path.write_text(replay_html(record, seat=seat, hand=hand_number),
                              encoding="utf-8")
-        console.print(f"wrote {html_path}")
+        console.print(Text(f"wrote {html_path}"))
         return
     if found:
         console.print(Text(f"warning: this record does not verify: {found[0]}", style="yellow"))
@@ -114,7 +117,7 @@ def _verify(console: Console, paths: tuple[Path, ...]) -> int:
             console.print(Text(str(verdict), style="red"))
         else:
             ok += 1
-            console.print(str(verdict))
+            console.print(Text(str(verdict)))
     total = ok + bad
     if not total:
         raise click.ClickException("no record files found")
@@ -127,22 +130,39 @@ def _reask(
     console: Console, record: RecordDict, seat: int, command: str, move_ms: int,
     startup_ms: int, sandbox: str,
 ) -> None:
-    argv = split_command(command)
-    if not argv or which_command(argv, Path.cwd()) is None:
-        raise click.ClickException(f"bot command not found or not executable: {command!r}")
     try:
+        argv = resolve_command(command, Path.cwd())
         mode = resolve_sandbox(sandbox)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
-    bot = Bot(argv, workdir=Path.cwd(), sandbox=mode)
+    with tempfile.TemporaryDirectory(prefix="ct-replay-") as tmp:
+        stderr_path = Path(tmp, "stderr")
+        bot = Bot(argv, workdir=Path.cwd(), sandbox=mode, stderr_path=stderr_path)
+        _reask_with(console, record, seat, command, bot, stderr_path, move_ms, startup_ms)
+
+
+def _with_stderr(message: str, path: Path) -> str:
+    """``message``, then the last lines of the bot's stderr (if it wrote any)."""
+    tail = stderr_tail(path)
+    if not tail:
+        return message
+    return "\n".join([f"{message}; its stderr ends with:", *(f"  {line}" for line in tail)])
+
+
+def _reask_with(
+    console: Console, record: RecordDict, seat: int, command: str, bot: Bot, stderr_path: Path,
+    move_ms: int, startup_ms: int,
+) -> None:
     reask = Reask(record, seat, bot, move_ms=move_ms, startup_ms=startup_ms)
     try:
         name = reask.start()
     except (BotError, BotCommandError) as err:
         bot.close()
-        raise click.ClickException(f"the bot did not start: {err}") from None
-    console.print(f"match {record['id']}: re-asking seat {seat} ({record['players'][seat]}) "
-                  f"of {len(record['players'])} to {name or command!r}")
+        raise click.ClickException(
+            _with_stderr(f"the bot did not start: {err}", stderr_path)) from None
+    console.print(Text(f"match {record['id']}: re-asking seat {seat} "
+                       f"({record['players'][seat]}) of {len(record['players'])} to "
+                       f"{name or command!r}"))
     faults = [f for f in record["faults"] if f["seat"] == seat]
     for f in faults:
         console.print(Text(f"in the match seat {seat} faulted ({f['fault']}) in hand "
@@ -154,10 +174,11 @@ def _reask(
             asked += 1
             if finding.differs:
                 differ += 1
-                console.print(str(finding))
+                console.print(Text(str(finding)))
     finally:
         bot.close()
     if reask.stopped:
-        console.print(Text(f"the bot was stopped ({reask.stopped}); {reask.not_asked} "
-                           f"decision{'s' * (reask.not_asked != 1)} not asked", style="yellow"))
+        console.print(Text(_with_stderr(
+            f"the bot was stopped ({reask.stopped}); {reask.not_asked} "
+            f"decision{'s' * (reask.not_asked != 1)} not asked", stderr_path), style="yellow"))
     console.print(f"{asked} decisions asked, {differ} differ")

@@ -134,7 +134,7 @@ class LiveReporter(Reporter):
         self.t0 = time.monotonic()
 
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
-        self.console.print(_header(config, total, done, sandbox), highlight=False)
+        self.console.print(Text(_header(config, total, done, sandbox)), highlight=False)
         self.kept, self.t0 = done, time.monotonic()
         self.task = self.progress.add_task(config.name, total=total, completed=done, rate="")
         self.live = Live(self.progress, console=self.console, refresh_per_second=4)
