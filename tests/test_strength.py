@@ -1,0 +1,73 @@
+"""Strength of the example bots, with real processes: mc-bot passes ``ct-referee check`` within
+its time, a short duplicate tournament ranks greedy and mc above random, and
+``tournaments/strength.yaml`` is a valid duplicate tournament of the three."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from referee.tournament import load_config, run
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [str(Path(sys.executable).parent / "ct-referee")]
+PY = sys.executable
+
+
+def test_mc_bot_passes_check_within_its_time() -> None:
+    """Every situation ``check`` covers (several targets, picks, sweeps, takes, no capture, 2-4
+    players, both variants, several matches): legal answers, each well inside ``--move-ms``."""
+    done = subprocess.run(
+        [*CLI, "check", "python3 bots/mc_bot.py", "--move-ms", "300", "--sandbox", "none",
+         "--ascii"], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^all \d+ steps passed$", done.stdout, re.MULTILINE), done.stdout
+    assert "FAIL" not in done.stdout
+    slowest = re.search(r"slowest ([\d.]+) ms", done.stdout)
+    assert slowest is not None, done.stdout
+    # mc thinks for min(ms / 2, ms - 150) = 150 ms: its slowest answer keeps a wide margin.
+    assert float(slowest.group(1)) < 300, done.stdout
+
+
+def test_short_duplicate_tournament_ranks_mc_and_greedy_above_random(tmp_path: Path) -> None:
+    config = tmp_path / "t.yaml"
+    config.write_text(f"""\
+name: strength-test
+entrants:
+  - name: random
+    command: {PY} {ROOT}/bots/random_bot.py
+  - name: greedy
+    command: {PY} {ROOT}/bots/greedy_bot.py
+  - name: mc
+    command: {PY} {ROOT}/bots/mc_bot.py --max-ms 20
+players: 3
+seatings: all
+rounds: 2
+target: 500
+concurrency: 2
+sandbox: none
+limits:
+  move_ms: 1000
+""")
+    outcome = run(load_config(config, output=tmp_path / "out"))
+    assert outcome.finished and outcome.total == 12
+    assert outcome.standings is not None
+    rows = {row.name: row for row in outcome.standings}
+    assert outcome.standings[-1].name == "random", [r.name for r in outcome.standings]
+    assert rows["mc"].mu > rows["random"].mu and rows["greedy"].mu > rows["random"].mu
+    assert all(sum(row.faults.values()) == 0 for row in outcome.standings)  # mc kept its time
+
+
+def test_strength_tournament_file_is_a_duplicate_tournament_of_the_three() -> None:
+    config = load_config(ROOT / "tournaments" / "strength.yaml", output=ROOT / "results" / "x")
+    assert [e.name for e in config.entrants] == ["random", "greedy", "mc"]
+    assert config.seatings == "all" and config.players == 3
+    assert config.limits.move_ms == 1000
+    mc = config.entrants[2].command
+    argv = shlex.split(mc) if isinstance(mc, str) else list(mc)
+    max_ms = float(argv[argv.index("--max-ms") + 1])
+    assert 0 < max_ms <= 300  # bounded thinking: strength from more deals, not more time
+    assert len(config.schedule()) == config.rounds * 6
