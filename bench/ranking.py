@@ -1,7 +1,7 @@
 """Matches a tournament needs to rank random < greedy < mc: duplicate deals versus fresh deals.
 
-Run:  .venv/bin/python bench/ranking.py                  # 8 runs of each schedule, 96 matches each
-      .venv/bin/python bench/ranking.py --reps 8 --cap 60 --worlds 200 --target 2000  # ~50 min
+Run:  .venv/bin/python bench/ranking.py                  # 4 runs of each schedule: ~17 min
+      .venv/bin/python bench/ranking.py --reps 8 --cap 96    # a firmer figure: ~1 h on 2 cores
 
 Two schedules of the same three entrants (``random``, ``greedy``, ``mc``, in that configuration
 order), with the same number of matches and the same seat orders:
@@ -32,12 +32,12 @@ lucky streak can show P >= 0.95 for a while long before the order is earned. Eac
 run ``--reps`` times with independent seeds; run i of both schedules shares its seed (so the
 seat orders and the bots' seeds are the same, only the deals differ).
 
-**Caveat.** At the defaults (mc 20 worlds, target 1000) mc is only about 2-3 points a hand ahead
-of greedy (mc at 100 ms in a real tournament, about 1000 worlds: about 6), so mc > greedy wins
-only a little over half the matches and the full order is not settled for good within 96
-matches in either schedule: the default run finishes in a few minutes but ends censored (">96").
-A run that separates mc from greedy needs a stronger mc and longer matches (e.g. ``--worlds 200
---target 2000 --cap 60``), at about 6 s a match in-process: most of an hour on two cores.
+**Caveat.** mc must be clearly stronger than greedy for the full order to settle at all: with
+few worlds (20) mc is only 2-3 points a hand ahead and neither schedule settles within 96
+matches. The defaults (150 worlds, about 5 points a hand; target 2000, so each match holds more
+hands) settle most runs within 60 matches at about 4 s a match in-process. Measured on
+2026-11-29, 2 cores: duplicate 36 matches (runs 33 36 36 >60), fresh deals 47.5 (29 35 60 >60),
+1.3x; four runs a side is few, so the ratio is rough.
 
 The last line is ``ranking: duplicate <a> matches, fresh deals <b> matches (median of N runs;
 <b/a> x)`` for the settled-for-good figures. Progress goes to stderr.
@@ -73,7 +73,7 @@ NAMES = ("random", "greedy", "mc")
 """Entrants in configuration order (as in ``tournaments/strength.yaml``)."""
 EXPECTED = ["mc", "greedy", "random"]
 """The order the standings should show, best first."""
-REPS, CAP, TARGET, WORLDS = 8, 96, 1000, 20
+REPS, CAP, TARGET, WORLDS = 4, 60, 2000, 150
 """Defaults: a few minutes on two cores."""
 FAR = 1e18
 """A deadline that never comes: mc stops at its world budget instead."""
