@@ -8,6 +8,7 @@ wall time by the number of decisions asked; then, in the same run, times a bare 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -62,19 +63,25 @@ def play_only_us(matches: int) -> float:
 
 
 def pipe_us(rounds: int) -> float:
-    """Microseconds per bare write-line/read-line round trip to an echoing Python process."""
+    """Microseconds per bare round trip to an echoing Python process: one ``os.write`` of the
+    line, then ``os.read`` until the echoed newline (the least a referee could do)."""
     proc = subprocess.Popen([sys.executable, "-c", ECHO], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, bufsize=0)
     assert proc.stdin is not None and proc.stdout is not None
+    out, inp = proc.stdout.fileno(), proc.stdin.fileno()
     line = b"go hand 7c Kd 2h 9s 4d Qc 5h Ah table 3h Kh 8c Jd stock 24 ms 1000\n"
-    reader = proc.stdout
+
+    def once() -> None:
+        os.write(inp, line)
+        got = os.read(out, 4096)
+        while not got.endswith(b"\n"):
+            got += os.read(out, 4096)
+
     for _ in range(200):
-        proc.stdin.write(line)
-        reader.readline()
+        once()
     start = time.perf_counter()
     for _ in range(rounds):
-        proc.stdin.write(line)
-        reader.readline()
+        once()
     spent = time.perf_counter() - start
     proc.stdin.close()
     proc.wait()
