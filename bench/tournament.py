@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import resource
 import sys
 import tempfile
@@ -54,14 +55,24 @@ def throughput(concurrency: int, *, entrants: int, target: int) -> float:
     with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp:
         path = write_config(Path(tmp), entrants=entrants, players=3, target=target, rounds=1)
         config = load_config(path, output=Path(tmp) / "out", concurrency=concurrency)
+        cpu0 = cpu_seconds()
         start = time.perf_counter()
         outcome = run(config)
         elapsed = time.perf_counter() - start
+        cpu = [b - a for a, b in zip(cpu0, cpu_seconds(), strict=True)]
     assert outcome.finished
     rate = outcome.total / elapsed
     print(f"concurrency {concurrency}: {outcome.total} matches in {elapsed:.1f} s, "
-          f"{rate:.2f} matches/s", flush=True)
+          f"{rate:.2f} matches/s; CPU {cpu[0]:.1f} s referee + {cpu[1]:.1f} s bots "
+          f"= {(cpu[0] + cpu[1]) / elapsed:.2f} cores busy", flush=True)
     return rate
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """User + system CPU seconds so far: the referee's own, and its reaped children's."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 class _Memory(Reporter):
@@ -105,6 +116,7 @@ def main() -> None:
         return
     print(f"throughput: {math.comb(args.entrants, 3) * 6} matches of instant bots, "
           f"target {args.target}")
+    print(f"{os.cpu_count()} cores")
     a = throughput(1, entrants=args.entrants, target=args.target)
     b = throughput(2, entrants=args.entrants, target=args.target)
     print(f"throughput: {a:.2f} matches/s at concurrency 1, {b:.2f} at concurrency 2 "
