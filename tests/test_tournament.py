@@ -390,3 +390,19 @@ def test_the_live_header_prints_paths_as_they_are(tmp_path: Path) -> None:
     reporter.started(config, 2, 0, "none")
     reporter.close()
     assert f"output {out}" in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_an_unwritable_output_folder_is_a_one_line_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    config = tmp_path / "t.yaml"
+    config.write_text(
+        "name: t\nentrants:\n"
+        f"  - {{name: a, command: [{PY}, {ROOT / 'bots' / 'random_bot.py'}]}}\n"
+        f"  - {{name: b, command: [{PY}, {ROOT / 'bots' / 'greedy_bot.py'}]}}\n"
+        "players: 2\ntarget: 50\nsandbox: none\n")
+    result = subprocess.run([*CLI, "tournament", str(config), "-o", str(blocker / "out")],
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "error: cannot write" in result.stderr

@@ -211,6 +211,12 @@ def tournament(config: Path, output: Path | None, concurrency: int | None, fresh
         err.print(Text(f"error: {e}"), soft_wrap=True)
         err.print(Text(f"fix it, then resume with: {shlex.join(resume)}"), soft_wrap=True)
         sys.exit(1)
+    except OSError as e:  # the output folder cannot be written (missing, read-only, disk full)
+        where = f" {e.filename}" if e.filename else ""
+        err.print(Text(f"error: cannot write{where}: {e.strerror or e}"), soft_wrap=True)
+        err.print(Text(f"finished matches are kept; resume with: {shlex.join(resume)}"),
+                  soft_wrap=True)
+        sys.exit(1)
     finally:
         if isinstance(reporter, LiveReporter):
             reporter.close()
