@@ -349,3 +349,12 @@ def test_text_from_the_record_and_the_bot_is_printed_as_is(tmp_path: Path) -> No
     assert "now answers '[red]x [/]': garbled:" in result.output
     verified = CliRunner().invoke(main, ["replay", "--verify", str(path)])
     assert f"ok  {path}  (4 hands)" in verified.output
+
+
+def test_an_html_file_that_cannot_be_written_is_a_one_line_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    result = run(str(GOLDEN), "--html", str(blocker / "page.html"))
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "page.html" in result.output

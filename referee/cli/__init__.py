@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The command group, with one safety net: a file that cannot be read or written is a
+    one-line error, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as e:
+            where = f"{e.filename}: " if e.filename else ""
+            raise click.ClickException(f"{where}{e.strerror or e}") from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ct-referee")
 def main() -> None:
     """Referee and tournament runner for Chinese Ten bots."""
@@ -13,15 +27,13 @@ def main() -> None:
 
 def _register() -> None:
     """Adds each command module's command to the group."""
+    from referee.cli.check import check
     from referee.cli.play import play
     from referee.cli.replay import replay
-
-    main.add_command(play)
-    from referee.cli.check import check
-    main.add_command(check)
-    main.add_command(replay)
     from referee.cli.tournament import tournament
-    main.add_command(tournament)
+
+    for command in (check, play, replay, tournament):
+        main.add_command(command)
 
 
 _register()
