@@ -165,3 +165,11 @@ def test_unparsable_command_is_one_line_exit_2() -> None:
     done = check("python3 'bots/random_bot.py")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == "error: cannot split the command line: No closing quotation\n"
+
+
+def test_an_unwritable_transcript_is_refused_before_the_bot_starts(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    done = check("python3 bots/random_bot.py", "--transcript", str(blocker / "t.txt"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("error: cannot write the transcript ")

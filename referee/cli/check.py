@@ -96,6 +96,14 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, transcript:
     except BotCommandError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    if transcript is not None:
+        try:  # before the run, so a bad path is not found only at the end
+            transcript.parent.mkdir(parents=True, exist_ok=True)
+            transcript.touch()
+        except OSError as err:
+            click.echo(f"error: cannot write the transcript {transcript}: "
+                       f"{err.strerror or err}", err=True)
+            sys.exit(2)
     head = Text("checking ")
     head.append(bot_cmd, style="bold")
     head.append(f" · move {move_ms} ms · start-up {startup_ms} ms · sandbox {mode}")
