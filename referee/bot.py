@@ -543,16 +543,9 @@ class Bot:
         later, a broken one is remembered and the next request raises :class:`BotCrash`."""
         if self._proc is None or self._broken or self._closed:
             return
-        pending = self._pending
-        pending += line.encode("ascii", "replace") + b"\n"
-        if len(pending) < SEND_BATCH:
-            return
-        try:
-            del pending[: os.write(self._in, pending)]
-        except BlockingIOError:
-            pass
-        except OSError:
-            self._broken = True
+        self._pending += line.encode("ascii", "replace") + b"\n"
+        if len(self._pending) >= SEND_BATCH:
+            self._push()
 
     def request(self, line: str, timeout_ms: float) -> Answer:
         """Write a request line and wait for one complete non-``info`` answer line.
@@ -572,18 +565,7 @@ class Bot:
         t0 = time.monotonic()
         deadline = t0 + timeout_ms / 1000
         try:
-            if self._pending or self._broken:
-                self._write(data, deadline)
-            else:
-                try:
-                    n = os.write(self._in, data)
-                except BlockingIOError:
-                    n = 0
-                except OSError:
-                    self._broken = True
-                    raise self._crash("closed its input") from None
-                if n < len(data):
-                    self._write(data[n:], deadline)
+            self._write(data, deadline)
             answer = self._wait_line(deadline, info)
         except BotTimeout as e:
             waited = (time.monotonic() - t0) * 1000
@@ -630,21 +612,27 @@ class Bot:
         if self._eof:
             raise self._crash()
 
+    def _push(self) -> bool:
+        """Writes as much of the queued bytes as the pipe takes now, without blocking;
+        ``False`` (and remembered) if the bot closed its input."""
+        try:
+            del self._pending[: os.write(self._in, self._pending)]
+        except BlockingIOError:
+            pass
+        except OSError:
+            self._broken = True
+        return not self._broken
+
     def _write(self, data: bytes, deadline: float) -> None:
+        """Queues ``data`` after the pending events and writes it all by ``deadline``."""
         if self._broken:
             raise self._crash("closed its input")
-        pending = self._pending
-        pending += data
+        self._pending += data
         poller = None
         while True:
-            try:
-                del pending[: os.write(self._in, pending)]
-            except BlockingIOError:
-                pass
-            except OSError:
-                self._broken = True
-                raise self._crash("closed its input") from None
-            if not pending:
+            if not self._push():
+                raise self._crash("closed its input")
+            if not self._pending:
                 return
             wait = deadline - time.monotonic()
             if wait <= 0:
