@@ -44,7 +44,8 @@ def test_fixtures_cover_players_variants_and_faults() -> None:
 @pytest.mark.parametrize("players, variant", [(2, Variant.RED_FROG), (4, Variant.CLASSIC)])
 def test_live_match_with_a_faulting_bot_verifies(players: int, variant: Variant) -> None:
     entrants = [Entrant("random", (PY, "bots/random_bot.py"), ROOT),
-                Entrant("flaky", (PY, str(DATA / "flaky_bot.py"), "exit", "4"), ROOT)]
+                Entrant("flaky", (PY, str(ROOT / "tests" / "bots" / "faulty.py"), "exit", "5"),
+                        ROOT)]
     entrants += [Entrant(f"greedy{i}", (PY, "bots/greedy_bot.py"), ROOT)
                  for i in range(players - 2)]
     record = play_match("live", entrants, lambda k: Deal.from_seed(players, f"live:{k}"),
