@@ -20,7 +20,7 @@ from typing import Protocol
 from referee import protocol
 from referee.bot import Answer, Bot, BotCommandError, BotError
 from referee.record import FORMAT, VERSION, FaultDict, RecordDict, TurnDict, deal_to_json
-from referee.rules import Deal, Event, Hand, IllegalMoveError, Match, Variant
+from referee.rules import DEFAULT_TARGET, Deal, Event, Hand, IllegalMoveError, Match, Variant
 
 DealSource = Callable[[int], Deal]
 """Gives the deal of match hand ``k`` (1-based)."""
@@ -108,7 +108,7 @@ def play_match(
     deals: DealSource,
     *,
     variant: Variant = Variant.CLASSIC,
-    target: int = 1000,
+    target: int = DEFAULT_TARGET,
     limits: Limits = Limits(),
     sandbox: str = "none",
     tournament: str | None = None,

@@ -26,6 +26,8 @@ from typing import NamedTuple
 from referee.cards import DECK, FIVE, JACK, KING, QUEEN, TEN, Card, format_cards
 
 TURNS_PER_HAND = 24
+DEFAULT_TARGET = 1000
+"""Points that end a match unless a tournament or ``play`` sets another target."""
 LAYOUT_SIZE = 4
 STOCK_SIZE = 24
 SWEEP_RANKS = frozenset({FIVE, TEN, JACK, QUEEN, KING})
@@ -541,7 +543,7 @@ class Match:
     """
 
     def __init__(
-        self, players: int, *, variant: Variant = Variant.CLASSIC, target: int = 1000
+        self, players: int, *, variant: Variant = Variant.CLASSIC, target: int = DEFAULT_TARGET
     ) -> None:
         _check_players(players)
         if target <= 0:

@@ -21,7 +21,7 @@ import yaml
 from referee.bot import BotCommandError, bwrap_available, resolve_command
 from referee.match import Entrant, Limits
 from referee.ratings import RatingConfig
-from referee.rules import Variant
+from referee.rules import DEFAULT_TARGET, Variant
 from referee.schedule import FORMATS, SEATINGS, MatchSpec, schedule
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
@@ -62,7 +62,7 @@ class Config:
     output: Path
     variant: Variant = Variant.CLASSIC
     players: int = 3
-    target: int = 1000
+    target: int = DEFAULT_TARGET
     format: str = "round-robin"
     rounds: int = 1
     seatings: str = "all"
@@ -171,7 +171,7 @@ class _Loader:
         return Config(
             path=self.path.absolute(), name=name, entrants=entrants, output=out_path,
             variant=Variant(variant), players=players,
-            target=self.integer(data, "target", 1000, 1),
+            target=self.integer(data, "target", DEFAULT_TARGET, 1),
             format=fmt, rounds=self.integer(data, "rounds", 1, 1), seatings=seatings,
             seed=seed,
             concurrency=concurrency or self.integer(data, "concurrency", 1, 1),

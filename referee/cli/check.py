@@ -11,9 +11,13 @@ from rich.text import Text
 
 from referee.bot import BotCommandError, resolve_command, resolve_sandbox
 from referee.check import FAIL, PASS, SKIP, CheckReport, StepResult, run_check
+from referee.match import Limits
 
 _MARKS = {PASS: ("✓", "OK  ", "green"), FAIL: ("✗", "FAIL", "bold red"),
           SKIP: ("–", "SKIP", "dim")}
+
+_LIMITS = Limits()
+"""The defaults of the clock options."""
 
 
 class _Printer:
@@ -69,9 +73,11 @@ def _summary(console: Console, report: CheckReport) -> None:
 
 @click.command()
 @click.argument("bot_cmd")
-@click.option("--move-ms", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--move-ms", type=click.IntRange(min=1), default=_LIMITS.move_ms,
+              show_default=True,
               help="Time per answer.")
-@click.option("--startup-ms", type=click.IntRange(min=1), default=10000, show_default=True,
+@click.option("--startup-ms", type=click.IntRange(min=1), default=_LIMITS.startup_ms,
+              show_default=True,
               help="Time until the bot's ready.")
 @click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
               show_default=True, help="Run the bot as a tournament would (auto: bwrap if it "

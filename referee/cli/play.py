@@ -17,9 +17,12 @@ from referee.display import cards_text, move_text
 from referee.human import HUMAN, HumanEntrant
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
 from referee.record import FaultDict, RecordDict, write_record
-from referee.rules import Deal, Event, Hand, Variant
+from referee.rules import DEFAULT_TARGET, Deal, Event, Hand, Variant
 
 _NAME_OK = re.compile(r"[^A-Za-z0-9._-]+")
+
+_LIMITS = Limits()
+"""The defaults of the clock options."""
 
 
 def entrant_names(commands: list[str | list[str]]) -> list[str]:
@@ -111,11 +114,13 @@ def print_result(console: Console, record: RecordDict) -> None:
 @click.option("--seed", type=int, default=None, help="Seed of the deals (default: random).")
 @click.option("--variant", type=click.Choice([v.value for v in Variant]), default="classic",
               show_default=True)
-@click.option("--target", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--target", type=click.IntRange(min=1), default=DEFAULT_TARGET, show_default=True,
               help="Points that end the match.")
-@click.option("--move-ms", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--move-ms", type=click.IntRange(min=1), default=_LIMITS.move_ms,
+              show_default=True,
               help="Time per answer.")
-@click.option("--startup-ms", type=click.IntRange(min=1), default=10000, show_default=True,
+@click.option("--startup-ms", type=click.IntRange(min=1), default=_LIMITS.startup_ms,
+              show_default=True,
               help="Time until a bot's ready.")
 @click.option("--bank-ms", type=click.IntRange(min=0), default=0, show_default=True,
               help="Extra time per match for answers past --move-ms.")

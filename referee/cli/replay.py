@@ -18,6 +18,7 @@ from referee.bot import (
     resolve_sandbox,
     stderr_tail,
 )
+from referee.match import Limits
 from referee.record import RecordDict, RecordError, read_record
 from referee.replay import (
     Reask,
@@ -27,6 +28,9 @@ from referee.replay import (
     replay_text,
     verify_file,
 )
+
+_LIMITS = Limits()
+"""The defaults of the clock options."""
 
 
 @click.command()
@@ -43,9 +47,11 @@ from referee.replay import (
               help="Write the match as one self-contained HTML page.")
 @click.option("--bot", "bot_command", metavar="CMD",
               help="Re-play the match to this bot command in --seat and list where it differs.")
-@click.option("--move-ms", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--move-ms", type=click.IntRange(min=1), default=_LIMITS.move_ms,
+              show_default=True,
               help="Time per answer (with --bot).")
-@click.option("--startup-ms", type=click.IntRange(min=1), default=10000, show_default=True,
+@click.option("--startup-ms", type=click.IntRange(min=1), default=_LIMITS.startup_ms,
+              show_default=True,
               help="Time until the bot's ready (with --bot).")
 @click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
               show_default=True, help="Sandbox of the bot (with --bot).")
