@@ -16,16 +16,17 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from rich.text import Text
 
-from referee import protocol
+from referee import narration, protocol
 from referee.bot import Bot, BotError
 from referee.cards import Card, parse_cards
 from referee.display import cards_text, move_text
-from referee.record import RecordDict, RecordError, deal_from_json, read_record
-from referee.rules import Event, Hand, IllegalMoveError, Move, Variant
+from referee.positions import Dealt, Played, Scored, positions
+from referee.record import RecordDict, RecordError, read_record
+from referee.rules import Event, Hand, IllegalMoveError, Variant
 from referee.verify import Discrepancy, verify_record
 
 TELLABLE = frozenset({"scores", "totals", "ranks", "match end"})
@@ -86,12 +87,6 @@ class SeatLine(NamedTuple):
     decision: Decision | None = None
 
 
-def recorded_move(turn: dict[str, Any]) -> Move:
-    """The move a recorded turn played (the target is the capture, if exactly one)."""
-    capture = turn["capture"]
-    return Move(Card.parse(turn["play"]), Card.parse(capture[0]) if len(capture) == 1 else None)
-
-
 def seat_lines(record: RecordDict, seat: int, *, move_ms: int = 1000) -> Iterator[SeatLine]:
     """Every line ``seat`` was sent in the match, from ``match`` to ``end``, byte for byte as
     :func:`referee.match.play_match` sends them (without a time bank). ``chinese-ten 1`` and
@@ -104,39 +99,31 @@ def seat_lines(record: RecordDict, seat: int, *, move_ms: int = 1000) -> Iterato
     """
     n = len(record["players"])
     variant = Variant(record["variant"])
-    yield SeatLine(protocol.format_match(record["id"], seat, n, variant, record["target"],
-                                         record["players"]))
-    totals = [0] * n
-    for k, entry in enumerate(record["hands"], 1):
-        deal = deal_from_json(entry)
-        hand = Hand(deal, dealer=entry["dealer"], variant=variant)
-        yield SeatLine(protocol.format_hand(k, hand.dealer, deal.hands[seat], deal.layout))
-        for event in hand.events:
-            yield SeatLine(protocol.format_event(event))
-        for t, turn in enumerate(entry["turns"], 1):
-            by = turn.get("by", "bot")
-            mine = hand.to_move == seat
-            before = hand.copy() if mine else None
-            hand.play(*recorded_move(turn))
-            if hand.pick_card is not None:
-                play = hand.events[-1]
-                at_pick = hand.copy() if mine else None
-                hand.pick(Card.parse(turn["turn_capture"][0]))
-            else:
-                play, at_pick = hand.events[-2], None
-            if before is not None:
-                line = protocol.format_go(before.hands[seat], before.table, len(before.stock),
-                                          move_ms)
-                yield SeatLine(line, Decision(k, t, "go", before, play, by))
-            yield SeatLine(protocol.format_event(play))
-            if at_pick is not None:
-                assert at_pick.pick_card is not None
-                line = protocol.format_pick(at_pick.pick_card, at_pick.pick_options, move_ms)
-                yield SeatLine(line, Decision(k, t, "pick", at_pick, hand.events[-1], by))
-            yield SeatLine(protocol.format_event(hand.events[-1]))
-        totals = [a + b for a, b in zip(totals, entry["scores"], strict=True)]
-        yield SeatLine(protocol.format_score(entry["scores"], totals))
-    yield SeatLine(protocol.format_end(record["totals"], record["ranks"]))
+    yield SeatLine(narration.match_line(record["id"], seat, players=n, variant=variant,
+                                        target=record["target"], names=record["players"]).text)
+    for step in positions(record):
+        if isinstance(step, Dealt):
+            cues: Iterable[narration.Cue] = narration.hand_cues(step.number, step.hand)
+        elif isinstance(step, Scored):
+            cues = [narration.score_cue(step.scores, step.totals)]
+        else:
+            cues = step.cues
+        for cue in cues:
+            if isinstance(cue, narration.Line):
+                if cue.for_seat(seat):
+                    yield SeatLine(cue.text)
+            elif cue.seat == seat:
+                assert isinstance(step, Played)
+                yield SeatLine(cue.line(move_ms), _decision(step, cue.kind))
+    yield SeatLine(narration.end_cue(record["totals"], record["ranks"]).text)
+
+
+def _decision(step: Played, kind: str) -> Decision:
+    by = step.record.get("by", "bot")
+    if kind == "go":
+        return Decision(step.number, step.turn, kind, step.before, step.play, by)
+    assert step.at_pick is not None
+    return Decision(step.number, step.turn, kind, step.at_pick, step.turned, by)
 
 
 # Re-asking a bot.
@@ -334,34 +321,16 @@ def replay_text(
         yield Text(f"as seen by seat {seat} ({names[seat]})", style="bold")
     faults = [f for f in record["faults"] if seat is None or f["seat"] == seat]
     first_fallback = _first_fallbacks(record)
-    totals = [0] * n
-    for k, entry in enumerate(record["hands"], 1):
-        before = totals
-        totals = [a + b for a, b in zip(totals, entry["scores"], strict=True)]
+    lines: list[tuple[Text, list[int], list[Text]]] = []
+    for step in positions(record):
+        k = step.number
         if hand is not None and k != hand:
             continue
-        yield Text("")
-        bar = "==" if ascii else "──"
-        yield Text(f"{bar} hand {k}{sep}dealer {names[entry['dealer']]} {bar}", style="bold")
-        if k > 1:
-            yield Text(f"  totals so far {_numbers(before)}", style="dim")
-        for s, cards in enumerate(entry["hands"]):
-            label = Text(f"  {names[s]:<{width}}  ", style="cyan")
-            if seat is None or s == seat:
-                yield label + cards_text(parse_cards(cards), ascii=ascii)
-            else:
-                yield label + Text(f"({len(cards)} cards)", style="dim")
-        layout = parse_cards(entry["layout"])
-        yield Text(f"  {'layout':<{width}}  ", style="dim") + cards_text(layout, ascii=ascii)
-        if seat is None:
-            yield (Text(f"  {'stock':<{width}}  ", style="dim")
-                   + cards_text(parse_cards(entry["stock"]), ascii=ascii))
-        played = Hand(deal_from_json(entry), dealer=entry["dealer"], variant=variant)
-        for take in played.events:
-            yield (Text(f"  {names[take.seat]} takes the layout four of a kind ")
-                   + cards_text(take.captured, ascii=ascii))
-        lines: list[tuple[Text, list[int], list[Text]]] = []
-        for t, turn in enumerate(entry["turns"], 1):
+        if isinstance(step, Dealt):
+            yield from _dealt_text(step, names, seat, sep=sep, width=width, ascii=ascii)
+            lines = []
+        elif isinstance(step, Played):
+            turn, t = step.record, step.turn
             mover = turn["seat"]
             notes: list[Text] = []
             for f in faults:
@@ -373,18 +342,17 @@ def replay_text(
                              parse_cards(turn["turn_capture"]), ascii=ascii)
             if turn.get("by") == "fallback" and (seat is None or seat == mover):
                 line.append(" (fallback)", style="dim")
-            played.play(*recorded_move(turn))
-            if played.pick_card is not None:
-                played.pick(Card.parse(turn["turn_capture"][0]))
             if seat is None or seat == mover:
                 notes += [Text(f"      info: {i}", style="dim") for i in turn.get("info", [])]
-            lines.append((Text(f"  {t:>2}  ") + line, played.scores(), notes))
-        wide = max((x.cell_len for x, _, _ in lines), default=0)
-        for text, p, notes in lines:
-            yield from notes
-            yield text + Text(" " * (wide - text.cell_len + 2)) + Text(_numbers(p), style="dim")
-        yield Text(f"  scores {_numbers(entry['scores'])}{sep}totals {_numbers(totals)}",
-                   style="bold")
+            lines.append((Text(f"  {t:>2}  ") + line, step.after.scores(), notes))
+        else:
+            wide = max((x.cell_len for x, _, _ in lines), default=0)
+            for text, p, notes in lines:
+                yield from notes
+                yield (text + Text(" " * (wide - text.cell_len + 2))
+                       + Text(_numbers(p), style="dim"))
+            yield Text(f"  scores {_numbers(step.scores)}{sep}totals {_numbers(step.totals)}",
+                       style="bold")
     if hand is None:
         yield Text("")
         yield Text("result", style="bold")
@@ -394,6 +362,32 @@ def replay_text(
             note = "".join(f"  (fault: {f['fault']} in hand {f['hand']})" for f in mine)
             yield Text(f"  rank {record['ranks'][s]}  {names[s]:<{width}}  "
                        f"{record['totals'][s]:>5}{note}")
+
+
+def _dealt_text(
+    step: Dealt, names: Sequence[str], seat: int | None, *, sep: str, width: int, ascii: bool,
+) -> Iterator[Text]:
+    """The opening of a hand: its dealer, the cards (as ``seat`` may see them), the take."""
+    k, entry = step.number, step.entry
+    yield Text("")
+    bar = "==" if ascii else "──"
+    yield Text(f"{bar} hand {k}{sep}dealer {names[entry['dealer']]} {bar}", style="bold")
+    if k > 1:
+        yield Text(f"  totals so far {_numbers(step.totals)}", style="dim")
+    for s, cards in enumerate(entry["hands"]):
+        label = Text(f"  {names[s]:<{width}}  ", style="cyan")
+        if seat is None or s == seat:
+            yield label + cards_text(parse_cards(cards), ascii=ascii)
+        else:
+            yield label + Text(f"({len(cards)} cards)", style="dim")
+    layout = parse_cards(entry["layout"])
+    yield Text(f"  {'layout':<{width}}  ", style="dim") + cards_text(layout, ascii=ascii)
+    if seat is None:
+        yield (Text(f"  {'stock':<{width}}  ", style="dim")
+               + cards_text(parse_cards(entry["stock"]), ascii=ascii))
+    for take in step.hand.events:
+        yield (Text(f"  {names[take.seat]} takes the layout four of a kind ")
+               + cards_text(take.captured, ascii=ascii))
 
 
 def _numbers(values: Sequence[int]) -> str:
