@@ -2,8 +2,9 @@
 
 * :func:`replay_text` tells a match turn by turn (or as one seat saw it) as rich text lines.
 * :func:`seat_lines` gives, from a record, exactly the lines a seat was sent in the match, with
-  the decisions it was asked; :class:`Reask` sends them to a bot and judges its answers against
-  the record.
+  the decisions it was asked; :class:`Reask` plays the match again (:mod:`referee.match`) with
+  the bot in that seat and every decision played back from the record (:class:`RecordedPlayer`),
+  and judges the bot's answers against the record.
 * :func:`record_files` and :func:`verify_file` find and re-verify record files (see
   :mod:`referee.verify`).
 
@@ -13,6 +14,7 @@ The HTML page lives in :mod:`referee.replay_html`.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,11 +23,12 @@ from typing import NamedTuple
 from rich.text import Text
 
 from referee import narration, protocol
-from referee.bot import Bot, BotError
+from referee.bot import Answer, Bot, BotError
 from referee.cards import Card, parse_cards
 from referee.display import cards_text, move_text
+from referee.match import Entrant, Limits, Player, play_match
 from referee.positions import Dealt, Played, Scored, positions
-from referee.record import RecordDict, RecordError, read_record
+from referee.record import RecordDict, RecordError, deal_from_json, read_record
 from referee.rules import Event, Hand, IllegalMoveError, Variant
 from referee.verify import Discrepancy, verify_record
 
@@ -183,12 +186,69 @@ def judge(decision: Decision, answer: str) -> Finding:
     return Finding(decision, answer, now=answer_form(event))
 
 
+def decisions(record: RecordDict, seat: int) -> Iterator[Decision]:
+    """Every decision ``seat`` was asked in the match (its fallback turns included), in order.
+
+    .. warning:: The record must verify (:func:`check_replayable` with ``strict``).
+    """
+    for step in positions(record):
+        if isinstance(step, Played):
+            for cue in step.cues:
+                if isinstance(cue, narration.Ask) and cue.seat == seat:
+                    yield _decision(step, cue.kind)
+
+
+class RecordedPlayer:
+    """A seat of a match played back from a record: it answers each request with the decision
+    the record holds for it, and ignores what it is told (the match's ``Player``)."""
+
+    def __init__(self, name: str, decisions: Iterable[Decision]) -> None:
+        self.name = name
+        self._decisions = iter(decisions)
+
+    def next_decision(self) -> Decision:
+        """The recorded decision the next request asks for."""
+        return next(self._decisions)
+
+    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
+        """Nothing to start."""
+        return self.name
+
+    def send(self, line: str) -> None:
+        """Ignores the line."""
+
+    def request(self, line: str, timeout_ms: float) -> Answer:
+        """The recorded decision, as a bot answers it."""
+        return Answer(answer_form(self.next_decision().recorded), 0.0)
+
+    def forfeit(self, fault: str) -> None:
+        """Never called: a recorded answer is never a fault."""
+
+    def close(self) -> None:
+        """Nothing to stop."""
+
+
+@dataclass(frozen=True)
+class _Seated(Entrant):
+    """An entrant whose player already exists."""
+
+    player: Player | None = None
+
+    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
+              hide: Sequence[Path]) -> Player:
+        assert self.player is not None
+        return self.player
+
+
 class Reask:
     """Re-plays a recorded match to a bot sitting in ``seat`` and judges each of its decisions.
 
-    Iterate for a :class:`Finding` per decision asked. The match goes on with the recorded
-    moves whatever the bot answers. A timeout or crash stops the bot; the decisions left are
-    counted in :attr:`not_asked`.
+    The match is played by :func:`referee.match.play_match`, the other seats and the bot's own
+    decisions played back from the record (:class:`RecordedPlayer`), so the bot is told exactly
+    what a match tells a seat; only the ``end`` line is the record's own (its ranks count the
+    match's faults, which the replay does not repeat). Iterate for a :class:`Finding` per
+    decision asked. The match goes on with the recorded moves whatever the bot answers. A
+    timeout or crash stops the bot; the decisions left are counted in :attr:`not_asked`.
     """
 
     def __init__(self, record: RecordDict, seat: int, bot: Bot, *, move_ms: int = 1000,
@@ -213,24 +273,52 @@ class Reask:
         return self.name
 
     def __iter__(self) -> Iterator[Finding]:
-        bot = self.bot
-        for item in seat_lines(self.record, self.seat, move_ms=self.move_ms):
-            d = item.decision
-            if d is None:
-                bot.send(item.line)
-                continue
-            if self.stopped:
-                self.not_asked += 1
-                continue
+        record = self.record
+        findings: list[Finding] = []
+        entrants = [
+            _Seated(name, "-", player=(_ReaskedSeat(self, findings) if s == self.seat else
+                                       RecordedPlayer(name, decisions(record, s))))
+            for s, name in enumerate(record["players"])]
+        try:
+            play_match(record["id"], entrants, lambda k: deal_from_json(record["hands"][k - 1]),
+                       variant=Variant(record["variant"]), target=record["target"],
+                       limits=Limits(startup_ms=self.startup_ms, move_ms=self.move_ms))
+        finally:
+            self.bot.close()
+        yield from findings
+
+
+class _ReaskedSeat(RecordedPlayer):
+    """The re-asked bot's seat: tells the bot every line, asks it each decision, judges its
+    answer, and answers the match with the record's decision."""
+
+    def __init__(self, reask: Reask, findings: list[Finding]) -> None:
+        super().__init__(reask.name, decisions(reask.record, reask.seat))
+        self.reask = reask
+        self.findings = findings
+        record = reask.record
+        self.end = narration.end_cue(record["totals"], record["ranks"]).text
+
+    def send(self, line: str) -> None:
+        """Tells the bot (the record's ``end`` line for the match's)."""
+        if not self.reask.stopped:
+            self.reask.bot.send(self.end if line.startswith("end ") else line)
+
+    def request(self, line: str, timeout_ms: float) -> Answer:
+        """Asks the bot, judges its answer; answers the match as recorded."""
+        reask, d = self.reask, self.next_decision()
+        if reask.stopped:
+            reask.not_asked += 1
+        else:
             try:
-                answer = bot.request(item.line, self.move_ms)
+                answer = reask.bot.request(line, reask.move_ms)
             except BotError as err:
-                self.stopped = f"{err.fault}: {err.detail}"
-                bot.close()
-                yield Finding(d, None, self.stopped)
-                continue
-            yield judge(d, answer.line)
-        bot.close()
+                reask.stopped = f"{err.fault}: {err.detail}"
+                reask.bot.close()
+                self.findings.append(Finding(d, None, reask.stopped))
+            else:
+                self.findings.append(judge(d, answer.line))
+        return Answer(answer_form(d.recorded), 0.0)
 
 
 # Verifying files.
