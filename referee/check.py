@@ -19,11 +19,11 @@ import signal
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee import protocol
+from referee import narration, protocol
 from referee.bot import (
     Answer,
     Bot,
@@ -114,7 +114,8 @@ class _Failed(Exception):
 # -- the scripted situations ------------------------------------------------------------------
 
 Adapt = Callable[[Move], Sequence[str]]
-"""Given the bot's first move, the cards to put on top of the stock (turned first)."""
+"""Given the bot's first move (its ``go`` in the first turn of hand 1, before any card is
+turned), the cards to put on top of the stock (turned first)."""
 
 
 @dataclass(frozen=True)
@@ -418,27 +419,22 @@ class _Checker:
         names = [("bot" if s == sc.seat else f"scripted{s}") for s in range(sc.players)]
         rng = random.Random(f"check:{n}")
         try:
-            self.send(protocol.format_match(f"check-{n}", sc.seat, sc.players, sc.variant,
-                                            sc.target, names))
+            self.tell([narration.match_line(f"check-{n}", sc.seat, players=sc.players,
+                                            variant=sc.variant, target=sc.target,
+                                            names=names)], sc.seat)
             while not match.is_over():
                 k = match.hand_number
                 deal = sc.deals[k - 1]() if k <= len(sc.deals) else Deal.from_seed(
                     sc.players, f"check:{n}:{k}")
                 hand = match.new_hand(deal)
-                self.send(protocol.format_hand(k, hand.dealer, deal.hands[sc.seat],
-                                               deal.layout))
-                for event in hand.events:
-                    self.send(protocol.format_event(event))
-                first = True
+                self.tell(narration.hand_cues(k, hand), sc.seat)
+                adapt = sc.adapt if k == 1 else None
                 while not hand.is_over():
-                    if hand.to_move == sc.seat:
-                        hand = self.bot_turn(sc, k, hand, pending, first)
-                        first = False
-                    else:
-                        self.scripted_turn(hand, rng)
+                    hand = self.play_turn(sc, k, hand, pending, rng, adapt)
+                    adapt = None
                 score = match.finish_hand(hand)
-                self.send(protocol.format_score(score, match.totals))
-            self.send(protocol.format_end(match.totals, match.ranks()))
+                self.tell([narration.score_cue(score, match.totals)], sc.seat)
+            self.tell([narration.end_cue(match.totals, match.ranks())], sc.seat)
             self.ended += 1
         except _Failed as failed:
             step = failed.step
@@ -468,30 +464,48 @@ class _Checker:
         out, self.pending_warnings = self.pending_warnings, []
         return out
 
-    def scripted_turn(self, hand: Hand, rng: random.Random) -> None:
-        hand.play(*rng.choice(hand.legal_moves()))
-        if hand.pick_card is not None:
-            self.send(protocol.format_event(hand.events[-1]))
-            hand.pick(rng.choice(hand.pick_options))
-        else:
-            self.send(protocol.format_event(hand.events[-2]))
-        self.send(protocol.format_event(hand.events[-1]))
+    def tell(self, lines: Iterable[narration.Line], seat: int) -> None:
+        """Sends the bot, sitting in ``seat``, the lines it receives."""
+        for line in lines:
+            if line.for_seat(seat):
+                self.send(line.text)
 
-    def bot_turn(self, sc: _Scenario, k: int, hand: Hand, pending: list[_Mark],
-                 first: bool) -> Hand:
-        seat = sc.seat
-        line = protocol.format_go(hand.hands[seat], hand.table, len(hand.stock), self.move_ms)
+    def play_turn(self, sc: _Scenario, k: int, hand: Hand, pending: list[_Mark],
+                  rng: random.Random, adapt: Adapt | None) -> Hand:
+        """One turn as :func:`referee.narration.turn_cues` tells it: the bot answers its
+        requests, the scripted seats choose seeded random legal moves. Returns the hand, a new
+        one when ``adapt`` put other cards on top of the stock after the bot's first move."""
+        cues = narration.turn_cues(hand)
+        while (cue := next(cues, None)) is not None:
+            if isinstance(cue, narration.Line):
+                self.tell([cue], sc.seat)
+            elif cue.seat != sc.seat:
+                if cue.kind == "go":
+                    hand.play(*rng.choice(hand.legal_moves()))
+                else:
+                    hand.pick(rng.choice(hand.pick_options))
+            elif cue.kind == "go":
+                move = self.bot_go(cue, k, hand, pending)
+                if adapt is not None:  # the bot has not seen the stock: deal it anew
+                    top = [Card.parse(t) for t in adapt(move)]
+                    d = hand.deal
+                    stock = top + [c for c in d.stock if c not in top]
+                    hand = Hand(Deal(d.hands, d.layout, tuple(stock)), dealer=hand.dealer,
+                                variant=hand.variant)
+                    cues = narration.turn_cues(hand)
+                    next(cues)  # the same go, answered
+                hand.play(*move)
+            else:
+                self.bot_pick(cue, k, hand, pending)
+        return hand
+
+    def bot_go(self, ask: narration.Ask, k: int, hand: Hand, pending: list[_Mark]) -> Move:
+        """Asks the bot's move and judges it (not applied); marks the step it asserts."""
+        line = ask.line(self.move_ms)
         mark = next((m for m in pending if m.hand == k and m.kind == "go" and m.card is None),
                     None)
         answer = self.request(line)
         move = _judge_go(hand, line, answer.line)
-        if first and sc.adapt is not None:  # the bot has not seen the stock: reorder it now
-            top = [Card.parse(t) for t in sc.adapt(move)]
-            d = hand.deal
-            stock = top + [c for c in d.stock if c not in top]
-            hand = Hand(Deal(d.hands, d.layout, tuple(stock)), dealer=hand.dealer,
-                        variant=hand.variant)
-        hand.play(*move)
         if mark is None:
             mark = next((m for m in pending if m.hand == k and m.card is not None
                          and Card.parse(m.card) == move.card), None)
@@ -499,30 +513,27 @@ class _Checker:
             pending.remove(mark)
             self.add(StepResult(mark.title, note=f"{line}  →  {answer.line}  "
                                 f"({answer.ms:.0f} ms)", warnings=self.take_warnings()))
-        if hand.pick_card is not None:
-            self.send(protocol.format_event(hand.events[-1]))
-            line = protocol.format_pick(hand.pick_card, hand.pick_options, self.move_ms)
-            mark = next((m for m in pending if m.hand == k and m.kind == "pick"), None)
-            answer = self.request(line)
-            try:
-                target = protocol.parse_pick(answer.line)
-                hand.pick(target)
-            except (protocol.GarbledError, IllegalMoveError) as err:
-                hint = "answer one of the cards listed after `from`, alone"
-                if len(answer.line.split()) > 2:
-                    hint = f"{hint}; {HINT_STDERR}"
-                raise _Failed(StepResult(
-                    "", FAIL, sent=line, received=answer.line, note=str(err), hint=hint,
-                    expected="one of the cards after `from`"),
-                    "garbled" if isinstance(err, protocol.GarbledError) else "illegal") from None
-            if mark is not None:
-                pending.remove(mark)
-                self.add(StepResult(mark.title, note=f"{line}  →  {answer.line}",
-                                    warnings=self.take_warnings()))
-        else:
-            self.send(protocol.format_event(hand.events[-2]))
-        self.send(protocol.format_event(hand.events[-1]))
-        return hand
+        return move
+
+    def bot_pick(self, ask: narration.Ask, k: int, hand: Hand, pending: list[_Mark]) -> None:
+        """Asks the bot's pick, judges it and applies it; marks the step it asserts."""
+        line = ask.line(self.move_ms)
+        mark = next((m for m in pending if m.hand == k and m.kind == "pick"), None)
+        answer = self.request(line)
+        try:
+            hand.pick(protocol.parse_pick(answer.line))
+        except (protocol.GarbledError, IllegalMoveError) as err:
+            hint = "answer one of the cards listed after `from`, alone"
+            if len(answer.line.split()) > 2:
+                hint = f"{hint}; {HINT_STDERR}"
+            raise _Failed(StepResult(
+                "", FAIL, sent=line, received=answer.line, note=str(err), hint=hint,
+                expected="one of the cards after `from`"),
+                "garbled" if isinstance(err, protocol.GarbledError) else "illegal") from None
+        if mark is not None:
+            pending.remove(mark)
+            self.add(StepResult(mark.title, note=f"{line}  →  {answer.line}",
+                                warnings=self.take_warnings()))
 
 
 def _judge_go(hand: Hand, line: str, text: str) -> Move:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from referee import protocol
+from referee import narration, protocol
 from referee.bot import Answer, Bot, BotCommandError, BotError
 from referee.record import FORMAT, VERSION, FaultDict, RecordDict, TurnDict, deal_to_json
 from referee.rules import DEFAULT_TARGET, Deal, Event, Hand, IllegalMoveError, Match, Variant
@@ -161,15 +161,17 @@ class _MatchRunner:
     def run(self) -> RecordDict:
         try:
             self._start()
-            self._broadcast_each(lambda s: protocol.format_match(
-                self.match_id, s, self.match.players, self.match.variant, self.match.target,
-                [e.name for e in self.entrants]))
+            for seat in self.seats:
+                self._send(narration.match_line(
+                    self.match_id, seat.index, players=self.match.players,
+                    variant=self.match.variant, target=self.match.target,
+                    names=[e.name for e in self.entrants]))
             while not self.match.is_over():
                 self._play_hand()
             ranks = self.match.ranks(s.index for s in self.seats if s.faulted)
             self.record["totals"] = self.match.totals
             self.record["ranks"] = ranks
-            self._broadcast(protocol.format_end(self.match.totals, ranks))
+            self._send(narration.end_cue(self.match.totals, ranks))
             return self.record
         finally:
             self._close_all()
@@ -211,19 +213,15 @@ class _MatchRunner:
         entry = deal_to_json(deal, hand.dealer)
         self.record["hands"].append(entry)
         self.observer.hand_started(k, hand)
-        for seat in self.seats:
-            if seat.player is not None:
-                seat.player.send(protocol.format_hand(k, hand.dealer, deal.hands[seat.index],
-                                                      deal.layout))
-        for event in hand.events:
-            self._broadcast(protocol.format_event(event))
+        for cue in narration.hand_cues(k, hand):
+            self._send(cue)
         while not hand.is_over():
             if self.stop is not None and self.stop.is_set():
                 raise MatchAborted(f"match {self.match_id} stopped")
             entry["turns"].append(self._play_turn(hand))
         scores = self.match.finish_hand(hand)
         entry["scores"] = scores
-        self._broadcast(protocol.format_score(scores, self.match.totals))
+        self._send(narration.score_cue(scores, self.match.totals))
         self.observer.hand_ended(k, scores, self.match.totals)
         self.hand_number += 1
 
@@ -231,20 +229,21 @@ class _MatchRunner:
         seat = self.seats[hand.to_move]
         ms: list[float] = []
         by = "bot"
-        if not self._ask_move(seat, hand, ms):
-            by = "fallback"
-            hand.play(*seat.rng.choice(hand.legal_moves()))
-        if hand.pick_card is not None:
-            play_event = hand.events[-1]
-            self._tell(play_event, by)
-            if not self._ask_pick(seat, hand, ms):
-                by = "fallback"
-                hand.pick(seat.rng.choice(hand.pick_options))
-        else:
-            play_event = hand.events[-2]
-            self._tell(play_event, by)
-        turn_event = hand.events[-1]
-        self._tell(turn_event, by)
+        events: list[Event] = []
+        for cue in narration.turn_cues(hand):
+            if isinstance(cue, narration.Ask):
+                if not self._ask(seat, cue, hand, ms):
+                    by = "fallback"
+                    if cue.kind == "go":
+                        hand.play(*seat.rng.choice(hand.legal_moves()))
+                    else:
+                        hand.pick(seat.rng.choice(hand.pick_options))
+            else:
+                assert cue.event is not None
+                events.append(cue.event)
+                self._send(cue)
+                self.observer.event(cue.event, by)
+        play_event, turn_event = events
         turn: TurnDict = {
             "seat": seat.index,
             "play": str(play_event.card), "capture": [str(c) for c in play_event.captured],
@@ -258,36 +257,20 @@ class _MatchRunner:
             seat.pending_info = []
         return turn
 
-    def _ask_move(self, seat: _Seat, hand: Hand, ms: list[float]) -> bool:
-        """Asks the seat's bot for a move and applies it; ``False`` if it faulted (or is gone)."""
+    def _ask(self, seat: _Seat, ask: narration.Ask, hand: Hand, ms: list[float]) -> bool:
+        """Asks the seat's bot a ``go`` or ``pick`` and applies the answer to ``hand``;
+        ``False`` if it faulted (a garbled or illegal answer is a fault) or is gone."""
         if seat.player is None:
             return False
-        line = protocol.format_go(hand.hands[seat.index], hand.table, len(hand.stock),
-                                  self.limits.move_ms, bank=self._bank(seat))
-        return self._ask(seat, line, ms, lambda text: hand.play(*protocol.parse_move(text)))
-
-    def _ask_pick(self, seat: _Seat, hand: Hand, ms: list[float]) -> bool:
-        """Asks the seat's bot for a pick and applies it; ``False`` if it faulted (or is gone)."""
-        if seat.player is None:
-            return False
-        assert hand.pick_card is not None
-        line = protocol.format_pick(hand.pick_card, hand.pick_options, self.limits.move_ms,
-                                    bank=self._bank(seat))
-        return self._ask(seat, line, ms, lambda text: hand.pick(protocol.parse_pick(text)))
-
-    def _bank(self, seat: _Seat) -> int | None:
-        return round(seat.bank_ms) if self.limits.bank_ms else None
-
-    def _ask(
-        self, seat: _Seat, line: str, ms: list[float], apply: Callable[[str], object]
-    ) -> bool:
-        """Sends a request and applies the answer; a garbled or illegal one is a fault."""
-        answer = self._request(seat, line)
+        answer = self._request(seat, ask.line(self.limits.move_ms, bank=self._bank(seat)))
         if answer is None:
             return False
         ms.append(round(answer.ms, 1))
         try:
-            apply(answer.line)
+            if ask.kind == "go":
+                hand.play(*protocol.parse_move(answer.line))
+            else:
+                hand.pick(protocol.parse_pick(answer.line))
         except protocol.GarbledError as err:
             self._fault(seat, "garbled", str(err))
             return False
@@ -295,6 +278,9 @@ class _MatchRunner:
             self._fault(seat, "illegal", f"{answer.line!r}: {err}")
             return False
         return True
+
+    def _bank(self, seat: _Seat) -> int | None:
+        return round(seat.bank_ms) if self.limits.bank_ms else None
 
     def _request(self, seat: _Seat, line: str) -> Answer | None:
         assert seat.player is not None
@@ -312,19 +298,11 @@ class _MatchRunner:
 
     # Talking to everyone.
 
-    def _tell(self, event: Event, by: str) -> None:
-        self._broadcast(protocol.format_event(event))
-        self.observer.event(event, by)
-
-    def _broadcast(self, line: str) -> None:
+    def _send(self, line: narration.Line) -> None:
+        """Sends ``line`` to the seats it is for that still have a player."""
         for seat in self.seats:
-            if seat.player is not None:
-                seat.player.send(line)
-
-    def _broadcast_each(self, line_for: Callable[[int], str]) -> None:
-        for seat in self.seats:
-            if seat.player is not None:
-                seat.player.send(line_for(seat.index))
+            if seat.player is not None and line.for_seat(seat.index):
+                seat.player.send(line.text)
 
     def _fault(self, seat: _Seat, fault: str, detail: str) -> None:
         entry: FaultDict = {"seat": seat.index, "hand": self.hand_number, "fault": fault,

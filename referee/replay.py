@@ -2,8 +2,9 @@
 
 * :func:`replay_text` tells a match turn by turn (or as one seat saw it) as rich text lines.
 * :func:`seat_lines` gives, from a record, exactly the lines a seat was sent in the match, with
-  the decisions it was asked; :class:`Reask` sends them to a bot and judges its answers against
-  the record.
+  the decisions it was asked; :class:`Reask` plays the match again (:mod:`referee.match`) with
+  the bot in that seat and every decision played back from the record (:class:`RecordedPlayer`),
+  and judges the bot's answers against the record.
 * :func:`record_files` and :func:`verify_file` find and re-verify record files (see
   :mod:`referee.verify`).
 
@@ -13,19 +14,22 @@ The HTML page lives in :mod:`referee.replay_html`.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from rich.text import Text
 
-from referee import protocol
-from referee.bot import Bot, BotError
+from referee import narration, protocol
+from referee.bot import Answer, Bot, BotError
 from referee.cards import Card, parse_cards
 from referee.display import cards_text, move_text
+from referee.match import Entrant, Limits, Player, play_match
+from referee.positions import Dealt, Played, Scored, positions
 from referee.record import RecordDict, RecordError, deal_from_json, read_record
-from referee.rules import Event, Hand, IllegalMoveError, Move, Variant
+from referee.rules import Event, Hand, IllegalMoveError, Variant
 from referee.verify import Discrepancy, verify_record
 
 TELLABLE = frozenset({"scores", "totals", "ranks", "match end"})
@@ -86,12 +90,6 @@ class SeatLine(NamedTuple):
     decision: Decision | None = None
 
 
-def recorded_move(turn: dict[str, Any]) -> Move:
-    """The move a recorded turn played (the target is the capture, if exactly one)."""
-    capture = turn["capture"]
-    return Move(Card.parse(turn["play"]), Card.parse(capture[0]) if len(capture) == 1 else None)
-
-
 def seat_lines(record: RecordDict, seat: int, *, move_ms: int = 1000) -> Iterator[SeatLine]:
     """Every line ``seat`` was sent in the match, from ``match`` to ``end``, byte for byte as
     :func:`referee.match.play_match` sends them (without a time bank). ``chinese-ten 1`` and
@@ -104,39 +102,31 @@ def seat_lines(record: RecordDict, seat: int, *, move_ms: int = 1000) -> Iterato
     """
     n = len(record["players"])
     variant = Variant(record["variant"])
-    yield SeatLine(protocol.format_match(record["id"], seat, n, variant, record["target"],
-                                         record["players"]))
-    totals = [0] * n
-    for k, entry in enumerate(record["hands"], 1):
-        deal = deal_from_json(entry)
-        hand = Hand(deal, dealer=entry["dealer"], variant=variant)
-        yield SeatLine(protocol.format_hand(k, hand.dealer, deal.hands[seat], deal.layout))
-        for event in hand.events:
-            yield SeatLine(protocol.format_event(event))
-        for t, turn in enumerate(entry["turns"], 1):
-            by = turn.get("by", "bot")
-            mine = hand.to_move == seat
-            before = hand.copy() if mine else None
-            hand.play(*recorded_move(turn))
-            if hand.pick_card is not None:
-                play = hand.events[-1]
-                at_pick = hand.copy() if mine else None
-                hand.pick(Card.parse(turn["turn_capture"][0]))
-            else:
-                play, at_pick = hand.events[-2], None
-            if before is not None:
-                line = protocol.format_go(before.hands[seat], before.table, len(before.stock),
-                                          move_ms)
-                yield SeatLine(line, Decision(k, t, "go", before, play, by))
-            yield SeatLine(protocol.format_event(play))
-            if at_pick is not None:
-                assert at_pick.pick_card is not None
-                line = protocol.format_pick(at_pick.pick_card, at_pick.pick_options, move_ms)
-                yield SeatLine(line, Decision(k, t, "pick", at_pick, hand.events[-1], by))
-            yield SeatLine(protocol.format_event(hand.events[-1]))
-        totals = [a + b for a, b in zip(totals, entry["scores"], strict=True)]
-        yield SeatLine(protocol.format_score(entry["scores"], totals))
-    yield SeatLine(protocol.format_end(record["totals"], record["ranks"]))
+    yield SeatLine(narration.match_line(record["id"], seat, players=n, variant=variant,
+                                        target=record["target"], names=record["players"]).text)
+    for step in positions(record):
+        if isinstance(step, Dealt):
+            cues: Iterable[narration.Cue] = narration.hand_cues(step.number, step.hand)
+        elif isinstance(step, Scored):
+            cues = [narration.score_cue(step.scores, step.totals)]
+        else:
+            cues = step.cues
+        for cue in cues:
+            if isinstance(cue, narration.Line):
+                if cue.for_seat(seat):
+                    yield SeatLine(cue.text)
+            elif cue.seat == seat:
+                assert isinstance(step, Played)
+                yield SeatLine(cue.line(move_ms), _decision(step, cue.kind))
+    yield SeatLine(narration.end_cue(record["totals"], record["ranks"]).text)
+
+
+def _decision(step: Played, kind: str) -> Decision:
+    by = step.record.get("by", "bot")
+    if kind == "go":
+        return Decision(step.number, step.turn, kind, step.before, step.play, by)
+    assert step.at_pick is not None
+    return Decision(step.number, step.turn, kind, step.at_pick, step.turned, by)
 
 
 # Re-asking a bot.
@@ -196,12 +186,69 @@ def judge(decision: Decision, answer: str) -> Finding:
     return Finding(decision, answer, now=answer_form(event))
 
 
+def decisions(record: RecordDict, seat: int) -> Iterator[Decision]:
+    """Every decision ``seat`` was asked in the match (its fallback turns included), in order.
+
+    .. warning:: The record must verify (:func:`check_replayable` with ``strict``).
+    """
+    for step in positions(record):
+        if isinstance(step, Played):
+            for cue in step.cues:
+                if isinstance(cue, narration.Ask) and cue.seat == seat:
+                    yield _decision(step, cue.kind)
+
+
+class RecordedPlayer:
+    """A seat of a match played back from a record: it answers each request with the decision
+    the record holds for it, and ignores what it is told (the match's ``Player``)."""
+
+    def __init__(self, name: str, decisions: Iterable[Decision]) -> None:
+        self.name = name
+        self._decisions = iter(decisions)
+
+    def next_decision(self) -> Decision:
+        """The recorded decision the next request asks for."""
+        return next(self._decisions)
+
+    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
+        """Nothing to start."""
+        return self.name
+
+    def send(self, line: str) -> None:
+        """Ignores the line."""
+
+    def request(self, line: str, timeout_ms: float) -> Answer:
+        """The recorded decision, as a bot answers it."""
+        return Answer(answer_form(self.next_decision().recorded), 0.0)
+
+    def forfeit(self, fault: str) -> None:
+        """Never called: a recorded answer is never a fault."""
+
+    def close(self) -> None:
+        """Nothing to stop."""
+
+
+@dataclass(frozen=True)
+class _Seated(Entrant):
+    """An entrant whose player already exists."""
+
+    player: Player | None = None
+
+    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
+              hide: Sequence[Path]) -> Player:
+        assert self.player is not None
+        return self.player
+
+
 class Reask:
     """Re-plays a recorded match to a bot sitting in ``seat`` and judges each of its decisions.
 
-    Iterate for a :class:`Finding` per decision asked. The match goes on with the recorded
-    moves whatever the bot answers. A timeout or crash stops the bot; the decisions left are
-    counted in :attr:`not_asked`.
+    The match is played by :func:`referee.match.play_match`, the other seats and the bot's own
+    decisions played back from the record (:class:`RecordedPlayer`), so the bot is told exactly
+    what a match tells a seat; only the ``end`` line is the record's own (its ranks count the
+    match's faults, which the replay does not repeat). Iterate for a :class:`Finding` per
+    decision asked. The match goes on with the recorded moves whatever the bot answers. A
+    timeout or crash stops the bot; the decisions left are counted in :attr:`not_asked`.
     """
 
     def __init__(self, record: RecordDict, seat: int, bot: Bot, *, move_ms: int = 1000,
@@ -226,24 +273,52 @@ class Reask:
         return self.name
 
     def __iter__(self) -> Iterator[Finding]:
-        bot = self.bot
-        for item in seat_lines(self.record, self.seat, move_ms=self.move_ms):
-            d = item.decision
-            if d is None:
-                bot.send(item.line)
-                continue
-            if self.stopped:
-                self.not_asked += 1
-                continue
+        record = self.record
+        findings: list[Finding] = []
+        entrants = [
+            _Seated(name, "-", player=(_ReaskedSeat(self, findings) if s == self.seat else
+                                       RecordedPlayer(name, decisions(record, s))))
+            for s, name in enumerate(record["players"])]
+        try:
+            play_match(record["id"], entrants, lambda k: deal_from_json(record["hands"][k - 1]),
+                       variant=Variant(record["variant"]), target=record["target"],
+                       limits=Limits(startup_ms=self.startup_ms, move_ms=self.move_ms))
+        finally:
+            self.bot.close()
+        yield from findings
+
+
+class _ReaskedSeat(RecordedPlayer):
+    """The re-asked bot's seat: tells the bot every line, asks it each decision, judges its
+    answer, and answers the match with the record's decision."""
+
+    def __init__(self, reask: Reask, findings: list[Finding]) -> None:
+        super().__init__(reask.name, decisions(reask.record, reask.seat))
+        self.reask = reask
+        self.findings = findings
+        record = reask.record
+        self.end = narration.end_cue(record["totals"], record["ranks"]).text
+
+    def send(self, line: str) -> None:
+        """Tells the bot (the record's ``end`` line for the match's)."""
+        if not self.reask.stopped:
+            self.reask.bot.send(self.end if line.startswith("end ") else line)
+
+    def request(self, line: str, timeout_ms: float) -> Answer:
+        """Asks the bot, judges its answer; answers the match as recorded."""
+        reask, d = self.reask, self.next_decision()
+        if reask.stopped:
+            reask.not_asked += 1
+        else:
             try:
-                answer = bot.request(item.line, self.move_ms)
+                answer = reask.bot.request(line, reask.move_ms)
             except BotError as err:
-                self.stopped = f"{err.fault}: {err.detail}"
-                bot.close()
-                yield Finding(d, None, self.stopped)
-                continue
-            yield judge(d, answer.line)
-        bot.close()
+                reask.stopped = f"{err.fault}: {err.detail}"
+                reask.bot.close()
+                self.findings.append(Finding(d, None, reask.stopped))
+            else:
+                self.findings.append(judge(d, answer.line))
+        return Answer(answer_form(d.recorded), 0.0)
 
 
 # Verifying files.
@@ -334,34 +409,16 @@ def replay_text(
         yield Text(f"as seen by seat {seat} ({names[seat]})", style="bold")
     faults = [f for f in record["faults"] if seat is None or f["seat"] == seat]
     first_fallback = _first_fallbacks(record)
-    totals = [0] * n
-    for k, entry in enumerate(record["hands"], 1):
-        before = totals
-        totals = [a + b for a, b in zip(totals, entry["scores"], strict=True)]
+    lines: list[tuple[Text, list[int], list[Text]]] = []
+    for step in positions(record):
+        k = step.number
         if hand is not None and k != hand:
             continue
-        yield Text("")
-        bar = "==" if ascii else "──"
-        yield Text(f"{bar} hand {k}{sep}dealer {names[entry['dealer']]} {bar}", style="bold")
-        if k > 1:
-            yield Text(f"  totals so far {_numbers(before)}", style="dim")
-        for s, cards in enumerate(entry["hands"]):
-            label = Text(f"  {names[s]:<{width}}  ", style="cyan")
-            if seat is None or s == seat:
-                yield label + cards_text(parse_cards(cards), ascii=ascii)
-            else:
-                yield label + Text(f"({len(cards)} cards)", style="dim")
-        layout = parse_cards(entry["layout"])
-        yield Text(f"  {'layout':<{width}}  ", style="dim") + cards_text(layout, ascii=ascii)
-        if seat is None:
-            yield (Text(f"  {'stock':<{width}}  ", style="dim")
-                   + cards_text(parse_cards(entry["stock"]), ascii=ascii))
-        played = Hand(deal_from_json(entry), dealer=entry["dealer"], variant=variant)
-        for take in played.events:
-            yield (Text(f"  {names[take.seat]} takes the layout four of a kind ")
-                   + cards_text(take.captured, ascii=ascii))
-        lines: list[tuple[Text, list[int], list[Text]]] = []
-        for t, turn in enumerate(entry["turns"], 1):
+        if isinstance(step, Dealt):
+            yield from _dealt_text(step, names, seat, sep=sep, width=width, ascii=ascii)
+            lines = []
+        elif isinstance(step, Played):
+            turn, t = step.record, step.turn
             mover = turn["seat"]
             notes: list[Text] = []
             for f in faults:
@@ -373,18 +430,17 @@ def replay_text(
                              parse_cards(turn["turn_capture"]), ascii=ascii)
             if turn.get("by") == "fallback" and (seat is None or seat == mover):
                 line.append(" (fallback)", style="dim")
-            played.play(*recorded_move(turn))
-            if played.pick_card is not None:
-                played.pick(Card.parse(turn["turn_capture"][0]))
             if seat is None or seat == mover:
                 notes += [Text(f"      info: {i}", style="dim") for i in turn.get("info", [])]
-            lines.append((Text(f"  {t:>2}  ") + line, played.scores(), notes))
-        wide = max((x.cell_len for x, _, _ in lines), default=0)
-        for text, p, notes in lines:
-            yield from notes
-            yield text + Text(" " * (wide - text.cell_len + 2)) + Text(_numbers(p), style="dim")
-        yield Text(f"  scores {_numbers(entry['scores'])}{sep}totals {_numbers(totals)}",
-                   style="bold")
+            lines.append((Text(f"  {t:>2}  ") + line, step.after.scores(), notes))
+        else:
+            wide = max((x.cell_len for x, _, _ in lines), default=0)
+            for text, p, notes in lines:
+                yield from notes
+                yield (text + Text(" " * (wide - text.cell_len + 2))
+                       + Text(_numbers(p), style="dim"))
+            yield Text(f"  scores {_numbers(step.scores)}{sep}totals {_numbers(step.totals)}",
+                       style="bold")
     if hand is None:
         yield Text("")
         yield Text("result", style="bold")
@@ -394,6 +450,32 @@ def replay_text(
             note = "".join(f"  (fault: {f['fault']} in hand {f['hand']})" for f in mine)
             yield Text(f"  rank {record['ranks'][s]}  {names[s]:<{width}}  "
                        f"{record['totals'][s]:>5}{note}")
+
+
+def _dealt_text(
+    step: Dealt, names: Sequence[str], seat: int | None, *, sep: str, width: int, ascii: bool,
+) -> Iterator[Text]:
+    """The opening of a hand: its dealer, the cards (as ``seat`` may see them), the take."""
+    k, entry = step.number, step.entry
+    yield Text("")
+    bar = "==" if ascii else "──"
+    yield Text(f"{bar} hand {k}{sep}dealer {names[entry['dealer']]} {bar}", style="bold")
+    if k > 1:
+        yield Text(f"  totals so far {_numbers(step.totals)}", style="dim")
+    for s, cards in enumerate(entry["hands"]):
+        label = Text(f"  {names[s]:<{width}}  ", style="cyan")
+        if seat is None or s == seat:
+            yield label + cards_text(parse_cards(cards), ascii=ascii)
+        else:
+            yield label + Text(f"({len(cards)} cards)", style="dim")
+    layout = parse_cards(entry["layout"])
+    yield Text(f"  {'layout':<{width}}  ", style="dim") + cards_text(layout, ascii=ascii)
+    if seat is None:
+        yield (Text(f"  {'stock':<{width}}  ", style="dim")
+               + cards_text(parse_cards(entry["stock"]), ascii=ascii))
+    for take in step.hand.events:
+        yield (Text(f"  {names[take.seat]} takes the layout four of a kind ")
+               + cards_text(take.captured, ascii=ascii))
 
 
 def _numbers(values: Sequence[int]) -> str:

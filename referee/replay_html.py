@@ -1,8 +1,9 @@
 """A recorded match as one self-contained HTML page: the table as a picture, step by step.
 
-:func:`match_steps` replays the record with the rules engine and takes a snapshot after the deal
-and after every turn (hands, table, stock, captured piles, points); :func:`replay_html` embeds
-them as JSON in the page, whose script only draws step *i*. No network, no external files.
+:func:`match_steps` replays the record with the rules engine (:mod:`referee.positions`) and
+takes a snapshot after the deal and after every turn (hands, table, stock, captured piles,
+points); :func:`replay_html` embeds them as JSON in the page, whose script only draws step *i*.
+No network, no external files.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ import html
 import json
 from typing import Any
 
-from referee.cards import Card
-from referee.record import RecordDict, deal_from_json
-from referee.replay import recorded_move
-from referee.rules import Hand, Variant
+from referee.positions import Dealt, Scored, positions
+from referee.record import RecordDict
+from referee.rules import Hand
 
 
 def _cards(cards: Any) -> list[str]:
@@ -26,51 +26,46 @@ def match_steps(record: RecordDict) -> list[dict[str, Any]]:
 
     .. warning:: The record must verify (:func:`referee.replay.check_replayable`).
     """
-    variant = Variant(record["variant"])
-    n = len(record["players"])
     first_fallback: dict[int, tuple[int, int]] = {}
     faults = {f["seat"]: f for f in record["faults"]}
     steps: list[dict[str, Any]] = []
-    totals = [0] * n
-    for k, entry in enumerate(record["hands"], 1):
-        hand = Hand(deal_from_json(entry), dealer=entry["dealer"], variant=variant)
-
-        def snap(t: int, hand: Hand = hand, k: int = k, before: list[int] = totals
-                 ) -> dict[str, Any]:
-            points = hand.scores()
-            return {
-                "hand": k, "turn": t, "dealer": hand.dealer, "to_move": hand.to_move,
-                "hands": [_cards(h) for h in hand.hands], "table": _cards(hand.table),
-                "stock": len(hand.stock), "piles": [_cards(p) for p in hand.captured],
-                "points": points, "totals": [a + b for a, b in zip(before, points, strict=True)],
-            }
-
-        step = snap(0)
-        step["take"] = [[e.seat, _cards(e.captured)] for e in hand.events]
-        steps.append(step)
-        for t, turn in enumerate(entry["turns"], 1):
-            seat = hand.to_move
-            hand.play(*recorded_move(turn))
-            if hand.pick_card is not None:
-                options = _cards(hand.pick_options)
-                hand.pick(Card.parse(turn["turn_capture"][0]))
-            else:
-                options = []
-            play, turned = hand.events[-2], hand.events[-1]
-            step = snap(t)
-            step.update(seat=seat, by=turn.get("by", "bot"),
-                        play=[str(play.card), _cards(play.captured)],
-                        turned=[str(turned.card), _cards(turned.captured), options])
-            if turn.get("by") == "fallback" and seat not in first_fallback and seat in faults:
-                first_fallback[seat] = (k, t)
-                f = faults[seat]
-                step["fault"] = f"{f['fault']}: {f['detail']}"
-            if turn.get("info"):
-                step["info"] = turn["info"]
+    for pos in positions(record):
+        if isinstance(pos, Scored):
+            steps[-1]["scores"] = pos.scores
+            continue
+        if isinstance(pos, Dealt):
+            step = _snap(pos.number, 0, pos.hand, pos.totals)
+            step["take"] = [[e.seat, _cards(e.captured)] for e in pos.hand.events]
             steps.append(step)
-        totals = [a + b for a, b in zip(totals, entry["scores"], strict=True)]
-        steps[-1]["scores"] = entry["scores"]
+            totals = pos.totals
+            continue
+        k, t, turn, seat = pos.number, pos.turn, pos.record, pos.seat
+        options = _cards(pos.at_pick.pick_options) if pos.at_pick is not None else []
+        play, turned = pos.play, pos.turned
+        step = _snap(k, t, pos.after, totals)
+        step.update(seat=seat, by=turn.get("by", "bot"),
+                    play=[str(play.card), _cards(play.captured)],
+                    turned=[str(turned.card), _cards(turned.captured), options])
+        if turn.get("by") == "fallback" and seat not in first_fallback and seat in faults:
+            first_fallback[seat] = (k, t)
+            f = faults[seat]
+            step["fault"] = f"{f['fault']}: {f['detail']}"
+        if turn.get("info"):
+            step["info"] = turn["info"]
+        steps.append(step)
     return steps
+
+
+def _snap(k: int, t: int, hand: Hand, before: list[int]) -> dict[str, Any]:
+    """The position of ``hand`` after turn ``t`` of hand ``k``; ``before``: the totals before
+    the hand."""
+    points = hand.scores()
+    return {
+        "hand": k, "turn": t, "dealer": hand.dealer, "to_move": hand.to_move,
+        "hands": [_cards(h) for h in hand.hands], "table": _cards(hand.table),
+        "stock": len(hand.stock), "piles": [_cards(p) for p in hand.captured],
+        "points": points, "totals": [a + b for a, b in zip(before, points, strict=True)],
+    }
 
 
 def page_data(record: RecordDict) -> dict[str, Any]:

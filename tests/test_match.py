@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.match import Entrant, Limits, play_match
-from referee.rules import Deal, Match, Variant, rank
+from referee.rules import Deal, Variant, rank
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -41,23 +41,18 @@ def processes_with(marker: str) -> list[int]:
 
 def replay_totals(record: dict) -> list[int]:
     """Totals recomputed by the rules from the record's deals and moves."""
-    from referee.cards import Card
-    from referee.record import deal_from_json
+    from referee.positions import Played, Scored, positions
 
-    match = Match(len(record["players"]), variant=Variant(record["variant"]),
-                  target=record["target"])
-    for entry in record["hands"]:
-        hand = match.new_hand(deal_from_json(entry))
-        for turn in entry["turns"]:
-            assert hand.to_move == turn["seat"]
-            cap = turn["capture"]
-            hand.play(Card.parse(turn["play"]), Card.parse(cap[0]) if cap else None)
-            if hand.pick_card is not None:
-                hand.pick(Card.parse(turn["turn_capture"][0]))
-            got = [str(c) for e in hand.events[-2:] for c in e.captured]
-            assert got == cap + turn["turn_capture"]
-        assert match.finish_hand(hand) == entry["scores"]
-    return match.totals
+    totals: list[int] = []
+    for pos in positions(record):  # type: ignore[arg-type]
+        if isinstance(pos, Played):
+            assert pos.seat == pos.record["seat"]
+            got = [str(c) for e in (pos.play, pos.turned) for c in e.captured]
+            assert got == pos.record["capture"] + pos.record["turn_capture"]
+        elif isinstance(pos, Scored):
+            assert pos.hand.is_over() and pos.hand.scores() == pos.scores
+            totals = pos.totals
+    return totals
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
