@@ -24,6 +24,7 @@ from referee import protocol
 from referee.bot import Bot, BotError
 from referee.cards import Card, parse_cards
 from referee.display import cards_text, move_text
+from referee.escape import escape_controls
 from referee.record import RecordDict, RecordError, deal_from_json, read_record
 from referee.rules import Event, Hand, IllegalMoveError, Move, Variant
 from referee.verify import Discrepancy, verify_record
@@ -104,7 +105,8 @@ def seat_lines(record: RecordDict, seat: int, *, move_ms: int = 1000) -> Iterato
     """
     n = len(record["players"])
     variant = Variant(record["variant"])
-    yield SeatLine(protocol.format_match(record["id"], seat, n, variant, record["target"],
+    told = record.get("bot_id", record["id"])  # older records: the bots were told the id
+    yield SeatLine(protocol.format_match(told, seat, n, variant, record["target"],
                                          record["players"]))
     totals = [0] * n
     for k, entry in enumerate(record["hands"], 1):
@@ -320,13 +322,14 @@ def replay_text(
     (:func:`check_replayable`): its turns are replayed under the rules for the running points,
     and told as written.
     """
-    names = record["players"]
+    names = [escape_controls(x) for x in record["players"]]
     n = len(names)
     variant = Variant(record["variant"])
     sep = " - " if ascii else " · "
     width = max(len(x) for x in [*names, "layout"])
-    head = Text(f"match {record['id']}{sep}{variant.value}{sep}target {record['target']}"
-                f"{sep}{n} players{sep}{len(record['hands'])} hands", style="bold")
+    head = Text(f"match {escape_controls(record['id'])}{sep}{variant.value}{sep}target "
+                f"{record['target']}{sep}{n} players{sep}{len(record['hands'])} hands",
+                style="bold")
     yield head
     for s, name in enumerate(names):
         yield Text(f"  seat {s}  {name}")
@@ -367,7 +370,8 @@ def replay_text(
             for f in faults:
                 if f["seat"] == mover and first_fallback.get(mover) == (k, t):
                     notes.append(Text(f"  fault: {names[mover]} (seat {mover}) {f['fault']}: "
-                                      f"{f['detail']}; fallback from here", style="yellow"))
+                                      f"{escape_controls(f['detail'])}; fallback from here",
+                                      style="yellow"))
             line = move_text(names, mover, Card.parse(turn["play"]),
                              parse_cards(turn["capture"]), Card.parse(turn["turn"]),
                              parse_cards(turn["turn_capture"]), ascii=ascii)
@@ -377,7 +381,8 @@ def replay_text(
             if played.pick_card is not None:
                 played.pick(Card.parse(turn["turn_capture"][0]))
             if seat is None or seat == mover:
-                notes += [Text(f"      info: {i}", style="dim") for i in turn.get("info", [])]
+                notes += [Text(f"      info: {escape_controls(i)}", style="dim")
+                          for i in turn.get("info", [])]
             lines.append((Text(f"  {t:>2}  ") + line, played.scores(), notes))
         wide = max((x.cell_len for x, _, _ in lines), default=0)
         for text, p, notes in lines:
