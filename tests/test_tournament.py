@@ -376,7 +376,7 @@ def test_matches_finished_beside_a_failing_one_are_saved(tmp_path: Path) -> None
     missing = Entrant("missing", ("./no-such-bot",), tmp_path)
 
     def job(index: int, entrants: tuple[Entrant, ...], target: int) -> MatchJob:
-        spec = MatchSpec(f"m{index}", index, 1, 1, index + 1, (0, 1), "s")
+        spec = MatchSpec(f"m{index}", index, 1, index + 1, 1, (0, 1), "s", bytes(32))
         return MatchJob(spec, entrants, Variant.CLASSIC, target, Limits(move_ms=2000), "none",
                         "t")
 
