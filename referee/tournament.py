@@ -59,7 +59,9 @@ MARKER = ".ct-referee.json"
 SECRET = ".deal-secret"
 """The tournament's deal secret (hex, mode 0600): with the seed it keys every deal."""
 SECRET_BYTES = 32
-"""Bytes of a new deal secret (from the OS); a secret given must hold at least 16."""
+"""Bytes of a new deal secret (from the OS)."""
+MIN_SECRET_BYTES = 16
+"""Bytes a deal secret given must hold at least (128 bits)."""
 OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "standings.json",
          "standings.csv", "games", "logs")
 """Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
@@ -244,7 +246,7 @@ def read_deal_secret(path: Path) -> bytes:
         key = bytes.fromhex(text.strip())
     except ValueError:
         key = b""
-    if len(key) < 16:
+    if len(key) < MIN_SECRET_BYTES:
         raise ConfigError(f"deal secret {str(path)!r}: expected at least 32 hex digits "
                           f"(128 bits), as in the {SECRET} file of a tournament folder")
     return key
@@ -284,6 +286,9 @@ def prepare_output(config: Config, *, fresh: bool = False,
     elif out.is_dir() and any(out.iterdir()):
         raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee tournament "
                           f"folder; choose another --output")
+    if deal_secret is not None and len(deal_secret) < MIN_SECRET_BYTES:
+        raise ConfigError(f"a deal secret needs at least {MIN_SECRET_BYTES} bytes, "
+                          f"not {len(deal_secret)}")
     secret_path = out / SECRET
     if secret_path.is_file():
         secret = read_deal_secret(secret_path)
