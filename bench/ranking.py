@@ -12,7 +12,8 @@ order), with the same number of matches and the same seat orders:
   (its deal seed prefix has the seating appended), so the luck of the cards no longer cancels out.
 
 Matches are played in-process with the rules engine (:class:`referee.rules.Match` and
-:class:`~referee.rules.Hand`, deals from :meth:`MatchSpec.deal`) and the bots' own decision logic:
+:class:`~referee.rules.Hand`, deals from the seed alone as
+:meth:`referee.rules.Deal.from_seed` makes them, no secret) and the bots' own decision logic:
 ``random`` picks a uniform legal move (and a uniform pick target); ``greedy`` is
 ``bots/greedy_bot.py``'s ``choose_move``/``choose_pick``, asked with the hand and table in the
 referee's order; ``mc`` is ``bots/mc_bot.py``'s :class:`Brain` with a fixed ``--worlds`` budget
@@ -66,8 +67,8 @@ import trueskill  # noqa: E402
 
 from referee.cards import Card  # noqa: E402
 from referee.ratings import MatchResult, Table, p_stronger  # noqa: E402
-from referee.rules import Hand, Match, Move, Variant  # noqa: E402
-from referee.schedule import MatchSpec, schedule  # noqa: E402
+from referee.rules import Deal, Hand, Match, Move, Variant  # noqa: E402
+from referee.schedule import MatchSpec, deal_seed, schedule  # noqa: E402
 
 NAMES = ("random", "greedy", "mc")
 """Entrants in configuration order (as in ``tournaments/strength.yaml``)."""
@@ -181,7 +182,8 @@ def play(spec: MatchSpec, settings: Settings, run_seed: str) -> MatchResult:
     hands = 0
     while not match.is_over():
         hands += 1
-        hand = match.new_hand(spec.deal(hands))
+        # Deals from the run seed alone (no secret), so the figures are reproducible.
+        hand = match.new_hand(Deal.from_seed(spec.players, deal_seed(spec.seed, hands)))
         while not hand.is_over():
             seat = seats[hand.to_move]
             if hand.pick_card is not None:
@@ -195,7 +197,7 @@ def play(spec: MatchSpec, settings: Settings, run_seed: str) -> MatchResult:
 def plan(kind: str, cap: int, run_seed: str) -> list[MatchSpec]:
     """The first ``cap`` matches of a schedule: ``duplicate`` or ``fresh``."""
     specs = schedule(len(NAMES), players=3, rounds=math.ceil(cap / 6), seatings="all",
-                     seed=run_seed)[:cap]
+                     seed=run_seed, secret=b"")[:cap]
     if kind == "duplicate":
         return specs
     # Deals of its own for every match: the seating joins the group's deal seed prefix.

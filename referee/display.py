@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from rich.text import Text
 
 from referee.cards import Card
+from referee.escape import escape_controls
 
 RED = "bold red"
 BLACK = "bold"
@@ -43,7 +44,7 @@ def move_text(
     ascii: bool = False,
 ) -> Text:
     """One turn in words: ``bob plays 7♣ takes 3♥; turns K♠ takes K♥``."""
-    text = Text(names[seat], style="cyan")
+    text = Text(escape_controls(names[seat]), style="cyan")
     text.append(" plays ")
     text.append_text(card_text(play, ascii=ascii))
     if capture:

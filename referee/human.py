@@ -25,6 +25,7 @@ from rich.text import Text
 from referee.bot import Answer, BotCrash
 from referee.cards import Card, CardError
 from referee.display import card_text, cards_text
+from referee.escape import escape_controls
 from referee.match import Entrant, Limits, Player
 from referee.protocol import GarbledError, parse_move
 from referee.rules import Move, legal_moves_on, targets_on
@@ -151,7 +152,7 @@ class HumanPlayer:
     def _on_match(self, tokens: list[str]) -> None:
         self.seat = int(_value_after(tokens, "seat", "0"))
         idx = tokens.index("names") + 1 if "names" in tokens else len(tokens)
-        self.names = tokens[idx:]
+        self.names = [escape_controls(n) for n in tokens[idx:]]  # shown only
         others = ", ".join(f"{n} (seat {i})" for i, n in enumerate(self.names) if i != self.seat)
         self.console.rule(Text(f"match {_value_after(tokens, 'id')} · "
                                f"{_value_after(tokens, 'variant')} · target "

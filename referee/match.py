@@ -9,6 +9,7 @@ sent ``forfeit``, stopped, and its seat is played on by a seeded fallback policy
 from __future__ import annotations
 
 import random
+import secrets
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -116,8 +117,13 @@ def play_match(
     hide: Sequence[Path] = (),
     observer: Observer | None = None,
     stop: threading.Event | None = None,
+    bot_id: str | None = None,
 ) -> RecordDict:
     """Plays one match and returns its record.
+
+    ``match_id`` is the organiser's id (the record's ``id``); the bots are told ``bot_id``
+    instead (default: 12 random hex digits), which says nothing about the schedule, and the
+    record keeps it as ``bot_id``.
 
     Each entrant gets a fresh player; stderr goes to ``logs_dir/<seat>-<name>.stderr`` when
     ``logs_dir`` is given. Bot faults are results, recorded in the record; only a command that
@@ -128,7 +134,8 @@ def play_match(
     """
     return _MatchRunner(match_id, entrants, deals, variant=variant, target=target, limits=limits,
                         sandbox=sandbox, tournament=tournament, logs_dir=logs_dir, hide=hide,
-                        observer=observer or Observer(), stop=stop).run()
+                        observer=observer or Observer(), stop=stop,
+                        bot_id=bot_id or secrets.token_hex(6)).run()
 
 
 class _MatchRunner:
@@ -136,9 +143,10 @@ class _MatchRunner:
         self, match_id: str, entrants: Sequence[Entrant], deals: DealSource, *, variant: Variant,
         target: int, limits: Limits, sandbox: str, tournament: str | None,
         logs_dir: Path | None, hide: Sequence[Path], observer: Observer,
-        stop: threading.Event | None,
+        stop: threading.Event | None, bot_id: str,
     ) -> None:
         self.match_id = match_id
+        self.bot_id = bot_id
         self.entrants = entrants
         self.deals = deals
         self.match = Match(len(entrants), variant=variant, target=target)
@@ -151,7 +159,8 @@ class _MatchRunner:
         self.faults: list[FaultDict] = []
         self.hand_number = 1
         self.record: RecordDict = {
-            "format": FORMAT, "version": VERSION, "id": match_id, "tournament": tournament,
+            "format": FORMAT, "version": VERSION, "id": match_id, "bot_id": bot_id,
+            "tournament": tournament,
             "variant": variant.value, "target": target, "players": [e.name for e in entrants],
             "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "hands": [], "totals": [], "ranks": [], "faults": self.faults,
@@ -163,7 +172,7 @@ class _MatchRunner:
             self._start()
             for seat in self.seats:
                 self._send(narration.match_line(
-                    self.match_id, seat.index, players=self.match.players,
+                    self.bot_id, seat.index, players=self.match.players,
                     variant=self.match.variant, target=self.match.target,
                     names=[e.name for e in self.entrants]))
             while not self.match.is_over():

@@ -57,6 +57,7 @@ class RecordDict(TypedDict):
     format: str
     version: int
     id: str
+    bot_id: NotRequired[str]
     tournament: str | None
     variant: str
     target: int
@@ -111,14 +112,15 @@ def write_record(record: RecordDict, path: Path) -> None:
     write_atomic(path, dumps(record))
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, *, mode: int = 0o644) -> None:
     """Writes ``text`` to ``path`` through a temporary file in the same folder, synced, then
-    renamed over ``path``: a reader never sees half a file, even after a crash."""
+    renamed over ``path``: a reader never sees half a file, even after a crash. The file gets
+    permissions ``mode``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         try:
-            os.fchmod(fd, 0o644)  # mkstemp makes it private
+            os.fchmod(fd, mode)  # mkstemp makes it private
         except BaseException:
             os.close(fd)  # not yet owned by a file object
             raise

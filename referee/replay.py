@@ -26,6 +26,7 @@ from referee import narration, protocol
 from referee.bot import Answer, Bot, BotError
 from referee.cards import Card, parse_cards
 from referee.display import cards_text, move_text
+from referee.escape import escape_controls
 from referee.match import Entrant, Limits, Player, play_match
 from referee.positions import Dealt, Played, Scored, positions
 from referee.record import RecordDict, RecordError, deal_from_json, read_record
@@ -102,7 +103,8 @@ def seat_lines(record: RecordDict, seat: int, *, move_ms: int = 1000) -> Iterato
     """
     n = len(record["players"])
     variant = Variant(record["variant"])
-    yield SeatLine(narration.match_line(record["id"], seat, players=n, variant=variant,
+    told = record.get("bot_id", record["id"])  # older records: the bots were told the id
+    yield SeatLine(narration.match_line(told, seat, players=n, variant=variant,
                                         target=record["target"], names=record["players"]).text)
     for step in positions(record):
         if isinstance(step, Dealt):
@@ -282,7 +284,8 @@ class Reask:
         try:
             play_match(record["id"], entrants, lambda k: deal_from_json(record["hands"][k - 1]),
                        variant=Variant(record["variant"]), target=record["target"],
-                       limits=Limits(startup_ms=self.startup_ms, move_ms=self.move_ms))
+                       limits=Limits(startup_ms=self.startup_ms, move_ms=self.move_ms),
+                       bot_id=record.get("bot_id", record["id"]))
         finally:
             self.bot.close()
         yield from findings
@@ -395,13 +398,14 @@ def replay_text(
     (:func:`check_replayable`): its turns are replayed under the rules for the running points,
     and told as written.
     """
-    names = record["players"]
+    names = [escape_controls(x) for x in record["players"]]
     n = len(names)
     variant = Variant(record["variant"])
     sep = " - " if ascii else " · "
     width = max(len(x) for x in [*names, "layout"])
-    head = Text(f"match {record['id']}{sep}{variant.value}{sep}target {record['target']}"
-                f"{sep}{n} players{sep}{len(record['hands'])} hands", style="bold")
+    head = Text(f"match {escape_controls(record['id'])}{sep}{variant.value}{sep}target "
+                f"{record['target']}{sep}{n} players{sep}{len(record['hands'])} hands",
+                style="bold")
     yield head
     for s, name in enumerate(names):
         yield Text(f"  seat {s}  {name}")
@@ -424,14 +428,16 @@ def replay_text(
             for f in faults:
                 if f["seat"] == mover and first_fallback.get(mover) == (k, t):
                     notes.append(Text(f"  fault: {names[mover]} (seat {mover}) {f['fault']}: "
-                                      f"{f['detail']}; fallback from here", style="yellow"))
+                                      f"{escape_controls(f['detail'])}; fallback from here",
+                                      style="yellow"))
             line = move_text(names, mover, Card.parse(turn["play"]),
                              parse_cards(turn["capture"]), Card.parse(turn["turn"]),
                              parse_cards(turn["turn_capture"]), ascii=ascii)
             if turn.get("by") == "fallback" and (seat is None or seat == mover):
                 line.append(" (fallback)", style="dim")
             if seat is None or seat == mover:
-                notes += [Text(f"      info: {i}", style="dim") for i in turn.get("info", [])]
+                notes += [Text(f"      info: {escape_controls(i)}", style="dim")
+                          for i in turn.get("info", [])]
             lines.append((Text(f"  {t:>2}  ") + line, step.after.scores(), notes))
         else:
             wide = max((x.cell_len for x, _, _ in lines), default=0)

@@ -85,10 +85,21 @@ def replay_html(record: RecordDict, *, seat: int | None = None, hand: int | None
     data = page_data(record)
     data["view"] = "all" if seat is None else seat
     data["start"] = next((i for i, s in enumerate(data["steps"]) if s["hand"] == hand), 0)
-    blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    blob = script_json(data)
     title = html.escape(f"Chinese Ten · {record['id']} · {' vs '.join(record['players'])}")
     return (_PAGE.replace("{title}", title).replace("{css}", _CSS).replace("{js}", _JS)
             .replace("{data}", blob))
+
+
+_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                              "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def script_json(data: Any) -> str:
+    """``data`` as JSON that is safe inside a ``<script>`` element: no ``<``, ``>`` or ``&``
+    (so bot text can neither end the element nor open a comment in it) and no U+2028/U+2029,
+    all written as ``\\u`` escapes that JSON reads back as the same text."""
+    return json.dumps(data, separators=(",", ":")).translate(_SCRIPT_SAFE)
 
 
 _PAGE = """<!DOCTYPE html>

@@ -18,6 +18,8 @@ a :class:`Match` strings hands together until a total reaches the target.
 from __future__ import annotations
 
 import enum
+import hashlib
+import hmac
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -149,6 +151,13 @@ class Deal:
     def from_seed(cls, players: int, seed: int | str) -> Deal:
         """The deal of :meth:`random` with ``random.Random(seed)``: the same on every machine."""
         return cls.random(players, random.Random(seed))
+
+    @classmethod
+    def from_key(cls, players: int, key: bytes, label: str) -> Deal:
+        """The deal of :meth:`random` with a generator seeded by HMAC-SHA256(``key``,
+        ``label``): unpredictable without ``key``, the same on every machine with it."""
+        digest = hmac.new(key, label.encode(), hashlib.sha256).digest()
+        return cls.random(players, random.Random(int.from_bytes(digest, "big")))
 
     @classmethod
     def from_cards(

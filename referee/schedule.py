@@ -1,11 +1,12 @@
-"""The schedule of a tournament: groups, seatings, match ids and deal seeds.
+"""The schedule of a tournament: groups, seatings, match ids and deal labels.
 
 Pure code, no I/O. A round robin pits every group of ``players`` entrants (in configuration
 order) against each other; each group plays every seating (``all``: every seat order) or only the
 rotations (``rotate``) of the *same* deals, so the luck of the cards cancels out (duplicate play).
-``rounds`` repeats the whole thing with new deals. Deals derive from the seed alone:
+``rounds`` repeats the whole thing with new deals. Deals derive from a secret key and the seed
+(:meth:`referee.rules.Deal.from_key`): the seed alone does not tell them.
 
->>> plan = schedule(4, players=3, rounds=1, seatings="all", seed=1)
+>>> plan = schedule(4, players=3, rounds=1, seatings="all", seed=1, secret=bytes(32))
 >>> len(plan), plan[0].id, plan[0].seats, plan[1].seats
 (24, 'r1-g001-s01', (0, 1, 2), (0, 2, 1))
 >>> plan[0].deal(1) == plan[5].deal(1) != plan[6].deal(1)
@@ -14,10 +15,12 @@ True
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from referee.rules import Deal
 
@@ -43,7 +46,9 @@ class MatchSpec:
     seats: tuple[int, ...]
     """Entrant indices (configuration order) by seat."""
     seed: str
-    """Deal seed prefix shared by every seating of the group in this round."""
+    """Deal label prefix of the group in this round (every seating): ``seed:round:group``."""
+    secret: bytes = field(repr=False)
+    """The tournament's deal secret: with the label it keys every deal."""
 
     @property
     def players(self) -> int:
@@ -51,12 +56,25 @@ class MatchSpec:
         return len(self.seats)
 
     def deal(self, hand: int) -> Deal:
-        """The deal of match hand ``hand`` (1-based): the same in every seating of the group."""
-        return Deal.from_seed(self.players, deal_seed(self.seed, hand))
+        """The deal of match hand ``hand`` (1-based): the same in every seating of the group,
+        keyed by :attr:`secret` (HMAC-SHA256 of ``seed:round:group:hand``)."""
+        return Deal.from_key(self.players, self.secret, deal_seed(self.seed, hand))
+
+    @property
+    def bot_id(self) -> str:
+        """The id the bots are told: 12 hex digits of HMAC-SHA256(:attr:`secret`, ``id:<id>``),
+        which say nothing of the round, group, seating or seed without the secret, and are the
+        same when the match is played again (resumed) with the same secret."""
+        return hmac.new(self.secret, f"id:{self.id}".encode(), hashlib.sha256).hexdigest()[:12]
+
+    @property
+    def deals_key(self) -> tuple[int, int]:
+        """Round and group: matches with the same key play the same deals."""
+        return (self.round, self.group)
 
 
 def deal_seed(prefix: str, hand: int) -> str:
-    """The string seed of one hand (strings seed :class:`random.Random` the same everywhere)."""
+    """The label of one hand's deal: ``<seed>:<round>:<group>:<hand>``."""
     return f"{prefix}:{hand}"
 
 
@@ -87,9 +105,10 @@ def size(entrants: int, players: int, rounds: int, mode: str) -> int:
 
 
 def schedule(
-    entrants: int, *, players: int, rounds: int, seatings: str, seed: int | str
+    entrants: int, *, players: int, rounds: int, seatings: str, seed: int | str, secret: bytes
 ) -> list[MatchSpec]:
     """The whole round robin, in play (and rating) order: round, then group, then seating.
+    ``secret`` keys the deals (see :meth:`MatchSpec.deal`).
 
     :raises ValueError: for fewer entrants than players, or an unknown ``seatings``.
     """
@@ -110,7 +129,7 @@ def schedule(
             prefix = f"{seed}:{r}:{g}"
             for s, seats in enumerate(_seatings(group, mode), 1):
                 match_id = f"r{r:0{rw}d}-g{g:0{gw}d}-s{s:0{sw}d}"
-                plan.append(MatchSpec(match_id, len(plan), r, g, s, seats, prefix))
+                plan.append(MatchSpec(match_id, len(plan), r, g, s, seats, prefix, secret))
     return plan
 
 

@@ -23,6 +23,7 @@ import io
 import json
 import os
 import queue
+import secrets
 import shutil
 import signal
 import threading
@@ -50,13 +51,19 @@ from referee.schedule import MatchSpec
 from referee.tournament_config import RATING_KEYS, Config, ConfigError, load_config
 
 __all__ = ["Config", "ConfigError", "Journal", "LocalRunner", "MatchJob", "Outcome", "Reporter",
-           "Runner", "TournamentError", "load_config", "prepare_output", "run", "stop_on_sigint",
-           "write_standings"]
+           "Runner", "TournamentError", "load_config", "prepare_output", "read_deal_secret",
+           "run", "stop_on_sigint", "write_standings"]
 
 MARKER = ".ct-referee.json"
 """The file that makes a folder a ct-referee tournament folder (and says which tournament)."""
-OWNED = (MARKER, "tournament.yaml", "results.jsonl", "standings.json", "standings.csv",
-         "games", "logs")
+SECRET = ".deal-secret"
+"""The tournament's deal secret (hex, mode 0600): with the seed it keys every deal."""
+SECRET_BYTES = 32
+"""Bytes of a new deal secret (from the OS)."""
+MIN_SECRET_BYTES = 16
+"""Bytes a deal secret given must hold at least (128 bits)."""
+OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "standings.json",
+         "standings.csv", "games", "logs")
 """Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
 
 
@@ -93,7 +100,7 @@ class MatchJob:
         return play_match(self.spec.id, self.entrants, self.spec.deal, variant=self.variant,
                           target=self.target, limits=self.limits, sandbox=self.sandbox,
                           tournament=self.tournament, logs_dir=self.logs_dir, hide=self.hide,
-                          observer=observer, stop=stop)
+                          observer=observer, stop=stop, bot_id=self.spec.bot_id)
 
 
 DoneCallback = Callable[[MatchJob, RecordDict], None]
@@ -105,8 +112,10 @@ class Runner(Protocol):
 
     def run(self, jobs: Iterable[MatchJob], on_done: DoneCallback, stop: threading.Event,
             on_fault: FaultCallback | None = None) -> None:
-        """Plays ``jobs`` (in any order, several at once), calling ``on_done`` with each
-        finished match's record and ``on_fault`` as bots fault, both from the calling thread.
+        """Plays ``jobs`` (in any order, several at once, but never two with the same
+        :attr:`~referee.schedule.MatchSpec.deals_key` at once: they play the same deals),
+        calling ``on_done`` with each finished match's record and ``on_fault`` as bots fault,
+        both from the calling thread.
 
         Returns when every job is done, or soon after ``stop`` is set: then no new job starts,
         running ones are abandoned (their bots stopped) and are not reported.
@@ -126,7 +135,9 @@ class _FaultRelay(Observer):
 
 class LocalRunner:
     """Plays ``concurrency`` matches at once on this machine, each in a thread of its own (the
-    referee mostly waits on the bots' pipes; the bots are processes)."""
+    referee mostly waits on the bots' pipes; the bots are processes). A match waits while
+    another seating of its group (the same deals) is running: its bots could otherwise learn
+    the deals from each other's games as they are played."""
 
     def __init__(self, concurrency: int = 1) -> None:
         self.concurrency = max(1, concurrency)
@@ -137,14 +148,27 @@ class LocalRunner:
         todo: Iterator[MatchJob] = iter(jobs)
         faults: queue.SimpleQueue[Any] = queue.SimpleQueue()
         running: dict[Future[RecordDict], MatchJob] = {}
+        waiting: list[MatchJob] = []  # taken from ``jobs`` while their deals were in play
+        busy: set[tuple[int, int]] = set()  # the deals_key of every running job
         error: BaseException | None = None
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="match") as pool:
 
+            def next_job() -> MatchJob | None:
+                for i, job in enumerate(waiting):
+                    if job.spec.deals_key not in busy:
+                        return waiting.pop(i)
+                for job in todo:
+                    if job.spec.deals_key not in busy:
+                        return job
+                    waiting.append(job)
+                return None
+
             def top_up() -> None:
                 while not stop.is_set() and len(running) < self.concurrency:
-                    job = next(todo, None)
+                    job = next_job()
                     if job is None:
                         return
+                    busy.add(job.spec.deals_key)
                     running[pool.submit(job.play, stop, _FaultRelay(job, faults))] = job
 
             try:
@@ -158,6 +182,7 @@ class LocalRunner:
                             faults.get()
                     finished = sorted(((running.pop(f), f) for f in done),
                                       key=lambda item: item[0].spec.index)
+                    busy.difference_update(job.spec.deals_key for job, _ in finished)
                     top_up()  # the next matches start before the finished ones are saved
                     for job, future in finished:
                         try:
@@ -207,11 +232,35 @@ def fingerprint(identity: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def prepare_output(config: Config, *, fresh: bool = False) -> None:
-    """Makes ``config.output`` ready: new, resumed (same tournament), or emptied (``fresh``).
+def read_deal_secret(path: Path) -> bytes:
+    """The deal secret in ``path``: hex digits (at least 32), surrounding blanks ignored.
 
-    :raises ConfigError: for a folder of another tournament (without ``fresh``), or a folder
-        that is not a ct-referee tournament folder and is not empty.
+    :raises ConfigError: for a file that cannot be read or holds no such secret.
+    """
+    try:
+        text = path.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as err:
+        why = getattr(err, "strerror", None) or "not hex digits"
+        raise ConfigError(f"deal secret {str(path)!r}: cannot read: {why}") from None
+    try:
+        key = bytes.fromhex(text.strip())
+    except ValueError:
+        key = b""
+    if len(key) < MIN_SECRET_BYTES:
+        raise ConfigError(f"deal secret {str(path)!r}: expected at least 32 hex digits "
+                          f"(128 bits), as in the {SECRET} file of a tournament folder")
+    return key
+
+
+def prepare_output(config: Config, *, fresh: bool = False,
+                   deal_secret: bytes | None = None) -> bytes:
+    """Makes ``config.output`` ready: new, resumed (same tournament), or emptied (``fresh``),
+    and returns its deal secret: the one in the folder (:data:`SECRET`), else ``deal_secret``,
+    else a new one from the OS, written there (mode 0600) for resuming.
+
+    :raises ConfigError: for a folder of another tournament (without ``fresh``), a folder
+        that is not a ct-referee tournament folder and is not empty, a ``deal_secret`` other
+        than the folder's, or a folder with results but no deal secret.
     """
     out = config.output
     marker = out / MARKER
@@ -237,6 +286,20 @@ def prepare_output(config: Config, *, fresh: bool = False) -> None:
     elif out.is_dir() and any(out.iterdir()):
         raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee tournament "
                           f"folder; choose another --output")
+    if deal_secret is not None and len(deal_secret) < MIN_SECRET_BYTES:
+        raise ConfigError(f"a deal secret needs at least {MIN_SECRET_BYTES} bytes, "
+                          f"not {len(deal_secret)}")
+    secret_path = out / SECRET
+    if secret_path.is_file():
+        secret = read_deal_secret(secret_path)
+        if deal_secret is not None and deal_secret != secret:
+            raise ConfigError(f"output {str(out)!r} was dealt with another deal secret than the "
+                              f"one given; add --fresh to start over there with it")
+    elif (out / "results.jsonl").is_file() and (out / "results.jsonl").stat().st_size:
+        raise ConfigError(f"output {str(out)!r} has results but no {SECRET} (an older "
+                          f"ct-referee dealt them); add --fresh to start over there")
+    else:
+        secret = secrets.token_bytes(SECRET_BYTES) if deal_secret is None else deal_secret
     (out / "games").mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
     if not marker.is_file():
@@ -244,12 +307,15 @@ def prepare_output(config: Config, *, fresh: bool = False) -> None:
         write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
                                           "fingerprint": fingerprint(identity),
                                           "identity": identity}, indent=2) + "\n")
+    if not secret_path.is_file():  # after the marker: a folder cut short here still resumes
+        write_atomic(secret_path, secret.hex() + "\n", mode=0o600)
     write_atomic(out / "tournament.yaml",
                   yaml.safe_dump(config.resolved(), sort_keys=False, allow_unicode=True))
     for folder in (out, out / "games"):  # left by a write_atomic cut short (SIGKILL)
         for tmp in folder.glob(".*.tmp"):
             if tmp.is_file():
                 tmp.unlink(missing_ok=True)
+    return secret
 
 
 def _difference(theirs: object, mine: dict[str, Any]) -> str:
@@ -375,9 +441,12 @@ class Outcome:
         return self.done == self.total
 
 
-def run(config: Config, *, fresh: bool = False, reporter: Reporter | None = None,
-        runner: Runner | None = None, stop: threading.Event | None = None) -> Outcome:
+def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
+        reporter: Reporter | None = None, runner: Runner | None = None,
+        stop: threading.Event | None = None) -> Outcome:
     """Plays what is missing of the tournament and, once all is played, writes the standings.
+    The deals are keyed by the output folder's secret (``deal_secret`` for a new folder, else
+    a new one: see :func:`prepare_output`).
 
     :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`).
     :raises TournamentError: if a bot command cannot be started.
@@ -385,8 +454,8 @@ def run(config: Config, *, fresh: bool = False, reporter: Reporter | None = None
     reporter = reporter or Reporter()
     runner = runner or LocalRunner(config.concurrency)
     stop = stop or threading.Event()
-    plan = config.schedule()
-    prepare_output(config, fresh=fresh)
+    secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
+    plan = config.schedule(secret=secret)
     out = config.output
     names = [e.name for e in config.entrants]
     done: set[str] = set()

@@ -72,10 +72,10 @@ class Config:
     sandbox: str = "auto"
     rating: RatingConfig = field(default_factory=RatingConfig)
 
-    def schedule(self) -> list[MatchSpec]:
-        """Every match of the tournament, in rating order."""
+    def schedule(self, *, secret: bytes) -> list[MatchSpec]:
+        """Every match of the tournament, in rating order, its deals keyed by ``secret``."""
         return schedule(len(self.entrants), players=self.players, rounds=self.rounds,
-                        seatings=self.seatings, seed=self.seed)
+                        seatings=self.seatings, seed=self.seed, secret=secret)
 
     def identity(self) -> dict[str, Any]:
         """What decides the matches and their results: two runs resume each other only if

@@ -140,6 +140,8 @@ class _Checker:
         if record.get("version") != VERSION:
             raise self.fail("version", f"{record.get('version')!r}", str(VERSION))
         self.need(record, "id", "str", "")
+        if "bot_id" in record:
+            self.need(record, "bot_id", "str", "")
         players = self.need(record, "players", "list", "")
         n = len(players)
         if not 2 <= n <= 4:

@@ -78,7 +78,7 @@ rating: {mu: 30, sigma: 5, beta: 2.5, tau: 0.1, draw_probability: 0.05}
     assert config.limits == Limits(startup_ms=5000, move_ms=200, bank_ms=1000, memory_mb=512)
     assert config.rating == RatingConfig(30, 5, 2.5, 0.1, 0.05)
     assert config.output == tmp_path / "out" / "here"  # relative to the file's folder
-    assert len(config.schedule()) == 3 * 3 * 2
+    assert len(config.schedule(secret=bytes(32))) == 3 * 3 * 2
 
 
 def test_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -138,7 +138,7 @@ def test_a_match_sends_these_lines_and_the_record_gives_them_back() -> None:
                 ScriptedEntrant("bob", "-", seat=seats[1])]
     deal = known_deal()
     record = play_match("n1", entrants, lambda k: deal if k == 1 else Deal.from_seed(2, k),
-                        target=1)
+                        target=1, bot_id="n1")
     head = "match id n1 seat {} players 2 variant classic target 1 names alice bob"
     assert [(f["seat"], f["fault"]) for f in record["faults"]] == [(1, "garbled")]
     assert seats[1].lines == [

@@ -215,7 +215,7 @@ def logged_match(tmp_path_factory: pytest.TempPathFactory) -> tuple[RecordDict, 
                 Entrant("logger", (PY, str(DATA / "log_bot.py"), str(log)), ROOT),
                 Entrant("greedy", (PY, "bots/greedy_bot.py"), ROOT)]
     record = play_match("logged-1", entrants, lambda k: Deal.from_seed(3, f"logged:{k}"),
-                        target=400, limits=Limits(move_ms=5000))
+                        target=400, limits=Limits(move_ms=5000), bot_id="logged-1")
     return record, log.read_text().splitlines()
 
 
@@ -231,7 +231,7 @@ def test_another_bot_differs_where_it_would_have(
     the logged match sent where random_bot, run on that line by itself, answers otherwise."""
     record, log = logged_match
     rb = _load_random_bot()
-    seed = zlib.crc32(f"{record['id']}:1".encode())
+    seed = zlib.crc32(f"{record['bot_id']}:1".encode())  # the id the bot was told
     expected: list[tuple[int, int, str]] = []
     k = t = 0
     for line in log:

@@ -7,7 +7,10 @@ from collections import Counter
 
 import pytest
 
+from referee.rules import Deal
 from referee.schedule import groups, schedule, seatings, size
+
+KEY = bytes(range(32))
 
 
 @pytest.mark.parametrize(("entrants", "players", "mode", "rounds"), [
@@ -16,7 +19,7 @@ from referee.schedule import groups, schedule, seatings, size
 ])
 def test_size_is_groups_times_seatings_times_rounds(
         entrants: int, players: int, mode: str, rounds: int) -> None:
-    plan = schedule(entrants, players=players, rounds=rounds, seatings=mode, seed=1)
+    plan = schedule(entrants, players=players, rounds=rounds, seatings=mode, seed=1, secret=KEY)
     per_group = math.factorial(players) if mode == "all" else players
     assert len(plan) == math.comb(entrants, players) * per_group * rounds
     assert len(plan) == size(entrants, players, rounds, mode)
@@ -24,7 +27,7 @@ def test_size_is_groups_times_seatings_times_rounds(
 
 
 def test_every_group_plays_every_seat_order() -> None:
-    plan = schedule(5, players=3, rounds=1, seatings="all", seed=1)
+    plan = schedule(5, players=3, rounds=1, seatings="all", seed=1, secret=KEY)
     by_group: dict[int, set[tuple[int, ...]]] = {}
     for m in plan:
         by_group.setdefault(m.group, set()).add(m.seats)
@@ -46,16 +49,17 @@ def test_rotate_gives_each_entrant_each_seat_once() -> None:
 
 
 def test_ids_are_unique_sortable_and_in_order() -> None:
-    plan = schedule(12, players=3, rounds=10, seatings="all", seed=1)
+    plan = schedule(12, players=3, rounds=10, seatings="all", seed=1, secret=KEY)
     ids = [m.id for m in plan]
     assert len(set(ids)) == len(ids)
     assert ids == sorted(ids)
     assert ids[0] == "r01-g001-s01" and ids[-1] == "r10-g220-s06"
-    assert schedule(3, players=2, rounds=1, seatings="all", seed=1)[0].id == "r1-g001-s01"
+    first = schedule(3, players=2, rounds=1, seatings="all", seed=1, secret=KEY)[0]
+    assert first.id == "r1-g001-s01"
 
 
 def test_deals_are_duplicated_across_seatings_only() -> None:
-    plan = schedule(4, players=3, rounds=2, seatings="all", seed=7)
+    plan = schedule(4, players=3, rounds=2, seatings="all", seed=7, secret=KEY)
     for k in (1, 2, 5):
         deals: dict[tuple[int, int], set[object]] = {}
         for m in plan:
@@ -68,18 +72,23 @@ def test_deals_are_duplicated_across_seatings_only() -> None:
     assert m.deal(1).players == 3
 
 
-def test_deals_depend_on_the_seed_only() -> None:
-    a = schedule(4, players=2, rounds=1, seatings="all", seed=1)
-    b = schedule(4, players=2, rounds=1, seatings="all", seed=1)
-    c = schedule(4, players=2, rounds=1, seatings="all", seed=2)
+def test_deals_depend_on_the_secret_and_the_seed() -> None:
+    a = schedule(4, players=2, rounds=1, seatings="all", seed=1, secret=KEY)
+    b = schedule(4, players=2, rounds=1, seatings="all", seed=1, secret=KEY)
+    c = schedule(4, players=2, rounds=1, seatings="all", seed=2, secret=KEY)
+    d = schedule(4, players=2, rounds=1, seatings="all", seed=1, secret=bytes(32))
     assert [m.deal(3) for m in a] == [m.deal(3) for m in b]
     assert a[0].deal(1) != c[0].deal(1)
-    # String seeds give the same deal on every machine and Python version: pin one.
-    assert a[0].seed == "1:1:1"
-    assert [str(c) for c in a[0].deal(1).layout] == ["Td", "Ts", "Jd", "7d"]
+    assert a[0].deal(1) != d[0].deal(1)  # the same seed, another secret: other deals
+    # The seed alone does not give the deals (as it did before deals had a secret).
+    assert a[0].deal(1) != Deal.from_seed(2, "1:1:1:1")
+    # The same secret and seed give the same deal on every machine and Python version: pin one.
+    assert a[0].seed == "1:1:1" and "secret" not in repr(a[0])
+    assert [str(c) for c in a[0].deal(1).layout] == ["8c", "4d", "As", "4h"]
+    assert a[0].deal(1) == Deal.from_key(2, KEY, "1:1:1:1")
 
 
 @pytest.mark.parametrize(("entrants", "players", "rounds"), [(2, 3, 1), (4, 5, 1), (4, 2, 0)])
 def test_impossible_schedules_are_refused(entrants: int, players: int, rounds: int) -> None:
     with pytest.raises(ValueError):
-        schedule(entrants, players=players, rounds=rounds, seatings="all", seed=1)
+        schedule(entrants, players=players, rounds=rounds, seatings="all", seed=1, secret=KEY)

@@ -22,7 +22,15 @@ from click.testing import CliRunner
 from referee.bot import bwrap_available
 from referee.cli import main
 from referee.record import read_record
-from referee.tournament import MARKER, ConfigError, Journal, load_config, run
+from referee.tournament import (
+    MARKER,
+    SECRET,
+    ConfigError,
+    Journal,
+    load_config,
+    read_deal_secret,
+    run,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -100,23 +108,30 @@ def wait_for_lines(proc: subprocess.Popen[str], out: Path, n: int) -> None:
         time.sleep(0.02)
 
 
+def reference_secret(path: Path) -> Path:
+    """The deal secret of the setup's reference run: other runs deal the same with it."""
+    return path.parent / "reference" / SECRET
+
+
 def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_path: Path) -> None:
     path, reference = setup
     config = load_config(path, output=tmp_path / "out", concurrency=2)
-    outcome = run(config)
+    secret = read_deal_secret(reference_secret(path))
+    outcome = run(config, deal_secret=secret)
     out = config.output
     assert outcome.finished and outcome.total == outcome.played == MATCHES
-    # Identical standings whatever the concurrency: schedule-order rating, seeded deals.
+    # Identical standings whatever the concurrency: schedule-order rating, the same deals.
     assert (out / "standings.json").read_text() == reference
     # The output folder, exactly.
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [MARKER, "tournament.yaml", "results.jsonl", "games", "logs", "standings.json",
+        [MARKER, SECRET, "tournament.yaml", "results.jsonl", "games", "logs", "standings.json",
          "standings.csv"])
+    assert (out / SECRET).stat().st_mode & 0o777 == 0o600
     resolved = yaml.safe_load((out / "tournament.yaml").read_text())
     assert resolved["concurrency"] == 2 and resolved["limits"]["move_ms"] == 1000
     assert resolved["output"] == str(out)
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
-    assert sorted(x["id"] for x in lines) == [m.id for m in config.schedule()]
+    assert sorted(x["id"] for x in lines) == [m.id for m in config.schedule(secret=secret)]
     for line in lines:
         assert set(line) >= {"id", "players", "totals", "ranks", "faults", "record"}
         record = read_record(out / line["record"])
@@ -141,7 +156,8 @@ def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_pa
 def test_resume_after_sigkill_and_a_torn_line(setup: tuple[Path, str], tmp_path: Path) -> None:
     path, reference = setup
     out = tmp_path / "out"
-    proc = start_cli([str(path), "--output", str(out), "--concurrency", "2"], tmp_path)
+    proc = start_cli([str(path), "--output", str(out), "--concurrency", "2",
+                      "--deal-secret", str(reference_secret(path))], tmp_path)
     wait_for_lines(proc, out, 6)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=10)
@@ -167,7 +183,8 @@ def test_resume_after_sigkill_and_a_torn_line(setup: tuple[Path, str], tmp_path:
 def test_ctrl_c_stops_cleanly_and_resumes(setup: tuple[Path, str], tmp_path: Path) -> None:
     path, reference = setup
     out = tmp_path / "out"
-    args = [str(path), "--output", str(out), "--concurrency", "2"]
+    args = [str(path), "--output", str(out), "--concurrency", "2",
+            "--deal-secret", str(reference_secret(path))]
     proc = start_cli(args, tmp_path)
     wait_for_lines(proc, out, 4)
     start = time.monotonic()
@@ -359,7 +376,7 @@ def test_matches_finished_beside_a_failing_one_are_saved(tmp_path: Path) -> None
     missing = Entrant("missing", ("./no-such-bot",), tmp_path)
 
     def job(index: int, entrants: tuple[Entrant, ...], target: int) -> MatchJob:
-        spec = MatchSpec(f"m{index}", index, 1, 1, index + 1, (0, 1), "s")
+        spec = MatchSpec(f"m{index}", index, 1, index + 1, 1, (0, 1), "s", bytes(32))
         return MatchJob(spec, entrants, Variant.CLASSIC, target, Limits(move_ms=2000), "none",
                         "t")
 

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from referee.bot import BotCommandError, resolve_command, resolve_sandbox
 from referee.check import FAIL, PASS, SKIP, CheckReport, StepResult, run_check
+from referee.escape import escape_controls
 from referee.match import Limits
 
 _MARKS = {PASS: ("✓", "OK  ", "green"), FAIL: ("✗", "FAIL", "bold red"),
@@ -30,23 +31,24 @@ class _Printer:
     def __call__(self, step: StepResult) -> None:
         symbol, word, style = _MARKS.get(step.status, _MARKS[SKIP])
         line = Text(word if self.ascii else symbol, style=style)
-        line.append(f" {step.title}")
+        line.append(f" {escape_controls(step.title)}")
         if step.note:
-            line.append(f"  {step.note}", style="dim")
+            line.append(f"  {escape_controls(step.note)}", style="dim")
         self.console.print(line)
         rows = [("sent", step.sent), ("received", step.received), ("expected", step.expected),
                 ("hint", step.hint)] if step.status == FAIL else []
         for key, value in rows:
             if value is not None:
                 row = Text(f"      {key + ':':<10}")
-                row.append(value, style="bold yellow" if key == "hint" else "")
+                row.append(escape_controls(value), style="bold yellow" if key == "hint" else "")
                 self.console.print(row)
         if step.stderr and step.status == FAIL:
             self.console.print(Text("      stderr (last lines):", style="dim"))
             for text in step.stderr:
-                self.console.print(Text(f"        {text}", style="dim"))
+                self.console.print(Text(f"        {escape_controls(text)}", style="dim"))
         for warning in step.warnings:
-            self.console.print(Text(f"      {'WARN' if self.ascii else '!'} {warning}",
+            self.console.print(Text(f"      {'WARN' if self.ascii else '!'} "
+                                    f"{escape_controls(warning)}",
                                     style="yellow"))
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import random
+import hashlib
 import re
+import secrets
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from rich.text import Text
 
 from referee.bot import BotCommandError, resolve_command, resolve_sandbox, split_command
 from referee.display import cards_text, move_text
+from referee.escape import escape_controls
 from referee.human import HUMAN, HumanEntrant
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
 from referee.record import FaultDict, RecordDict, write_record
@@ -81,8 +83,9 @@ class _Teller(Observer):
     def fault(self, fault: FaultDict, name: str) -> None:
         if not self.quiet:
             self.console.print(
-                Text(f"fault: {name} (seat {fault['seat']}) {fault['fault']} in hand "
-                     f"{fault['hand']}: {fault['detail']}", style="yellow"))
+                Text(f"fault: {escape_controls(name)} (seat {fault['seat']}) {fault['fault']} "
+                     f"in hand {fault['hand']}: {escape_controls(fault['detail'])}",
+                     style="yellow"))
 
     def hand_ended(self, number: int, scores: list[int], totals: list[int]) -> None:
         if self.quiet:
@@ -111,7 +114,9 @@ def print_result(console: Console, record: RecordDict) -> None:
 
 @click.command()
 @click.argument("bots", nargs=-1, required=True)
-@click.option("--seed", type=int, default=None, help="Seed of the deals (default: random).")
+@click.option("--seed", type=int, default=None,
+              help="For practice: deal from this seed, the same deals on every run "
+                   "(default: unpredictable deals from a new secret).")
 @click.option("--variant", type=click.Choice([v.value for v in Variant]), default="classic",
               show_default=True)
 @click.option("--target", type=click.IntRange(min=1), default=DEFAULT_TARGET, show_default=True,
@@ -179,8 +184,6 @@ def play(
             entrants.append(HumanEntrant(name, HUMAN, console=console, ascii=ascii_))
         else:
             entrants.append(Entrant(name, tuple(command), Path.cwd()))
-    if seed is None:
-        seed = random.SystemRandom().randrange(1, 1 << 31)
     if logs_dir is None and record_path is not None:
         logs_dir = record_path.with_suffix("").with_name(record_path.stem + "-logs")
     # Made before any bot starts, so every sandboxed bot gets the logs folder hidden (only an
@@ -196,19 +199,31 @@ def play(
                                    f"{err.strerror}") from None
     hide = [logs_dir.absolute()] if logs_dir is not None else []
     players = len(entrants)
-    match_id = f"play-{seed}"
+    if seed is None:  # bots see their own cards: the deals must not follow from a small seed
+        secret = secrets.token_bytes(32)
+        match_id, bot_id = f"play-{secrets.token_hex(4)}", secrets.token_hex(6)
+
+        def deals(k: int) -> Deal:
+            return Deal.from_key(players, secret, f"play:{k}")
+    else:  # practice: everything follows from the seed, so the match can be played again
+        match_id = f"play-{seed}"
+        bot_id = hashlib.sha256(f"play:{seed}".encode()).hexdigest()[:12]
+
+        def deals(k: int) -> Deal:
+            return Deal.from_seed(players, f"{seed}:{k}")
     if not quiet:
         head = Text(" vs ".join(names), style="bold")
-        head.append(f" · {variant} · target {target} · seed {seed} · sandbox {mode}")
+        dealt = "random deals" if seed is None else f"seed {seed}"
+        head.append(f" · {variant} · target {target} · {dealt} · sandbox {mode}")
         console.print(head)
     teller = _Teller(console, names, verbose=verbose and not human, quiet=quiet)
     try:
         record = play_match(
-            match_id, entrants, lambda k: Deal.from_seed(players, f"{seed}:{k}"),
+            match_id, entrants, deals,
             variant=Variant(variant), target=target,
             limits=Limits(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms,
                           memory_mb=memory_mb),
-            sandbox=mode, logs_dir=logs_dir, hide=hide, observer=teller)
+            sandbox=mode, logs_dir=logs_dir, hide=hide, observer=teller, bot_id=bot_id)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
     except (MatchAborted, KeyboardInterrupt):

@@ -18,6 +18,7 @@ from referee.bot import (
     resolve_sandbox,
     stderr_tail,
 )
+from referee.escape import escape_controls
 from referee.match import Limits
 from referee.record import RecordDict, RecordError, read_record
 from referee.replay import (
@@ -109,7 +110,8 @@ def replay(
         console.print(Text(f"wrote {html_path}"))
         return
     if found:
-        console.print(Text(f"warning: this record does not verify: {found[0]}", style="yellow"))
+        console.print(Text(f"warning: this record does not verify: "
+                           f"{escape_controls(str(found[0]))}", style="yellow"))
     for line in replay_text(record, hand=hand_number, seat=seat, ascii=ascii_):
         console.print(line)
 
@@ -120,10 +122,10 @@ def _verify(console: Console, paths: tuple[Path, ...]) -> int:
         verdict = verify_file(path)
         if verdict.problem:
             bad += 1
-            console.print(Text(str(verdict), style="red"))
+            console.print(Text(escape_controls(str(verdict)), style="red"))
         else:
             ok += 1
-            console.print(Text(str(verdict)))
+            console.print(Text(escape_controls(str(verdict))))
     total = ok + bad
     if not total:
         raise click.ClickException("no record files found")
@@ -152,7 +154,8 @@ def _with_stderr(message: str, path: Path) -> str:
     tail = stderr_tail(path)
     if not tail:
         return message
-    return "\n".join([f"{message}; its stderr ends with:", *(f"  {line}" for line in tail)])
+    return "\n".join([f"{message}; its stderr ends with:",
+                      *(f"  {escape_controls(line)}" for line in tail)])
 
 
 def _reask_with(
@@ -165,10 +168,11 @@ def _reask_with(
     except (BotError, BotCommandError) as err:
         bot.close()
         raise click.ClickException(
-            _with_stderr(f"the bot did not start: {err}", stderr_path)) from None
+            _with_stderr(f"the bot did not start: {escape_controls(str(err))}", stderr_path)
+        ) from None
     console.print(Text(f"match {record['id']}: re-asking seat {seat} "
                        f"({record['players'][seat]}) of {len(record['players'])} to "
-                       f"{name or command!r}"))
+                       f"{name or command!r}"))  # repr: controls escaped
     faults = [f for f in record["faults"] if f["seat"] == seat]
     for f in faults:
         console.print(Text(f"in the match seat {seat} faulted ({f['fault']}) in hand "
@@ -180,11 +184,11 @@ def _reask_with(
             asked += 1
             if finding.differs:
                 differ += 1
-                console.print(Text(str(finding)))
+                console.print(Text(escape_controls(str(finding))))
     finally:
         bot.close()
     if reask.stopped:
         console.print(Text(_with_stderr(
-            f"the bot was stopped ({reask.stopped}); {reask.not_asked} "
+            f"the bot was stopped ({escape_controls(reask.stopped)}); {reask.not_asked} "
             f"decision{'s' * (reask.not_asked != 1)} not asked", stderr_path), style="yellow"))
     console.print(f"{asked} decisions asked, {differ} differ")

@@ -29,6 +29,7 @@ from rich.progress import (
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.escape import escape_controls
 from referee.ratings import Standing, Table
 from referee.record import FaultDict
 from referee.schedule import MatchSpec
@@ -38,6 +39,7 @@ from referee.tournament import (
     Reporter,
     TournamentError,
     load_config,
+    read_deal_secret,
     run,
     stop_on_sigint,
 )
@@ -72,8 +74,8 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
 
 
 def _fault_line(spec: MatchSpec, name: str, fault: FaultDict) -> str:
-    return (f"fault: {spec.id} {name} (seat {fault['seat']}) {fault['fault']} in hand "
-            f"{fault['hand']}: {fault['detail']}")
+    return (f"fault: {spec.id} {escape_controls(name)} (seat {fault['seat']}) {fault['fault']} "
+            f"in hand {fault['hand']}: {escape_controls(fault['detail'])}")
 
 
 def _header(config: Config, total: int, done: int, sandbox: str) -> str:
@@ -173,8 +175,13 @@ class LiveReporter(Reporter):
 @click.option("-j", "--concurrency", type=click.IntRange(min=1),
               help="Matches played at once (default: the file's, else 1).")
 @click.option("--fresh", is_flag=True,
-              help="Delete what an earlier run of this output folder wrote, and start over.")
-def tournament(config: Path, output: Path | None, concurrency: int | None, fresh: bool) -> None:
+              help="Delete what an earlier run of this output folder wrote (its deal secret "
+                   "too), and start over.")
+@click.option("--deal-secret", "secret_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Deal with the secret in this file (the .deal-secret of another output "
+                   "folder) instead of a new one: the same file and secret, the same deals.")
+def tournament(config: Path, output: Path | None, concurrency: int | None, fresh: bool,
+               secret_file: Path | None) -> None:
     """Run the tournament described by CONFIG (YAML), or resume it where it stopped.
 
     \b
@@ -194,6 +201,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None, fresh
     err = Console(stderr=True, highlight=False, emoji=False)
     try:
         cfg = load_config(config, output=output, concurrency=concurrency)
+        secret = read_deal_secret(secret_file) if secret_file is not None else None
     except ConfigError as e:
         err.print(Text(f"error: {e}"), soft_wrap=True)
         sys.exit(2)
@@ -203,7 +211,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None, fresh
     stop = threading.Event()
     try:
         with stop_on_sigint(stop):
-            outcome = run(cfg, fresh=fresh, reporter=reporter, stop=stop)
+            outcome = run(cfg, fresh=fresh, deal_secret=secret, reporter=reporter, stop=stop)
     except ConfigError as e:
         err.print(Text(f"error: {e}"), soft_wrap=True)
         sys.exit(2)
