@@ -21,7 +21,7 @@ import enum
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from referee.cards import DECK, FIVE, JACK, KING, QUEEN, TEN, Card, format_cards
 
@@ -268,6 +268,26 @@ def _moves(
     return moves
 
 
+class RolloutPolicy(Protocol):
+    """The choices :meth:`Hand.rollout` makes for every seat in place of uniform random ones.
+
+    Both methods get the roll-out's random source (``rnd()`` is uniform in [0, 1)) and return an
+    index; neither may change the lists it is given.
+    """
+
+    def card(
+        self, holding: list[Card], table: list[list[Card]], rnd: Callable[[], float]
+    ) -> int:
+        """Index in ``holding`` (the cards of the seat to move) of the card to play;
+        ``table[r]`` lists the table cards of rank ``r``."""
+        ...
+
+    def target(self, card: Card, options: Sequence[Card], rnd: Callable[[], float]) -> int:
+        """Index in ``options`` (two or more table cards, not a sweep) of the one ``card``
+        captures; ``card`` was played from hand or turned from the stock."""
+        ...
+
+
 class Hand:
     """One hand being played: 24 turns of play a card, turn a card.
 
@@ -424,13 +444,21 @@ class Hand:
         new._counts = self._counts[:]
         return new
 
-    def rollout(self, rng: random.Random | None = None) -> list[int]:
-        """Plays the rest of the hand with random choices and returns the final scores.
+    def rollout(
+        self, rng: random.Random | None = None, *, policy: RolloutPolicy | None = None
+    ) -> list[int]:
+        """Plays the rest of the hand and returns the final scores; the hand itself is left
+        unchanged. This is the fast path for simulations.
 
-        Each choice is a uniform card from hand, then a uniform target among that card's; the
-        hand itself is left unchanged. This is the fast path for simulations.
+        Without ``policy`` each choice is a uniform card from hand, then a uniform target among
+        that card's (``rng`` draws once for each). With one, ``policy.card`` and
+        ``policy.target`` make those choices (:class:`RolloutPolicy`); a sweep or a single
+        target needs no choice.
         """
         rnd = (rng or random).random
+        choose_card = choose_target = None
+        if policy is not None:
+            choose_card, choose_target = policy.card, policy.target
         pts = _POINTS[self.variant]
         score = self.scores()
         buckets: list[list[int]] = [[] for _ in range(13)]
@@ -442,14 +470,16 @@ class Hand:
         partner = PARTNER
         remaining = TURNS_PER_HAND - self.turn
         if self.pick_card is not None:
-            t = self.pick_options[int(rnd() * len(self.pick_options))]
+            options = self.pick_options
+            t = options[int(rnd() * len(options)) if choose_target is None
+                        else choose_target(self.pick_card, options, rnd)]
             buckets[t >> 2].remove(t)
             score[seat] += pts[self.pick_card] + pts[t]
             remaining -= 1
             seat = (seat + 1) % players
         for _ in range(remaining):
             h = hands[seat]
-            i = int(rnd() * len(h))
+            i = int(rnd() * len(h)) if choose_card is None else choose_card(h, buckets, rnd)
             played = h[i]
             h[i] = h[-1]
             h.pop()
@@ -464,7 +494,12 @@ class Hand:
                     b.clear()
                 else:
                     k = len(b)
-                    j = int(rnd() * k) if k > 1 else 0
+                    if k == 1:
+                        j = 0
+                    elif choose_target is None:
+                        j = int(rnd() * k)
+                    else:
+                        j = choose_target(c, b, rnd)
                     score[seat] += pts[c] + pts[b[j]]
                     b[j] = b[-1]
                     b.pop()
