@@ -12,9 +12,9 @@ result against the request line.
 Deciding (:class:`Brain`): repeatedly deal the unseen cards (opponents' hands with their right
 counts, and the stock order) uniformly at random, apply every candidate move in that same world
 (common random numbers) and finish the hand with :meth:`Hand.rollout` under an epsilon-greedy
-policy (:class:`EpsilonGreedy`). The candidate
-with the best mean point margin (own points minus the opponents' mean; with a constant total per
-hand this ranks moves exactly like own points) wins. It stops at its time budget:
+policy (:class:`EpsilonGreedy`). The candidate with the best mean point margin (own points minus
+the opponents' mean; with a constant total per hand this ranks moves exactly like own points)
+wins. It stops at its time budget:
 ``min(ms / 2, ms - 150)`` from when the request was read, capped by ``--max-ms``.
 """
 
