@@ -310,7 +310,7 @@ def verify_file(path: Path) -> Verified:
 
 def replay_text(
     record: RecordDict, *, hand: int | None = None, seat: int | None = None,
-    ascii: bool = False,
+    ascii_only: bool = False,
 ) -> Iterator[Text]:
     """The match told line by line: players, then per hand the deal, every turn with the
     running points of the hand, the scores, and the result.
@@ -323,7 +323,7 @@ def replay_text(
     names = record["players"]
     n = len(names)
     variant = Variant(record["variant"])
-    sep = " - " if ascii else " · "
+    sep = " - " if ascii_only else " · "
     width = max(len(x) for x in [*names, "layout"])
     head = Text(f"match {record['id']}{sep}{variant.value}{sep}target {record['target']}"
                 f"{sep}{n} players{sep}{len(record['hands'])} hands", style="bold")
@@ -341,25 +341,26 @@ def replay_text(
         if hand is not None and k != hand:
             continue
         yield Text("")
-        bar = "==" if ascii else "──"
+        bar = "==" if ascii_only else "──"
         yield Text(f"{bar} hand {k}{sep}dealer {names[entry['dealer']]} {bar}", style="bold")
         if k > 1:
             yield Text(f"  totals so far {_numbers(before)}", style="dim")
         for s, cards in enumerate(entry["hands"]):
             label = Text(f"  {names[s]:<{width}}  ", style="cyan")
             if seat is None or s == seat:
-                yield label + cards_text(parse_cards(cards), ascii=ascii)
+                yield label + cards_text(parse_cards(cards), ascii_only=ascii_only)
             else:
                 yield label + Text(f"({len(cards)} cards)", style="dim")
         layout = parse_cards(entry["layout"])
-        yield Text(f"  {'layout':<{width}}  ", style="dim") + cards_text(layout, ascii=ascii)
+        yield (Text(f"  {'layout':<{width}}  ", style="dim")
+               + cards_text(layout, ascii_only=ascii_only))
         if seat is None:
             yield (Text(f"  {'stock':<{width}}  ", style="dim")
-                   + cards_text(parse_cards(entry["stock"]), ascii=ascii))
+                   + cards_text(parse_cards(entry["stock"]), ascii_only=ascii_only))
         played = Hand(deal_from_json(entry), dealer=entry["dealer"], variant=variant)
         for take in played.events:
             yield (Text(f"  {names[take.seat]} takes the layout four of a kind ")
-                   + cards_text(take.captured, ascii=ascii))
+                   + cards_text(take.captured, ascii_only=ascii_only))
         lines: list[tuple[Text, list[int], list[Text]]] = []
         for t, turn in enumerate(entry["turns"], 1):
             mover = turn["seat"]
@@ -370,7 +371,7 @@ def replay_text(
                                       f"{f['detail']}; fallback from here", style="yellow"))
             line = move_text(names, mover, Card.parse(turn["play"]),
                              parse_cards(turn["capture"]), Card.parse(turn["turn"]),
-                             parse_cards(turn["turn_capture"]), ascii=ascii)
+                             parse_cards(turn["turn_capture"]), ascii_only=ascii_only)
             if turn.get("by") == "fallback" and (seat is None or seat == mover):
                 line.append(" (fallback)", style="dim")
             played.play(*recorded_move(turn))
