@@ -72,7 +72,7 @@ def verify_record(record: Any) -> list[Discrepancy]:
 
     Never raises: wrong types and missing keys are ``structure`` discrepancies.
     """
-    checker = _Checker()
+    checker = _RecordChecker()
     with contextlib.suppress(_Stop):
         checker.check(record)
     return checker.found
@@ -97,7 +97,9 @@ def _card(value: Any) -> Card | None:
         return None
 
 
-class _Checker:
+class _RecordChecker:
+    """Replays one record against the rules and collects its discrepancies."""
+
     def __init__(self) -> None:
         self.found: list[Discrepancy] = []
         self.hand: int | None = None
