@@ -317,17 +317,17 @@ class Bot:
 
     def go(self, keys: dict[str, list[str]], start: float) -> str:
         """Answers a ``go`` request."""
-        hand, table = cards(keys.get("hand", [])), cards(keys.get("table", []))
+        holding, table = cards(keys.get("hand", [])), cards(keys.get("table", []))
         deadline = self.budget(float((keys.get("ms") or ["1000"])[0]), start)
         try:
             base = self.track.position()
-            if sorted(base.hands[base.to_move]) != sorted(hand) or sorted(base.table) != sorted(
+            if sorted(base.hands[base.to_move]) != sorted(holding) or sorted(base.table) != sorted(
                     table) or base.to_move != self.track.seat or base.pick_card is not None:
                 raise ValueError("tracked position differs from the request")
             move = self.brain.choose_move(base, deadline)
         except (ValueError, IndexError) as exc:
             log(f"{exc}; answering greedily from the request")
-            move = request_greedy(hand, table, self.track.variant)
+            move = request_greedy(holding, table, self.track.variant)
         log(f"go: {move} after {self.brain.last_worlds} worlds, "
             f"{(time.perf_counter() - start) * 1000:.0f} ms")
         return str(move)
@@ -365,11 +365,11 @@ class Bot:
                 sys.stdout.flush()
 
 
-def request_greedy(hand: list[Card], table: list[Card], variant: Variant) -> Move:
+def request_greedy(holding: list[Card], table: list[Card], variant: Variant) -> Move:
     """A legal greedy move from the request alone (used if tracking failed)."""
     pts = variant.points
     best: tuple[tuple[int, int], Move] | None = None
-    for c in hand:
+    for c in holding:
         found = [t for t in table if t >> 2 == PARTNER[c >> 2]]
         if len(found) == 3 and PARTNER[c >> 2] == c >> 2:  # a layout three of a kind
             options = [(pts[c] + sum(pts[t] for t in found), None)]

@@ -239,9 +239,9 @@ def targets_on(card: int, table: Iterable[int]) -> tuple[Card, ...]:
     return tuple(t for t in table if t >> 2 == p)
 
 
-def legal_moves_on(hand: Iterable[Card], table: Sequence[Card]) -> list[Move]:
-    """The legal moves of ``hand`` on ``table``, from these cards alone (what a ``go`` request
-    tells a seat), exactly as :meth:`Hand.legal_moves` gives them.
+def legal_moves_on(holding: Iterable[Card], table: Sequence[Card]) -> list[Move]:
+    """The legal moves of the cards ``holding`` on ``table``, from these cards alone (what a
+    ``go`` request tells a seat), exactly as :meth:`Hand.legal_moves` gives them.
 
     Three cards of a sweep rank on the table can only be a layout three of a kind (a fourth
     card of the rank would have captured a lone one), so the fourth sweeps them.
@@ -250,16 +250,16 @@ def legal_moves_on(hand: Iterable[Card], table: Sequence[Card]) -> list[Move]:
     for t in table:
         counts[t >> 2] += 1
     sweep = frozenset(r for r in SWEEP_RANKS if counts[r] == 3)
-    return _moves(hand, lambda card: targets_on(card, table), sweep)
+    return _moves(holding, lambda card: targets_on(card, table), sweep)
 
 
 def _moves(
-    hand: Iterable[Card], targets: Callable[[Card], tuple[Card, ...]], sweep: frozenset[int]
+    holding: Iterable[Card], targets: Callable[[Card], tuple[Card, ...]], sweep: frozenset[int]
 ) -> list[Move]:
     """Every (card, target) pair: ``target`` is ``None`` when the card captures nothing or
     sweeps a three of a kind (a rank in ``sweep`` with three targets)."""
     moves: list[Move] = []
-    for c in hand:
+    for c in holding:
         found = targets(c)
         if not found or (len(found) == 3 and c >> 2 in sweep):
             moves.append(Move(c, None))
@@ -394,12 +394,12 @@ class Hand:
         if self.turn == TURNS_PER_HAND:
             raise IllegalMoveError("the hand is over")
         seat = self.to_move
-        hand = self.hands[seat]
-        if card not in hand:
+        holding = self.hands[seat]
+        if card not in holding:
             raise IllegalMoveError(f"{Card(card)} is not in seat {seat}'s hand")
         found = self.targets(card)
         chosen = self._choose(card, target, found)
-        hand.remove(card)
+        holding.remove(card)
         event = self._land("play", seat, card, chosen, found)
         turned = self.stock.pop()
         found = self.targets(turned)

@@ -50,14 +50,15 @@ class MatchSpec:
         """Seats at the table."""
         return len(self.seats)
 
-    def deal(self, hand: int) -> Deal:
-        """The deal of match hand ``hand`` (1-based): the same in every seating of the group."""
-        return Deal.from_seed(self.players, deal_seed(self.seed, hand))
+    def deal(self, hand_number: int) -> Deal:
+        """The deal of the match's hand ``hand_number`` (1-based): the same in every seating of
+        the group."""
+        return Deal.from_seed(self.players, deal_seed(self.seed, hand_number))
 
 
-def deal_seed(prefix: str, hand: int) -> str:
+def deal_seed(prefix: str, hand_number: int) -> str:
     """The string seed of one hand (strings seed :class:`random.Random` the same everywhere)."""
-    return f"{prefix}:{hand}"
+    return f"{prefix}:{hand_number}"
 
 
 def groups(entrants: int, players: int) -> list[tuple[int, ...]]:
