@@ -66,11 +66,14 @@ class EpsilonGreedy:
         pts, partner = self.pts, PARTNER
         i, best, low, j = -1, -1, 999, 0
         for k, c in enumerate(holding):
-            b = table[partner[c >> 2]]
+            r = c >> 2
+            p = partner[r]
+            b = table[p]
             if b:
-                g = pts[c] + max([pts[x] for x in b])
-                if len(b) == 3 and partner[c >> 2] == c >> 2:
+                if len(b) == 3 and p == r:
                     g = pts[c] + pts[b[0]] + pts[b[1]] + pts[b[2]]
+                else:
+                    g = pts[c] + max(map(pts.__getitem__, b))
                 if g > best:
                     best, i = g, k
             elif best < 0 and pts[c] < low:
