@@ -19,7 +19,7 @@ Matches are played in-process with the rules engine (:class:`referee.rules.Match
 referee's order; ``mc`` is ``bots/mc_bot.py``'s :class:`Brain` with a fixed ``--worlds`` budget
 per decision and no deadline, so results do not depend on the machine's speed. Each match becomes
 a :class:`referee.ratings.MatchResult` (ranks by :func:`referee.rules.rank`), fed to a
-:class:`referee.ratings.Table` in schedule order, as :func:`referee.tournament.run` does.
+:class:`referee.ratings.Standings` in schedule order, as :func:`referee.tournament.run` does.
 
 **Definition.** The standings are *settled* after match n when the table (rows sorted by
 ``mu - 3 sigma``, as always) reads ``mc``, ``greedy``, ``random`` and *both* ``p_above_next``
@@ -66,7 +66,7 @@ sys.path.insert(0, str(ROOT))
 import trueskill  # noqa: E402
 
 from referee.cards import Card  # noqa: E402
-from referee.ratings import MatchResult, Table, p_stronger  # noqa: E402
+from referee.ratings import MatchResult, Standings, p_stronger  # noqa: E402
 from referee.rules import Deal, Hand, Match, Move, Variant  # noqa: E402
 from referee.schedule import MatchSpec, deal_seed, schedule  # noqa: E402
 
@@ -204,7 +204,7 @@ def plan(kind: str, cap: int, run_seed: str) -> list[MatchSpec]:
     return [dataclasses.replace(s, seed=f"{s.seed}:{s.seating}") for s in specs]
 
 
-def settled(table: Table, p: float) -> tuple[bool, bool, bool]:
+def settled(table: Standings, p: float) -> tuple[bool, bool, bool]:
     """Whether the standings read mc, greedy, random with both P(stronger than next) >= p; and,
     pair by pair, whether greedy is above random, and mc above greedy, with P(stronger) >= p
     (computed from the rows' mu and sigma as the table does for adjacent rows)."""
@@ -258,7 +258,7 @@ def one_run(kind: str, rep: int, cap: int, p: float, settings: Settings, seed: s
     """Plays ``cap`` matches of schedule ``kind``, reading the standings after each."""
     start = time.perf_counter()
     run_seed = f"{seed}-{rep}"
-    table = Table(NAMES)
+    table = Standings(NAMES)
     traces: tuple[list[bool], list[bool], list[bool]] = ([], [], [])
     for spec in plan(kind, cap, run_seed):
         table.add(play(spec, settings, run_seed))

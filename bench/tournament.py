@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.ratings import MatchResult, Table
+from referee.ratings import MatchResult, Standings
 from referee.schedule import MatchSpec
 from referee.tournament import Reporter, load_config, run
 
@@ -81,7 +81,7 @@ class _Memory(Reporter):
         self.marks = {max(1, math.ceil(total * f / 4)) for f in range(1, 5)}
         self.t0 = time.perf_counter()
 
-    def match_done(self, spec: MatchSpec, result: MatchResult, done: int, table: Table) -> None:
+    def match_done(self, spec: MatchSpec, result: MatchResult, done: int, table: Standings) -> None:
         if done in self.marks:
             print(f"{done:>5}/{self.total} matches, {time.perf_counter() - self.t0:6.1f} s: "
                   f"RSS {rss_mb():.1f} MiB", flush=True)

@@ -11,9 +11,10 @@ result against the request line.
 
 Deciding (:class:`Brain`): repeatedly deal the unseen cards (opponents' hands with their right
 counts, and the stock order) uniformly at random, apply every candidate move in that same world
-(common random numbers) and finish the hand with a fast epsilon-greedy playout. The candidate
-with the best mean point margin (own points minus the opponents' mean; with a constant total per
-hand this ranks moves exactly like own points) wins. It stops at its time budget:
+(common random numbers) and finish the hand with :meth:`Hand.rollout` under an epsilon-greedy
+policy (:class:`EpsilonGreedy`). The candidate with the best mean point margin (own points minus
+the opponents' mean; with a constant total per hand this ranks moves exactly like own points)
+wins. It stops at its time budget:
 ``min(ms / 2, ms - 150)`` from when the request was read, capped by ``--max-ms``.
 """
 
@@ -43,71 +44,56 @@ def log(message: str) -> None:
     print(f"mc-bot: {message}", file=sys.stderr, flush=True)
 
 
-def playout(hand: Hand, rnd: random.Random, eps: float = EPSILON) -> list[int]:
-    """Finishes ``hand`` (left unchanged) with an epsilon-greedy policy; returns final scores.
+class EpsilonGreedy:
+    """The playout policy (a :class:`referee.rules.RolloutPolicy`): with chance ``eps`` a
+    uniform random card, else the greedy one; a capture always takes the best target.
 
     Greedy: play the card whose capture scores most (card + best target, a sweep counts all
-    three); with no capture, throw the card worth least. Turned cards take their best target.
+    three); with no capture, throw the card worth least.
     """
-    random_ = rnd.random
-    pts = hand.variant.points
-    partner = PARTNER
-    score = hand.scores()
-    buckets: list[list[int]] = [[] for _ in range(13)]
-    for c in hand.table:
-        buckets[c >> 2].append(c)
-    hands = [h[:] for h in hand.hands]
-    stock = hand.stock[:]
-    seat, players = hand.to_move, hand.players
-    remaining = 24 - hand.turn
-    if hand.pick_card is not None:
-        t = max(hand.pick_options, key=pts.__getitem__)
-        buckets[t >> 2].remove(t)
-        score[seat] += pts[hand.pick_card] + pts[t]
-        remaining -= 1
-        seat = (seat + 1) % players
-    for _ in range(remaining):
-        h = hands[seat]
-        if random_() < eps:
-            i = int(random_() * len(h))
-        else:
-            i, best, low = -1, -1, 999
-            for k, c in enumerate(h):
-                b = buckets[partner[c >> 2]]
-                if b:
-                    g = pts[c] + max([pts[x] for x in b])
-                    if len(b) == 3 and partner[c >> 2] == c >> 2:
-                        g = pts[c] + pts[b[0]] + pts[b[1]] + pts[b[2]]
-                    if g > best:
-                        best, i = g, k
-                elif best < 0 and pts[c] < low:
-                    low, j = pts[c], k
-            if i < 0:
-                i = j
-        played = h[i]
-        h[i] = h[-1]
-        h.pop()
-        for c in (played, stock.pop()):
+
+    __slots__ = ("eps", "pts")
+
+    def __init__(self, variant: Variant, eps: float = EPSILON) -> None:
+        self.pts = variant.points
+        self.eps = eps
+
+    def card(self, holding: list[Card], table: list[list[Card]],
+             rnd: Callable[[], float]) -> int:
+        """Index of the card to play."""
+        if rnd() < self.eps:
+            return int(rnd() * len(holding))
+        pts, partner = self.pts, PARTNER
+        i, best, low, j = -1, -1, 999, 0
+        for k, c in enumerate(holding):
             r = c >> 2
             p = partner[r]
-            b = buckets[p]
-            if not b:
-                buckets[r].append(c)
-            elif len(b) == 3 and p == r:
-                score[seat] += pts[c] + pts[b[0]] + pts[b[1]] + pts[b[2]]
-                b.clear()
-            else:
-                j = 0
-                for k in range(1, len(b)):
-                    if pts[b[k]] > pts[b[j]]:
-                        j = k
-                score[seat] += pts[c] + pts[b[j]]
-                b[j] = b[-1]
-                b.pop()
-        seat += 1
-        if seat == players:
-            seat = 0
-    return score
+            b = table[p]
+            if b:
+                if len(b) == 3 and p == r:
+                    g = pts[c] + pts[b[0]] + pts[b[1]] + pts[b[2]]
+                else:
+                    g = pts[c] + max(map(pts.__getitem__, b))
+                if g > best:
+                    best, i = g, k
+            elif best < 0 and pts[c] < low:
+                low, j = pts[c], k
+        return j if i < 0 else i
+
+    def target(self, card: Card, options: Sequence[Card], rnd: Callable[[], float]) -> int:
+        """Index of the best-scoring option (the first of equals)."""
+        pts = self.pts
+        j = 0
+        for k in range(1, len(options)):
+            if pts[options[k]] > pts[options[j]]:
+                j = k
+        return j
+
+
+def playout(hand: Hand, rnd: random.Random, eps: float = EPSILON) -> list[int]:
+    """Finishes ``hand`` (left unchanged) with the :class:`EpsilonGreedy` policy; returns the
+    final scores."""
+    return hand.rollout(rnd, policy=EpsilonGreedy(hand.variant, eps))
 
 
 def greedy_move(hand: Hand) -> Move | Card:
@@ -167,6 +153,7 @@ class Brain:
         hidden = [c for s in others for c in base.hands[s]] + base.stock
         totals = [0.0] * len(candidates)
         rng, prng = self.rng, random.Random()
+        policy = EpsilonGreedy(base.variant, self.eps)
         n_others = len(others)
         while self.last_worlds < max_worlds and (
                 self.last_worlds == 0 or time.perf_counter() < deadline):
@@ -183,7 +170,7 @@ class Brain:
                 w = world.copy()
                 apply(w, cand)
                 prng.seed(world_seed)
-                final = playout(w, prng, self.eps)
+                final = w.rollout(prng, policy=policy)
                 rest = [final[s] for s in others]
                 opp = max(rest) if self.margin == "max" else sum(rest) / n_others
                 totals[i] += final[seat] - opp
@@ -333,17 +320,17 @@ class Bot:
 
     def go(self, keys: dict[str, list[str]], start: float) -> str:
         """Answers a ``go`` request."""
-        hand, table = cards(keys.get("hand", [])), cards(keys.get("table", []))
+        holding, table = cards(keys.get("hand", [])), cards(keys.get("table", []))
         deadline = self.budget(float((keys.get("ms") or ["1000"])[0]), start)
         try:
             base = self.track.position()
-            if sorted(base.hands[base.to_move]) != sorted(hand) or sorted(base.table) != sorted(
+            if sorted(base.hands[base.to_move]) != sorted(holding) or sorted(base.table) != sorted(
                     table) or base.to_move != self.track.seat or base.pick_card is not None:
                 raise ValueError("tracked position differs from the request")
             move = self.brain.choose_move(base, deadline)
         except (ValueError, IndexError) as exc:
             log(f"{exc}; answering greedily from the request")
-            move = request_greedy(hand, table, self.track.variant)
+            move = request_greedy(holding, table, self.track.variant)
         log(f"go: {move} after {self.brain.last_worlds} worlds, "
             f"{(time.perf_counter() - start) * 1000:.0f} ms")
         return str(move)
@@ -381,11 +368,11 @@ class Bot:
                 sys.stdout.flush()
 
 
-def request_greedy(hand: list[Card], table: list[Card], variant: Variant) -> Move:
+def request_greedy(holding: list[Card], table: list[Card], variant: Variant) -> Move:
     """A legal greedy move from the request alone (used if tracking failed)."""
     pts = variant.points
     best: tuple[tuple[int, int], Move] | None = None
-    for c in hand:
+    for c in holding:
         found = [t for t in table if t >> 2 == PARTNER[c >> 2]]
         if len(found) == 3 and PARTNER[c >> 2] == c >> 2:  # a layout three of a kind
             options = [(pts[c] + sum(pts[t] for t in found), None)]

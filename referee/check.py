@@ -196,7 +196,9 @@ SCENARIOS: tuple[_Scenario, ...] = (
 # -- the checker ------------------------------------------------------------------------------
 
 
-class _Checker:
+class _BotChecker:
+    """Drives one bot through the scripted situations and judges its every answer."""
+
     def __init__(self, command: str | Sequence[str], *, move_ms: int, startup_ms: int,
                  sandbox: str, workdir: Path | None, report: CheckReport,
                  on_step: Callable[[StepResult], None]) -> None:
@@ -583,8 +585,8 @@ def run_check(
     """
     report = CheckReport(" ".join(command) if not isinstance(command, str) else command,
                          sandbox)
-    checker = _Checker(command, move_ms=move_ms, startup_ms=startup_ms, sandbox=sandbox,
-                       workdir=workdir, report=report, on_step=on_step or (lambda s: None))
+    checker = _BotChecker(command, move_ms=move_ms, startup_ms=startup_ms, sandbox=sandbox,
+                          workdir=workdir, report=report, on_step=on_step or (lambda s: None))
     try:
         checker.run()
     finally:

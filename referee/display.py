@@ -1,6 +1,6 @@
 """Cards and turns as rich text for the terminal: suit symbols, red suits in red.
 
-With ``ascii=True`` everything is plain ``Ah Ts`` text, for logs and for terminals without
+With ``ascii_only=True`` everything is plain ``Ah Ts`` text, for logs and for terminals without
 Unicode.
 """
 
@@ -17,17 +17,17 @@ RED = "bold red"
 BLACK = "bold"
 
 
-def card_text(card: int, *, ascii: bool = False) -> Text:
-    """One card: ``A♥`` in red, ``T♠`` in the default colour (or ``Ah`` with ``ascii``)."""
+def card_text(card: int, *, ascii_only: bool = False) -> Text:
+    """One card: ``A♥`` in red, ``T♠`` in the default colour (or ``Ah`` with ``ascii_only``)."""
     c = Card(card)
-    if ascii:
+    if ascii_only:
         return Text(str(c))
     return Text(c.symbol(), style=RED if c.is_red else BLACK)
 
 
-def cards_text(cards: Iterable[int], *, ascii: bool = False, empty: str = "-") -> Text:
+def cards_text(cards: Iterable[int], *, ascii_only: bool = False, empty: str = "-") -> Text:
     """Cards separated by spaces; ``empty`` when there are none."""
-    items = [card_text(c, ascii=ascii) for c in cards]
+    items = [card_text(c, ascii_only=ascii_only) for c in cards]
     if not items:
         return Text(empty, style="dim")
     return Text(" ").join(items)
@@ -41,18 +41,18 @@ def move_text(
     turn: int,
     turn_capture: Sequence[int],
     *,
-    ascii: bool = False,
+    ascii_only: bool = False,
 ) -> Text:
     """One turn in words: ``bob plays 7♣ takes 3♥; turns K♠ takes K♥``."""
     text = Text(escape_controls(names[seat]), style="cyan")
     text.append(" plays ")
-    text.append_text(card_text(play, ascii=ascii))
+    text.append_text(card_text(play, ascii_only=ascii_only))
     if capture:
         text.append(" takes ")
-        text.append_text(cards_text(capture, ascii=ascii))
+        text.append_text(cards_text(capture, ascii_only=ascii_only))
     text.append("; turns ")
-    text.append_text(card_text(turn, ascii=ascii))
+    text.append_text(card_text(turn, ascii_only=ascii_only))
     if turn_capture:
         text.append(" takes ")
-        text.append_text(cards_text(turn_capture, ascii=ascii))
+        text.append_text(cards_text(turn_capture, ascii_only=ascii_only))
     return text

@@ -81,14 +81,14 @@ def legal_moves(hand: Sequence[Card], table: Sequence[Card]) -> list[Move]:
 
 
 class HumanPlayer:
-    """A seat played by a person: reads ``input``, draws on ``console``, never times out."""
+    """A seat played by a person: reads ``source``, draws on ``console``, never times out."""
 
-    def __init__(self, name: str, *, console: Console | None = None, input: TextIO | None = None,
-                 ascii: bool = False, show_scores: bool = True) -> None:
+    def __init__(self, name: str, *, console: Console | None = None, source: TextIO | None = None,
+                 ascii_only: bool = False, show_scores: bool = True) -> None:
         self.name = name
         self.console = console or Console(highlight=False, soft_wrap=True)
-        self.input = input or sys.stdin
-        self.ascii = ascii
+        self.source = source or sys.stdin
+        self.ascii_only = ascii_only
         self.show_scores = show_scores
         self.names: list[str] = []
         self.seat = 0
@@ -142,7 +142,7 @@ class HumanPlayer:
         return Text(name, style="cyan")
 
     def _cards(self, cards: Sequence[int]) -> Text:
-        return cards_text(cards, ascii=self.ascii)
+        return cards_text(cards, ascii_only=self.ascii_only)
 
     def _row(self, label: str, cards: Sequence[int]) -> None:
         text = Text(label, style="bold")
@@ -194,7 +194,7 @@ class HumanPlayer:
         text = Text("  " if verb == "turn" else "")
         text.append_text(self._who(seat))
         text.append(f" {verb}{'' if mine else 's'} ")
-        text.append_text(card_text(card, ascii=self.ascii))
+        text.append_text(card_text(card, ascii_only=self.ascii_only))
         if captured:
             text.append(f", take{'' if mine else 's'} ")
             text.append_text(self._cards(captured))
@@ -222,13 +222,13 @@ class HumanPlayer:
 
     def _read(self, prompt: str) -> str:
         self.console.print(Text(prompt, style="bold"), end="")
-        line = self.input.readline()
+        line = self.source.readline()
         if not line:
             self.console.print()
             self.left = True
             raise HumanLeft("left the match (end of input)")
         text = line.strip()
-        if not self.input.isatty():
+        if not self.source.isatty():
             self.console.print(Text(text))  # echo piped input, so the screen reads as a dialogue
         if text.lower() in ("quit", "q", "exit"):
             self.left = True
@@ -244,11 +244,11 @@ class HumanPlayer:
         self._row("hand  ", hand)
         for i, move in enumerate(moves, 1):
             text = Text(f"{i:>3}  ")
-            text.append_text(card_text(move.card, ascii=self.ascii))
+            text.append_text(card_text(move.card, ascii_only=self.ascii_only))
             found = targets_on(move.card, table)
             if move.target is not None:
                 text.append(" takes ")
-                text.append_text(card_text(move.target, ascii=self.ascii))
+                text.append_text(card_text(move.target, ascii_only=self.ascii_only))
             elif found:
                 text.append(" sweeps ")
                 text.append_text(self._cards(found))
@@ -267,12 +267,12 @@ class HumanPlayer:
         options = _cards_after(tokens, "from")
         head = Text("you turned ")
         if card is not None:
-            head.append_text(card_text(card, ascii=self.ascii))
+            head.append_text(card_text(card, ascii_only=self.ascii_only))
         head.append(": it can take one of these")
         self.console.print(head)
         for i, option in enumerate(options, 1):
             self.console.print(Text(f"{i:>3}  ").append_text(
-                card_text(option, ascii=self.ascii)))
+                card_text(option, ascii_only=self.ascii_only)))
         while True:
             text = self._read(f"take which [{_numbers(len(options))} or a card]: ")
             if text.isdigit() and 1 <= int(text) <= len(options):
@@ -332,12 +332,12 @@ class HumanEntrant(Entrant):
     """An entrant whose :meth:`spawn` seats the person at the terminal."""
 
     console: Console | None = field(default=None, compare=False)
-    ascii: bool = False
+    ascii_only: bool = False
     show_scores: bool = False
     """Whether the player draws ``score`` and ``end`` (``play`` prints them itself)."""
 
     def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
               hide: Sequence[Path]) -> Player:
         """A :class:`HumanPlayer` (the limits and sandbox do not apply to a person)."""
-        return HumanPlayer(self.name, console=self.console, ascii=self.ascii,
+        return HumanPlayer(self.name, console=self.console, ascii_only=self.ascii_only,
                            show_scores=self.show_scores)

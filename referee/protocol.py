@@ -54,12 +54,12 @@ def format_event(event: Event) -> str:
 
 
 def format_go(
-    hand: Iterable[int], table: Iterable[int], stock: int, ms: int, *, bank: int | None = None
+    holding: Iterable[int], table: Iterable[int], stock: int, ms: int, *, bank: int | None = None
 ) -> str:
     """The ``go`` request. ``bank`` (extra time left this match) is sent only when there is one."""
     cards = format_cards(table)
     table_text = f"table {cards} " if cards else "table "  # empty table: `table stock N`
-    line = f"go hand {format_cards(hand)} {table_text}stock {stock} ms {ms}"
+    line = f"go hand {format_cards(holding)} {table_text}stock {stock} ms {ms}"
     return line if bank is None else f"{line} bank {bank}"
 
 

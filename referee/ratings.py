@@ -2,10 +2,10 @@
 
 Pure code, no I/O. Every match is a free-for-all of its players, ranked by the record's ``ranks``
 (equal totals share a rank; a bot that faulted already ranks below those that did not). Results
-are fed to a :class:`Table` in schedule order, never in the order matches finish, so the standings
-do not depend on concurrency or timing.
+are fed to :class:`Standings` in schedule order, never in the order matches finish, so the
+standings do not depend on concurrency or timing.
 
->>> table = Table(["a", "b"])
+>>> table = Standings(["a", "b"])
 >>> table.add(MatchResult(("a", "b"), (1010, 700), (1, 2), hands=5))
 >>> [(s.rank, s.name, s.wins) for s in table.standings()]
 [(1, 'a', 1), (2, 'b', 0)]
@@ -115,7 +115,7 @@ class _Tally:
     faults: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FAULT_KINDS, 0))
 
 
-class Table:
+class Standings:
     """Ratings and counts of a tournament's entrants, fed one match at a time in schedule order.
 
     :param names: the entrants, in configuration order (which breaks exact ties in the table).
@@ -189,7 +189,7 @@ def standings(
     names: Sequence[str], results: Iterable[MatchResult], config: RatingConfig = RatingConfig()
 ) -> list[Standing]:
     """The table after rating ``results`` (in schedule order) from scratch."""
-    table = Table(names, config)
+    table = Standings(names, config)
     for result in results:
         table.add(result)
     return table.standings()

@@ -388,7 +388,7 @@ def verify_file(path: Path) -> Verified:
 
 def replay_text(
     record: RecordDict, *, hand: int | None = None, seat: int | None = None,
-    ascii: bool = False,
+    ascii_only: bool = False,
 ) -> Iterator[Text]:
     """The match told line by line: players, then per hand the deal, every turn with the
     running points of the hand, the scores, and the result.
@@ -401,7 +401,7 @@ def replay_text(
     names = [escape_controls(x) for x in record["players"]]
     n = len(names)
     variant = Variant(record["variant"])
-    sep = " - " if ascii else " · "
+    sep = " - " if ascii_only else " · "
     width = max(len(x) for x in [*names, "layout"])
     head = Text(f"match {escape_controls(record['id'])}{sep}{variant.value}{sep}target "
                 f"{record['target']}{sep}{n} players{sep}{len(record['hands'])} hands",
@@ -419,7 +419,7 @@ def replay_text(
         if hand is not None and k != hand:
             continue
         if isinstance(step, Dealt):
-            yield from _dealt_text(step, names, seat, sep=sep, width=width, ascii=ascii)
+            yield from _dealt_text(step, names, seat, sep=sep, width=width, ascii_only=ascii_only)
             lines = []
         elif isinstance(step, Played):
             turn, t = step.record, step.turn
@@ -432,7 +432,7 @@ def replay_text(
                                       style="yellow"))
             line = move_text(names, mover, Card.parse(turn["play"]),
                              parse_cards(turn["capture"]), Card.parse(turn["turn"]),
-                             parse_cards(turn["turn_capture"]), ascii=ascii)
+                             parse_cards(turn["turn_capture"]), ascii_only=ascii_only)
             if turn.get("by") == "fallback" and (seat is None or seat == mover):
                 line.append(" (fallback)", style="dim")
             if seat is None or seat == mover:
@@ -459,29 +459,29 @@ def replay_text(
 
 
 def _dealt_text(
-    step: Dealt, names: Sequence[str], seat: int | None, *, sep: str, width: int, ascii: bool,
+    step: Dealt, names: Sequence[str], seat: int | None, *, sep: str, width: int, ascii_only: bool,
 ) -> Iterator[Text]:
     """The opening of a hand: its dealer, the cards (as ``seat`` may see them), the take."""
     k, entry = step.number, step.entry
     yield Text("")
-    bar = "==" if ascii else "──"
+    bar = "==" if ascii_only else "──"
     yield Text(f"{bar} hand {k}{sep}dealer {names[entry['dealer']]} {bar}", style="bold")
     if k > 1:
         yield Text(f"  totals so far {_numbers(step.totals)}", style="dim")
     for s, cards in enumerate(entry["hands"]):
         label = Text(f"  {names[s]:<{width}}  ", style="cyan")
         if seat is None or s == seat:
-            yield label + cards_text(parse_cards(cards), ascii=ascii)
+            yield label + cards_text(parse_cards(cards), ascii_only=ascii_only)
         else:
             yield label + Text(f"({len(cards)} cards)", style="dim")
     layout = parse_cards(entry["layout"])
-    yield Text(f"  {'layout':<{width}}  ", style="dim") + cards_text(layout, ascii=ascii)
+    yield Text(f"  {'layout':<{width}}  ", style="dim") + cards_text(layout, ascii_only=ascii_only)
     if seat is None:
         yield (Text(f"  {'stock':<{width}}  ", style="dim")
-               + cards_text(parse_cards(entry["stock"]), ascii=ascii))
+               + cards_text(parse_cards(entry["stock"]), ascii_only=ascii_only))
     for take in step.hand.events:
         yield (Text(f"  {names[take.seat]} takes the layout four of a kind ")
-               + cards_text(take.captured, ascii=ascii))
+               + cards_text(take.captured, ascii_only=ascii_only))
 
 
 def _numbers(values: Sequence[int]) -> str:

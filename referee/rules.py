@@ -23,7 +23,7 @@ import hmac
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from referee.cards import DECK, FIVE, JACK, KING, QUEEN, TEN, Card, format_cards
 
@@ -248,9 +248,9 @@ def targets_on(card: int, table: Iterable[int]) -> tuple[Card, ...]:
     return tuple(t for t in table if t >> 2 == p)
 
 
-def legal_moves_on(hand: Iterable[Card], table: Sequence[Card]) -> list[Move]:
-    """The legal moves of ``hand`` on ``table``, from these cards alone (what a ``go`` request
-    tells a seat), exactly as :meth:`Hand.legal_moves` gives them.
+def legal_moves_on(holding: Iterable[Card], table: Sequence[Card]) -> list[Move]:
+    """The legal moves of the cards ``holding`` on ``table``, from these cards alone (what a
+    ``go`` request tells a seat), exactly as :meth:`Hand.legal_moves` gives them.
 
     Three cards of a sweep rank on the table can only be a layout three of a kind (a fourth
     card of the rank would have captured a lone one), so the fourth sweeps them.
@@ -259,22 +259,42 @@ def legal_moves_on(hand: Iterable[Card], table: Sequence[Card]) -> list[Move]:
     for t in table:
         counts[t >> 2] += 1
     sweep = frozenset(r for r in SWEEP_RANKS if counts[r] == 3)
-    return _moves(hand, lambda card: targets_on(card, table), sweep)
+    return _moves(holding, lambda card: targets_on(card, table), sweep)
 
 
 def _moves(
-    hand: Iterable[Card], targets: Callable[[Card], tuple[Card, ...]], sweep: frozenset[int]
+    holding: Iterable[Card], targets: Callable[[Card], tuple[Card, ...]], sweep: frozenset[int]
 ) -> list[Move]:
     """Every (card, target) pair: ``target`` is ``None`` when the card captures nothing or
     sweeps a three of a kind (a rank in ``sweep`` with three targets)."""
     moves: list[Move] = []
-    for c in hand:
+    for c in holding:
         found = targets(c)
         if not found or (len(found) == 3 and c >> 2 in sweep):
             moves.append(Move(c, None))
         else:
             moves.extend(Move(c, t) for t in found)
     return moves
+
+
+class RolloutPolicy(Protocol):
+    """The choices :meth:`Hand.rollout` makes for every seat in place of uniform random ones.
+
+    Both methods get the roll-out's random source (``rnd()`` is uniform in [0, 1)) and return an
+    index; neither may change the lists it is given.
+    """
+
+    def card(
+        self, holding: list[Card], table: list[list[Card]], rnd: Callable[[], float]
+    ) -> int:
+        """Index in ``holding`` (the cards of the seat to move) of the card to play;
+        ``table[r]`` lists the table cards of rank ``r``."""
+        ...
+
+    def target(self, card: Card, options: Sequence[Card], rnd: Callable[[], float]) -> int:
+        """Index in ``options`` (two or more table cards, not a sweep) of the one ``card``
+        captures; ``card`` was played from hand or turned from the stock."""
+        ...
 
 
 class Hand:
@@ -383,12 +403,12 @@ class Hand:
         if self.turn == TURNS_PER_HAND:
             raise IllegalMoveError("the hand is over")
         seat = self.to_move
-        hand = self.hands[seat]
-        if card not in hand:
+        holding = self.hands[seat]
+        if card not in holding:
             raise IllegalMoveError(f"{Card(card)} is not in seat {seat}'s hand")
         found = self.targets(card)
         chosen = self._choose(card, target, found)
-        hand.remove(card)
+        holding.remove(card)
         event = self._land("play", seat, card, chosen, found)
         turned = self.stock.pop()
         found = self.targets(turned)
@@ -433,13 +453,21 @@ class Hand:
         new._counts = self._counts[:]
         return new
 
-    def rollout(self, rng: random.Random | None = None) -> list[int]:
-        """Plays the rest of the hand with random choices and returns the final scores.
+    def rollout(
+        self, rng: random.Random | None = None, *, policy: RolloutPolicy | None = None
+    ) -> list[int]:
+        """Plays the rest of the hand and returns the final scores; the hand itself is left
+        unchanged. This is the fast path for simulations.
 
-        Each choice is a uniform card from hand, then a uniform target among that card's; the
-        hand itself is left unchanged. This is the fast path for simulations.
+        Without ``policy`` each choice is a uniform card from hand, then a uniform target among
+        that card's (``rng`` draws once for each). With one, ``policy.card`` and
+        ``policy.target`` make those choices (:class:`RolloutPolicy`); a sweep or a single
+        target needs no choice.
         """
         rnd = (rng or random).random
+        choose_card = choose_target = None
+        if policy is not None:
+            choose_card, choose_target = policy.card, policy.target
         pts = _POINTS[self.variant]
         score = self.scores()
         buckets: list[list[int]] = [[] for _ in range(13)]
@@ -451,14 +479,16 @@ class Hand:
         partner = PARTNER
         remaining = TURNS_PER_HAND - self.turn
         if self.pick_card is not None:
-            t = self.pick_options[int(rnd() * len(self.pick_options))]
+            options = self.pick_options
+            t = options[int(rnd() * len(options)) if choose_target is None
+                        else choose_target(self.pick_card, options, rnd)]
             buckets[t >> 2].remove(t)
             score[seat] += pts[self.pick_card] + pts[t]
             remaining -= 1
             seat = (seat + 1) % players
         for _ in range(remaining):
             h = hands[seat]
-            i = int(rnd() * len(h))
+            i = int(rnd() * len(h)) if choose_card is None else choose_card(h, buckets, rnd)
             played = h[i]
             h[i] = h[-1]
             h.pop()
@@ -473,7 +503,12 @@ class Hand:
                     b.clear()
                 else:
                     k = len(b)
-                    j = int(rnd() * k) if k > 1 else 0
+                    if k == 1:
+                        j = 0
+                    elif choose_target is None:
+                        j = int(rnd() * k)
+                    else:
+                        j = choose_target(c, b, rnd)
                     score[seat] += pts[c] + pts[b[j]]
                     b[j] = b[-1]
                     b.pop()

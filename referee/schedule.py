@@ -55,10 +55,10 @@ class MatchSpec:
         """Seats at the table."""
         return len(self.seats)
 
-    def deal(self, hand: int) -> Deal:
-        """The deal of match hand ``hand`` (1-based): the same in every seating of the group,
-        keyed by :attr:`secret` (HMAC-SHA256 of ``seed:round:group:hand``)."""
-        return Deal.from_key(self.players, self.secret, deal_seed(self.seed, hand))
+    def deal(self, hand_number: int) -> Deal:
+        """The deal of the match's hand ``hand_number`` (1-based): the same in every seating of
+        the group, keyed by :attr:`secret` (HMAC-SHA256 of ``seed:round:group:hand``)."""
+        return Deal.from_key(self.players, self.secret, deal_seed(self.seed, hand_number))
 
     @property
     def bot_id(self) -> str:
@@ -73,9 +73,9 @@ class MatchSpec:
         return (self.round, self.group)
 
 
-def deal_seed(prefix: str, hand: int) -> str:
+def deal_seed(prefix: str, hand_number: int) -> str:
     """The label of one hand's deal: ``<seed>:<round>:<group>:<hand>``."""
-    return f"{prefix}:{hand}"
+    return f"{prefix}:{hand_number}"
 
 
 def groups(entrants: int, players: int) -> list[tuple[int, ...]]:

@@ -37,7 +37,7 @@ import yaml
 
 from referee.bot import BotCommandError, resolve_sandbox
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
-from referee.ratings import FAULT_KINDS, MatchResult, Standing, Table
+from referee.ratings import FAULT_KINDS, MatchResult, Standing, Standings
 from referee.record import (
     FaultDict,
     RecordDict,
@@ -417,7 +417,7 @@ class Reporter:
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
         """A bot faulted in a running match."""
 
-    def match_done(self, spec: MatchSpec, result: MatchResult, done: int, table: Table) -> None:
+    def match_done(self, spec: MatchSpec, result: MatchResult, done: int, table: Standings) -> None:
         """A match finished and was saved; ``table`` rates the finished prefix of the schedule."""
 
     def finished(self, standings: list[Standing]) -> None:
@@ -483,7 +483,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     journal = Journal(out / "results.jsonl")
     journal.load(accept)
     kept = len(done)
-    table = Table(names, config.rating)
+    table = Standings(names, config.rating)
     position = 0
 
     def feed() -> None:

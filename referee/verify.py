@@ -72,7 +72,7 @@ def verify_record(record: Any) -> list[Discrepancy]:
 
     Never raises: wrong types and missing keys are ``structure`` discrepancies.
     """
-    checker = _Checker()
+    checker = _RecordChecker()
     with contextlib.suppress(_Stop):
         checker.check(record)
     return checker.found
@@ -97,7 +97,9 @@ def _card(value: Any) -> Card | None:
         return None
 
 
-class _Checker:
+class _RecordChecker:
+    """Replays one record against the rules and collects its discrepancies."""
+
     def __init__(self) -> None:
         self.found: list[Discrepancy] = []
         self.hand: int | None = None
@@ -177,7 +179,7 @@ class _Checker:
                 self.hand = self.turn = None
         self._result(record, scores, n, target, faulted)
 
-    def _faults(self, record: dict[str, Any], n: int, hands: int) -> dict[int, int]:
+    def _faults(self, record: dict[str, Any], n: int, hand_count: int) -> dict[int, int]:
         """Seat -> the first hand it faulted in."""
         faults = self.need(record, "faults", "list", "")
         faulted: dict[int, int] = {}
@@ -186,13 +188,14 @@ class _Checker:
             if not isinstance(f, dict):
                 raise self.fail("structure", f"faults[{i}] should be an object")
             seat = self.need(f, "seat", "int", where)
-            hand = self.need(f, "hand", "int", where)
+            hand_number = self.need(f, "hand", "int", where)
             self.need(f, "fault", "str", where)
             if not 0 <= seat < n:
                 raise self.fail("structure", f"{where}seat {seat} is not a seat of {n}")
-            if not 1 <= hand <= hands:
-                raise self.fail("structure", f"{where}hand {hand} is not a hand of {hands}")
-            faulted[seat] = min(hand, faulted.get(seat, hand))
+            if not 1 <= hand_number <= hand_count:
+                raise self.fail("structure",
+                                f"{where}hand {hand_number} is not a hand of {hand_count}")
+            faulted[seat] = min(hand_number, faulted.get(seat, hand_number))
         return faulted
 
     def _result(

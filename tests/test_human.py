@@ -23,7 +23,7 @@ PLAY = [CLI, "play", "human", "python3 bots/random_bot.py", "python3 bots/greedy
 def player(typed: str) -> tuple[HumanPlayer, io.StringIO]:
     out = io.StringIO()
     console = Console(file=out, no_color=True, width=100, highlight=False)
-    return HumanPlayer("me", console=console, input=io.StringIO(typed), ascii=True), out
+    return HumanPlayer("me", console=console, source=io.StringIO(typed), ascii_only=True), out
 
 
 def test_legal_moves_targets_and_sweep() -> None:

@@ -8,7 +8,7 @@ import random
 import pytest
 import trueskill
 
-from referee.ratings import MatchResult, RatingConfig, Table, p_stronger, standings
+from referee.ratings import MatchResult, RatingConfig, Standings, p_stronger, standings
 
 
 def result(players: str, totals: tuple[int, ...], faults: tuple[tuple[int, str], ...] = (),
@@ -56,7 +56,7 @@ def test_ratings_equal_trueskill_in_schedule_order() -> None:
 def test_faults_are_counted_by_kind_and_rank_last() -> None:
     res = result("a b c", (900, 1000, 300), faults=((1, "timeout"), (2, "crash")))
     assert res.ranks == (1, 2, 3)
-    table = Table(["a", "b", "c"])
+    table = Standings(["a", "b", "c"])
     table.add(res)
     table.add(result("a b c", (900, 1000, 300), faults=((1, "timeout"),)))
     rows = {row.name: row for row in table.standings()}

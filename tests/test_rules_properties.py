@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -201,6 +201,46 @@ def test_rollout_scores_the_whole_hand_and_leaves_it_unchanged(
     assert hand.rollout(random.Random(seed)) == result
     if hand.is_over():
         assert result == now
+
+
+class SortedChoice:
+    """A roll-out policy that chooses by card, not by position: the ``k``-th lowest card or
+    option, ``k`` drawn from its own random source (the roll-out's is not used)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def nth(self, cards: Sequence[Card]) -> Card:
+        return sorted(cards)[self.rng.randrange(len(cards))]
+
+    def card(self, holding: list[Card], table: list[list[Card]], rnd: object) -> int:
+        return holding.index(self.nth(holding))
+
+    def target(self, card: Card, options: Sequence[Card], rnd: object) -> int:
+        assert len(options) > 1
+        return list(options).index(self.nth(options))
+
+
+@settings(max_examples=150, deadline=None)
+@given(hands(), st.integers(0, 60), st.integers(0, 2**32 - 1))
+def test_rollout_with_a_policy_plays_as_the_move_api_does(
+    game: tuple[Hand, random.Random], stop: int, seed: int
+) -> None:
+    hand, rng = game
+    advance(hand, rng, stop)
+    before = snapshot(hand)
+    result = hand.rollout(random.Random(0), policy=SortedChoice(seed))
+    assert snapshot(hand) == before
+    same = SortedChoice(seed)
+    while not hand.is_over():
+        if hand.pick_card is not None:
+            hand.pick(same.nth(hand.pick_options))
+            continue
+        card = same.nth(hand.hands[hand.to_move])
+        found = hand.targets(card)
+        sweep = len(found) == 3 and card.rank in hand.sweep
+        hand.play(card, same.nth(found) if len(found) > 1 and not sweep else None)
+    assert result == hand.scores()
 
 
 @settings(max_examples=80, deadline=None)

@@ -63,12 +63,12 @@ def _turns(r: dict[str, Any], k: int = 0) -> list[dict[str, Any]]:
 
 def swap_hand_and_stock(r: dict[str, Any]) -> None:
     """A card of the first mover's hand swapped with a card of the stock: still one deck."""
-    hand = r["hands"][0]
+    entry = r["hands"][0]
     first = _turns(r)[0]
-    seat_cards = hand["hands"][first["seat"]]
+    seat_cards = entry["hands"][first["seat"]]
     i = seat_cards.index(first["play"])
-    j = len(hand["stock"]) - 1
-    seat_cards[i], hand["stock"][j] = hand["stock"][j], seat_cards[i]
+    j = len(entry["stock"]) - 1
+    seat_cards[i], entry["stock"][j] = entry["stock"][j], seat_cards[i]
 
 
 def wrong_capture(r: dict[str, Any]) -> None:
@@ -128,13 +128,13 @@ def dropped_turn(r: dict[str, Any]) -> None:
 
 def extra_hand(r: dict[str, Any]) -> None:
     dealer = len(r["hands"]) % len(r["players"])
-    hand = copy.deepcopy(next(h for h in r["hands"] if h["dealer"] == dealer))
+    entry = copy.deepcopy(next(h for h in r["hands"] if h["dealer"] == dealer))
     faulted = {f["seat"] for f in r["faults"]}
-    for turn in hand["turns"]:
+    for turn in entry["turns"]:
         if turn["seat"] in faulted:
             turn["by"] = "fallback"
-    r["hands"].append(hand)
-    r["totals"] = [a + b for a, b in zip(r["totals"], hand["scores"], strict=True)]
+    r["hands"].append(entry)
+    r["totals"] = [a + b for a, b in zip(r["totals"], entry["scores"], strict=True)]
 
 
 def missing_hand(r: dict[str, Any]) -> None:
@@ -196,16 +196,17 @@ TAMPERING: list[tuple[Callable[[dict[str, Any]], None], tuple[str, ...], int | N
 ]
 
 
-@pytest.mark.parametrize("tamper, whats, hand", TAMPERING, ids=[t[0].__name__ for t in TAMPERING])
+@pytest.mark.parametrize("tamper, whats, hand_number", TAMPERING,
+                         ids=[t[0].__name__ for t in TAMPERING])
 def test_tampering_is_caught(
-    tamper: Callable[[dict[str, Any]], None], whats: tuple[str, ...], hand: int | None
+    tamper: Callable[[dict[str, Any]], None], whats: tuple[str, ...], hand_number: int | None
 ) -> None:
     record = load()
     tamper(record)
     found = first_discrepancy(record)
     assert found is not None
     assert found.what in whats, str(found)
-    assert found.hand == hand, str(found)
+    assert found.hand == hand_number, str(found)
     assert "\n" not in str(found)
 
 

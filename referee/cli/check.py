@@ -24,13 +24,13 @@ _LIMITS = Limits()
 class _Printer:
     """Prints each step as it is decided."""
 
-    def __init__(self, console: Console, ascii_: bool) -> None:
+    def __init__(self, console: Console, ascii_only: bool) -> None:
         self.console = console
-        self.ascii = ascii_
+        self.ascii_only = ascii_only
 
     def __call__(self, step: StepResult) -> None:
         symbol, word, style = _MARKS.get(step.status, _MARKS[SKIP])
-        line = Text(word if self.ascii else symbol, style=style)
+        line = Text(word if self.ascii_only else symbol, style=style)
         line.append(f" {escape_controls(step.title)}")
         if step.note:
             line.append(f"  {escape_controls(step.note)}", style="dim")
@@ -47,7 +47,7 @@ class _Printer:
             for text in step.stderr:
                 self.console.print(Text(f"        {escape_controls(text)}", style="dim"))
         for warning in step.warnings:
-            self.console.print(Text(f"      {'WARN' if self.ascii else '!'} "
+            self.console.print(Text(f"      {'WARN' if self.ascii_only else '!'} "
                                     f"{escape_controls(warning)}",
                                     style="yellow"))
 
@@ -86,9 +86,9 @@ def _summary(console: Console, report: CheckReport) -> None:
               "works here).")
 @click.option("--transcript", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every line exchanged here ('> ' to the bot, '< ' from it).")
-@click.option("--ascii", "ascii_", is_flag=True, help="OK/FAIL instead of ✓/✗, no colours.")
+@click.option("--ascii", "ascii_only", is_flag=True, help="OK/FAIL instead of ✓/✗, no colours.")
 def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, transcript: Path | None,
-          ascii_: bool) -> None:
+          ascii_only: bool) -> None:
     """Check that BOT_CMD speaks protocol v1: scripted deals, every answer judged.
 
     \b
@@ -97,7 +97,7 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, transcript:
 
     Exit status: 0 when every step passes, 1 when one fails, 2 when BOT_CMD cannot be run.
     """
-    console = Console(no_color=ascii_, emoji=False, highlight=False, soft_wrap=True)
+    console = Console(no_color=ascii_only, emoji=False, highlight=False, soft_wrap=True)
     try:
         argv = resolve_command(bot_cmd, Path.cwd())
         mode = resolve_sandbox(sandbox)
@@ -118,7 +118,7 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, transcript:
     console.print(head)
     try:
         report = run_check(argv, move_ms=move_ms, startup_ms=startup_ms, sandbox=mode,
-                           workdir=Path.cwd(), on_step=_Printer(console, ascii_))
+                           workdir=Path.cwd(), on_step=_Printer(console, ascii_only))
     except BotCommandError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)

@@ -139,11 +139,11 @@ def print_result(console: Console, record: RecordDict) -> None:
               help="Keep each bot's stderr here (default: beside the record).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the result.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every card as it is played.")
-@click.option("--ascii", "ascii_", is_flag=True, help="No colours or suit symbols.")
+@click.option("--ascii", "ascii_only", is_flag=True, help="No colours or suit symbols.")
 def play(
     bots: tuple[str, ...], seed: int | None, variant: str, target: int, move_ms: int,
     startup_ms: int, bank_ms: int, memory_mb: int, sandbox: str, record_path: Path | None,
-    logs_dir: Path | None, quiet: bool, verbose: bool, ascii_: bool,
+    logs_dir: Path | None, quiet: bool, verbose: bool, ascii_only: bool,
 ) -> None:
     """Play one match between 2-4 BOTS (each a command, quoted if it has spaces).
 
@@ -162,7 +162,7 @@ def play(
     human = bots.count(HUMAN)
     if human > 1:
         raise click.UsageError("at most one seat can be human")
-    console = Console(no_color=ascii_, emoji=False, highlight=False,
+    console = Console(no_color=ascii_only, emoji=False, highlight=False,
                       stderr=False, soft_wrap=True)
     commands: list[str | list[str]] = []
     for command in bots:
@@ -181,7 +181,7 @@ def play(
     entrants: list[Entrant] = []
     for name, command in zip(names, commands, strict=True):
         if command == HUMAN:
-            entrants.append(HumanEntrant(name, HUMAN, console=console, ascii=ascii_))
+            entrants.append(HumanEntrant(name, HUMAN, console=console, ascii_only=ascii_only))
         else:
             entrants.append(Entrant(name, tuple(command), Path.cwd()))
     if logs_dir is None and record_path is not None:

@@ -43,7 +43,7 @@ _LIMITS = Limits()
               help="Show only hand K.")
 @click.option("--seat", type=click.IntRange(min=0), default=None,
               help="Only what seat S could see; with --bot, the seat the bot sits in.")
-@click.option("--ascii", "ascii_", is_flag=True, help="No colours or suit symbols.")
+@click.option("--ascii", "ascii_only", is_flag=True, help="No colours or suit symbols.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the match as one self-contained HTML page.")
 @click.option("--bot", "bot_command", metavar="CMD",
@@ -58,7 +58,7 @@ _LIMITS = Limits()
               show_default=True, help="Sandbox of the bot (with --bot).")
 def replay(
     records: tuple[Path, ...], verify: bool, hand_number: int | None, seat: int | None,
-    ascii_: bool, html_path: Path | None, bot_command: str | None, move_ms: int,
+    ascii_only: bool, html_path: Path | None, bot_command: str | None, move_ms: int,
     startup_ms: int, sandbox: str,
 ) -> None:
     """Tell the match in RECORD turn by turn, or check, draw or re-ask it.
@@ -72,7 +72,7 @@ def replay(
 
     With --verify the exit status is 1 if any record is not valid.
     """
-    console = Console(no_color=ascii_, emoji=False, highlight=False, soft_wrap=True)
+    console = Console(no_color=ascii_only, emoji=False, highlight=False, soft_wrap=True)
     if bot_command is not None and not bot_command.strip():
         raise click.BadParameter("the bot command is empty", param_hint="--bot")
     if verify:
@@ -112,7 +112,7 @@ def replay(
     if found:
         console.print(Text(f"warning: this record does not verify: "
                            f"{escape_controls(str(found[0]))}", style="yellow"))
-    for line in replay_text(record, hand=hand_number, seat=seat, ascii=ascii_):
+    for line in replay_text(record, hand=hand_number, seat=seat, ascii_only=ascii_only):
         console.print(line)
 
 

@@ -30,7 +30,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from referee.escape import escape_controls
-from referee.ratings import Standing, Table
+from referee.ratings import Standing, Standings
 from referee.record import FaultDict
 from referee.schedule import MatchSpec
 from referee.tournament import (
@@ -107,7 +107,7 @@ class PlainReporter(Reporter):
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
         self._print(_fault_line(spec, name, fault))
 
-    def match_done(self, spec: MatchSpec, result: object, done: int, table: Table) -> None:
+    def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         tenth = done * 10 // self.total
         if tenth <= self.shown and done != self.total:
             return
@@ -148,7 +148,7 @@ class LiveReporter(Reporter):
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
         self.console.print(Text(_fault_line(spec, name, fault), style="yellow"))
 
-    def match_done(self, spec: MatchSpec, result: object, done: int, table: Table) -> None:
+    def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         assert self.task is not None and self.live is not None
         elapsed = time.monotonic() - self.t0
         rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
