@@ -31,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.cards import DECK, Card, CardError
-from referee.rules import PARTNER, Deal, Hand, Move, Variant
+from referee.rules import PARTNER, TURNS_PER_HAND, Deal, Hand, Move, Variant
 
 NAME = "mc-bot 1.0"
 EPSILON = 0.1
@@ -59,7 +59,7 @@ def playout(hand: Hand, rnd: random.Random, eps: float = EPSILON) -> list[int]:
     hands = [h[:] for h in hand.hands]
     stock = hand.stock[:]
     seat, players = hand.to_move, hand.players
-    remaining = 24 - hand.turn
+    remaining = TURNS_PER_HAND - hand.turn
     if hand.pick_card is not None:
         t = max(hand.pick_options, key=pts.__getitem__)
         buckets[t >> 2].remove(t)
@@ -214,7 +214,7 @@ class Tracker:
 
         :raises ValueError: (also :class:`referee.rules.RulesError`) if the events do not fit.
         """
-        size = 24 // self.players
+        size = TURNS_PER_HAND // self.players
         played: list[list[Card]] = [[] for _ in range(self.players)]
         turned = [c for kind, _, c, _ in self.events if kind == "turn"]
         for kind, seat, c, _ in self.events:
