@@ -176,15 +176,22 @@ def limits_of(pid: int) -> dict[str, str]:
     return {row[:26].strip(): row[26:47].strip() for row in rows}
 
 
-@pytest.mark.parametrize("wrapper", ["prlimit", "gate"])
-def test_limits_reach_the_bot(monkeypatch: pytest.MonkeyPatch, wrapper: str) -> None:
+needs_bwrap = pytest.mark.skipif(not procmod.bwrap_available(),
+                                 reason="bwrap is missing or cannot build a sandbox here")
+
+
+@pytest.mark.parametrize(("wrapper", "sandbox"), [
+    ("prlimit", "none"), ("gate", "none"), pytest.param("gate", "bwrap", marks=needs_bwrap)])
+def test_limits_reach_the_bot(monkeypatch: pytest.MonkeyPatch, wrapper: str,
+                              sandbox: str) -> None:
     """With the ``prlimit`` wrapper, and without it (the shell gate and ``resource.prlimit``
     by pid), the bot runs under its limits and reads the protocol from its first line."""
     if wrapper == "gate":
         monkeypatch.setattr(procmod, "_prlimit", lambda: None)
     elif procmod._prlimit() is None:
         pytest.skip("no prlimit here")
-    with Bot([sys.executable, BOTS / "echo.py", "limited"], memory_mb=300, file_mb=2) as b:
+    with Bot([sys.executable, BOTS / "echo.py", "limited"], memory_mb=300, file_mb=2,
+             sandbox=sandbox) as b:
         assert b.start(10_000) == "limited"
         assert b.pid
         limits = limits_of(b.pid)
