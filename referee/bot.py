@@ -223,7 +223,7 @@ class Bot:
                 os.write(self._in, self._pending + b"quit\n")
         self.process.stop(grace_ms / 1000)
 
-    def forfeit(self, fault: Fault | str) -> None:
+    def forfeit(self, fault: Fault) -> None:
         """Tell the bot ``forfeit <fault>``, then :meth:`close` it."""
         self.send(protocol.format_forfeit(fault))
         self.close()
