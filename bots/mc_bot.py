@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.cards import DECK, Card, CardError
-from referee.rules import PARTNER, Deal, Hand, Move, Variant
+from referee.rules import PARTNER, TURNS_PER_HAND, Deal, Hand, Move, Variant
 
 NAME = "mc-bot 1.0"
 EPSILON = 0.1
@@ -201,7 +201,7 @@ class Tracker:
 
         :raises ValueError: (also :class:`referee.rules.RulesError`) if the events do not fit.
         """
-        size = 24 // self.players
+        size = TURNS_PER_HAND // self.players
         played: list[list[Card]] = [[] for _ in range(self.players)]
         turned = [c for kind, _, c, _ in self.events if kind == "turn"]
         for kind, seat, c, _ in self.events:

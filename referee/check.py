@@ -31,10 +31,11 @@ from referee.bot import (
     BotError,
     BotGarbled,
     BotTimeout,
-    stderr_tail,
 )
 from referee.cards import DECK, Card, CardError
-from referee.rules import Deal, Hand, IllegalMoveError, Match, Move, Variant
+from referee.faults import Fault, Reason
+from referee.process import stderr_tail
+from referee.rules import TURNS_PER_HAND, Deal, Hand, IllegalMoveError, Match, Move, Variant
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 QUIT_GRACE_MS = 2000
@@ -48,6 +49,10 @@ HINT_NOT_HELD = "you played a card not in your hand"
 HINT_CASE = "write cards as Ts/Ah (rank A 2-9 T J Q K, then suit c d h s in lower case)"
 HINT_QUIT = "exit when you read `quit` (and at the end of input)"
 HINT_AFTER_END = "keep reading after `end`: another `match` line may follow"
+_TIMED_OUT = (Reason.NO_ANSWER, Reason.PARTIAL_LINE, Reason.NOT_READING)
+"""Start-up error codes of a bot that did not say ``ready`` in time."""
+_STOPPED = (Reason.EXITED, Reason.CLOSED_OUTPUT, Reason.CLOSED_INPUT)
+"""Start-up error codes of a bot that stopped before ``ready``."""
 
 
 @dataclass
@@ -105,7 +110,7 @@ class CheckReport:
 class _Failed(Exception):
     """A request went wrong; carries the failed step's details. The bot must be restarted."""
 
-    def __init__(self, step: StepResult, fault: str = "illegal") -> None:
+    def __init__(self, step: StepResult, fault: Fault = Fault.ILLEGAL) -> None:
         super().__init__(step.title)
         self.step = step
         self.fault = fault
@@ -147,7 +152,7 @@ def _deal(players: int, layout: str, seats: dict[int, str], top: str, seed: str)
     fixed = [Card.parse(t) for t in " ".join([layout, *seats.values(), top]).split()]
     rest = [c for c in DECK if c not in fixed]
     random.Random(seed).shuffle(rest)
-    size = 24 // players
+    size = TURNS_PER_HAND // players
     hands = []
     for s in range(players):
         if s in seats:
@@ -264,16 +269,16 @@ class _BotChecker:
             step = StepResult(title, FAIL, sent=protocol.HELLO,
                               expected=f"`ready <name>` within {self.startup_ms} ms",
                               hint=HINT_READY)
-            if "no ready within" in err.detail:
+            if err.code in _TIMED_OUT:
                 late = bot.drain(QUIT_GRACE_MS, quit=True)
                 step.received = late.strip() or f"nothing within {ms:.0f} ms"
                 if late.startswith("ready"):
                     step.hint = HINT_FLUSH if "\n" in late else HINT_NEWLINE
             else:
                 step.received = err.detail
-                if "wrong first line" in err.detail or "expected 'ready" in err.detail:
+                if err.code in (Reason.NOT_READY, Reason.LONG_LINE):
                     step.hint = f"{HINT_READY}; {HINT_STDERR}"
-                elif "before ready" in err.detail:
+                elif err.code in _STOPPED:
                     step.hint = f"it stopped before `ready`: see its stderr; {HINT_READY}"
             step.stderr = self.stderr_tail()
             self.close()
@@ -317,26 +322,25 @@ class _BotChecker:
         try:
             answer = self.bot.request(line, self.move_ms)
         except BotGarbled as err:
-            stray = err.detail.removeprefix("unsolicited line: ")
-            if stray != err.detail:  # found before the request was written
+            if err.code == Reason.UNSOLICITED:  # found before the request was written
                 raise _Failed(StepResult(
-                    "", FAIL, sent=prev, received=stray,
+                    "", FAIL, sent=prev, received=err.quoted,
                     expected=f"nothing until the next request ({line.split()[0]})",
-                    hint=HINT_STDERR), "garbled") from None
+                    hint=HINT_STDERR), Fault.GARBLED) from None
             self.log(">", line)
             raise _Failed(StepResult("", FAIL, sent=line, received=err.detail,
                                      expected="one line under 4 KiB", hint=HINT_STDERR),
-                          "garbled") from None
+                          Fault.GARBLED) from None
         except BotTimeout:
             self.log(">", line)
-            raise _Failed(self.diagnose_timeout(line), "timeout") from None
+            raise _Failed(self.diagnose_timeout(line), Fault.TIMEOUT) from None
         except BotCrash as err:
             self.log(">", line)
             hint = "the bot stopped: see its stderr"
             if self.answered == 0 and self.ended:
                 hint = f"{HINT_AFTER_END}; {hint}"
             raise _Failed(StepResult("", FAIL, sent=line, received=err.detail,
-                                     expected="an answer", hint=hint), "crash") from None
+                                     expected="an answer", hint=hint), Fault.CRASH) from None
         self.log(">", line)
         self.last_sent = line
         for info in answer.info:
@@ -531,7 +535,8 @@ class _BotChecker:
             raise _Failed(StepResult(
                 "", FAIL, sent=line, received=answer.line, note=str(err), hint=hint,
                 expected="one of the cards after `from`"),
-                "garbled" if isinstance(err, protocol.GarbledError) else "illegal") from None
+                Fault.GARBLED if isinstance(err, protocol.GarbledError) else Fault.ILLEGAL
+            ) from None
         if mark is not None:
             pending.remove(mark)
             self.add(StepResult(mark.title, note=f"{line}  →  {answer.line}",
@@ -550,7 +555,7 @@ def _judge_go(hand: Hand, line: str, text: str) -> Move:
         hint = ("write cards as rank then suit, e.g. `8c 2d`" if cardlike else
                 f"answer with the move alone on its line; {HINT_STDERR}")
         raise _Failed(StepResult("", FAIL, sent=line, received=text, expected=expected,
-                                 note=str(err), hint=hint), "garbled") from None
+                                 note=str(err), hint=hint), Fault.GARBLED) from None
     try:
         hand.copy().play(*move)
     except IllegalMoveError as err:
@@ -581,7 +586,7 @@ def run_check(
     ``sandbox`` is ``bwrap`` or ``none`` (already resolved); ``on_step`` is called as each step
     is decided, for live output.
 
-    :raises referee.bot.BotCommandError: if the command cannot be started at all.
+    :raises referee.process.BotCommandError: if the command cannot be started at all.
     """
     report = CheckReport(" ".join(command) if not isinstance(command, str) else command,
                          sandbox)

@@ -26,6 +26,7 @@ from referee.bot import Answer, BotCrash
 from referee.cards import Card, CardError
 from referee.display import card_text, cards_text
 from referee.escape import escape_controls
+from referee.faults import Fault, Reason
 from referee.match import Entrant, Limits, Player
 from referee.protocol import GarbledError, parse_move
 from referee.rules import Move, legal_moves_on, targets_on
@@ -124,7 +125,7 @@ class HumanPlayer:
         answer = ask(tokens)
         return Answer(answer, (time.monotonic() - t0) * 1000)
 
-    def forfeit(self, fault: str) -> None:
+    def forfeit(self, fault: Fault) -> None:
         """Says the seat is out of the match."""
         why = "you left" if self.left else f"fault: {fault}"
         self.console.print(Text(f"{why}. The referee plays your seat from here on.",
@@ -226,13 +227,13 @@ class HumanPlayer:
         if not line:
             self.console.print()
             self.left = True
-            raise HumanLeft("left the match (end of input)")
+            raise HumanLeft("left the match (end of input)", code=Reason.LEFT)
         text = line.strip()
         if not self.source.isatty():
             self.console.print(Text(text))  # echo piped input, so the screen reads as a dialogue
         if text.lower() in ("quit", "q", "exit"):
             self.left = True
-            raise HumanLeft("left the match (typed quit)")
+            raise HumanLeft("left the match (typed quit)", code=Reason.LEFT)
         return text
 
     def _ask_go(self, tokens: list[str]) -> str:

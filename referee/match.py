@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Protocol
 
 from referee import narration, protocol
-from referee.bot import Answer, Bot, BotCommandError, BotError
+from referee.bot import Answer, Bot, BotError
+from referee.faults import Fault
+from referee.process import BotCommandError
 from referee.record import FORMAT, VERSION, FaultDict, RecordDict, TurnDict, deal_to_json
 from referee.rules import DEFAULT_TARGET, Deal, Event, Hand, IllegalMoveError, Match, Variant
 
@@ -49,7 +51,7 @@ class Player(Protocol):
     def start(self, startup_ms: float, stop: threading.Event | None = None) -> str: ...
     def send(self, line: str) -> None: ...
     def request(self, line: str, timeout_ms: float) -> Answer: ...
-    def forfeit(self, fault: str) -> None: ...
+    def forfeit(self, fault: Fault) -> None: ...
     def close(self) -> None: ...
 
 
@@ -129,7 +131,7 @@ def play_match(
     ``logs_dir`` is given. Bot faults are results, recorded in the record; only a command that
     cannot be started at all, or ``stop`` being set, ends the call with an exception.
 
-    :raises referee.bot.BotCommandError: if a seat's command cannot be started.
+    :raises referee.process.BotCommandError: if a seat's command cannot be started.
     :raises MatchAborted: if ``stop`` was set; every bot has been stopped.
     """
     return _MatchRunner(match_id, entrants, deals, variant=variant, target=target, limits=limits,
@@ -281,10 +283,10 @@ class _MatchRunner:
             else:
                 hand.pick(protocol.parse_pick(answer.line))
         except protocol.GarbledError as err:
-            self._fault(seat, "garbled", str(err))
+            self._fault(seat, Fault.GARBLED, str(err))
             return False
         except IllegalMoveError as err:
-            self._fault(seat, "illegal", f"{answer.line!r}: {err}")
+            self._fault(seat, Fault.ILLEGAL, f"{answer.line!r}: {err}")
             return False
         return True
 
@@ -313,9 +315,9 @@ class _MatchRunner:
             if seat.player is not None and line.for_seat(seat.index):
                 seat.player.send(line.text)
 
-    def _fault(self, seat: _Seat, fault: str, detail: str) -> None:
-        entry: FaultDict = {"seat": seat.index, "hand": self.hand_number, "fault": fault,
-                            "detail": detail}
+    def _fault(self, seat: _Seat, fault: Fault, detail: str) -> None:
+        entry: FaultDict = {"seat": seat.index, "hand": self.hand_number,
+                            "fault": fault.value, "detail": detail}
         self.faults.append(entry)
         seat.faulted = True
         player, seat.player = seat.player, None

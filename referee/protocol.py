@@ -15,16 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from referee.cards import Card, CardError, format_cards
+from referee.faults import Fault
 from referee.rules import Event, Move, Variant
 
 PROTOCOL = "chinese-ten"
 VERSION = 1
 HELLO = f"{PROTOCOL} {VERSION}"
 """The first line ever sent to a bot."""
-
-MAX_LINE = 4096
-"""Longest answer line accepted, in bytes (longer is ``garbled``)."""
-
 
 class GarbledError(ValueError):
     """Raised for a bot line that is not a valid answer."""
@@ -79,7 +76,7 @@ def format_end(totals: Sequence[int], ranks: Sequence[int]) -> str:
     return f"end totals {' '.join(map(str, totals))} ranks {' '.join(map(str, ranks))}"
 
 
-def format_forfeit(fault: str) -> str:
+def format_forfeit(fault: Fault) -> str:
     """The ``forfeit`` line sent to a bot that faulted."""
     return f"forfeit {fault}"
 

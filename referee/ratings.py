@@ -21,8 +21,7 @@ from typing import Any
 
 import trueskill
 
-FAULT_KINDS = ("timeout", "illegal", "garbled", "crash", "startup")
-"""The fault kinds of protocol v1, in the order the table shows them."""
+from referee.faults import Fault
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,8 @@ class Standing:
     mean_rank: float | None
     points_per_hand: float | None
     faults: dict[str, int]
-    """Count by kind, every kind of :data:`FAULT_KINDS` present (and any other seen)."""
+    """Count by kind, every :class:`~referee.faults.Fault` present, in its order (and any other
+    kind seen)."""
     p_above_next: float | None
     """Probability that this entrant is truly stronger than the next one down (``None`` for
     the last row)."""
@@ -112,7 +112,7 @@ class _Tally:
     rank_sum: int = 0
     points: int = 0
     hands: int = 0
-    faults: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FAULT_KINDS, 0))
+    faults: dict[str, int] = field(default_factory=lambda: {f.value: 0 for f in Fault})
 
 
 class Standings:

@@ -48,6 +48,7 @@ class FaultDict(TypedDict):
     seat: int
     hand: int
     fault: str
+    """A :class:`referee.faults.Fault` value."""
     detail: str
 
 

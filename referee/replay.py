@@ -269,7 +269,7 @@ class Reask:
         """Starts the bot and returns the name it gave.
 
         :raises referee.bot.BotError: if it does not start.
-        :raises referee.bot.BotCommandError: if the command cannot be run.
+        :raises referee.process.BotCommandError: if the command cannot be run.
         """
         self.name = self.bot.start(self.startup_ms)
         return self.name

@@ -28,10 +28,12 @@ from typing import NamedTuple, Protocol
 from referee.cards import DECK, FIVE, JACK, KING, QUEEN, TEN, Card, format_cards
 
 TURNS_PER_HAND = 24
+"""Turns in a hand, and so the cards dealt to the seats (``TURNS_PER_HAND // players`` each)
+and the cards in the stock (one turned per turn)."""
 DEFAULT_TARGET = 1000
 """Points that end a match unless a tournament or ``play`` sets another target."""
 LAYOUT_SIZE = 4
-STOCK_SIZE = 24
+STOCK_SIZE = TURNS_PER_HAND
 SWEEP_RANKS = frozenset({FIVE, TEN, JACK, QUEEN, KING})
 """Ranks whose three of a kind in the layout is swept by the fourth card (and whose four of a
 kind in the layout goes to the dealer)."""

@@ -35,9 +35,10 @@ from typing import Any, Protocol
 
 import yaml
 
-from referee.bot import BotCommandError, resolve_sandbox
+from referee.faults import Fault
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
-from referee.ratings import FAULT_KINDS, MatchResult, Standing, Standings
+from referee.process import BotCommandError, resolve_sandbox
+from referee.ratings import MatchResult, Standing, Standings
 from referee.record import (
     FaultDict,
     RecordDict,
@@ -95,7 +96,7 @@ class MatchJob:
         """Plays the match with fresh bot processes and returns its record.
 
         :raises referee.match.MatchAborted: if ``stop`` was set.
-        :raises referee.bot.BotCommandError: if a bot command cannot be started.
+        :raises referee.process.BotCommandError: if a bot command cannot be started.
         """
         return play_match(self.spec.id, self.entrants, self.spec.deal, variant=self.variant,
                           target=self.target, limits=self.limits, sandbox=self.sandbox,
@@ -384,7 +385,7 @@ def write_standings(config: Config, rows: Sequence[Standing], matches: int) -> N
            "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
            "standings": [row.to_json() for row in rows]}
     write_atomic(config.output / "standings.json", json.dumps(doc, indent=2) + "\n")
-    kinds = sorted({k for row in rows for k in row.faults}, key=_fault_order)
+    kinds = sorted({k for row in rows for k in row.faults}, key=Fault.order)
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
     out.writerow(["rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
@@ -396,10 +397,6 @@ def write_standings(config: Config, rows: Sequence[Standing], matches: int) -> N
             "points_per_hand")] + [row.faults.get(k, 0) for k in kinds]
             + ["" if data["p_above_next"] is None else data["p_above_next"]])
     write_atomic(config.output / "standings.csv", buf.getvalue())
-
-
-def _fault_order(kind: str) -> tuple[int, str]:
-    return (FAULT_KINDS.index(kind) if kind in FAULT_KINDS else len(FAULT_KINDS), kind)
 
 
 # -- the tournament ----------------------------------------------------------------------------

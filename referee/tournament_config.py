@@ -18,8 +18,8 @@ from typing import Any, NoReturn
 
 import yaml
 
-from referee.bot import BotCommandError, bwrap_available, resolve_command
 from referee.match import Entrant, Limits
+from referee.process import BotCommandError, bwrap_available, resolve_command
 from referee.ratings import RatingConfig
 from referee.rules import DEFAULT_TARGET, Variant
 from referee.schedule import FORMATS, SEATINGS, MatchSpec, schedule

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from referee.cards import Card, CardError, format_cards
+from referee.faults import Fault
 from referee.record import FORMAT, VERSION
 from referee.rules import (
     TURNS_PER_HAND,
@@ -30,6 +31,8 @@ from referee.rules import (
     Variant,
     rank,
 )
+
+_FAULTS = tuple(f.value for f in Fault)
 
 
 class Discrepancy(NamedTuple):
@@ -189,7 +192,9 @@ class _RecordChecker:
                 raise self.fail("structure", f"faults[{i}] should be an object")
             seat = self.need(f, "seat", "int", where)
             hand_number = self.need(f, "hand", "int", where)
-            self.need(f, "fault", "str", where)
+            kind = self.need(f, "fault", "str", where)
+            if kind not in _FAULTS:
+                self.add("fault", f"{where}fault {kind!r}"[:200], f"one of {', '.join(_FAULTS)}")
             if not 0 <= seat < n:
                 raise self.fail("structure", f"{where}seat {seat} is not a seat of {n}")
             if not 1 <= hand_number <= hand_count:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import socket
-import stat
 import sys
 import tempfile
 import threading
@@ -19,25 +17,13 @@ from typing import Any
 
 import pytest
 
-from referee import bot as botmod
-from referee.bot import (
-    SCRIPT_SUFFIXES,
-    Answer,
-    Bot,
-    BotCommandError,
-    BotCrash,
-    BotGarbled,
-    BotStartupError,
-    BotTimeout,
-    resolve_command,
-    resolve_sandbox,
-    split_command,
-    which_command,
-)
+from referee.bot import Answer, Bot, BotCrash, BotGarbled, BotStartupError, BotTimeout
+from referee.faults import Fault, Reason
+from referee.process import bwrap_available
 
 BOTS = Path(__file__).parent / "bots"
 GO = "go hand 7c Kd table 3h stock 24 ms 1000"
-needs_bwrap = pytest.mark.skipif(not botmod.bwrap_available(),
+needs_bwrap = pytest.mark.skipif(not bwrap_available(),
                                  reason="bwrap is missing or cannot build a sandbox here")
 
 
@@ -74,60 +60,6 @@ def alive(pid: int) -> bool:
     return text.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-# -- commands -----------------------------------------------------------------------------
-
-
-def test_split_command() -> None:
-    assert split_command("python3 'my bot.py' -v") == ["python3", "my bot.py", "-v"]
-    assert split_command(["a", Path("b")]) == ["a", "b"]  # type: ignore[list-item]
-    with pytest.raises(BotCommandError, match="empty"):
-        split_command("  ")
-
-
-def test_which_command(tmp_path: Path) -> None:
-    script = tmp_path / "mybot"
-    script.write_text("#!/bin/sh\n")
-    assert which_command(["./mybot"], tmp_path) is None  # not executable
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    assert which_command(["./mybot"], tmp_path) == str(script)
-    assert which_command(["sh"], tmp_path) is not None
-    assert which_command(["no-such-bot-xyz"], tmp_path) is None
-
-
-def test_missing_command() -> None:
-    with pytest.raises(BotCommandError, match="'no-such-bot-xyz'"), Bot("no-such-bot-xyz -v") as b:
-        b.start(1000)
-
-
-def test_not_executable(tmp_path: Path) -> None:
-    (tmp_path / "bot.py").write_text("print('ready')\n")
-    with pytest.raises(BotCommandError, match="not executable"), Bot(
-            "./bot.py", workdir=tmp_path) as b:
-        b.start(1000)
-
-
-def test_relative_command(tmp_path: Path) -> None:
-    script = tmp_path / "mybot"
-    script.write_text(f"#!{sys.executable}\n" + (BOTS / "echo.py").read_text())
-    script.chmod(0o755)
-    with Bot("./mybot relative one", workdir=tmp_path) as b:
-        assert b.start(10_000) == "relative one"
-
-
-def test_resolve_sandbox(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    assert resolve_sandbox("none") == "none"
-    with pytest.raises(BotCommandError, match="'box'"):
-        resolve_sandbox("box")
-    monkeypatch.setattr(botmod, "bwrap_available", lambda: False)
-    with pytest.raises(BotCommandError, match="bwrap"):
-        resolve_sandbox("bwrap")
-    botmod._warn_no_bwrap.cache_clear()
-    with caplog.at_level(logging.WARNING, logger="referee.bot"):
-        assert resolve_sandbox("auto") == "none"
-        assert resolve_sandbox("auto") == "none"
-    assert len([r for r in caplog.records if "bwrap" in r.message]) == 1
-
-
 # -- a well-behaved bot -------------------------------------------------------------------
 
 
@@ -143,12 +75,13 @@ def test_echo(tmp_path: Path) -> None:
             assert answer == Answer(f"ok {GO}", answer.ms, ())
             assert 0 < answer.ms < 1000
         assert b.request("pick 7c from 7h 7d ms 500", 1000).line == "ok pick 7c from 7h 7d ms 500"
-        b.forfeit("timeout")
-        b.forfeit("timeout")  # idempotent
+        b.forfeit(Fault.TIMEOUT)
+        b.forfeit(Fault.TIMEOUT)  # idempotent
     assert b.returncode == 0  # it left on quit
     assert err.read_text() == "got match id m1 seat 0\ngot forfeit timeout\n"
-    with pytest.raises(BotCrash):
+    with pytest.raises(BotCrash) as e:
         b.request(GO, 100)
+    assert e.value.code == Reason.NOT_RUNNING
 
 
 def test_bots_in_threads() -> None:
@@ -187,14 +120,15 @@ def test_timeout() -> None:
         with pytest.raises(BotTimeout, match="no answer within 300 ms") as e:
             b.request(GO, 300)
         assert 0.3 <= time.monotonic() - t0 < 0.8
-    assert e.value.fault == "timeout"
+    assert (e.value.fault, e.value.code) == (Fault.TIMEOUT, Reason.NO_ANSWER)
 
 
 def test_half_line_timeout() -> None:
     with started(misbehave("half")) as b:
         t0 = time.monotonic()
-        with pytest.raises(BotTimeout, match="partial line '7c'"):
+        with pytest.raises(BotTimeout, match="partial line '7c'") as e:
             b.request(GO, 300)
+        assert (e.value.code, e.value.quoted) == (Reason.PARTIAL_LINE, "'7c'")
         assert time.monotonic() - t0 < 0.8
 
 
@@ -203,7 +137,7 @@ def test_crash_mid_hand() -> None:
         assert b.request(GO, 5000).line == "ok"
         with pytest.raises(BotCrash, match="exited with code 3") as e:
             b.request(GO, 5000)
-        assert e.value.fault == "crash"
+        assert (e.value.fault, e.value.code) == (Fault.CRASH, Reason.EXITED)
         b.send("play 0 7c")  # never raises on a dead bot
         with pytest.raises(BotCrash):
             b.request(GO, 5000)
@@ -227,21 +161,23 @@ def test_exit_leaving_a_child_that_holds_stdout(sandbox: str) -> None:
 def test_garbage_first_line() -> None:
     with misbehave("garbage") as b, pytest.raises(BotStartupError, match="'hello referee'") as e:
         b.start(5000)
-    assert e.value.fault == "startup"
+    assert (e.value.fault, e.value.code) == (Fault.STARTUP, Reason.NOT_READY)
 
 
 def test_never_ready() -> None:
     with misbehave("noready") as b:
         t0 = time.monotonic()
-        with pytest.raises(BotStartupError, match="no ready within 300 ms"):
+        with pytest.raises(BotStartupError, match="no ready within 300 ms") as e:
             b.start(300)
+        assert e.value.code == Reason.NO_ANSWER
         assert time.monotonic() - t0 < 0.8
 
 
 def test_exit_before_ready() -> None:
     with misbehave("exit-early") as b, pytest.raises(
-            BotStartupError, match="exited with code 5 before ready"):
+            BotStartupError, match="exited with code 5 before ready") as e:
         b.start(5000)
+    assert (e.value.fault, e.value.code) == (Fault.STARTUP, Reason.EXITED)
 
 
 def test_long_line_is_garbled_fast() -> None:
@@ -250,13 +186,15 @@ def test_long_line_is_garbled_fast() -> None:
         with pytest.raises(BotGarbled, match="line over 4096 bytes: 'xxx") as e:
             b.request(GO, 5000)
         assert time.monotonic() - t0 < 1.0
-    assert e.value.fault == "garbled" and len(e.value.detail) < 120
+    assert (e.value.fault, e.value.code) == (Fault.GARBLED, Reason.LONG_LINE)
+    assert len(e.value.detail) < 120
 
 
 def test_unsolicited_line() -> None:
     with started(misbehave("unsolicited")) as b, pytest.raises(
-            BotGarbled, match="unsolicited line: '7c'"):
+            BotGarbled, match="unsolicited line: '7c'") as e:
         b.request(GO, 5000)
+    assert (e.value.code, e.value.quoted) == (Reason.UNSOLICITED, "'7c'")
 
 
 def test_bot_that_stops_reading() -> None:
@@ -267,8 +205,9 @@ def test_bot_that_stops_reading() -> None:
         for i in range(20_000):  # ~1.6 MB of events: far more than a pipe holds
             b.send(f"play 0 7c {i:060d}")
         assert time.monotonic() - t0 < 2.0
-        with pytest.raises(BotTimeout, match="does not read its input"):
+        with pytest.raises(BotTimeout, match="does not read its input") as e:
             b.request(GO, 200)
+        assert e.value.code == Reason.NOT_READING
 
 
 def test_stderr_flood_is_capped(tmp_path: Path) -> None:
@@ -316,7 +255,7 @@ def test_close_kills_the_whole_group(sandbox: str) -> None:
         time.sleep(0.01)
     assert group_members(b.pid) == []
     assert not any(alive(pid) for pid in members)
-    assert not b._thread or not b._thread.is_alive()
+    assert b.process and not b.process.draining
 
 
 def test_memory_cap() -> None:
@@ -407,47 +346,6 @@ def test_sandbox_relative_command_under_tmp(tmp_path: Path) -> None:
         assert b.request(GO, 5000).line == f"ok {GO}"
 
 
-# -- one command resolver ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("command, message", [
-    ("", "empty bot command"),
-    ("   ", "empty bot command"),
-    ("python3 'bot.py", "cannot split the command line: No closing quotation"),
-    ('python3 "bot.py', "cannot split the command line: No closing quotation"),
-    ("python3 bot.py\\", "cannot split the command line: No escaped character"),
-    (["python3", "a\0b"], "NUL"),
-    ("no-such-bot-xyz --go", "'no-such-bot-xyz' not found or not executable on PATH"),
-    ("./bot.py", "'./bot.py' not found or not executable in "),
-    ("python3 missing.py", "'missing.py' does not exist (bot script not found: "),
-    ("python3 sub/missing.js --fast", "'sub/missing.js' does not exist"),
-    ("sh run.sh", "'run.sh' does not exist"),
-])
-def test_resolve_command_refuses_in_one_line(tmp_path: Path, command: str | list[str],
-                                             message: str) -> None:
-    (tmp_path / "bot.py").write_text("print('ready')\n")  # not executable
-    with pytest.raises(BotCommandError) as info:
-        resolve_command(command, tmp_path)
-    assert message in str(info.value)
-    assert "\n" not in str(info.value)
-
-
-def test_resolve_command_accepts(tmp_path: Path) -> None:
-    (tmp_path / "bot.py").write_text("")
-    (tmp_path / "weights.json").write_text("")
-    assert resolve_command("python3 bot.py -v", tmp_path) == ["python3", "bot.py", "-v"]
-    assert resolve_command(["python3", "bot.py", "--model=x.py"], tmp_path)[1] == "bot.py"
-    assert resolve_command("python3 bot.py missing.json", tmp_path)[2] == "missing.json"
-    with pytest.raises(BotCommandError, match="No closing quotation"):
-        split_command("python3 'bot.py")  # a shell's own error, not a bare ValueError
-
-
-def test_script_suffixes_include_the_common_languages() -> None:
-    for suffix in (".py", ".js", ".mjs", ".cjs", ".rb", ".pl", ".sh", ".jar", ".ts", ".lua",
-                   ".php"):
-        assert suffix in SCRIPT_SUFFIXES
-
-
 # -- start-up can be stopped --------------------------------------------------------------------
 
 
@@ -455,8 +353,10 @@ def test_start_up_wait_is_stopped_by_the_stop_event() -> None:
     stop = threading.Event()
     threading.Timer(0.3, stop.set).start()
     t0 = time.monotonic()
-    with pytest.raises(BotStartupError, match="stopped before ready"), misbehave("noready") as b:
+    with pytest.raises(BotStartupError, match="stopped before ready") as e, \
+            misbehave("noready") as b:
         b.start(30_000, stop)
+    assert e.value.code == Reason.STOPPED
     assert time.monotonic() - t0 < 3
 
 

@@ -173,3 +173,20 @@ def test_an_unwritable_transcript_is_refused_before_the_bot_starts(tmp_path: Pat
     done = check("python3 bots/random_bot.py", "--transcript", str(blocker / "t.txt"))
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("error: cannot write the transcript ")
+
+
+# -- hints follow the bot error's reason code, not its message -------------------------------------
+
+
+@pytest.mark.parametrize(("mode", "received", "hint"), [
+    ("garbage", "expected 'ready [name]', got 'hello referee'",
+     "print `ready <name>` after reading `chinese-ten 1`, and flush; log to stderr instead"),
+    ("exit-early", "exited with code 5 before ready", "it stopped before `ready`: see its stderr"),
+    ("unsolicited", "'7c'", "log to stderr instead"),
+])
+def test_hint_keys_on_the_reason_code(mode: str, received: str, hint: str) -> None:
+    bot = [sys.executable, str(ROOT / "tests" / "bots" / "misbehave.py"), mode]
+    report = run_check(bot, move_ms=400, startup_ms=3000)
+    failed = next(s for s in report.steps if s.status == FAIL)
+    assert failed.received == received
+    assert failed.hint is not None and failed.hint.startswith(hint), failed.hint

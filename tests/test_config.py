@@ -188,15 +188,15 @@ def test_missing_file_and_bad_options(tmp_path: Path) -> None:
 
 def test_bwrap_refused_when_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(Path(PY).parent))  # no bwrap on this PATH
-    from referee import bot
+    from referee import process
 
-    bot.bwrap_available.cache_clear()
+    process.bwrap_available.cache_clear()
     try:
         path = write(tmp_path, GOOD + "sandbox: bwrap\n")
         with pytest.raises(ConfigError, match=r"t.yaml:9: sandbox: 'bwrap' asked for"):
             load_config(path)
     finally:
-        bot.bwrap_available.cache_clear()
+        process.bwrap_available.cache_clear()
 
 
 def test_the_demo_configuration_loads() -> None:

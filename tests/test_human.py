@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from referee.cards import parse_cards
+from referee.faults import Fault
 from referee.human import HumanLeft, HumanPlayer, legal_moves
 from referee.rules import Move
 
@@ -56,7 +57,7 @@ def test_end_of_input_leaves_the_match() -> None:
     with pytest.raises(HumanLeft) as info:
         me.request("go hand 8c table stock 20 ms 9", 9)
     assert info.value.fault == "crash"
-    me.forfeit("crash")
+    me.forfeit(Fault.CRASH)
     assert "you left" in out.getvalue()
 
 

@@ -127,7 +127,7 @@ def test_stderr_flood_is_capped_and_does_not_block(tmp_path: Path) -> None:
 
 
 def test_missing_command_is_a_clear_error() -> None:
-    from referee.bot import BotCommandError
+    from referee.process import BotCommandError
 
     with pytest.raises(BotCommandError, match="no-such-bot"):
         play_match("m", [Entrant("x", ("./no-such-bot",)), Entrant("b", INSTANT)], deals(2),

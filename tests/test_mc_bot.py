@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from referee.cards import DECK, Card, format_cards
-from referee.rules import Deal, Hand, Variant
+from referee.rules import TURNS_PER_HAND, Deal, Hand, Variant
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT = ROOT / "bots" / "mc_bot.py"
@@ -182,7 +182,7 @@ def crafted(players: int, fixed: dict[str, list[str]], seed: int = 0) -> Deal:
     used = {Card.parse(c) for cs in fixed.values() for c in cs}
     rest = [c for c in DECK if c not in used]
     random.Random(seed).shuffle(rest)
-    size = 24 // players
+    size = TURNS_PER_HAND // players
 
     def fill(key: str, n: int) -> list[Card]:
         got = [Card.parse(c) for c in fixed.get(key, [])]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.bot import bwrap_available
+from referee.process import bwrap_available
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = str(Path(sys.executable).parent / "ct-referee")

@@ -10,6 +10,7 @@ import pytest
 
 from referee.cards import DECK, Card, card, parse_cards
 from referee.rules import (
+    TURNS_PER_HAND,
     Deal,
     DealError,
     Event,
@@ -44,7 +45,7 @@ def make_deal(
     given = [c for h in given_hands for c in h] + given_layout + given_stock
     assert len(set(given)) == len(given), "a test card is given twice"
     rest = iter([c for c in DECK if c not in set(given)])
-    size = 24 // players
+    size = TURNS_PER_HAND // players
     full_hands = [h + [next(rest) for _ in range(size - len(h))] for h in given_hands]
     full_layout = given_layout + [next(rest) for _ in range(4 - len(given_layout))]
     full_stock = given_stock + list(rest)
@@ -549,7 +550,7 @@ def test_deal_error_for_wrong_sizes(where: str) -> None:
 @pytest.mark.parametrize("players", [1, 5])
 def test_deal_error_for_one_or_five_players(players: int) -> None:
     deck = list(DECK)
-    size = 24 // players
+    size = TURNS_PER_HAND // players
     hands = [deck[i * size:(i + 1) * size] for i in range(players)]
     rest = deck[players * size:]
     with pytest.raises(DealError, match="players"):

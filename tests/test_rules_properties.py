@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.cards import DECK, Card
-from referee.rules import Deal, Hand, IllegalMoveError, Move, Variant
+from referee.rules import TURNS_PER_HAND, Deal, Hand, IllegalMoveError, Move, Variant
 
 # Strategies and helpers.
 
@@ -28,7 +28,7 @@ def hands(draw: st.DrawFn) -> tuple[Hand, random.Random]:
     dealer = draw(st.integers(0, players - 1))
     deck = list(DECK)
     random.Random(draw(st.integers(0, 2**32 - 1))).shuffle(deck)
-    size = 24 // players
+    size = TURNS_PER_HAND // players
     special = draw(st.sampled_from([0, 0, 3, 4]))
     if special:
         r = draw(st.integers(0, 12))

@@ -19,8 +19,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from referee.bot import bwrap_available
 from referee.cli import main
+from referee.process import bwrap_available
 from referee.record import read_record
 from referee.tournament import (
     MARKER,

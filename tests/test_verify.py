@@ -170,6 +170,10 @@ def hands_not_a_list(r: dict[str, Any]) -> None:
     r["hands"] = {"1": "x"}
 
 
+def unknown_fault(r: dict[str, Any]) -> None:
+    r["faults"][0]["fault"] = "slow"
+
+
 TAMPERING: list[tuple[Callable[[dict[str, Any]], None], tuple[str, ...], int | None]] = [
     (swap_hand_and_stock, ("play", "turn", "capture", "turn capture"), 1),
     (wrong_capture, ("capture",), 1),
@@ -193,6 +197,7 @@ TAMPERING: list[tuple[Callable[[dict[str, Any]], None], tuple[str, ...], int | N
     (wrong_type, ("structure",), 1),
     (not_a_card, ("structure",), 1),
     (hands_not_a_list, ("structure",), None),
+    (unknown_fault, ("fault",), None),
 ]
 
 

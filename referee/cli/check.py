@@ -9,10 +9,10 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from referee.bot import BotCommandError, resolve_command, resolve_sandbox
 from referee.check import FAIL, PASS, SKIP, CheckReport, StepResult, run_check
 from referee.escape import escape_controls
 from referee.match import Limits
+from referee.process import BotCommandError, resolve_command, resolve_sandbox
 
 _MARKS = {PASS: ("✓", "OK  ", "green"), FAIL: ("✗", "FAIL", "bold red"),
           SKIP: ("–", "SKIP", "dim")}

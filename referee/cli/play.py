@@ -13,11 +13,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from referee.bot import BotCommandError, resolve_command, resolve_sandbox, split_command
 from referee.display import cards_text, move_text
 from referee.escape import escape_controls
 from referee.human import HUMAN, HumanEntrant
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
+from referee.process import BotCommandError, resolve_command, resolve_sandbox, split_command
 from referee.record import FaultDict, RecordDict, write_record
 from referee.rules import DEFAULT_TARGET, Deal, Event, Hand, Variant
 

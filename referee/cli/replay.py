@@ -10,16 +10,10 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from referee.bot import (
-    Bot,
-    BotCommandError,
-    BotError,
-    resolve_command,
-    resolve_sandbox,
-    stderr_tail,
-)
+from referee.bot import Bot, BotError
 from referee.escape import escape_controls
 from referee.match import Limits
+from referee.process import BotCommandError, resolve_command, resolve_sandbox, stderr_tail
 from referee.record import RecordDict, RecordError, read_record
 from referee.replay import (
     Reask,
