@@ -211,14 +211,15 @@ def arrays(
     """
     import numpy as np
 
+    intp = np.intp
     obs = np.zeros(OBS_SIZE, dtype=np.float32)
     ones, idx, vals = sparse(view, totals, target)
-    obs[ones] = 1.0
+    obs[np.fromiter(ones, intp, len(ones))] = 1.0  # fromiter: the fastest list-to-index path
     if idx:
-        obs[idx] = vals
+        obs[np.fromiter(idx, intp, len(idx))] = vals
     mask = np.zeros(ACTIONS, dtype=np.int8)
     if legal is None:
         legal = legal_actions(view)
     if legal:
-        mask[legal] = 1
+        mask[np.fromiter(legal, intp, len(legal))] = 1
     return obs, mask
