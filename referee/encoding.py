@@ -146,19 +146,17 @@ def sparse(
             if points:
                 idx.append(POINTS + k)
                 vals.append(points / total)
-    plays = [0] * n
-    for kind, s, c, _ in view.events:
-        if c is not None:
-            ones.append(PLAYED + c)
-            if kind == "play":
-                plays[s] += 1
+    ones += [PLAYED + c for _, _, c, _ in view.events if c is not None]
     ones += [UNSEEN + c for c in _ALL.difference(seen)]
     if view.pick_card is not None:
         ones.append(PICK_CARD + view.pick_card)
         ones.append(PICKING)
     size = 24 // n
+    played = 24 - view.stock_count  # every play is followed at once by a turn of the stock
+    rounds, extra = divmod(played, n)
     for k in range(n):
-        held = len(view.hand) if k == 0 else size - plays[(seat + k) % n]
+        # turn t is played by seat dealer + 1 + t: seat +k played `rounds` or one more
+        held = size - rounds - (1 if (seat + k - view.dealer - 1) % n < extra else 0)
         if held:
             idx.append(HELD + k)
             vals.append(held / 12.0)

@@ -148,3 +148,14 @@ def test_answer_text_is_the_protocol_answer() -> None:
     view = hand.view(hand.to_move)
     for a in encoding.legal_actions(view):
         assert encoding.answer_text(a, view) == str(encoding.decode(a, view))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_held_counts_and_stock_follow_the_hand(players: int) -> None:
+    for seed in range(10):
+        for hand in random_positions(seed, players):
+            for seat in range(players):
+                obs = encoding.dense(hand.view(seat))
+                held = [len(hand.hands[(seat + k) % players]) / 12 for k in range(players)]
+                assert obs[encoding.HELD:encoding.HELD + players] == pytest.approx(held)
+                assert obs[encoding.STOCK] == pytest.approx(len(hand.stock) / 24)
