@@ -175,19 +175,21 @@ class SeatTracker:
         return hand
 
 
-def decide(policy: Policy, decision: Decision) -> tuple[str, int, bool]:
-    """Asks ``policy`` for ``decision``; returns the answer line, the action taken and whether
-    the policy's own action was legal (if not, the first legal action is taken)."""
+def decide(policy: Policy, decision: Decision) -> tuple[str, int, str | None]:
+    """Asks ``policy`` for ``decision``; returns the answer line, the action taken and what
+    went wrong, if anything: when the policy raises or returns an action outside the mask, the
+    first legal action is taken instead."""
     obs, mask = encoding.arrays(decision.view, decision.totals, decision.target)
     legal = encoding.legal_actions(decision.view)
+    problem = None
     try:
         action = int(policy(obs, mask))
-    except (TypeError, ValueError, OverflowError):
-        action = -1
-    ok = action in legal
-    if not ok:
+    except Exception as err:  # the policy's own bug: keep playing, say so on stderr
+        action, problem = -1, f"the policy raised {type(err).__name__}: {err}"
+    if action not in legal:
+        problem = problem or f"the policy chose an illegal action ({action})"
         action = legal[0]
-    return encoding.answer_text(action, decision.view), action, ok
+    return encoding.answer_text(action, decision.view), action, problem
 
 
 def load_policy(spec: str, *, base: Path | None = None) -> Policy:
@@ -229,7 +231,6 @@ def run(policy: Policy, *, name: str, stdin: IO[str], stdout: IO[str], stderr: I
     """The protocol loop: reads ``stdin`` until ``quit`` or end of input, answers on
     ``stdout``, logs on ``stderr``. Returns the exit status."""
     tracker = SeatTracker()
-    illegal = 0
 
     def log(message: str) -> None:
         print(f"policy-bot: {message}", file=stderr, flush=True)
@@ -250,11 +251,9 @@ def run(policy: Policy, *, name: str, stdin: IO[str], stdout: IO[str], stderr: I
             else:
                 answer = None
                 if decision is not None:
-                    answer, _action, ok = decide(policy, decision)
-                    if not ok:
-                        illegal += 1
-                        log(f"the policy chose an illegal action ({illegal} so far); "
-                            f"played {answer!r}, the first legal action")
+                    answer, _action, problem = decide(policy, decision)
+                    if problem:
+                        log(f"{problem}; played {answer!r}, the first legal action")
         if word == "forfeit":
             log(f"forfeited: {line}")
         if answer is not None:

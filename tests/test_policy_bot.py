@@ -138,7 +138,20 @@ def test_an_illegal_policy_still_answers_legally_and_says_so() -> None:
     policy = load_policy(f"{POLICIES}:illegal", base=ROOT)
     assert run(policy, name="x", stdin=lines, stdout=out, stderr=err) == 0
     assert out.getvalue() == "ready x\n2c\n"
-    assert "illegal action" in err.getvalue()
+    assert "the policy chose an illegal action" in err.getvalue()
+
+
+def test_a_policy_that_raises_still_answers_legally_and_says_so() -> None:
+    def broken(observation: np.ndarray, action_mask: np.ndarray) -> int:
+        raise KeyError("weights")
+
+    lines = io.StringIO("match id m seat 1 players 3 variant classic target 1000 names a b c\n"
+                        "hand 1 dealer 0 cards 2c 3c 4c 5c 6c 7c 8c 9c layout Th Jh Qh Kh\n"
+                        "go hand 2c 3c 4c 5c 6c 7c 8c 9c table Th Jh Qh Kh stock 24 ms 1000\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert run(broken, name="x", stdin=lines, stdout=out, stderr=err) == 0
+    assert out.getvalue() == "2c\n"
+    assert "the policy raised KeyError: 'weights'" in err.getvalue()
 
 
 def test_a_go_that_does_not_fit_the_tracked_hand_is_answered_from_the_request() -> None:

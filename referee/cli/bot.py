@@ -13,10 +13,11 @@ import click
 @click.argument("policy")
 @click.option("--name", default=None, help="Name to say at 'ready' (default: the policy spec).")
 def bot(policy: str, name: str | None) -> None:
-    """Play protocol v1 on stdin/stdout with POLICY, a function
-    ``policy(observation, action_mask) -> action`` over the environment's encoding
-    (docs/learning.md), given as MODULE:FUNCTION (importable from the current folder) or
-    FILE.py:FUNCTION. Needs the ``rl`` extra (numpy).
+    """Play as a bot: POLICY answers the referee's requests on stdin/stdout.
+
+    POLICY is MODULE:FUNCTION (importable from the current folder) or FILE.py:FUNCTION, a
+    function policy(observation, action_mask) -> action over the training environment's
+    encoding (docs/learning.md). Needs the rl extra (numpy).
 
     \b
     Examples:
