@@ -14,10 +14,13 @@ Features of a ``go`` action (points are the match variant's, divided by 50):
 
 - ``capture``: 1 if the card captures; ``capture_value``: points captured (the card and its
   target; a sweep counts all three); ``sweep``: 1 for a layout three of a kind swept;
+  ``capture_denial``: the target's points times the share of the capturing rank still unseen
+  (what an opponent could have taken instead);
 - ``throw_value``: points of a card that captures nothing (it stays on the table);
   ``throw_risk``: that value times the share of its partner rank still unseen (what an opponent
   may take); ``throw_retake``: 1 if another card in hand could capture it back;
-  ``throw_stock``: the chance that the stock card turned right after captures it for us;
+  ``throw_stock``: that value times the chance that the stock card turned right after captures
+  it for us;
 - ``card_value``: points of the card played, captured or not.
 
 A ``pick`` action has one feature, ``pick_value``: the points of the table card it takes.
@@ -36,9 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from referee import encoding as enc
 from referee.rules import PARTNER, Variant
 
-FEATURES = ("capture", "capture_value", "sweep", "throw_value", "throw_risk", "throw_retake",
-            "throw_stock", "card_value", "pick_value")
-GREEDY = np.array([10.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+FEATURES = ("capture", "capture_value", "sweep", "capture_denial", "throw_value", "throw_risk",
+            "throw_retake", "throw_stock", "card_value", "pick_value")
+GREEDY = np.array([10.0, 1.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 """Hand-set weights: the most points this move, else the cheapest throw (like greedy_bot)."""
 
 WEIGHTS_FILE = Path(__file__).with_suffix(".json")
@@ -53,7 +56,7 @@ def features(observation: np.ndarray, action_mask: np.ndarray) -> tuple[np.ndarr
     rows = np.zeros((len(actions), len(FEATURES)))
     pts = _POINTS[bool(observation[enc.RED_FROG])]
     if observation[enc.PICKING]:
-        rows[:, 8] = pts[actions - enc.PICK_BASE]
+        rows[:, 9] = pts[actions - enc.PICK_BASE]
         return actions, rows
     hand = observation[enc.HAND:enc.HAND + 52]
     table = observation[enc.TABLE:enc.TABLE + 52]
@@ -66,18 +69,20 @@ def features(observation: np.ndarray, action_mask: np.ndarray) -> tuple[np.ndarr
         rank = card >> 2
         partner = _PARTNER[rank]
         row = rows[i]
-        row[7] = pts[card]
+        row[8] = pts[card]
         if slot:
+            target = pts[partner * 4 + slot - 1]
             row[0] = 1.0
-            row[1] = pts[card] + pts[partner * 4 + slot - 1]
+            row[1] = pts[card] + target
+            row[3] = target * unseen[rank] / 4.0
         elif on_table[partner].any():  # slot 0 with targets on the table: a sweep
             row[0] = row[2] = 1.0
             row[1] = pts[card] + float(on_table[partner] @ pts[partner * 4:partner * 4 + 4])
         else:
-            row[3] = pts[card]
-            row[4] = pts[card] * unseen[partner] / 4.0
-            row[5] = 1.0 if held[partner] - (partner == rank) > 0 else 0.0
-            row[6] = unseen[partner] / n_unseen
+            row[4] = pts[card]
+            row[5] = pts[card] * unseen[partner] / 4.0
+            row[6] = 1.0 if held[partner] - (partner == rank) > 0 else 0.0
+            row[7] = pts[card] * unseen[partner] / n_unseen
     return actions, rows
 
 

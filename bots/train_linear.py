@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trains bots/linear_policy.py's weights in the PettingZoo environment (needs the ``rl`` extra).
 
-Run:  python bots/train_linear.py [--generations 12] [--population 24] [--hands 120] [--seed 1]
+Run:  python bots/train_linear.py [--generations 12] [--population 24] [--hands 160] [--seed 1]
 
 Method: the cross-entropy method. Each generation samples ``population`` weight vectors from a
 Gaussian (starting at zero: a policy that knows nothing), plays each one for ``hands`` single
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--generations", type=int, default=12)
     ap.add_argument("--population", type=int, default=24)
-    ap.add_argument("--hands", type=int, default=120, help="hands per candidate evaluation")
+    ap.add_argument("--hands", type=int, default=160, help="hands per candidate evaluation")
     ap.add_argument("--eval-hands", type=int, default=1500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=WEIGHTS_FILE)
