@@ -128,41 +128,41 @@ def sparse(
     ``target`` the match target; leave them out for single hands.
     """
     seat, n = view.seat, view.players
+    captured = view.captured
     ones = list(view.hand)
     ones += [TABLE + c for c in view.table]
-    seen = set(view.hand)
-    seen.update(view.table)
     pts = view.variant.points
     total = _HAND_TOTAL[view.variant]
     idx: list[int] = []
     vals: list[float] = []
     for k in range(n):
-        pile = view.captured[(seat + k) % n]
+        pile = captured[(seat + k) % n]
         if pile:
             base = CAPTURED + 52 * k
             ones += [base + c for c in pile]
-            seen.update(pile)
             points = sum(map(pts.__getitem__, pile))
             if points:
                 idx.append(POINTS + k)
                 vals.append(points / total)
-    ones += [PLAYED + c for _, _, c, _ in view.events if c is not None]
-    ones += [UNSEEN + c for c in _ALL.difference(seen)]
+    ones += [PLAYED + e[2] for e in view.events if e[2] is not None]
+    ones += [UNSEEN + c for c in _ALL.difference(view.hand, view.table, *captured)]
     if view.pick_card is not None:
         ones.append(PICK_CARD + view.pick_card)
         ones.append(PICKING)
     size = 24 // n
-    played = 24 - view.stock_count  # every play is followed at once by a turn of the stock
-    rounds, extra = divmod(played, n)
+    stock = view.stock_count
+    # Every play is followed at once by a turn of the stock, so 24 - stock turns have started;
+    # turn t is played by seat dealer + 1 + t, seat +first here.
+    rounds, extra = divmod(24 - stock, n)
+    first = (view.dealer + 1 - seat) % n
     for k in range(n):
-        # turn t is played by seat dealer + 1 + t: seat +k played `rounds` or one more
-        held = size - rounds - (1 if (seat + k - view.dealer - 1) % n < extra else 0)
+        held = size - rounds - (1 if (k - first) % n < extra else 0)
         if held:
             idx.append(HELD + k)
             vals.append(held / 12.0)
-    if view.stock_count:
+    if stock:
         idx.append(STOCK)
-        vals.append(view.stock_count / 24.0)
+        vals.append(stock / 24.0)
     ones.append(DEALER + (view.dealer - seat) % n)
     ones.append(PLAYERS + n - 2)
     if view.variant is Variant.RED_FROG:
