@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/ct-referee: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,rl]'
 	touch $@
 
 demo: $(BIN)/ct-referee

@@ -27,12 +27,13 @@ def main() -> None:
 
 def _register() -> None:
     """Adds each command module's command to the group."""
+    from referee.cli.bot import bot
     from referee.cli.check import check
     from referee.cli.play import play
     from referee.cli.replay import replay
     from referee.cli.tournament import tournament
 
-    for command in (check, play, replay, tournament):
+    for command in (bot, check, play, replay, tournament):
         main.add_command(command)
 
 
