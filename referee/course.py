@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import trueskill
 
 from referee.formats import Format, State, plan_round
-from referee.ratings import MatchResult, RatingConfig, Standing, Table, p_stronger
+from referee.ratings import MatchResult, RatingConfig, Standing, Standings, p_stronger
 from referee.schedule import MatchSpec
 from referee.stopping import Evidence, Pair, Stop, adjacent, judge, reorder
 
@@ -39,6 +39,9 @@ class Plan:
     rounds: int | None = None
     max_matches: int | None = None
     stop: Stop | None = None
+    secret: bytes = bytes(32)
+    """Keys the deals (:meth:`referee.schedule.MatchSpec.deal`); a tournament's is its output
+    folder's secret, the benchmarks' a fixed one."""
 
 
 class Course:
@@ -48,7 +51,7 @@ class Course:
     def __init__(self, fmt: Format, names: Sequence[str], plan: Plan,
                  rating: RatingConfig | None = None) -> None:
         self.format, self.names, self.plan = fmt, list(names), plan
-        self.table = Table(self.names, rating or RatingConfig())
+        self.table = Standings(self.names, rating or RatingConfig())
         self.evidence = Evidence(len(self.names))
         self.round = 0
         self.matches = 0
@@ -95,7 +98,8 @@ class Course:
         state = self.state()
         p = self.plan
         specs = plan_round(self.format, state, players=p.players, seatings=p.seatings,
-                           seed=p.seed, rounds=p.rounds, max_matches=p.max_matches)
+                           seed=p.seed, secret=p.secret, rounds=p.rounds,
+                           max_matches=p.max_matches)
         if not specs:
             if state.open is not None and not state.open:
                 self.stopped = "settled"

@@ -15,7 +15,7 @@ concurrency or on any runner.
 pair inside is not played), the caps (``rounds``, ``max_matches``), and the match specs.
 
 >>> specs = plan_round(RoundRobin(4, 3), State.initial(4, 1), players=3, seatings="all",
-...                    seed=1, rounds=1)
+...                    seed=1, secret=bytes(32), rounds=1)
 >>> len(specs), specs[0].id, specs[0].seed
 (24, 'r1-g001-s01', '1:1:1')
 """
@@ -240,7 +240,8 @@ def capped_total(fmt: Format, *, players: int, seatings: str, rounds: int | None
 
 
 def plan_round(fmt: Format, state: State, *, players: int, seatings: str, seed: int | str,
-               rounds: int | None = None, max_matches: int | None = None) -> list[MatchSpec]:
+               secret: bytes, rounds: int | None = None,
+               max_matches: int | None = None) -> list[MatchSpec]:
     """The matches of round ``state.round``: ``[]`` when the tournament is over (every round
     played, the match cap reached, or with ``stop`` no open pair left).
 
@@ -268,7 +269,7 @@ def plan_round(fmt: Format, state: State, *, players: int, seatings: str, seed: 
         prefix = f"{seed}:{r}:{g}"
         for s, seats in enumerate(_seatings(group, seatings), 1):
             specs.append(MatchSpec(f"r{r:0{rw}d}-g{g:0{gw}d}-s{s:0{sw}d}",
-                                   state.matches + len(specs), r, g, s, seats, prefix))
+                                   state.matches + len(specs), r, g, s, seats, prefix, secret))
     return specs
 
 

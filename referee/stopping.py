@@ -178,13 +178,13 @@ class Evidence:
         s = self._series.get((min(a, b), max(a, b)))
         if s is None or s.deals == 0:
             return Interval(None, -math.inf, math.inf, 0, 0)
-        sign = 1.0 if a < b else -1.0
         mean = s.total / s.deals
+        diff = (mean if a < b else -mean) + 0.0  # never -0.0
         if s.deals < MIN_DEALS:
-            return Interval(sign * mean, -math.inf, math.inf, s.sets, s.deals)
+            return Interval(diff, -math.inf, math.inf, s.sets, s.deals)
         variance = max(0.0, (s.squares - s.deals * mean * mean) / (s.deals - 1))
         h = half_width(s.deals, variance, alpha)
-        return Interval(sign * mean, sign * mean - h, sign * mean + h, s.sets, s.deals)
+        return Interval(diff, diff - h, diff + h, s.sets, s.deals)
 
 
 def pair_alpha(stop: Stop, entrants: int) -> float:
