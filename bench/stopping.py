@@ -191,7 +191,7 @@ def scenarios(noise: Noise) -> list[Scenario]:
         Scenario("four-twins,margin5", (0.0, 0.0, 0.0, 0.0), margin=5.0),
         Scenario("steps-of-6", (0.0, 6.0, 12.0, 18.0)),
         Scenario("steps-of-2", (0.0, 2.0, 4.0, 6.0)),
-        Scenario("gauntlet", (0.0, 6.0, 12.0, 9.0, 3.0), candidates=(3, 4)),
+        Scenario("gauntlet", (0.0, 12.0, 24.0, 18.0, 6.0), candidates=(3, 4)),
     ]
 
 
