@@ -22,18 +22,21 @@ from referee.ratings import MatchResult
 from referee.rules import rank
 from referee.schedule import schedule
 
+KEY = bytes(range(32))
+
 
 def test_round_robin_rounds_are_todays_schedule() -> None:
     """Round by round, the round robin plans exactly the fixed schedule: ids, seats, deal seeds
     and rating order (a tournament without ``stop`` plays what it played before)."""
-    old = schedule(5, players=3, rounds=2, seatings="all", seed=9)
+    old = schedule(5, players=3, rounds=2, seatings="all", seed=9, secret=KEY)
     fmt = RoundRobin(5, 3)
-    new = plan_round(fmt, State.initial(5, 1), players=3, seatings="all", seed=9, rounds=2)
+    new = plan_round(fmt, State.initial(5, 1), players=3, seatings="all", seed=9, rounds=2,
+                      secret=KEY)
     new += plan_round(fmt, State(5, 2, len(new), tuple(range(5)), (25.0,) * 5, (8.0,) * 5),
-                      players=3, seatings="all", seed=9, rounds=2)
+                      players=3, seatings="all", seed=9, rounds=2, secret=KEY)
     assert new == old
     assert plan_round(fmt, State.initial(5, 3), players=3, seatings="all", seed=9,
-                      rounds=2) == []
+                      rounds=2, secret=KEY) == []
 
 
 @pytest.mark.parametrize(("entrants", "players", "candidates"), [
@@ -43,7 +46,7 @@ def test_gauntlet_groups_hold_one_candidate_and_others(
         entrants: int, players: int, candidates: tuple[int, ...]) -> None:
     fmt = Gauntlet(entrants, players, candidates)
     specs = plan_round(fmt, State.initial(entrants), players=players, seatings="all", seed=1,
-                       rounds=1)
+                       rounds=1, secret=KEY)
     others = [e for e in range(entrants) if e not in candidates]
     by_group: dict[int, set[tuple[int, ...]]] = {}
     for s in specs:
@@ -108,7 +111,8 @@ def test_ladder_with_stop_seeds_only_entrants_of_open_pairs_with_their_partner()
     n = 12
     open_pairs = frozenset({(3, 4), (7, 8)})
     state = _ladder_state(n, open=open_pairs)
-    specs = plan_round(Ladder(n, 3, seed=2), state, players=3, seatings="rotate", seed=2)
+    specs = plan_round(Ladder(n, 3, seed=2), state, players=3, seatings="rotate", seed=2,
+                       secret=KEY)
     groups = {s.group: set(s.seats) for s in specs}
     assert len(groups) == 4
     assert all({3, 4} <= g or {7, 8} <= g for g in groups.values())
@@ -123,17 +127,17 @@ def test_ladder_plans_500_entrants() -> None:
 def test_caps_cut_whole_sets_and_stop_drops_decided_groups() -> None:
     fmt = RoundRobin(4, 3)
     specs = plan_round(fmt, State.initial(4), players=3, seatings="all", seed=1,
-                       max_matches=20)
+                       max_matches=20, secret=KEY)
     assert len(specs) == 18 and Counter(s.group for s in specs) == {1: 6, 2: 6, 3: 6}
     assert capped_total(fmt, players=3, seatings="all", rounds=2, max_matches=None) == 48
     assert capped_total(fmt, players=3, seatings="all", rounds=2, max_matches=40) == 36
     # with stop, only groups holding an open pair play; none open: nothing
     state = State(4, 1, 0, (0, 1, 2, 3), (25.0,) * 4, (8.0,) * 4, frozenset({(2, 3)}))
-    specs = plan_round(fmt, state, players=3, seatings="all", seed=1)
+    specs = plan_round(fmt, state, players=3, seatings="all", seed=1, secret=KEY)
     groups = {tuple(sorted(s.seats)) for s in specs}
     assert groups == {g for g in itertools.combinations(range(4), 3) if {2, 3} <= set(g)}
     state = State(4, 1, 0, (0, 1, 2, 3), (25.0,) * 4, (8.0,) * 4, frozenset())
-    assert plan_round(fmt, state, players=3, seatings="all", seed=1) == []
+    assert plan_round(fmt, state, players=3, seatings="all", seed=1, secret=KEY) == []
     with pytest.raises(ValueError, match="unknown format"):
         make_format("swiss", 4, 3, seed=1)
 

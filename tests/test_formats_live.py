@@ -66,14 +66,18 @@ def ladder_config(tmp_path: Path) -> Path:
 
 def test_a_ladder_is_the_same_at_any_concurrency_and_after_sigkill(tmp_path: Path) -> None:
     path = ladder_config(tmp_path)
-    first = run(load_config(path, output=tmp_path / "one", concurrency=1))
+    secret = tmp_path / "secret"
+    secret.write_text("ab" * 32 + "\n")
+    first = run(load_config(path, output=tmp_path / "one", concurrency=1),
+                deal_secret=bytes.fromhex("ab" * 32))
     assert first.finished and first.stopped == "cap" and first.total == 45
     reference = (tmp_path / "one" / "standings.json").read_text()
     ids = sorted(json.loads(x)["id"] for x in
                  (tmp_path / "one" / "results.jsonl").read_text().splitlines())
     assert ids[0] == "r001-g001-s01" and len(ids) == 45 and ids[-1].startswith("r003-")
     out = tmp_path / "two"
-    proc = subprocess.Popen([*CLI, "tournament", str(path), "-o", str(out), "-j", "2"],
+    proc = subprocess.Popen([*CLI, "tournament", str(path), "-o", str(out), "-j", "2",
+                             "--deal-secret", str(secret)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not (out / "results.jsonl").exists() or \
