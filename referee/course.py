@@ -85,9 +85,11 @@ class Course:
         """Whether every match of the current round is rated."""
         return self._position == len(self.current)
 
-    def next_round(self) -> list[MatchSpec]:
+    def next_round(self, planned: Sequence[tuple[int, tuple[int, ...]]] | None = None
+                   ) -> list[MatchSpec]:
         """Plans the next round and returns its matches; ``[]`` (and :attr:`stopped` set) when
-        the tournament is over.
+        the tournament is over. ``planned``: the round's ``(group number, members)`` as planned
+        by an earlier run (the entrants may have grown since), played as they were.
 
         :raises RuntimeError: if the current round is not complete.
         """
@@ -99,7 +101,7 @@ class Course:
         p = self.plan
         specs = plan_round(self.format, state, players=p.players, seatings=p.seatings,
                            seed=p.seed, secret=p.secret, rounds=p.rounds,
-                           max_matches=p.max_matches)
+                           max_matches=p.max_matches, planned=planned)
         if not specs:
             if state.open is not None and not state.open:
                 self.stopped = "settled"

@@ -240,34 +240,45 @@ def capped_total(fmt: Format, *, players: int, seatings: str, rounds: int | None
 
 
 def plan_round(fmt: Format, state: State, *, players: int, seatings: str, seed: int | str,
-               secret: bytes, rounds: int | None = None,
-               max_matches: int | None = None) -> list[MatchSpec]:
+               secret: bytes, rounds: int | None = None, max_matches: int | None = None,
+               planned: Sequence[tuple[int, tuple[int, ...]]] | None = None) -> list[MatchSpec]:
     """The matches of round ``state.round``: ``[]`` when the tournament is over (every round
     played, the match cap reached, or with ``stop`` no open pair left).
 
     With ``stop`` (``state.open`` set), a group with no open pair among its members is not
-    played. Under ``max_matches`` a round ends with the last whole set that fits.
+    played. Under ``max_matches`` a round ends with the last whole set that fits. ``secret``
+    keys the deals (:meth:`referee.schedule.MatchSpec.deal`). ``planned``, the round's
+    ``(group number, members)`` as an earlier run planned it, is played as it was.
     """
     r = state.round
+    size = set_size(players, seatings)
+    widths = (len(str(rounds)) if rounds is not None else 3, fmt.group_ids(),
+              max(2, len(str(size))))
+    if planned is not None:
+        return _specs(planned, state, widths, seatings, seed, secret)
     if rounds is not None and r > rounds:
         return []
     if state.open is not None and not state.open:
         return []
-    groups = fmt.groups(state)
-    size = set_size(players, seatings)
     budget = None if max_matches is None else (max_matches - state.matches) // size
-    rw = len(str(rounds)) if rounds is not None else 3
-    gw, sw = fmt.group_ids(), max(2, len(str(size)))
-    specs: list[MatchSpec] = []
-    played = 0
-    for g, group in enumerate(groups, 1):
+    chosen: list[tuple[int, tuple[int, ...]]] = []
+    for g, group in enumerate(fmt.groups(state), 1):
         if state.open is not None and not any(a in group and b in group for a, b in state.open):
             continue
-        if budget is not None and played >= budget:
+        if budget is not None and len(chosen) >= budget:
             break
-        played += 1
+        chosen.append((g, group))
+    return _specs(chosen, state, widths, seatings, seed, secret)
+
+
+def _specs(groups: Sequence[tuple[int, tuple[int, ...]]], state: State,
+           widths: tuple[int, int, int], mode: str, seed: int | str,
+           secret: bytes) -> list[MatchSpec]:
+    (rw, gw, sw), r = widths, state.round
+    specs: list[MatchSpec] = []
+    for g, group in groups:
         prefix = f"{seed}:{r}:{g}"
-        for s, seats in enumerate(_seatings(group, seatings), 1):
+        for s, seats in enumerate(_seatings(group, mode), 1):
             specs.append(MatchSpec(f"r{r:0{rw}d}-g{g:0{gw}d}-s{s:0{sw}d}",
                                    state.matches + len(specs), r, g, s, seats, prefix, secret))
     return specs

@@ -65,7 +65,7 @@ SECRET_BYTES = 32
 """Bytes of a new deal secret (from the OS)."""
 MIN_SECRET_BYTES = 16
 """Bytes a deal secret given must hold at least (128 bits)."""
-OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "standings.json",
+OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "rounds.jsonl", "standings.json",
          "standings.csv", "games", "logs")
 """Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
 MATCH_ID = re.compile(r"r\d+-g\d+-s\d+")
@@ -284,7 +284,7 @@ def prepare_output(config: Config, *, fresh: bool = False,
                     shutil.rmtree(path)
                 else:
                     path.unlink(missing_ok=True)
-        elif theirs != mine:
+        elif theirs != mine and not grows(theirs, mine):
             raise ConfigError(f"output {str(out)!r} holds another tournament "
                               f"({_difference(theirs, mine)}); add --fresh to start over there, "
                               f"or choose another --output")
@@ -307,8 +307,8 @@ def prepare_output(config: Config, *, fresh: bool = False,
         secret = secrets.token_bytes(SECRET_BYTES) if deal_secret is None else deal_secret
     (out / "games").mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
-    if not marker.is_file():
-        identity = config.identity()
+    if not marker.is_file() or (marker.is_file() and not fresh and theirs != mine):
+        identity = config.identity()  # new, or a ladder grown since
         write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
                                           "fingerprint": fingerprint(identity),
                                           "identity": identity}, indent=2) + "\n")
@@ -321,6 +321,18 @@ def prepare_output(config: Config, *, fresh: bool = False,
             if tmp.is_file():
                 tmp.unlink(missing_ok=True)
     return secret
+
+
+def grows(theirs: object, mine: dict[str, Any]) -> bool:
+    """Whether ``mine`` continues the ladder ``theirs``: the same but for entrants added at the
+    end and other caps (``rounds``, ``max_matches``)."""
+    if not isinstance(theirs, dict) or mine.get("format") != "ladder":
+        return False
+    free = ("entrants", "rounds", "max_matches")
+    same = {k: v for k, v in theirs.items() if k not in free} == \
+        {k: v for k, v in mine.items() if k not in free}
+    old, new = theirs.get("entrants"), mine["entrants"]
+    return same and isinstance(old, list) and new[:len(old)] == old
 
 
 def _difference(theirs: object, mine: dict[str, Any]) -> str:
@@ -511,6 +523,20 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
 
     journal = Journal(out / "results.jsonl")
     journal.load(accept)
+    planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+
+    def accept_round(line: dict[str, Any]) -> bool:
+        try:
+            r = int(line["round"])
+            groups = [(int(g), tuple(names.index(str(n)) for n in members))
+                      for g, members in line["groups"]]
+        except (KeyError, TypeError, ValueError):
+            return False
+        planned[r] = groups
+        return True
+
+    rounds_log = Journal(out / "rounds.jsonl")
+    rounds_log.load(accept_round)
     try:
         sandbox = resolve_sandbox(config.sandbox, warn=False)
     except BotCommandError as err:  # 'bwrap' asked for, and it stopped working since loading
@@ -547,9 +573,12 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     reporter.started(config, config.total() or 0, done, sandbox)
     try:
         while not stop.is_set():
-            specs = course.next_round()
+            specs = course.next_round(planned.get(course.round + 1))
             if not specs:
                 break
+            if course.round not in planned:  # as planned now: a resume plays it the same
+                groups = {s.group: [names[i] for i in sorted(s.seats)] for s in specs}
+                rounds_log.append({"round": course.round, "groups": list(groups.items())})
             missing = []
             for spec in specs:
                 old = kept.pop(spec.id, None)
@@ -564,6 +593,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
                 break
     finally:
         journal.close()
+        rounds_log.close()
     if course.stopped is None:
         return Outcome(config.total(), done, played, None)
     standings = course.standings()

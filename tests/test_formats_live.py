@@ -93,3 +93,23 @@ def test_a_ladder_is_the_same_at_any_concurrency_and_after_sigkill(tmp_path: Pat
     assert (out / "standings.json").read_text() == reference
     again = sorted(json.loads(x)["id"] for x in (out / "results.jsonl").read_text().splitlines())
     assert again == ids
+
+
+def test_a_ladder_takes_a_late_entrant(tmp_path: Path) -> None:
+    """Entrants added at the end (and a higher cap) continue a ladder: the rounds played stay
+    as they were, and the newcomer, the most uncertain, seeds the next round's first group."""
+    path = ladder_config(tmp_path)
+    out = tmp_path / "out"
+    assert run(load_config(path, output=out)).stopped == "cap"
+    before = (out / "results.jsonl").read_text()
+    path.write_text(path.read_text().replace("max_matches: 45", "max_matches: 60").replace(
+        "players: 3", f"  - name: late\n    command: {PY} {BOTS}/greedy_bot.py\nplayers: 3"))
+    again = run(load_config(path, output=out))
+    assert again.stopped == "cap" and again.total == 60 and again.played == 15
+    assert (out / "results.jsonl").read_text().startswith(before)
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert "late" in lines[45]["players"] and lines[45]["id"] == "r004-g001-s01"
+    assert all("late" not in x["players"] for x in lines[:45])
+    assert "late" in {row.name for row in again.standings or []}
+    rounds = [json.loads(x)["round"] for x in (out / "rounds.jsonl").read_text().splitlines()]
+    assert rounds == [1, 2, 3, 4]
