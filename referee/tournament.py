@@ -576,7 +576,8 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
             specs = course.next_round(planned.get(course.round + 1))
             if not specs:
                 break
-            if course.round not in planned:  # as planned now: a resume plays it the same
+            if config.format == "ladder" and course.round not in planned:
+                # as planned now: a resume plays it the same, even with entrants added since
                 groups = {s.group: [names[i] for i in sorted(s.seats)] for s in specs}
                 rounds_log.append({"round": course.round, "groups": list(groups.items())})
             missing = []
