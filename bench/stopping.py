@@ -225,7 +225,7 @@ def real_run(rep: int, *, cap: int, target: int, worlds: int, seed: str) -> tupl
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sims", type=int, default=200, help="simulated tournaments per scenario")
+    ap.add_argument("--sims", type=int, default=400, help="simulated tournaments per scenario")
     ap.add_argument("--cap", type=int, default=30, help="sets at most per simulated tournament")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--measure", type=int, default=24, help="real sets measured for the noise")
