@@ -18,6 +18,10 @@ For each: Kendall's tau between the final standings and the true order, and the 
 true best. Then the time to plan one ladder round for 500 entrants. The last lines are
 ``ladder: tau <t> (place of best <p>) with <m> matches; round robin tau <t> (...) with <m>`` and
 ``ladder: planning a round for 500 entrants takes <ms> ms``.
+
+Measured on 2026-11-30, 2 shared cores, 16 entrants: the ladder (336 matches) tau 0.933, 0.917,
+0.967, 0.967 (mean 0.946), the best placed first in all four; the round robin (3,360 matches)
+tau 0.983, the best first. Planning a ladder round for 500 entrants: 2 ms. About 5 minutes.
 """
 
 from __future__ import annotations
