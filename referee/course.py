@@ -72,7 +72,7 @@ class Course:
         order = self.order(rows=list(rows.values()))
         stop = self.plan.stop
         open_pairs = None
-        if stop is not None:
+        if stop is not None and self.round > 0:  # the first round is played in full
             pairs = self.format.questions(order)
             verdicts = judge(pairs, self.names, self.evidence, stop)
             open_pairs = frozenset(p for p, v in zip(pairs, verdicts, strict=True)

@@ -126,17 +126,12 @@ class Gauntlet(RoundRobin):
                     for rest in itertools.combinations(self.others, players - 1)]
 
     def questions(self, order: Sequence[int]) -> list[tuple[int, int]]:
-        """For each candidate, its neighbours in the order of itself and the others (its place
-        among them): candidates never meet, so no pair of two candidates is asked."""
-        pairs: list[tuple[int, int]] = []
-        for c in self.candidates:
-            sub = [e for e in order if e == c or e in self.others]
-            i = sub.index(c)
-            for pair in ((sub[i - 1], c) if i > 0 else None,
-                         (c, sub[i + 1]) if i + 1 < len(sub) else None):
-                if pair is not None and pair not in pairs:
-                    pairs.append(pair)
-        return pairs
+        """Each candidate against each of the others ("is it better than the old ones?"),
+        upper first in ``order``: candidates never meet, so no pair of two is asked."""
+        place = {e: i for i, e in enumerate(order)}
+        pairs = [(c, o) if place[c] < place[o] else (o, c)
+                 for c in self.candidates for o in self.others]
+        return sorted(pairs, key=lambda p: (place[p[0]], place[p[1]]))
 
 
 class Ladder:

@@ -396,12 +396,16 @@ def _dumps_line(line: dict[str, Any]) -> str:
 
 
 def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
-                    stopped: str = "complete", pairs: Sequence[Pair] = ()) -> None:
-    """Writes ``standings.json`` and ``standings.csv`` in the output folder."""
+                    stopped: str = "complete", pairs: Sequence[Pair] = (),
+                    questions: Sequence[Pair] = ()) -> None:
+    """Writes ``standings.json`` and ``standings.csv`` in the output folder; ``questions``
+    (a gauntlet's candidates against the others) go into the JSON when given."""
     doc = {"tournament": config.name, "matches": matches, "stopped": stopped,
            "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
            "standings": [row.to_json() for row in rows],
            "pairs": [p.to_json() for p in pairs]}
+    if questions:
+        doc["questions"] = [p.to_json() for p in questions]
     verdicts = {p.upper: p for p in pairs}
     write_atomic(config.output / "standings.json", json.dumps(doc, indent=2) + "\n")
     kinds = sorted({k for row in rows for k in row.faults}, key=Fault.order)
@@ -463,6 +467,8 @@ class Outcome:
     """``settled``, ``cap`` or ``complete`` once the tournament ended (see
     :mod:`referee.course`); ``None`` while it has not."""
     pairs: list[Pair] | None = None
+    questions: list[Pair] | None = None
+    """A gauntlet's verdicts: each candidate against each of the others (else ``None``)."""
     """The verdict on each adjacent pair of the final order."""
 
     @property
@@ -599,6 +605,8 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
         return Outcome(config.total(), done, played, None)
     standings = course.standings()
     pairs = course.pairs()
-    write_standings(config, standings, course.matches, stopped=course.stopped, pairs=pairs)
+    questions = course.questions() if config.format == "gauntlet" else None
+    write_standings(config, standings, course.matches, stopped=course.stopped, pairs=pairs,
+                    questions=questions or ())
     reporter.finished(standings)
-    return Outcome(course.matches, done, played, standings, course.stopped, pairs)
+    return Outcome(course.matches, done, played, standings, course.stopped, pairs, questions)

@@ -64,10 +64,10 @@ def test_gauntlet_groups_hold_one_candidate_and_others(
     assert all(spec.seed == f"1:1:{spec.group}" for spec in specs)
 
 
-def test_gauntlet_questions_place_each_candidate_among_the_others() -> None:
+def test_gauntlet_asks_each_candidate_against_each_other_entrant() -> None:
     fmt = Gauntlet(5, 3, [3, 4])
     # order best first: 2, 3 (candidate), 1, 4 (candidate), 0
-    assert fmt.questions([2, 3, 1, 4, 0]) == [(2, 3), (3, 1), (1, 4), (4, 0)]
+    assert fmt.questions([2, 3, 1, 4, 0]) == [(2, 3), (2, 4), (3, 1), (3, 0), (1, 4), (4, 0)]
     with pytest.raises(ValueError, match="not candidates"):
         Gauntlet(3, 3, [0, 1])
     with pytest.raises(ValueError, match="at least one candidate"):

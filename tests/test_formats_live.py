@@ -113,3 +113,23 @@ def test_a_ladder_takes_a_late_entrant(tmp_path: Path) -> None:
     assert "late" in {row.name for row in again.standings or []}
     rounds = [json.loads(x)["round"] for x in (out / "rounds.jsonl").read_text().splitlines()]
     assert rounds == [1, 2, 3, 4]
+
+
+def test_a_gauntlet_with_stop_answers_is_mine_better(tmp_path: Path) -> None:
+    """Every group holds the candidate and one other; each candidate-other pair gets a verdict:
+    a copy of greedy ties with greedy, and beats both random bots."""
+    path = tmp_path / "g.yaml"
+    path.write_text("name: g\n" + entrants(
+        ("random", "random_bot.py"), ("random-b", "random_bot.py --seed 3"),
+        ("greedy", "greedy_bot.py"), ("mine", "greedy_bot.py"))
+        + "format: gauntlet\ncandidates: [mine]\nplayers: 2\nsandbox: none\n"
+          "stop: {confidence: 0.95, margin: 5}\nmax_matches: 60\n")
+    outcome = run(load_config(path, output=tmp_path / "out", concurrency=2))
+    assert outcome.stopped == "settled"
+    lines = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert all("mine" in x["players"] for x in lines)
+    doc = json.loads((tmp_path / "out" / "standings.json").read_text())
+    verdicts = {(q["upper"], q["lower"]): q["verdict"] for q in doc["questions"]}
+    assert len(verdicts) == 3 and verdicts[("mine", "random")] == "stronger"
+    assert verdicts[("mine", "random-b")] == "stronger"
+    assert {v for k, v in verdicts.items() if "greedy" in k} == {"tie"}

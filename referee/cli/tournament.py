@@ -290,6 +290,8 @@ def tournament(config: Path, output: Path | None, concurrency: int | None, fresh
     console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), caption=caption,
                                   title=f"{cfg.name}: final standings, {outcome.total} matches "
                                         f"({why})"))
+    for q in outcome.questions or ():
+        console.print(Text(f"{q.upper} vs {q.lower}: {_verdict(q)}"), soft_wrap=True)
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
 
