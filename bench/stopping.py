@@ -40,7 +40,7 @@ set; 400 tournaments a scenario, cap 30 sets = 180 matches; confidence 0.95):
     four twins, margin 5                0.000   16 %     178.7         180
     steps of 6 (0, 6, 12, 18)           0.000   94 %     128.8         174
     steps of 2 (0, 2, 4, 6)             0.000    0 %     180.0         180
-    gauntlet (0, 12, 24 | 18, 6)        0.000   42 %     172.3         180
+    gauntlet (0, 12, 24 | 18, 6)        0.000   42 %     171.8         180
 
 Real bots (``--real 4``: target 2000, mc 150 worlds, cap 60): settled in 18, 30, 12 and 24
 matches, median 21, every verdict right (mc > greedy by 3.5 to 6.1 points a hand, greedy >
