@@ -23,6 +23,7 @@ import io
 import json
 import os
 import queue
+import re
 import secrets
 import shutil
 import signal
@@ -49,6 +50,7 @@ from referee.record import (
 )
 from referee.rules import Variant
 from referee.schedule import MatchSpec
+from referee.stopping import Pair
 from referee.tournament_config import RATING_KEYS, Config, ConfigError, load_config
 
 __all__ = ["Config", "ConfigError", "Journal", "LocalRunner", "MatchJob", "Outcome", "Reporter",
@@ -63,9 +65,11 @@ SECRET_BYTES = 32
 """Bytes of a new deal secret (from the OS)."""
 MIN_SECRET_BYTES = 16
 """Bytes a deal secret given must hold at least (128 bits)."""
-OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "standings.json",
+OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "rounds.jsonl", "standings.json",
          "standings.csv", "games", "logs")
 """Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
+MATCH_ID = re.compile(r"r\d+-g\d+-s\d+")
+"""What a match id of a tournament looks like (a journal line with another id is dropped)."""
 
 
 class TournamentError(RuntimeError):
@@ -280,7 +284,7 @@ def prepare_output(config: Config, *, fresh: bool = False,
                     shutil.rmtree(path)
                 else:
                     path.unlink(missing_ok=True)
-        elif theirs != mine:
+        elif theirs != mine and not grows(theirs, mine):
             raise ConfigError(f"output {str(out)!r} holds another tournament "
                               f"({_difference(theirs, mine)}); add --fresh to start over there, "
                               f"or choose another --output")
@@ -303,8 +307,8 @@ def prepare_output(config: Config, *, fresh: bool = False,
         secret = secrets.token_bytes(SECRET_BYTES) if deal_secret is None else deal_secret
     (out / "games").mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
-    if not marker.is_file():
-        identity = config.identity()
+    if not marker.is_file() or (marker.is_file() and not fresh and theirs != mine):
+        identity = config.identity()  # new, or a ladder grown since
         write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
                                           "fingerprint": fingerprint(identity),
                                           "identity": identity}, indent=2) + "\n")
@@ -317,6 +321,18 @@ def prepare_output(config: Config, *, fresh: bool = False,
             if tmp.is_file():
                 tmp.unlink(missing_ok=True)
     return secret
+
+
+def grows(theirs: object, mine: dict[str, Any]) -> bool:
+    """Whether ``mine`` continues the ladder ``theirs``: the same but for entrants added at the
+    end and other caps (``rounds``, ``max_matches``)."""
+    if not isinstance(theirs, dict) or mine.get("format") != "ladder":
+        return False
+    free = ("entrants", "rounds", "max_matches")
+    same = {k: v for k, v in theirs.items() if k not in free} == \
+        {k: v for k, v in mine.items() if k not in free}
+    old, new = theirs.get("entrants"), mine["entrants"]
+    return same and isinstance(old, list) and new[:len(old)] == old
 
 
 def _difference(theirs: object, mine: dict[str, Any]) -> str:
@@ -379,23 +395,37 @@ def _dumps_line(line: dict[str, Any]) -> str:
     return json.dumps(line, separators=(",", ":")) + "\n"
 
 
-def write_standings(config: Config, rows: Sequence[Standing], matches: int) -> None:
-    """Writes ``standings.json`` and ``standings.csv`` in the output folder."""
-    doc = {"tournament": config.name, "matches": matches,
+def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
+                    stopped: str = "complete", pairs: Sequence[Pair] = (),
+                    questions: Sequence[Pair] = ()) -> None:
+    """Writes ``standings.json`` and ``standings.csv`` in the output folder; ``questions``
+    (a gauntlet's candidates against the others) go into the JSON when given."""
+    doc = {"tournament": config.name, "matches": matches, "stopped": stopped,
            "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
-           "standings": [row.to_json() for row in rows]}
+           "standings": [row.to_json() for row in rows],
+           "pairs": [p.to_json() for p in pairs]}
+    if questions:
+        doc["questions"] = [p.to_json() for p in questions]
+    verdicts = {p.upper: p for p in pairs}
     write_atomic(config.output / "standings.json", json.dumps(doc, indent=2) + "\n")
     kinds = sorted({k for row in rows for k in row.faults}, key=Fault.order)
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
     out.writerow(["rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
-                  "points_per_hand", *(f"faults_{k}" for k in kinds), "p_above_next"])
+                  "points_per_hand", *(f"faults_{k}" for k in kinds), "p_above_next",
+                  "verdict_next", "diff_next", "low_next", "high_next", "sets_next"])
     for row in rows:
         data = row.to_json()
+        pair = verdicts.get(row.name)
+        tail = ["", "", "", "", ""]
+        if pair is not None:
+            p = pair.to_json()
+            tail = ["" if p[k] is None else p[k] for k in ("verdict", "diff", "low", "high",
+                                                           "sets")]
         out.writerow([data[k] if data[k] is not None else "" for k in (
             "rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
             "points_per_hand")] + [row.faults.get(k, 0) for k in kinds]
-            + ["" if data["p_above_next"] is None else data["p_above_next"]])
+            + ["" if data["p_above_next"] is None else data["p_above_next"]] + tail)
     write_atomic(config.output / "standings.csv", buf.getvalue())
 
 
@@ -425,25 +455,48 @@ class Reporter:
 class Outcome:
     """How a call to :func:`run` ended."""
 
-    total: int
+    total: int | None
+    """Matches of the tournament: once it ended, those played; before, the most it may play
+    (``None``: not known)."""
     done: int
     played: int
     """Matches played by this call (the rest were kept from earlier runs)."""
     standings: list[Standing] | None
-    """The final table, ``None`` unless every match is done."""
+    """The final table, ``None`` until the tournament ended."""
+    stopped: str | None = None
+    """``settled``, ``cap`` or ``complete`` once the tournament ended (see
+    :mod:`referee.course`); ``None`` while it has not."""
+    pairs: list[Pair] | None = None
+    questions: list[Pair] | None = None
+    """A gauntlet's verdicts: each candidate against each of the others (else ``None``)."""
+    """The verdict on each adjacent pair of the final order."""
 
     @property
     def finished(self) -> bool:
-        """Whether every match of the schedule is done."""
-        return self.done == self.total
+        """Whether the tournament ended (every match it needs is played)."""
+        return self.stopped is not None
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A finished match read back from the journal and its record."""
+
+    result: MatchResult
+    hands: list[list[int]]
+
+
+def _hand_scores(record: RecordDict | dict[str, Any]) -> list[list[int]]:
+    return [[int(x) for x in hand["scores"]] for hand in record.get("hands", ())]
 
 
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: threading.Event | None = None) -> Outcome:
-    """Plays what is missing of the tournament and, once all is played, writes the standings.
-    The deals are keyed by the output folder's secret (``deal_secret`` for a new folder, else
-    a new one: see :func:`prepare_output`).
+    """Plays what is missing of the tournament, round by round (each round planned from the
+    results of the rounds before it, see :mod:`referee.formats`), and, once it ends, writes the
+    standings. Finished matches are found by match id in the journal, so a resumed run plans
+    the same rounds and plays only what is missing. The deals are keyed by the output folder's
+    secret (``deal_secret`` for a new folder, else a new one: see :func:`prepare_output`).
 
     :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`).
     :raises TournamentError: if a bot command cannot be started.
@@ -452,44 +505,44 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     runner = runner or LocalRunner(config.concurrency)
     stop = stop or threading.Event()
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
-    plan = config.schedule(secret=secret)
+    course = config.course(secret=secret)
     out = config.output
     names = [e.name for e in config.entrants]
-    done: set[str] = set()
-    results: dict[str, MatchResult] = {}  # finished, not yet rated (rating goes in order)
+    kept: dict[str, _Kept] = {}
 
     def accept(line: dict[str, Any]) -> bool:
         match_id = line.get("id")
-        spec = by_id.get(match_id) if isinstance(match_id, str) else None
-        if spec is None or spec.id in done:
+        if not isinstance(match_id, str) or not MATCH_ID.fullmatch(match_id):
             return False
         try:
             result = MatchResult.from_json(line)
-            record = read_record(out / "games" / f"{spec.id}.json")
+            record = read_record(out / "games" / f"{match_id}.json")
+            hands = _hand_scores(record)
         except (KeyError, TypeError, ValueError, RecordError):
             return False
-        ok = (list(result.players) == [names[i] for i in spec.seats]
-              and record.get("id") == spec.id and list(record.get("totals", ())) ==
-              list(result.totals))
+        ok = (record.get("id") == match_id
+              and list(record.get("totals", ())) == list(result.totals)
+              and all(len(h) == len(result.players) for h in hands))
         if ok:
-            results[spec.id] = result
-            done.add(spec.id)
+            kept[match_id] = _Kept(result, hands)  # a later line for the same id wins
         return ok
 
-    by_id = {spec.id: spec for spec in plan}
     journal = Journal(out / "results.jsonl")
     journal.load(accept)
-    kept = len(done)
-    table = Standings(names, config.rating)
-    position = 0
+    planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
 
-    def feed() -> None:
-        nonlocal position
-        while position < len(plan) and plan[position].id in results:
-            table.add(results.pop(plan[position].id))
-            position += 1
+    def accept_round(line: dict[str, Any]) -> bool:
+        try:
+            r = int(line["round"])
+            groups = [(int(g), tuple(names.index(str(n)) for n in members))
+                      for g, members in line["groups"]]
+        except (KeyError, TypeError, ValueError):
+            return False
+        planned[r] = groups
+        return True
 
-    feed()
+    rounds_log = Journal(out / "rounds.jsonl")
+    rounds_log.load(accept_round)
     try:
         sandbox = resolve_sandbox(config.sandbox, warn=False)
     except BotCommandError as err:  # 'bwrap' asked for, and it stopped working since loading
@@ -497,12 +550,15 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     if config.sandbox == "auto" and sandbox == "none":
         reporter.warn("bubblewrap (bwrap) is not available: bots run without a sandbox")
     entrants = [e.entrant() for e in config.entrants]
-    jobs = (MatchJob(spec, tuple(entrants[i] for i in spec.seats), config.variant,
-                     config.target, config.limits, sandbox, config.name,
-                     logs_dir=out / "logs" / spec.id, hide=(out,))
-            for spec in plan if spec.id not in done)
+    played = 0
+
+    def job(spec: MatchSpec) -> MatchJob:
+        return MatchJob(spec, tuple(entrants[i] for i in spec.seats), config.variant,
+                        config.target, config.limits, sandbox, config.name,
+                        logs_dir=out / "logs" / spec.id, hide=(out,))
 
     def on_done(job: MatchJob, record: RecordDict) -> None:
+        nonlocal done, played
         spec = job.spec
         path = out / "games" / f"{spec.id}.json"
         write_record(record, path)
@@ -510,23 +566,47 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
                 "ranks": record["ranks"], "faults": record["faults"],
                 "hands": len(record["hands"]), "record": f"games/{spec.id}.json"}
         journal.append(line)
-        result = results[spec.id] = MatchResult.from_json(line)
-        done.add(spec.id)
-        feed()
-        reporter.match_done(spec, result, len(done), table)
+        result = MatchResult.from_json(line)
+        course.add(spec, result, _hand_scores(record))
+        done += 1
+        played += 1
+        reporter.match_done(spec, result, done, course.table)
 
     def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
         reporter.fault(job.spec, name, fault)
 
-    reporter.started(config, len(plan), kept, sandbox)
+    done = len(kept)  # counted as played already; a line that turns out not to fit is not
+    reporter.started(config, config.total() or 0, done, sandbox)
     try:
-        runner.run(jobs, on_done, stop, on_fault)
+        while not stop.is_set():
+            specs = course.next_round(planned.get(course.round + 1))
+            if not specs:
+                break
+            if config.format == "ladder" and course.round not in planned:
+                # as planned now: a resume plays it the same, even with entrants added since
+                groups = {s.group: [names[i] for i in sorted(s.seats)] for s in specs}
+                rounds_log.append({"round": course.round, "groups": list(groups.items())})
+            missing = []
+            for spec in specs:
+                old = kept.pop(spec.id, None)
+                if old is not None and list(old.result.players) == [names[i] for i in spec.seats]:
+                    course.add(spec, old.result, old.hands)
+                else:
+                    done -= old is not None
+                    missing.append(spec)
+            if missing:
+                runner.run((job(spec) for spec in missing), on_done, stop, on_fault)
+            if not course.complete():
+                break
     finally:
         journal.close()
-    standings = None
-    if len(done) == len(plan):
-        standings = table.standings()
-        write_standings(config, standings, len(plan))
-        reporter.finished(standings)
-    return Outcome(len(plan), len(done), len(done) - kept, standings)
-
+        rounds_log.close()
+    if course.stopped is None:
+        return Outcome(config.total(), done, played, None)
+    standings = course.standings()
+    pairs = course.pairs()
+    questions = course.questions() if config.format == "gauntlet" else None
+    write_standings(config, standings, course.matches, stopped=course.stopped, pairs=pairs,
+                    questions=questions or ())
+    reporter.finished(standings)
+    return Outcome(course.matches, done, played, standings, course.stopped, pairs, questions)

@@ -18,20 +18,25 @@ from typing import Any, NoReturn
 
 import yaml
 
+from referee.course import Course, Plan
+from referee.formats import FORMATS, Format, State, capped_total, make_format, plan_round, set_size
 from referee.match import Entrant, Limits
 from referee.process import BotCommandError, bwrap_available, resolve_command
 from referee.ratings import RatingConfig
 from referee.rules import DEFAULT_TARGET, Variant
-from referee.schedule import FORMATS, SEATINGS, MatchSpec, schedule
+from referee.schedule import SEATINGS, MatchSpec
+from referee.stopping import Stop
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 SANDBOXES = ("auto", "bwrap", "none")
 
-KEYS = ("name", "entrants", "variant", "players", "target", "format", "rounds", "seatings", "seed",
-        "concurrency", "limits", "sandbox", "output", "rating")
+KEYS = ("name", "entrants", "variant", "players", "target", "format", "candidates", "rounds",
+        "max_matches", "stop", "seatings", "seed", "concurrency", "limits", "sandbox", "output",
+        "rating")
 ENTRANT_KEYS = ("name", "command", "workdir")
 LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb")
 RATING_KEYS = ("mu", "sigma", "beta", "tau", "draw_probability")
+STOP_KEYS = ("confidence", "margin")
 
 
 class ConfigError(ValueError):
@@ -64,18 +69,62 @@ class Config:
     players: int = 3
     target: int = DEFAULT_TARGET
     format: str = "round-robin"
-    rounds: int = 1
+    rounds: int | None = 1
+    """``None``: as many as ``max_matches`` allows."""
     seatings: str = "all"
     seed: int | str = 1
     concurrency: int = 1
     limits: Limits = field(default_factory=Limits)
     sandbox: str = "auto"
     rating: RatingConfig = field(default_factory=RatingConfig)
+    candidates: tuple[str, ...] = ()
+    """The gauntlet's candidates."""
+    max_matches: int | None = None
+    stop: Stop | None = None
+
+    def tournament_format(self) -> Format:
+        """The format that plans the rounds (dispatching on ``format``)."""
+        names = [e.name for e in self.entrants]
+        return make_format(self.format, len(names), self.players, seed=self.seed,
+                           candidates=[names.index(c) for c in self.candidates])
+
+    def plan(self, *, secret: bytes) -> Plan:
+        """What every round shares: seats, seatings, seed, caps and ``stop``; ``secret`` keys
+        the deals."""
+        return Plan(players=self.players, seatings=self.seatings, seed=self.seed,
+                    rounds=self.rounds, max_matches=self.max_matches, stop=self.stop,
+                    secret=secret)
+
+    def course(self, *, secret: bytes) -> Course:
+        """A fresh :class:`referee.course.Course` of this tournament, its deals keyed by
+        ``secret``."""
+        return Course(self.tournament_format(), [e.name for e in self.entrants],
+                      self.plan(secret=secret), self.rating)
+
+    def total(self) -> int | None:
+        """Matches played if nothing stops the tournament early (``None``: not known)."""
+        return capped_total(self.tournament_format(), players=self.players,
+                            seatings=self.seatings, rounds=self.rounds,
+                            max_matches=self.max_matches)
 
     def schedule(self, *, secret: bytes) -> list[MatchSpec]:
-        """Every match of the tournament, in rating order, its deals keyed by ``secret``."""
-        return schedule(len(self.entrants), players=self.players, rounds=self.rounds,
-                        seatings=self.seatings, seed=self.seed, secret=secret)
+        """Every match of a tournament planned in advance (a round robin or a gauntlet without
+        ``stop``), in rating order, its deals keyed by ``secret``.
+
+        :raises ValueError: for a format planned round by round from the results (a ladder, or
+            ``stop``).
+        """
+        if self.format == "ladder" or self.stop is not None:
+            raise ValueError(f"a {self.format}{' with stop' if self.stop else ''} is planned "
+                             f"round by round from the results")
+        fmt, n, specs = self.tournament_format(), len(self.entrants), []
+        state = State.initial(n)
+        while more := plan_round(fmt, state, players=self.players, seatings=self.seatings,
+                                 seed=self.seed, secret=secret, rounds=self.rounds,
+                                 max_matches=self.max_matches):
+            specs += more
+            state = State(n, state.round + 1, len(specs), state.order, state.mu, state.sigma)
+        return specs
 
     def identity(self) -> dict[str, Any]:
         """What decides the matches and their results: two runs resume each other only if
@@ -88,7 +137,18 @@ class Config:
             "format": self.format, "rounds": self.rounds, "seatings": self.seatings,
             "seed": self.seed, "sandbox": self.sandbox,
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
-        }
+        } | self._extras()
+
+    def _extras(self) -> dict[str, Any]:
+        """The newer keys, only when set (folders written before them resume as before)."""
+        extra: dict[str, Any] = {}
+        if self.candidates:
+            extra["candidates"] = list(self.candidates)
+        if self.max_matches is not None:
+            extra["max_matches"] = self.max_matches
+        if self.stop is not None:
+            extra["stop"] = {"confidence": self.stop.confidence, "margin": self.stop.margin}
+        return extra
 
     def resolved(self) -> dict[str, Any]:
         """The configuration as ``tournament.yaml`` holds it: every key, absolute paths."""
@@ -103,20 +163,42 @@ class Config:
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
             "sandbox": self.sandbox, "output": str(self.output),
             "rating": {k: getattr(self.rating, k) for k in RATING_KEYS},
-        }
+        } | self._extras()
 
 
 def load_config(
-    path: Path | str, *, output: Path | str | None = None, concurrency: int | None = None
+    path: Path | str, *, output: Path | str | None = None, concurrency: int | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> Config:
     """Reads and checks a tournament configuration.
 
     Paths in the file are relative to its folder; ``output`` (the ``--output`` option) and the
-    default ``results/<name>`` are relative to the current directory.
+    default ``results/<name>`` are relative to the current directory. ``overrides`` replace
+    top-level keys of the file (the command line's ``--rounds``, ``--seed``, ``--stop``,
+    ``--max-matches``) and are checked like them.
 
     :raises ConfigError: naming the file, the key and what is wrong.
     """
-    return _Loader(Path(path)).load(output, concurrency)
+    return _Loader(Path(path)).load(output, concurrency, overrides or {})
+
+
+def parse_stop(text: str) -> dict[str, float]:
+    """The ``--stop`` option: ``CONFIDENCE`` or ``CONFIDENCE:MARGIN``.
+
+    >>> parse_stop("0.95:2")
+    {'confidence': 0.95, 'margin': 2.0}
+
+    :raises ValueError: for anything else.
+    """
+    parts = text.split(":")
+    try:
+        if len(parts) > 2:
+            raise ValueError
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"expected CONFIDENCE or CONFIDENCE:MARGIN (like 0.95 or 0.95:2), "
+                         f"not {text!r}") from None
+    return {"confidence": values[0], "margin": values[1] if len(values) > 1 else 0.0}
 
 
 def _type_name(value: object) -> str:
@@ -138,8 +220,14 @@ class _Loader:
         where = f"{self.path}:{line}" if line else str(self.path)
         raise ConfigError(f"{where}: {key}: {what}" if key else f"{where}: {what}")
 
-    def load(self, output: Path | str | None, concurrency: int | None) -> Config:
+    def load(self, output: Path | str | None, concurrency: int | None,
+             overrides: dict[str, Any]) -> Config:
         data = self._parse()
+        for key, value in overrides.items():
+            data[key] = value  # from the command line: no line in the file
+            inside = (f"{key}.", f"{key}[")
+            for where in [k for k in self.lines if k == key or k.startswith(inside)]:
+                del self.lines[where]
         self.keys(data, "", KEYS)
         name = self.text(data, "name", self.path.stem)
         if not NAME_RE.fullmatch(name):
@@ -168,11 +256,29 @@ class _Loader:
             out_path = (Path("results") / name).absolute()
         if concurrency is not None and concurrency < 1:
             self.fail("concurrency", f"must be at least 1, not {concurrency}")
+        candidates = self.candidates(data, fmt, [e.name for e in entrants], players)
+        stop = self.stop(data)
+        max_matches = None
+        if "max_matches" in data:
+            max_matches = self.integer(data, "max_matches", 0, 1)
+            per_set = set_size(players, seatings)
+            if max_matches < per_set:
+                self.fail("max_matches", f"{max_matches} is too small for one duplicate set "
+                                         f"({per_set} matches: {players} players, seatings "
+                                         f"{seatings})")
+        rounds: int | None = self.integer(data, "rounds", 1, 1)
+        if "rounds" not in data and (max_matches is not None or stop is not None):
+            rounds = None
+        if rounds is None and max_matches is None:
+            self.fail("stop", "needs a cap: add rounds or max_matches")
+        if fmt == "ladder" and "rounds" not in data and max_matches is None:
+            self.fail("format", "a ladder needs a cap: add rounds or max_matches")
         return Config(
             path=self.path.absolute(), name=name, entrants=entrants, output=out_path,
             variant=Variant(variant), players=players,
             target=self.integer(data, "target", DEFAULT_TARGET, 1),
-            format=fmt, rounds=self.integer(data, "rounds", 1, 1), seatings=seatings,
+            format=fmt, rounds=rounds, seatings=seatings, candidates=candidates,
+            max_matches=max_matches, stop=stop,
             seed=seed,
             concurrency=concurrency or self.integer(data, "concurrency", 1, 1),
             limits=Limits(
@@ -266,6 +372,45 @@ class _Loader:
             hint = f"did you mean {close[0]!r}? " if close else ""
             self.fail(key, f"unknown {key} {value!r} ({hint}use {' or '.join(options)})")
         return str(value)
+
+    def candidates(self, data: dict[str, Any], fmt: str, names: Sequence[str],
+                   players: int) -> tuple[str, ...]:
+        value = data.get("candidates")
+        if fmt != "gauntlet":
+            if value is not None:
+                self.fail("candidates", f"only a gauntlet has candidates (format is {fmt!r})")
+            return ()
+        if not isinstance(value, list) or not value:
+            self.fail("candidates" if value is not None else "format",
+                      "a gauntlet needs candidates: a list of entrant names")
+        result: list[str] = []
+        for i, item in enumerate(value, 1):
+            name = str(item)
+            if name not in names:
+                close = difflib.get_close_matches(name, names, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                self.fail(f"candidates[{i}]", f"{name!r} is not an entrant{hint}")
+            if name in result:
+                self.fail(f"candidates[{i}]", f"{name!r} is listed twice")
+            result.append(name)
+        others = len(names) - len(result)
+        if others < players - 1:
+            self.fail("candidates", f"a gauntlet of {players} players needs at least "
+                                    f"{players - 1} entrants that are not candidates, not "
+                                    f"{others}")
+        return tuple(result)
+
+    def stop(self, data: dict[str, Any]) -> Stop | None:
+        if "stop" not in data:
+            return None
+        section = self.section(data, "stop", STOP_KEYS)
+        confidence = self.number(section, "stop.confidence", 0.95)
+        if not 0.5 <= confidence < 1:
+            self.fail("stop.confidence", f"must be from 0.5 up to 1 (excluded), not {confidence}")
+        margin = self.number(section, "stop.margin", 0.0)
+        if margin < 0:
+            self.fail("stop.margin", f"must be 0 or more points per hand, not {margin}")
+        return Stop(confidence, margin)
 
     def rating(self, data: dict[str, Any]) -> RatingConfig:
         d = RatingConfig()

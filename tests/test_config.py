@@ -14,6 +14,7 @@ from referee.cli import main
 from referee.match import Limits
 from referee.ratings import RatingConfig
 from referee.rules import Variant
+from referee.stopping import Stop
 from referee.tournament import ConfigError, load_config
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
@@ -132,7 +133,26 @@ BAD = [
     ("variant", GOOD + "variant: clasic\n",
      "t.yaml:9: variant: unknown variant 'clasic' (did you mean 'classic'?"),
     ("seatings", GOOD + "seatings: some\n", "seatings: unknown seatings 'some'"),
-    ("format", GOOD + "format: swiss\n", "format: unknown format 'swiss' (use round-robin)"),
+    ("format", GOOD + "format: swiss\n",
+     "format: unknown format 'swiss' (use round-robin or gauntlet or ladder)"),
+    ("candidate-not-entrant", GOOD + "format: gauntlet\ncandidates: [greedy, grredy3]\n",
+     "t.yaml:10: candidates[2]: 'grredy3' is not an entrant (did you mean 'greedy'?)"),
+    ("candidates-everyone", GOOD + "format: gauntlet\ncandidates: [greedy, greedy2]\n",
+     "candidates: a gauntlet of 3 players needs at least 2 entrants that are not candidates"),
+    ("gauntlet-without-candidates", GOOD + "format: gauntlet\n",
+     "t.yaml:9: format: a gauntlet needs candidates"),
+    ("candidates-without-gauntlet", GOOD + "candidates: [greedy]\n",
+     "t.yaml:9: candidates: only a gauntlet has candidates"),
+    ("max-matches-too-small", GOOD + "max_matches: 5\n",
+     "t.yaml:9: max_matches: 5 is too small for one duplicate set (6 matches: 3 players, "
+     "seatings all)"),
+    ("stop-without-cap", GOOD + "stop: {confidence: 0.95}\n", "stop: needs a cap: add rounds or "
+                                                               "max_matches"),
+    ("stop-confidence", GOOD + "rounds: 5\nstop: {confidence: 95}\n",
+     "stop.confidence: must be from 0.5 up to 1 (excluded), not 95"),
+    ("stop-key", GOOD + "rounds: 5\nstop: {margn: 2}\n",
+     "stop.margn: unknown key (did you mean 'stop.margin'?)"),
+    ("ladder-without-cap", GOOD + "format: ladder\n", "format: a ladder needs a cap"),
     ("sandbox", GOOD + "sandbox: docker\n", "sandbox: unknown sandbox 'docker'"),
     ("not-found", GOOD + "  - name: x\n    command: no-such-bot-xyz --go\n",
      "t.yaml:10: entrants[4].command: 'no-such-bot-xyz' not found or not executable on PATH"),
@@ -197,6 +217,30 @@ def test_bwrap_refused_when_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             load_config(path)
     finally:
         process.bwrap_available.cache_clear()
+
+
+def test_formats_stop_and_command_line_overrides(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD + "format: gauntlet\ncandidates: [greedy2]\nplayers: 2\n")
+    config = load_config(path)
+    assert config.candidates == ("greedy2",) and config.stop is None and config.rounds == 1
+    assert {tuple(sorted(s.seats)) for s in config.schedule(secret=bytes(32))} == {(0, 2), (1, 2)}
+    assert config.identity()["candidates"] == ["greedy2"]
+    over = load_config(path, overrides={"rounds": 4, "seed": "x", "max_matches": 12,
+                                        "stop": {"confidence": 0.9, "margin": 2}})
+    assert (over.rounds, over.seed, over.max_matches) == (4, "x", 12)
+    assert over.stop == Stop(0.9, 2.0) and over.total() == 12
+    with pytest.raises(ValueError, match="round by round"):
+        over.schedule(secret=bytes(32))
+    result = CliRunner().invoke(main, ["tournament", str(path), "--stop", "high"])
+    assert result.exit_code == 2
+    assert result.output == ("error: --stop: expected CONFIDENCE or CONFIDENCE:MARGIN (like 0.95 "
+                             "or 0.95:2), not 'high'\n")
+    result = CliRunner().invoke(main, ["tournament", str(path), "--max-matches", "1"])
+    assert result.exit_code == 2
+    assert result.output == (f"error: {path}: max_matches: 1 is too small for one duplicate set "
+                             f"(2 matches: 2 players, seatings all)\n")
+    ladder = load_config(write(tmp_path, GOOD + "format: ladder\nmax_matches: 30\n"))
+    assert ladder.rounds is None and ladder.total() == 30
 
 
 def test_the_demo_configuration_loads() -> None:

@@ -12,7 +12,9 @@ import shlex
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 from rich import box
@@ -33,6 +35,7 @@ from referee.escape import escape_controls
 from referee.ratings import Standing, Standings
 from referee.record import FaultDict
 from referee.schedule import MatchSpec
+from referee.stopping import Pair, Stop
 from referee.tournament import (
     Config,
     ConfigError,
@@ -43,19 +46,26 @@ from referee.tournament import (
     run,
     stop_on_sigint,
 )
+from referee.tournament_config import parse_stop
 
 TOP = 8
 """Rows of the table shown while the tournament runs."""
 
 
 def standings_table(rows: list[Standing], *, title: str | None = None, limit: int | None = None,
-                    compact: bool = False) -> RichTable:
-    """The standings as a rich table (the first ``limit`` rows; ``compact``: ratings only)."""
-    table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+                    compact: bool = False, pairs: Sequence[Pair] = (),
+                    caption: str | None = None) -> RichTable:
+    """The standings as a rich table (the first ``limit`` rows; ``compact``: ratings only;
+    ``pairs``: a ``vs next`` column with each row's verdict on the next)."""
+    table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, caption=caption,
+                      caption_justify="left")
     cols = ["#", "name", "mu", "sigma", "mu-3σ", "games", "wins", "avg#", "pts/h", "faults",
-            "P>next"]
+            "P>next", "vs next"]
     if compact:
         cols = [c for c in cols if c not in ("avg#", "pts/h", "faults")]
+    if not pairs:
+        cols.remove("vs next")
+    verdicts = {p.upper: p for p in pairs}
     for col in cols:
         table.add_column(col, justify="left" if col in ("name", "faults") else "right",
                          no_wrap=col == "name")
@@ -68,9 +78,18 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
             "pts/h": "-" if row.points_per_hand is None else f"{row.points_per_hand:.1f}",
             "faults": ", ".join(f"{k} {n}" for k, n in row.faults.items() if n) or "-",
             "P>next": "" if row.p_above_next is None else f"{row.p_above_next:.0%}",
+            "vs next": _verdict(verdicts.get(row.name)),
         }
         table.add_row(*(cells[c] for c in cols))
     return table
+
+
+def _verdict(pair: Pair | None) -> str:
+    if pair is None:
+        return ""
+    if pair.diff is None:
+        return f"{pair.verdict} (never met)"
+    return f"{pair.verdict} {pair.diff:+.1f}/h, {pair.sets} sets"
 
 
 def _fault_line(spec: MatchSpec, name: str, fault: FaultDict) -> str:
@@ -80,7 +99,14 @@ def _fault_line(spec: MatchSpec, name: str, fault: FaultDict) -> str:
 
 def _header(config: Config, total: int, done: int, sandbox: str) -> str:
     kept = f", {done} already played" if done else ""
-    return (f"{config.name}: {len(config.entrants)} entrants, {total} matches{kept}; "
+    fmt = "" if config.format == "round-robin" else f"{config.format}, "
+    if config.stop is not None:
+        stop = (f"stop at confidence {config.stop.confidence:g}, margin {config.stop.margin:g}"
+                f"/h, ")
+        count = f"at most {total} matches"
+    else:
+        stop, count = "", f"{total} matches"
+    return (f"{config.name}: {len(config.entrants)} entrants, {fmt}{stop}{count}{kept}; "
             f"{config.players} players, target {config.target}, concurrency "
             f"{config.concurrency}, sandbox {sandbox}; output {config.output}")
 
@@ -108,17 +134,17 @@ class PlainReporter(Reporter):
         self._print(_fault_line(spec, name, fault))
 
     def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
-        tenth = done * 10 // self.total
-        if tenth <= self.shown and done != self.total:
+        total = max(self.total, done, 1)
+        tenth = done * 10 // total
+        if tenth <= self.shown and done != total:
             return
         self.shown = tenth
         elapsed = time.monotonic() - self.t0
         rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
-        left = f", about {(self.total - done) / rate:.0f} s left" if rate and done < self.total \
-            else ""
+        left = f", about {(total - done) / rate:.0f} s left" if rate and done < total else ""
         rows = table.standings()
         lead = f"; leading: {rows[0].name} (mu-3σ {rows[0].score:.2f})" if table.matches else ""
-        self._print(f"{done}/{self.total} matches ({100 * done // self.total}%), "
+        self._print(f"{done}/{total} matches ({100 * done // total}%), "
                     f"{rate:.1f}/s{left}{lead}")
 
 
@@ -180,13 +206,21 @@ class LiveReporter(Reporter):
 @click.option("--deal-secret", "secret_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Deal with the secret in this file (the .deal-secret of another output "
                    "folder) instead of a new one: the same file and secret, the same deals.")
+@click.option("--rounds", type=int, help="Rounds (overrides the file's rounds).")
+@click.option("--seed", help="Seed of the deals (overrides the file's seed).")
+@click.option("--stop", "stop_at", metavar="CONFIDENCE[:MARGIN]",
+              help="Stop once every adjacent pair is decided, e.g. 0.95 or 0.95:3 (a margin in "
+                   "points per hand for ties); overrides the file's stop.")
+@click.option("--max-matches", type=int, help="At most this many matches (overrides the file's).")
 def tournament(config: Path, output: Path | None, concurrency: int | None, fresh: bool,
-               secret_file: Path | None) -> None:
+               secret_file: Path | None, rounds: int | None, seed: str | None,
+               stop_at: str | None, max_matches: int | None) -> None:
     """Run the tournament described by CONFIG (YAML), or resume it where it stopped.
 
     \b
     Example:
       ct-referee tournament tournaments/demo.yaml --concurrency 2
+      ct-referee tournament tournaments/strength.yaml --stop 0.95 --max-matches 60
 
     Everything is written to the output folder: the resolved configuration, one game record
     per match, results.jsonl, the bots' stderr, and standings.json/.csv at the end. Ctrl-C stops
@@ -197,10 +231,24 @@ def tournament(config: Path, output: Path | None, concurrency: int | None, fresh
         resume += ["--output", str(output)]
     if concurrency is not None:
         resume += ["--concurrency", str(concurrency)]
+    overrides: dict[str, Any] = {}
+    for key, value, flag in (("rounds", rounds, "--rounds"), ("seed", seed, "--seed"),
+                             ("max_matches", max_matches, "--max-matches"),
+                             ("stop", stop_at, "--stop")):
+        if value is not None:
+            resume += [flag, str(value)]
+            overrides[key] = value
     console = Console(highlight=False, emoji=False)
     err = Console(stderr=True, highlight=False, emoji=False)
     try:
-        cfg = load_config(config, output=output, concurrency=concurrency)
+        if stop_at is not None:
+            try:
+                overrides["stop"] = parse_stop(stop_at)
+            except ValueError as e:
+                raise ConfigError(f"--stop: {e}") from None
+        if seed is not None and seed.isdigit():
+            overrides["seed"] = int(seed)  # as the file would read it
+        cfg = load_config(config, output=output, concurrency=concurrency, overrides=overrides)
         secret = read_deal_secret(secret_file) if secret_file is not None else None
     except ConfigError as e:
         err.print(Text(f"error: {e}"), soft_wrap=True)
@@ -232,8 +280,18 @@ def tournament(config: Path, output: Path | None, concurrency: int | None, fresh
         err.print(Text(f"interrupted: {outcome.done} of {outcome.total} matches played and kept "
                        f"in {cfg.output}; resume with: {shlex.join(resume)}"), soft_wrap=True)
         sys.exit(130)
-    console.print(standings_table(outcome.standings,
-                                  title=f"{cfg.name}: final standings, {outcome.total} matches"))
+    stop = cfg.stop or Stop()
+    caption = (f"P>next: TrueSkill's probability, a description only (no error control). "
+               f"vs next: the sequential test's verdict on the next row (confidence "
+               f"{stop.confidence:g}, margin {stop.margin:g} points a hand), its difference in "
+               f"points a hand and the duplicate sets they shared.")
+    why = {"settled": "stopped: settled, every pair decided",
+           "cap": "stopped at the cap", "complete": "complete"}[outcome.stopped or "complete"]
+    console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), caption=caption,
+                                  title=f"{cfg.name}: final standings, {outcome.total} matches "
+                                        f"({why})"))
+    for q in outcome.questions or ():
+        console.print(Text(f"{q.upper} vs {q.lower}: {_verdict(q)}"), soft_wrap=True)
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
 

@@ -1,0 +1,169 @@
+"""Formats: group composition, caps, elimination, and ladder determinism (pure planning)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+
+import pytest
+
+from referee.course import Course, Plan
+from referee.formats import (
+    Gauntlet,
+    Ladder,
+    RoundRobin,
+    State,
+    capped_total,
+    make_format,
+    plan_round,
+)
+from referee.ratings import MatchResult
+from referee.rules import rank
+from referee.schedule import schedule
+
+KEY = bytes(range(32))
+
+
+def test_round_robin_rounds_are_todays_schedule() -> None:
+    """Round by round, the round robin plans exactly the fixed schedule: ids, seats, deal seeds
+    and rating order (a tournament without ``stop`` plays what it played before)."""
+    old = schedule(5, players=3, rounds=2, seatings="all", seed=9, secret=KEY)
+    fmt = RoundRobin(5, 3)
+    new = plan_round(fmt, State.initial(5, 1), players=3, seatings="all", seed=9, rounds=2,
+                      secret=KEY)
+    new += plan_round(fmt, State(5, 2, len(new), tuple(range(5)), (25.0,) * 5, (8.0,) * 5),
+                      players=3, seatings="all", seed=9, rounds=2, secret=KEY)
+    assert new == old
+    assert plan_round(fmt, State.initial(5, 3), players=3, seatings="all", seed=9,
+                      rounds=2, secret=KEY) == []
+
+
+@pytest.mark.parametrize(("entrants", "players", "candidates"), [
+    (5, 3, (0,)), (6, 3, (4, 5)), (4, 2, (1,)), (7, 4, (0, 6)),
+])
+def test_gauntlet_groups_hold_one_candidate_and_others(
+        entrants: int, players: int, candidates: tuple[int, ...]) -> None:
+    fmt = Gauntlet(entrants, players, candidates)
+    specs = plan_round(fmt, State.initial(entrants), players=players, seatings="all", seed=1,
+                       rounds=1, secret=KEY)
+    others = [e for e in range(entrants) if e not in candidates]
+    by_group: dict[int, set[tuple[int, ...]]] = {}
+    for s in specs:
+        by_group.setdefault(s.group, set()).add(s.seats)
+    assert len(by_group) == len(candidates) * math.comb(len(others), players - 1)
+    seen = set()
+    for orders in by_group.values():
+        group = {frozenset(o) for o in orders}
+        assert len(group) == 1
+        members = next(iter(group))
+        assert len(members & set(candidates)) == 1 and len(members) == players
+        assert len(orders) == math.factorial(players)  # a full duplicate set
+        seen.add(members)
+    assert len(seen) == len(by_group)
+    assert all(spec.seed == f"1:1:{spec.group}" for spec in specs)
+
+
+def test_gauntlet_asks_each_candidate_against_each_other_entrant() -> None:
+    fmt = Gauntlet(5, 3, [3, 4])
+    # order best first: 2, 3 (candidate), 1, 4 (candidate), 0
+    assert fmt.questions([2, 3, 1, 4, 0]) == [(2, 3), (2, 4), (3, 1), (3, 0), (1, 4), (4, 0)]
+    with pytest.raises(ValueError, match="not candidates"):
+        Gauntlet(3, 3, [0, 1])
+    with pytest.raises(ValueError, match="at least one candidate"):
+        Gauntlet(3, 2, [])
+
+
+def _ladder_state(n: int, round_: int = 1, **kw: object) -> State:
+    mu = tuple(30.0 - i * 0.5 for i in range(n))
+    sigma = tuple(2.0 for _ in range(n))
+    return State(n, round_, 0, tuple(range(n)), mu, sigma, **kw)  # type: ignore[arg-type]
+
+
+def test_ladder_seeds_every_entrant_once_near_its_rating() -> None:
+    n = 40
+    fmt = Ladder(n, 3, seed=5)
+    groups = fmt.groups(_ladder_state(n))
+    assert len(groups) == n and len(set(groups)) == n
+    assert all(len(set(g)) == 3 for g in groups)
+    # each entrant seeded one group (the seeding order is by sigma, then rating)
+    spans = [max(g) - min(g) for g in groups]
+    assert sorted(spans)[n // 2] <= 6  # most groups are near neighbours in rating
+    assert max(spans) > 6  # and the heavy tail lets some meet the far field
+    # deterministic, and another round differs
+    assert fmt.groups(_ladder_state(n)) == groups
+    assert fmt.groups(_ladder_state(n, 2)) != groups
+
+
+def test_ladder_never_repeats_last_rounds_groups_and_widens_for_uncertain_entrants() -> None:
+    n = 30
+    fmt = Ladder(n, 3, seed=1)
+    first = fmt.groups(_ladder_state(n))
+    second = fmt.groups(_ladder_state(n, 2, last=frozenset(first)))
+    assert not set(first) & set(second)
+    mu = (*(30.0 - i * 0.5 for i in range(n)), 25.0)
+    late = State(n + 1, 2, 0, tuple(range(n + 1)), mu, (*(2.0,) * n, 25.0 / 3))
+    groups = Ladder(n + 1, 3, seed=1).groups(late)
+    assert n in groups[0]  # the most uncertain entrant seeds first
+
+
+def test_ladder_with_stop_seeds_only_entrants_of_open_pairs_with_their_partner() -> None:
+    n = 12
+    open_pairs = frozenset({(3, 4), (7, 8)})
+    state = _ladder_state(n, open=open_pairs)
+    specs = plan_round(Ladder(n, 3, seed=2), state, players=3, seatings="rotate", seed=2,
+                       secret=KEY)
+    groups = {s.group: set(s.seats) for s in specs}
+    assert len(groups) == 4
+    assert all({3, 4} <= g or {7, 8} <= g for g in groups.values())
+
+
+def test_ladder_plans_500_entrants() -> None:
+    n = 500
+    groups = Ladder(n, 3, seed=1).groups(_ladder_state(n))
+    assert len(groups) == n and len(set(groups)) == n
+
+
+def test_caps_cut_whole_sets_and_stop_drops_decided_groups() -> None:
+    fmt = RoundRobin(4, 3)
+    specs = plan_round(fmt, State.initial(4), players=3, seatings="all", seed=1,
+                       max_matches=20, secret=KEY)
+    assert len(specs) == 18 and Counter(s.group for s in specs) == {1: 6, 2: 6, 3: 6}
+    assert capped_total(fmt, players=3, seatings="all", rounds=2, max_matches=None) == 48
+    assert capped_total(fmt, players=3, seatings="all", rounds=2, max_matches=40) == 36
+    # with stop, only groups holding an open pair play; none open: nothing
+    state = State(4, 1, 0, (0, 1, 2, 3), (25.0,) * 4, (8.0,) * 4, frozenset({(2, 3)}))
+    specs = plan_round(fmt, state, players=3, seatings="all", seed=1, secret=KEY)
+    groups = {tuple(sorted(s.seats)) for s in specs}
+    assert groups == {g for g in itertools.combinations(range(4), 3) if {2, 3} <= set(g)}
+    state = State(4, 1, 0, (0, 1, 2, 3), (25.0,) * 4, (8.0,) * 4, frozenset())
+    assert plan_round(fmt, state, players=3, seatings="all", seed=1, secret=KEY) == []
+    with pytest.raises(ValueError, match="unknown format"):
+        make_format("swiss", 4, 3, seed=1)
+
+
+def _fake(spec_seats: tuple[int, ...], strengths: list[int]) -> tuple[MatchResult,
+                                                                        list[list[int]]]:
+    hands = [[strengths[e] + k for e in spec_seats] for k in range(10)]
+    totals = tuple(sum(h[s] for h in hands) for s in range(len(spec_seats)))
+    return (MatchResult(tuple(f"e{e}" for e in spec_seats), totals, tuple(rank(totals)),
+                        hands=10), hands)
+
+
+def test_a_course_is_the_same_whatever_order_matches_finish_in() -> None:
+    """Results fed in any order within a round give the same rounds, table and evidence (the
+    core of "the same at any concurrency")."""
+    strengths = [3, 9, 1, 7, 5, 2]
+
+    def drive(reverse: bool) -> tuple[list[list[str]], list[tuple[str, float]]]:
+        course = Course(Ladder(6, 3, seed=4), [f"e{i}" for i in range(6)],
+                        Plan(players=3, seatings="rotate", seed=4, rounds=4))
+        rounds = []
+        while specs := course.next_round():
+            rounds.append([s.id + str(s.seats) for s in specs])
+            for spec in (reversed(specs) if reverse else specs):
+                course.add(spec, *_fake(spec.seats, strengths))
+        assert course.stopped == "complete"
+        return rounds, [(r.name, r.mu) for r in course.standings()]
+
+    assert drive(False) == drive(True)
