@@ -14,7 +14,7 @@ from referee.check import FAIL, PASS, run_check
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [str(Path(sys.executable).parent / "ct-referee")]
-CHECKBOTS = "tests/checkbots"
+CHECKBOTS = "tests/bots"
 FAST = ["--move-ms", "400", "--startup-ms", "3000", "--sandbox", "none", "--ascii"]
 
 
@@ -92,7 +92,7 @@ def test_failure_shows_sent_received_expected() -> None:
 
 
 def test_info_comments_are_fine() -> None:
-    out = ROOT / "tests" / "checkbots"
+    out = ROOT / "tests" / "bots"
     report = run_check(["python3", str(out / "commenting.py")], workdir=ROOT, move_ms=400)
     assert report.ok, [(s.title, s.received, s.hint) for s in report.steps if not s.ok]
     assert "< info hand over" in report.transcript

@@ -212,7 +212,7 @@ def logged_match(tmp_path_factory: pytest.TempPathFactory) -> tuple[RecordDict, 
     """A real match with the logging bot in seat 1: its record and every line seat 1 got."""
     log = tmp_path_factory.mktemp("log") / "seat1.txt"
     entrants = [Entrant("random", (PY, "bots/random_bot.py"), ROOT),
-                Entrant("logger", (PY, str(DATA / "log_bot.py"), str(log)), ROOT),
+                Entrant("logger", (PY, str(DATA.parent / "bots" / "log_bot.py"), str(log)), ROOT),
                 Entrant("greedy", (PY, "bots/greedy_bot.py"), ROOT)]
     record = play_match("logged-1", entrants, lambda k: Deal.from_seed(3, f"logged:{k}"),
                         target=400, limits=Limits(move_ms=5000), bot_id="logged-1")

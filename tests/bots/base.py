@@ -1,6 +1,6 @@
 """A minimal legal bot for the ``check`` tests; each sibling script breaks it in one way.
 
-Not a package: the scripts run as ``python3 tests/checkbots/<name>.py`` and import this file
+Not a package: the scripts run as ``python3 tests/bots/<name>.py`` and import this file
 from their own folder.
 """
 
