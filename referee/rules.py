@@ -243,7 +243,7 @@ class SeatView:
     pick_options: tuple[Card, ...]
 
 
-def targets_on(card: int, table: Iterable[int]) -> tuple[Card, ...]:
+def targets_on(card: int, table: Iterable[Card]) -> tuple[Card, ...]:
     """The cards of ``table`` that ``card`` would capture if it landed there: those of its
     partner rank (:data:`PARTNER`); a sweep lists all three."""
     p = PARTNER[card >> 2]
@@ -472,7 +472,7 @@ class Hand:
             choose_card, choose_target = policy.card, policy.target
         pts = _POINTS[self.variant]
         score = self.scores()
-        buckets: list[list[int]] = [[] for _ in range(13)]
+        buckets: list[list[Card]] = [[] for _ in range(13)]
         for c in self.table:
             buckets[c >> 2].append(c)
         hands = [h[:] for h in self.hands]
