@@ -3,6 +3,10 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
+# Type-checked with --strict: the functional core (no I/O). The rest of referee/ gets plain mypy.
+CORE := $(addprefix referee/,cards.py rules.py protocol.py schedule.py ratings.py verify.py \
+	narration.py positions.py faults.py escape.py formats.py stopping.py course.py encoding.py)
+
 .PHONY: demo test lint bench clean
 
 $(BIN)/ct-referee: pyproject.toml
@@ -14,8 +18,11 @@ $(BIN)/ct-referee: pyproject.toml
 demo: $(BIN)/ct-referee
 	$(BIN)/ct-referee tournament tournaments/demo.yaml --fresh
 
+# ruff, mypy, then pytest: the tests, tests/bots excluded, and the doctests in referee/.
 test: $(BIN)/ct-referee
 	$(BIN)/ruff check referee tests bots bench
+	$(BIN)/mypy --strict $(CORE)
+	$(BIN)/mypy referee
 	$(BIN)/pytest -q
 
 bench: $(BIN)/ct-referee

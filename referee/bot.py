@@ -100,7 +100,7 @@ class Answer:
     info: tuple[str, ...] = ()
 
 
-def _quote(data: str | bytes, limit: int = 80) -> str:
+def _quote(data: str | bytes | bytearray, limit: int = 80) -> str:
     """Quote a bot's text for a one-line message, cut to about ``limit`` characters."""
     if isinstance(data, bytes | bytearray):
         data = bytes(data[: limit + 1]).decode("ascii", "replace")
@@ -384,6 +384,8 @@ class Bot:
     def _wait_line(self, deadline: float, info: list[str]) -> str:
         """Wait for one complete non-``info`` line until ``deadline``."""
         buf = self._buf
+        process = self.process
+        assert process is not None
         while True:
             text = self._take_line() if buf else None
             if text is not None:
@@ -403,7 +405,7 @@ class Bot:
                 try:
                     chunk = os.read(self._out, CHUNK)
                 except BlockingIOError:
-                    if self.process.exit_status(0):  # a process the leader left holds stdout
+                    if process.exit_status(0):  # a process the leader left holds stdout
                         raise self._crash() from None
                     continue
                 except OSError:

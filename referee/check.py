@@ -153,7 +153,7 @@ def _deal(players: int, layout: str, seats: dict[int, str], top: str, seed: str)
     rest = [c for c in DECK if c not in fixed]
     random.Random(seed).shuffle(rest)
     size = TURNS_PER_HAND // players
-    hands = []
+    hands: list[list[str] | list[Card]] = []
     for s in range(players):
         if s in seats:
             hands.append(seats[s].split())

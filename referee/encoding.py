@@ -49,7 +49,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from referee.cards import DECK, Card
-from referee.rules import PARTNER, Move, SeatView, Variant, legal_moves_on
+from referee.rules import PARTNER, TURNS_PER_HAND, Move, SeatView, Variant, legal_moves_on
 
 GO_ACTIONS = 52 * 5
 PICK_BASE = GO_ACTIONS
@@ -129,7 +129,7 @@ def sparse(
     """
     seat, n = view.seat, view.players
     captured = view.captured
-    ones = list(view.hand)
+    ones: list[int] = list(view.hand)
     ones += [TABLE + c for c in view.table]
     pts = view.variant.points
     total = _HAND_TOTAL[view.variant]
@@ -149,11 +149,11 @@ def sparse(
     if view.pick_card is not None:
         ones.append(PICK_CARD + view.pick_card)
         ones.append(PICKING)
-    size = 24 // n
+    size = TURNS_PER_HAND // n
     stock = view.stock_count
     # Every play is followed at once by a turn of the stock, so 24 - stock turns have started;
     # turn t is played by seat dealer + 1 + t, seat +first here.
-    rounds, extra = divmod(24 - stock, n)
+    rounds, extra = divmod(TURNS_PER_HAND - stock, n)
     first = (view.dealer + 1 - seat) % n
     for k in range(n):
         held = size - rounds - (1 if (k - first) % n < extra else 0)
@@ -162,7 +162,7 @@ def sparse(
             vals.append(held / 12.0)
     if stock:
         idx.append(STOCK)
-        vals.append(stock / 24.0)
+        vals.append(stock / TURNS_PER_HAND)
     ones.append(DEALER + (view.dealer - seat) % n)
     ones.append(PLAYERS + n - 2)
     if view.variant is Variant.RED_FROG:

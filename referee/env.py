@@ -36,6 +36,8 @@ from referee.rules import PARTNER, Deal, Hand, Match, Variant, rank
 
 __all__ = ["ChineseTenEnv", "env", "raw_env"]
 
+RENDER_MODES = ("human", "ansi")
+
 
 class ChineseTenEnv(AECEnv):
     """The environment; see the module docstring. Options are keyword-only:
@@ -46,8 +48,8 @@ class ChineseTenEnv(AECEnv):
     first when a match ends; ``render_mode`` ``"human"`` (print) or ``"ansi"`` (return text).
     """
 
-    metadata = {  # noqa: RUF012 (PettingZoo's convention: a class attribute)
-        "render_modes": ["human", "ansi"],
+    metadata: dict[str, object] = {  # noqa: RUF012 (PettingZoo's convention: a class attribute)
+        "render_modes": list(RENDER_MODES),
         "name": "chinese_ten_v0",
         "is_parallelizable": False,
     }
@@ -67,7 +69,7 @@ class ChineseTenEnv(AECEnv):
             raise ValueError(f"players must be 2, 3 or 4, not {players!r}")
         if target is not None and target <= 0:
             raise ValueError(f"target must be positive or None, not {target!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be 'human', 'ansi' or None, not {render_mode!r}")
         self.players = players
         self.variant = Variant(variant)

@@ -257,10 +257,10 @@ class HumanPlayer:
                 text.append(" (takes nothing)", style="dim")
             self.console.print(text)
         while True:
-            text = self._read(f"your move [{_numbers(len(moves))} or a card]: ")
-            move, problem = _choose(text, moves, hand, table)
-            if move is not None:
-                return str(move)
+            typed = self._read(f"your move [{_numbers(len(moves))} or a card]: ")
+            chosen, problem = _choose(typed, moves, hand, table)
+            if chosen is not None:
+                return str(chosen)
             self.console.print(Text(f"  {problem}", style="yellow"))
 
     def _ask_pick(self, tokens: list[str]) -> str:

@@ -170,7 +170,8 @@ class Standings:
 
     def _score(self, name: str) -> float:
         r = self._tally[name].rating
-        return r.mu - 3 * r.sigma
+        score: float = r.mu - 3 * r.sigma
+        return score
 
 
 def p_stronger(a: trueskill.Rating, b: trueskill.Rating) -> float:

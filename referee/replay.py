@@ -60,9 +60,9 @@ def check_replayable(record: RecordDict, *, strict: bool) -> list[Discrepancy]:
                 raise ReplayError(f"record does not verify: hand {k}: scores: "
                                   f"{len(entry['scores'])} for {n} seats")
         for key in ("totals", "ranks"):
-            if len(record[key]) != n:  # type: ignore[literal-required]
+            if len(record[key]) != n:
                 raise ReplayError(f"record does not verify: {key}: "
-                                  f"{len(record[key])} for {n} seats")  # type: ignore[literal-required]
+                                  f"{len(record[key])} for {n} seats")
     return found
 
 

@@ -243,7 +243,7 @@ class SeatView:
     pick_options: tuple[Card, ...]
 
 
-def targets_on(card: int, table: Iterable[int]) -> tuple[Card, ...]:
+def targets_on(card: int, table: Iterable[Card]) -> tuple[Card, ...]:
     """The cards of ``table`` that ``card`` would capture if it landed there: those of its
     partner rank (:data:`PARTNER`); a sweep lists all three."""
     p = PARTNER[card >> 2]
@@ -372,20 +372,24 @@ class Hand:
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may see now."""
         picking = self.pick_card is not None and self.to_move == seat
-        return SeatView(
-            seat=seat,
-            players=self.players,
-            dealer=self.dealer,
-            variant=self.variant,
-            hand=tuple(self.hands[seat]),
-            table=tuple(self.table),
-            stock_count=len(self.stock),
-            captured=tuple(tuple(p) for p in self.captured),
-            events=tuple(self.events),
-            to_move=self.to_move,
-            pick_card=self.pick_card if picking else None,
-            pick_options=self.pick_options if picking else (),
-        )
+        # The referee builds one view per request. A frozen dataclass's __init__ sets each field
+        # through object.__setattr__, most of a view's cost; the fields go straight into the new
+        # instance's __dict__ instead: the same SeatView (equal, same repr and hash).
+        view = object.__new__(SeatView)
+        fields = view.__dict__
+        fields["seat"] = seat
+        fields["players"] = self.players
+        fields["dealer"] = self.dealer
+        fields["variant"] = self.variant
+        fields["hand"] = tuple(self.hands[seat])
+        fields["table"] = tuple(self.table)
+        fields["stock_count"] = len(self.stock)
+        fields["captured"] = tuple(map(tuple, self.captured))
+        fields["events"] = tuple(self.events)
+        fields["to_move"] = self.to_move
+        fields["pick_card"] = self.pick_card if picking else None
+        fields["pick_options"] = self.pick_options if picking else ()
+        return view
 
     # Moves.
 
@@ -472,7 +476,7 @@ class Hand:
             choose_card, choose_target = policy.card, policy.target
         pts = _POINTS[self.variant]
         score = self.scores()
-        buckets: list[list[int]] = [[] for _ in range(13)]
+        buckets: list[list[Card]] = [[] for _ in range(13)]
         for c in self.table:
             buckets[c >> 2].append(c)
         hands = [h[:] for h in self.hands]

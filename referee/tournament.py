@@ -550,7 +550,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     if config.sandbox == "auto" and sandbox == "none":
         reporter.warn("bubblewrap (bwrap) is not available: bots run without a sandbox")
     entrants = [e.entrant() for e in config.entrants]
-    played = 0
+    played = done = 0
 
     def job(spec: MatchSpec) -> MatchJob:
         return MatchJob(spec, tuple(entrants[i] for i in spec.seats), config.variant,

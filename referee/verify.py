@@ -262,7 +262,7 @@ class _RecordChecker:
         if not hand.is_over():
             raise self.fail("turns", f"{len(turns)} turns", f"{TURNS_PER_HAND}")
         self.replayed = hand.scores()
-        scores = self.need(entry, "scores", "ints", "")
+        scores: list[int] = self.need(entry, "scores", "ints", "")
         if scores != hand.scores():
             raise self.fail("scores", str(scores), str(hand.scores()))
         for seat, first in faulted.items():
@@ -291,6 +291,7 @@ class _RecordChecker:
             hand.play(play, target)
         except IllegalMoveError as err:  # pragma: no cover - _target checked it
             raise self.fail("play", str(err)) from None
+        drawn: Card | None
         if hand.pick_card is not None:
             drawn = hand.pick_card
         else:

@@ -16,15 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import BOTS, alive, live_processes, needs_bwrap
 
 from referee.bot import Answer, Bot, BotCrash, BotGarbled, BotStartupError, BotTimeout
 from referee.faults import Fault, Reason
-from referee.process import bwrap_available
 
-BOTS = Path(__file__).parent / "bots"
+pytestmark = pytest.mark.process
 GO = "go hand 7c Kd table 3h stock 24 ms 1000"
-needs_bwrap = pytest.mark.skipif(not bwrap_available(),
-                                 reason="bwrap is missing or cannot build a sandbox here")
 
 
 def misbehave(mode: str, arg: str = "", **kwargs: Any) -> Bot:
@@ -34,30 +32,6 @@ def misbehave(mode: str, arg: str = "", **kwargs: Any) -> Bot:
 def started(bot: Bot, startup_ms: float = 10_000) -> Bot:
     bot.start(startup_ms)
     return bot
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (not zombie) processes in process group ``pgid``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        state, _ppid, pgrp = text.rsplit(")", 1)[1].split()[:3]
-        if int(pgrp) == pgid and state != "Z":
-            found.append(int(entry))
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return text.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 # -- a well-behaved bot -------------------------------------------------------------------
@@ -153,9 +127,9 @@ def test_exit_leaving_a_child_that_holds_stdout(sandbox: str) -> None:
         assert b.pid
         pgid = b.pid
     t0 = time.monotonic()
-    while group_members(pgid) and time.monotonic() - t0 < 3.0:
+    while live_processes(group=pgid) and time.monotonic() - t0 < 3.0:
         time.sleep(0.01)
-    assert group_members(pgid) == []
+    assert live_processes(group=pgid) == []
 
 
 def test_garbage_first_line() -> None:
@@ -245,15 +219,15 @@ def test_close_kills_the_whole_group(sandbox: str) -> None:
     assert b.pid
     if sandbox == "none":
         assert alive(child)
-    members = group_members(b.pid)
+    members = live_processes(group=b.pid)
     assert len(members) >= 2
     t0 = time.monotonic()
     b.close(grace_ms=100)  # the leader exits on quit; its child holds stdout and stderr
     assert time.monotonic() - t0 < 2.0
     # SIGKILL is sent to all of them; a dying pid-namespace init may take a moment to go.
-    while group_members(b.pid) and time.monotonic() - t0 < 3.0:
+    while live_processes(group=b.pid) and time.monotonic() - t0 < 3.0:
         time.sleep(0.01)
-    assert group_members(b.pid) == []
+    assert live_processes(group=b.pid) == []
     assert not any(alive(pid) for pid in members)
     assert b.process and not b.process.draining
 

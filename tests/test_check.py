@@ -9,12 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from referee.check import FAIL, PASS, run_check
 
-ROOT = Path(__file__).resolve().parent.parent
 CLI = [str(Path(sys.executable).parent / "ct-referee")]
-CHECKBOTS = "tests/checkbots"
+CHECKBOTS = "tests/bots"
+pytestmark = pytest.mark.process
 FAST = ["--move-ms", "400", "--startup-ms", "3000", "--sandbox", "none", "--ascii"]
 
 
@@ -56,6 +57,7 @@ def test_c_starter_passes(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_java_starter_passes(tmp_path: Path) -> None:
     needs("javac", "java")
     subprocess.run(["javac", "-d", str(tmp_path), str(ROOT / "bots/Starter.java")], check=True,
@@ -68,11 +70,11 @@ def test_java_starter_passes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("bot", "hint"), [
-    ("noflush", "flush stdout after each line"),
+    pytest.param("noflush", "flush stdout after each line", marks=pytest.mark.slow),
     ("unheld", "you played a card not in your hand"),
     ("chatty", "log to stderr instead"),
     ("noready", "print `ready <name>` after reading `chinese-ten 1`, and flush"),
-    ("nonewline", "end every line with a newline"),
+    pytest.param("nonewline", "end every line with a newline", marks=pytest.mark.slow),
     ("noquit", "exit when you read `quit`"),
 ])
 def test_broken_bot_fails_with_hint(bot: str, hint: str) -> None:
@@ -92,7 +94,7 @@ def test_failure_shows_sent_received_expected() -> None:
 
 
 def test_info_comments_are_fine() -> None:
-    out = ROOT / "tests" / "checkbots"
+    out = ROOT / "tests" / "bots"
     report = run_check(["python3", str(out / "commenting.py")], workdir=ROOT, move_ms=400)
     assert report.ok, [(s.title, s.received, s.hint) for s in report.steps if not s.ok]
     assert "< info hand over" in report.transcript

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import EXAMPLES, PY
 
 from referee.cli import main
 from referee.match import Limits
@@ -17,17 +17,15 @@ from referee.rules import Variant
 from referee.stopping import Stop
 from referee.tournament import ConfigError, load_config
 
-BOTS = Path(__file__).resolve().parent.parent / "bots"
-PY = sys.executable
 GOOD = f"""\
 name: t
 entrants:
   - name: random
-    command: {PY} {BOTS}/random_bot.py
+    command: {PY} {EXAMPLES}/random_bot.py
   - name: greedy
-    command: [{PY}, {BOTS}/greedy_bot.py]
+    command: [{PY}, {EXAMPLES}/greedy_bot.py]
   - name: greedy2
-    command: {PY} {BOTS}/greedy_bot.py
+    command: {PY} {EXAMPLES}/greedy_bot.py
 """
 
 
@@ -48,7 +46,7 @@ def test_defaults_are_filled_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert config.rating == RatingConfig(draw_probability=0.02)
     assert config.output == tmp_path / "results" / "t"
     assert [e.workdir for e in config.entrants] == [tmp_path] * 3
-    assert config.entrants[1].argv == (PY, f"{BOTS}/greedy_bot.py")
+    assert config.entrants[1].argv == (PY, f"{EXAMPLES}/greedy_bot.py")
     resolved = config.resolved()
     assert set(resolved) == {"name", "entrants", "variant", "players", "target", "format",
                              "rounds", "seatings", "seed", "concurrency", "limits", "sandbox",
@@ -252,6 +250,7 @@ def test_the_demo_configuration_loads() -> None:
     assert all(e.workdir == demo.parent for e in config.entrants)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command, message", [
     ("python3 bots/nope.py", "'bots/nope.py' does not exist (bot script not found: "),
     ("python3 'bots/nope.py", "cannot split the command line: No closing quotation"),
@@ -265,11 +264,11 @@ def test_a_bad_command_is_the_same_error_in_all_four_commands(
     (tmp_path / "bots").mkdir()
     golden = Path(__file__).resolve().parent / "data" / "golden.json"
     cli = [str(Path(PY).parent / "ct-referee")]
-    config = write(tmp_path, f"entrants:\n  - name: a\n    command: {PY} {BOTS}/random_bot.py\n"
+    config = write(tmp_path, f"entrants:\n  - name: a\n    command: {PY} {EXAMPLES}/random_bot.py\n"
                              f"  - name: b\n    command: \"{command}\"\n"
                              "players: 2\nsandbox: none\n")
     runs = {
-        "play": [*cli, "play", f"{PY} {BOTS}/random_bot.py", command, "--sandbox", "none"],
+        "play": [*cli, "play", f"{PY} {EXAMPLES}/random_bot.py", command, "--sandbox", "none"],
         "replay": [*cli, "replay", str(golden), "--bot", command, "--seat", "0",
                    "--sandbox", "none"],
         "check": [*cli, "check", command, "--sandbox", "none"],

@@ -139,6 +139,7 @@ def test_render_shows_the_table_as_text() -> None:
     assert "table:" in text and "> seat 1:" in text
 
 
+@pytest.mark.process
 def test_the_core_package_does_not_import_the_rl_extra() -> None:
     code = ("import sys, referee.cli, referee.encoding, referee.policy_bot, referee.tournament; "
             "bad = [m for m in ('numpy', 'gymnasium', 'pettingzoo') if m in sys.modules]; "

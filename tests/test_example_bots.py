@@ -212,6 +212,7 @@ def ask_go(bot: Bot, hand: str, table: str, line: str | None = None) -> str:
 
 
 # ---------------------------------------------------------------- the full transcript, every bot
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ALL_BOTS)
 def test_full_transcript(kind: str, start_bot) -> None:
     bot = start_bot(kind)
@@ -257,6 +258,7 @@ def test_full_transcript(kind: str, start_bot) -> None:
     assert time.monotonic() - start < READ_TIMEOUT
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ALL_BOTS)
 def test_exits_on_eof(kind: str, start_bot) -> None:
     bot = start_bot(kind)
@@ -267,6 +269,7 @@ def test_exits_on_eof(kind: str, start_bot) -> None:
     assert rest == b""
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ALL_BOTS)
 def test_crlf_lines(kind: str, start_bot) -> None:
     bot = start_bot(kind)
@@ -287,6 +290,7 @@ def greedy_answers(start_bot, variant: str, requests: list[str]) -> list[str]:
     return answers
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("variant", "hand", "table", "expected"),
     [
@@ -316,6 +320,7 @@ def test_greedy_best_capture(
     assert answer in expected, f"{variant}: hand {hand} table {table} -> {answer}"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("variant", "offered", "expected"),
     [
@@ -331,6 +336,7 @@ def test_greedy_pick(start_bot, variant: str, offered: str, expected: str) -> No
     assert answer == expected
 
 
+@pytest.mark.process
 def test_greedy_is_deterministic(start_bot) -> None:
     requests = [
         go_line("4d 7h Ac 6c", "6h 6s 3c 3d 9d 9h"),
@@ -372,6 +378,7 @@ def random_answers(start_bot, match_id: str, seat: int, *extra: str) -> list[str
     return answers
 
 
+@pytest.mark.process
 def test_random_deterministic_per_match_and_seat(start_bot) -> None:
     first = random_answers(start_bot, "m-1", 2)
     assert random_answers(start_bot, "m-1", 2) == first
@@ -380,12 +387,14 @@ def test_random_deterministic_per_match_and_seat(start_bot) -> None:
     assert len(set(first)) > 4, "expected varied choices"
 
 
+@pytest.mark.process
 def test_random_seed_option(start_bot) -> None:
     one = random_answers(start_bot, "m-1", 0, "--seed", "1")
     assert random_answers(start_bot, "other", 2, "--seed", "1") == one
     assert random_answers(start_bot, "m-1", 0, "--seed", "2") != one
 
 
+@pytest.mark.process
 def test_random_answer_depends_only_on_the_request(start_bot) -> None:
     """Re-asking one decision without the earlier ones gives the same answer (replay)."""
     full = random_answers(start_bot, "m-3", 1)

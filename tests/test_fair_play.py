@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import CLI, PY, ROOT, bot
 
 from referee.cli import main
 from referee.match import Observer
@@ -21,10 +21,7 @@ from referee.replay_html import page_data
 from referee.schedule import schedule
 from referee.tournament import SECRET, ConfigError, LocalRunner, load_config, read_deal_secret, run
 
-ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
-CLI = str(Path(PY).parent / "ct-referee")
-HOSTILE = f"{PY} {ROOT / 'tests' / 'bots' / 'hostile.py'}"
+HOSTILE = " ".join(bot("hostile"))
 HEX12 = re.compile(r"[0-9a-f]{12}")
 
 
@@ -44,6 +41,7 @@ def deals(out: Path, match_id: str = "r1-g001-s01") -> list[dict[str, Any]]:
     return [{k: h[k] for k in ("dealer", "hands", "layout", "stock")} for h in record["hands"]]
 
 
+@pytest.mark.process
 def test_fresh_folders_deal_differently_and_a_resume_deals_the_same(tmp_path: Path) -> None:
     path = write_config(tmp_path, [("random", f"{PY} {ROOT}/bots/random_bot.py"),
                                    ("greedy", f"{PY} {ROOT}/bots/greedy_bot.py")])
@@ -102,6 +100,7 @@ def told_ids(log_dir: Path) -> set[str]:
     return ids
 
 
+@pytest.mark.process
 def test_the_id_a_bot_is_told_reveals_nothing(tmp_path: Path) -> None:
     echo = f"{PY} {ROOT}/tests/bots/echo.py"
     path = write_config(tmp_path, [("e1", echo), ("e2", echo), ("e3", echo)], seed="zebra")
@@ -180,6 +179,7 @@ def script_json(page: str) -> Any:
     return json.loads(page[start:page.index("</script>", start)])
 
 
+@pytest.mark.process
 def test_bot_text_cannot_drive_the_terminal_or_break_the_page(tmp_path: Path) -> None:
     greedy = f"{PY} {ROOT}/bots/greedy_bot.py"
     done = subprocess.run([CLI, "play", HOSTILE, greedy, "--seed", "3", "--sandbox", "none",

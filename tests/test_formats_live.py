@@ -11,7 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from referee.tournament import load_config, run
+
+pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "bots"

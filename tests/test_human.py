@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import io
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from conftest import CLI, ROOT
 from rich.console import Console
 
 from referee.cards import parse_cards
@@ -15,8 +14,6 @@ from referee.faults import Fault
 from referee.human import HumanLeft, HumanPlayer, legal_moves
 from referee.rules import Move
 
-ROOT = Path(__file__).resolve().parent.parent
-CLI = str(Path(sys.executable).parent / "ct-referee")
 PLAY = [CLI, "play", "human", "python3 bots/random_bot.py", "python3 bots/greedy_bot.py",
         "--target", "1", "--seed", "3", "--sandbox", "none"]
 
@@ -78,6 +75,7 @@ def test_events_are_drawn() -> None:
         assert part in text, text
 
 
+@pytest.mark.process
 def test_piped_game_plays_a_full_hand() -> None:
     typed = "hello\n0\n9z\n" + "1\n" * 40
     done = subprocess.run(PLAY, cwd=ROOT, input=typed, capture_output=True, text=True,
@@ -91,6 +89,7 @@ def test_piped_game_plays_a_full_hand() -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.process
 def test_piped_game_end_of_input_forfeits_cleanly() -> None:
     done = subprocess.run(PLAY, cwd=ROOT, input="1\n", capture_output=True, text=True,
                           timeout=60, check=False)
@@ -99,6 +98,7 @@ def test_piped_game_end_of_input_forfeits_cleanly() -> None:
     assert "crash (hand 1)" in done.stdout
 
 
+@pytest.mark.process
 def test_human_in_another_seat_and_only_one() -> None:
     cmd = [CLI, "play", "python3 bots/random_bot.py", "human", "--target", "1", "--seed", "4",
            "--sandbox", "none", "--ascii"]

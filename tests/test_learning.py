@@ -14,6 +14,8 @@ import pytest
 
 from referee.tournament import load_config, run
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parent.parent
 CLI = str(Path(sys.executable).parent / "ct-referee")
 sys.path.insert(0, str(ROOT / "bots"))

@@ -1,42 +1,26 @@
-"""Whole matches with real bot processes: results, faults, fallback play, no process left."""
+"""Whole matches: the match loop with in-process players (results, variants), and with real bot
+processes where they are the point (faults, fallback play, no process left)."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, Scripted, ScriptedEntrant, bot, live_processes
 
+from referee.cards import DECK
 from referee.match import Entrant, Limits, play_match
 from referee.rules import Deal, Variant, rank
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 INSTANT = (sys.executable, str(ROOT / "bench" / "instant_bot.py"))
 LIMITS = Limits(startup_ms=2000, move_ms=400)
 
 
 def deals(players: int, seed: str = "t") -> object:
     return lambda k: Deal.from_seed(players, f"{seed}:{k}")
-
-
-def processes_with(marker: str) -> list[int]:
-    """Pids of live processes whose command line holds ``marker``."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        if marker.encode() in cmdline and stat.split(") ")[-1][0] != "Z":
-            found.append(int(pid))
-    return found
 
 
 def replay_totals(record: dict) -> list[int]:
@@ -55,6 +39,7 @@ def replay_totals(record: dict) -> list[int]:
     return totals
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_instant_bots_play_a_whole_match(players: int, tmp_path: Path) -> None:
     entrants = [Entrant(f"b{i}", INSTANT) for i in range(players)]
@@ -69,13 +54,45 @@ def test_instant_bots_play_a_whole_match(players: int, tmp_path: Path) -> None:
         f"{i}-b{i}.stderr" for i in range(players)]
 
 
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_in_process_players_play_a_whole_match(players: int) -> None:
+    seats = [Scripted([]) for _ in range(players)]
+    entrants = [ScriptedEntrant(f"s{i}", "-", make=lambda seat=seat: seat) for i, seat in
+                enumerate(seats)]
+    record = play_match("m1", entrants, deals(players), target=300, bot_id="b1")
+    assert record["faults"] == [] and max(record["totals"]) >= 300
+    assert replay_totals(record) == record["totals"]
+    assert record["ranks"] == rank(record["totals"])
+    for i, seat in enumerate(seats):
+        assert seat.lines[0].startswith(f"match id b1 seat {i} players {players} ")
+        assert seat.lines[-2:] == [f"end totals {' '.join(map(str, record['totals']))} ranks "
+                                   f"{' '.join(map(str, record['ranks']))}", "(closed)"]
+
+
 def test_both_variants_score_their_own_totals() -> None:
-    entrants = [Entrant(f"b{i}", INSTANT) for i in range(3)]
-    classic = play_match("m", entrants, deals(3), target=1, limits=LIMITS)
-    frog = play_match("m", entrants, deals(3), target=1, limits=LIMITS,
-                      variant=Variant.RED_FROG)
+    entrants = [ScriptedEntrant(f"s{i}", "-") for i in range(3)]
+    classic = play_match("m", entrants, deals(3), target=1)
+    frog = play_match("m", entrants, deals(3), target=1, variant=Variant.RED_FROG)
     assert sum(classic["hands"][0]["scores"]) == 240
     assert sum(frog["hands"][0]["scores"]) == 218
+
+
+@pytest.mark.parametrize(("answer", "fault"), [("I pass", "garbled"), ("unheld", "illegal")])
+def test_a_bad_answer_is_a_fault_and_the_fallback_plays_on(answer: str, fault: str) -> None:
+    """The second seat's first answer is bad: it is sent ``forfeit``, closed, and its seat is
+    played by the fallback to the end; it ranks last."""
+    first = Deal.from_seed(2, "t:1")
+    if answer == "unheld":
+        answer = str(next(c for c in DECK if c not in first.hands[1]))
+    bad = Scripted([answer])
+    entrants = [ScriptedEntrant("a", "-"), ScriptedEntrant("bad", "-", make=lambda: bad)]
+    record = play_match("m", entrants, lambda k: first if k == 1 else Deal.from_seed(2, k),
+                        target=100)
+    assert [(f["seat"], f["fault"]) for f in record["faults"]] == [(1, fault)]
+    assert bad.lines[-2:] == [f"forfeit {fault}", "(closed)"]
+    assert record["ranks"][1] == 2 and replay_totals(record) == record["totals"]
+    by = [t["by"] for h in record["hands"] for t in h["turns"] if t["seat"] == 1]
+    assert by[0] == "fallback" and set(by) == {"fallback"}
 
 
 # mode, decision at which it misbehaves, fault expected
@@ -92,12 +109,12 @@ FAULTS = [
 ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("mode", "at", "fault"), FAULTS)
 def test_a_misbehaving_bot_is_a_recorded_fault(mode: str, at: int, fault: str,
                                                tmp_path: Path) -> None:
     marker = f"ct-test-{uuid.uuid4().hex}"
-    bad = Entrant("bad", (sys.executable, str(HERE / "bots" / "faulty.py"), mode, str(at),
-                          marker))
+    bad = Entrant("bad", bot("faulty", mode, str(at), marker))
     entrants = [Entrant("a", INSTANT), bad, Entrant("c", INSTANT)]
     start = time.monotonic()
     record = play_match("m", entrants, deals(3), target=200, limits=LIMITS,
@@ -112,13 +129,14 @@ def test_a_misbehaving_bot_is_a_recorded_fault(mode: str, at: int, fault: str,
     # The referee waited at most one limit (start-up or move) plus a margin.
     assert elapsed < 2.0 + 3.0
     deadline = time.monotonic() + 2
-    while processes_with(marker) and time.monotonic() < deadline:
+    while live_processes(holding=marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert processes_with(marker) == [], "a process the bot started outlived its match"
+    assert live_processes(holding=marker) == [], "a process the bot started outlived its match"
 
 
+@pytest.mark.process
 def test_stderr_flood_is_capped_and_does_not_block(tmp_path: Path) -> None:
-    flood = Entrant("flood", (sys.executable, str(HERE / "bots" / "faulty.py"), "stderr", "1"))
+    flood = Entrant("flood", bot("faulty", "stderr", "1"))
     record = play_match("m", [flood, Entrant("b", INSTANT)], deals(2), target=100,
                         limits=Limits(move_ms=5000, stderr_cap=100_000), logs_dir=tmp_path)
     assert record["faults"] == []
@@ -130,10 +148,11 @@ def test_missing_command_is_a_clear_error() -> None:
     from referee.process import BotCommandError
 
     with pytest.raises(BotCommandError, match="no-such-bot"):
-        play_match("m", [Entrant("x", ("./no-such-bot",)), Entrant("b", INSTANT)], deals(2),
+        play_match("m", [Entrant("x", ("./no-such-bot",)), ScriptedEntrant("b", "-")], deals(2),
                    target=100, limits=LIMITS)
 
 
+@pytest.mark.process
 def test_stop_during_start_up_aborts_within_a_moment() -> None:
     """Ctrl-C in a tournament sets the stop event: a match whose bot is slow to say ``ready``
     (here: never) ends at once, not after the start-up limit, and leaves no process."""
@@ -150,4 +169,4 @@ def test_stop_during_start_up_aborts_within_a_moment() -> None:
         play_match("m", [Entrant("a", INSTANT), silent], deals(2), target=100,
                    limits=Limits(startup_ms=30_000, move_ms=400), stop=stop)
     assert time.monotonic() - start < 3
-    assert processes_with(marker) == []
+    assert live_processes(holding=marker) == []

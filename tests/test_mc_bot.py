@@ -15,16 +15,15 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES
 
 from referee.cards import DECK, Card, format_cards
 from referee.rules import TURNS_PER_HAND, Deal, Hand, Variant
 
-ROOT = Path(__file__).resolve().parent.parent
-BOT = ROOT / "bots" / "mc_bot.py"
-sys.path.insert(0, str(ROOT / "bots"))
+BOT = EXAMPLES / "mc_bot.py"
+sys.path.insert(0, str(EXAMPLES))
 
 import mc_bot  # noqa: E402
 
@@ -194,6 +193,7 @@ def crafted(players: int, fixed: dict[str, list[str]], seed: int = 0) -> Deal:
     return Deal.from_cards(hands, fill("layout", 4), fill("stock", 24))
 
 
+@pytest.mark.process
 def test_handshake_unknown_lines_and_quit() -> None:
     d = Driver()
     try:
@@ -206,6 +206,7 @@ def test_handshake_unknown_lines_and_quit() -> None:
         d.close()
 
 
+@pytest.mark.process
 def test_several_targets_and_a_pick(driver: Driver) -> None:
     # 7h has three 3s to choose from; the first card turned (7c) then has two or three targets.
     deal = crafted(3, {"hand0": ["7h"], "layout": ["3c", "3d", "3s", "9c"],
@@ -215,6 +216,7 @@ def test_several_targets_and_a_pick(driver: Driver) -> None:
     assert seen.multi_target and seen.pick
 
 
+@pytest.mark.process
 def test_sweep_two_players_red_frog(driver: Driver) -> None:
     deal = crafted(2, {"hand1": ["5s", "Ks"], "layout": ["5c", "5d", "5h", "Kc"]}, seed=2)
     driver.send(match_line(1, 2, Variant.RED_FROG))
@@ -222,6 +224,7 @@ def test_sweep_two_players_red_frog(driver: Driver) -> None:
     assert seen.sweep
 
 
+@pytest.mark.process
 def test_dealer_take_and_no_capture_four_players(driver: Driver) -> None:
     # The dealer (the bot) takes four queens: the first player finds an empty table.
     deal = crafted(4, {"layout": ["Qc", "Qd", "Qh", "Qs"]}, seed=3)
@@ -235,6 +238,7 @@ def test_dealer_take_and_no_capture_four_players(driver: Driver) -> None:
     assert seen.take and seen.no_capture
 
 
+@pytest.mark.process
 def test_second_match_after_end(driver: Driver) -> None:
     driver.send(match_line(2, 3, Variant.CLASSIC, mid="m-1"))
     play_hand(driver, Hand(Deal.from_seed(3, "a"), dealer=0), seat=2, k=1)
@@ -246,6 +250,7 @@ def test_second_match_after_end(driver: Driver) -> None:
     driver.quit()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("bot_args", [[]])
 def test_answers_within_ms_without_cap(driver: Driver) -> None:
     driver.send(match_line(1, 3, Variant.CLASSIC))
@@ -256,6 +261,7 @@ def test_answers_within_ms_without_cap(driver: Driver) -> None:
     assert max(seen.times_ms) > 100
 
 
+@pytest.mark.process
 def test_random_hands_all_sizes(driver: Driver) -> None:
     rng = random.Random(5)
     for i, (players, variant) in enumerate(
@@ -267,6 +273,7 @@ def test_random_hands_all_sizes(driver: Driver) -> None:
         driver.send("end totals 0 0 0 0 ranks 1 1 1 1")
 
 
+@pytest.mark.process
 def test_stateless_go_is_answered_legally(driver: Driver) -> None:
     # No hand line was seen: the bot falls back to the request alone.
     driver.send(match_line(0, 3, Variant.CLASSIC))

@@ -3,18 +3,13 @@ match, and from a record's seat lines (a go with a capture, a sweep, a pick, a f
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from conftest import Scripted, scripted
 
 from referee import narration
-from referee.bot import Answer
 from referee.cards import DECK, Card
-from referee.match import Entrant, Limits, Player, play_match
-from referee.protocol import format_forfeit
+from referee.match import play_match
 from referee.replay import seat_lines
-from referee.rules import Deal, Hand, legal_moves_on
+from referee.rules import Deal, Hand
 
 SEAT0 = "5s 3d 2c 2d 6c 6d 7h 8h 9s Th Ts Jc"
 SEAT1 = "6h Kc 2s 2h 7c 7d 8c 8d 9d 9h Tc Td"
@@ -89,53 +84,11 @@ def test_the_core_tells_each_seat_its_lines() -> None:
     assert narration.end_cue([10, 20], [2, 1]).text == "end totals 10 20 ranks 2 1"
 
 
-@dataclass
-class Scripted:
-    """An in-process seat: answers from a list, then the first legal answer; logs every line."""
-
-    answers: list[str]
-    lines: list[str] = field(default_factory=list)
-
-    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
-        return "scripted"
-
-    def send(self, line: str) -> None:
-        self.lines.append(line)
-
-    def request(self, line: str, timeout_ms: float) -> Answer:
-        self.lines.append(line)
-        if self.answers:
-            return Answer(self.answers.pop(0), 1.0)
-        words = line.split()
-        if words[0] == "pick":
-            return Answer(words[3], 1.0)
-        hand = [Card.parse(w) for w in words[2:words.index("table")]]
-        table = [Card.parse(w) for w in words[words.index("table") + 1:words.index("stock")]]
-        return Answer(str(legal_moves_on(hand, table)[0]), 1.0)
-
-    def forfeit(self, fault: str) -> None:
-        self.lines.append(format_forfeit(fault))  # as referee.bot.Bot.forfeit, which closes
-        self.close()
-
-    def close(self) -> None:
-        self.lines.append("(closed)")
-
-
-@dataclass(frozen=True)
-class ScriptedEntrant(Entrant):
-    seat: Scripted = field(default_factory=lambda: Scripted([]))
-
-    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
-              hide: Sequence[Path]) -> Player:
-        return self.seat
-
-
 def test_a_match_sends_these_lines_and_the_record_gives_them_back() -> None:
     """Seat 1 answers its third ``go`` with garbage: it is sent ``forfeit`` and nothing more;
     seat 0 plays on to ``end``, and its lines are exactly the record's seat lines."""
     seats = [Scripted(list(ANSWERS[0])), Scripted([*ANSWERS[1], "garbage"])]
-    entrants = [ScriptedEntrant("alice", "-", seat=seats[0]),
-                ScriptedEntrant("bob", "-", seat=seats[1])]
+    entrants = [scripted("alice", seats[0]), scripted("bob", seats[1])]
     deal = known_deal()
     record = play_match("n1", entrants, lambda k: deal if k == 1 else Deal.from_seed(2, k),
                         target=1, bot_id="n1")

@@ -6,17 +6,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import CLI, ROOT, needs_bwrap
 
-from referee.process import bwrap_available
-
-ROOT = Path(__file__).resolve().parent.parent
-CLI = str(Path(sys.executable).parent / "ct-referee")
-needs_bwrap = pytest.mark.skipif(not bwrap_available(),
-                                 reason="bwrap is missing or cannot build a sandbox here")
+pytestmark = pytest.mark.process
 
 PEEK = """\
 import os, runpy, sys

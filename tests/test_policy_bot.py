@@ -99,6 +99,7 @@ def turns_of(hand: Hand) -> list[tuple]:
              sorted(map(str, t.captured))) for p, t in zip(events[::2], events[1::2], strict=True)]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("players", "seed"), [(3, 7), (2, 12)])
 def test_a_policy_plays_the_same_moves_through_the_bridge_as_in_the_environment(
         tmp_path: Path, players: int, seed: int) -> None:
@@ -120,6 +121,7 @@ def test_a_policy_plays_the_same_moves_through_the_bridge_as_in_the_environment(
     assert played == expected
 
 
+@pytest.mark.process
 def test_the_bridge_passes_check() -> None:
     done = subprocess.run(
         [CLI, "check", f"{CLI} bot {POLICIES}:hashed_random", "--ascii"],
@@ -162,6 +164,7 @@ def test_a_go_that_does_not_fit_the_tracked_hand_is_answered_from_the_request() 
     assert "answering from the request alone" in err.getvalue()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("spec", "message"), [
     ("nocolon", "expected MODULE:FUNCTION or FILE.py:FUNCTION, got 'nocolon'"),
     ("missing.py:act", "does not exist"),

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import BOTS, alive, needs_bwrap
 
 from referee import process as procmod
 from referee.bot import Bot, BotCrash
@@ -30,7 +31,6 @@ from referee.process import (
     which_command,
 )
 
-BOTS = Path(__file__).parent / "bots"
 GO = "go hand 7c Kd table 3h stock 24 ms 1000"
 
 
@@ -66,6 +66,7 @@ def test_not_executable(tmp_path: Path) -> None:
         b.start(1000)
 
 
+@pytest.mark.process
 def test_relative_command(tmp_path: Path) -> None:
     script = tmp_path / "mybot"
     script.write_text(f"#!{sys.executable}\n" + (BOTS / "echo.py").read_text())
@@ -143,6 +144,7 @@ class RecordingSpawner:
         return popen()
 
 
+@pytest.mark.process
 def test_the_spawner_is_injected() -> None:
     spawner = RecordingSpawner()
     with Bot([sys.executable, BOTS / "echo.py", "injected"], spawner=spawner) as b:
@@ -176,10 +178,7 @@ def limits_of(pid: int) -> dict[str, str]:
     return {row[:26].strip(): row[26:47].strip() for row in rows}
 
 
-needs_bwrap = pytest.mark.skipif(not procmod.bwrap_available(),
-                                 reason="bwrap is missing or cannot build a sandbox here")
-
-
+@pytest.mark.process
 @pytest.mark.parametrize(("wrapper", "sandbox"), [
     ("prlimit", "none"), ("gate", "none"), pytest.param("gate", "bwrap", marks=needs_bwrap)])
 def test_limits_reach_the_bot(monkeypatch: pytest.MonkeyPatch, wrapper: str,
@@ -201,6 +200,7 @@ def test_limits_reach_the_bot(monkeypatch: pytest.MonkeyPatch, wrapper: str,
     assert limits["Max core file size"] == "0"
 
 
+@pytest.mark.process
 def test_memory_cap_without_prlimit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(procmod, "_prlimit", lambda: None)
     misbehave = [sys.executable, str(BOTS / "misbehave.py"), "memory"]
@@ -242,6 +242,7 @@ def test_sandbox_command_line(tmp_path: Path) -> None:
 # -- a process without the protocol -------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_process_stderr_exit_and_stop(tmp_path: Path) -> None:
     err = tmp_path / "logs" / "p.err"
     script = "echo one >&2; echo two >&2; head -c 100000 /dev/zero >&2; exit 7"
@@ -256,14 +257,7 @@ def test_process_stderr_exit_and_stop(tmp_path: Path) -> None:
     assert stderr_tail(None) == [] and stderr_tail(tmp_path / "none") == []
 
 
-def alive(pid: int) -> bool:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return text.rsplit(")", 1)[1].split()[0] != "Z"
-
-
+@pytest.mark.process
 def test_stop_kills_the_group(tmp_path: Path) -> None:
     p = start_process(["sh", "-c", "sleep 60 & echo $!; wait"], workdir=tmp_path)
     os.set_blocking(p.stdout, True)

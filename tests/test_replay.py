@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
-import sys
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
+from conftest import DATA, PY, ROOT, bot
 
 from referee.bot import Bot
 from referee.cli import main
@@ -23,10 +23,7 @@ from referee.replay import Reask, replay_text, seat_lines
 from referee.replay_html import replay_html
 from referee.rules import Deal
 
-DATA = Path(__file__).resolve().parent / "data"
-ROOT = DATA.parent.parent
 GOLDEN = DATA / "golden.json"
-PY = sys.executable
 
 
 def run(*args: str) -> Any:
@@ -179,6 +176,7 @@ def reask(record: RecordDict, seat: int, *command: str) -> tuple[list[str], int]
     return [str(f) for f in findings if f.differs], len(findings)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("seat, bot", [(1, "bots/greedy_bot.py"), (0, "bots/random_bot.py")])
 def test_a_deterministic_bot_agrees_with_its_own_record(seat: int, bot: str) -> None:
     result = run(str(GOLDEN), "--bot", f"{PY} {bot}", "--seat", str(seat), "--sandbox", "none")
@@ -188,6 +186,7 @@ def test_a_deterministic_bot_agrees_with_its_own_record(seat: int, bot: str) -> 
     assert result.output.splitlines()[-1] == f"{asked} decisions asked, 0 differ"
 
 
+@pytest.mark.process
 def test_fallback_decisions_are_asked_too() -> None:
     record = read_record(GOLDEN)
     result = run(str(GOLDEN), "--bot", f"{PY} bots/greedy_bot.py", "--seat", "2",
@@ -212,18 +211,20 @@ def logged_match(tmp_path_factory: pytest.TempPathFactory) -> tuple[RecordDict, 
     """A real match with the logging bot in seat 1: its record and every line seat 1 got."""
     log = tmp_path_factory.mktemp("log") / "seat1.txt"
     entrants = [Entrant("random", (PY, "bots/random_bot.py"), ROOT),
-                Entrant("logger", (PY, str(DATA / "log_bot.py"), str(log)), ROOT),
+                Entrant("logger", bot("log_bot", str(log)), ROOT),
                 Entrant("greedy", (PY, "bots/greedy_bot.py"), ROOT)]
     record = play_match("logged-1", entrants, lambda k: Deal.from_seed(3, f"logged:{k}"),
                         target=400, limits=Limits(move_ms=5000), bot_id="logged-1")
     return record, log.read_text().splitlines()
 
 
+@pytest.mark.process
 def test_seat_lines_are_the_lines_the_seat_got(logged_match: tuple[RecordDict, list[str]]) -> None:
     record, log = logged_match
     assert ["chinese-ten 1", *(x.line for x in seat_lines(record, 1, move_ms=5000)), "quit"] == log
 
 
+@pytest.mark.process
 def test_another_bot_differs_where_it_would_have(
     logged_match: tuple[RecordDict, list[str]],
 ) -> None:
@@ -314,6 +315,7 @@ def test_bad_bot_commands_are_one_line_errors(command: str, message: str) -> Non
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.process
 def test_a_bot_that_does_not_start_shows_the_end_of_its_stderr(tmp_path: Path) -> None:
     bot = tmp_path / "broken.py"
     bot.write_text("import sys\n"
@@ -328,6 +330,7 @@ def test_a_bot_that_does_not_start_shows_the_end_of_its_stderr(tmp_path: Path) -
     assert "loading the model" in result.output
 
 
+@pytest.mark.process
 def test_text_from_the_record_and_the_bot_is_printed_as_is(tmp_path: Path) -> None:
     bot = tmp_path / "odd.py"
     bot.write_text("import sys\n"

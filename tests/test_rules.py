@@ -724,6 +724,8 @@ def test_a_view_holds_its_own_hand_and_public_information_only() -> None:
     for seat in range(3):
         view = hand.view(seat)
         assert isinstance(view, SeatView)
+        assert list(vars(view)) == [f.name for f in dataclasses.fields(SeatView)]
+        assert SeatView(**vars(view)) == view  # built as the dataclass's own __init__ would
         assert view.seat == seat
         assert view.hand == tuple(hand.hands[seat])
         assert view.table == tuple(hand.table)

@@ -7,6 +7,7 @@ import dataclasses
 import random
 from collections.abc import Iterator, Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -119,6 +120,7 @@ def test_cards_are_conserved_and_the_hand_ends_clean(game: tuple[Hand, random.Ra
     assert len(hand.events) == takes + 2 * 24
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(hands())
 def test_a_view_never_shows_another_seats_cards(game: tuple[Hand, random.Random]) -> None:

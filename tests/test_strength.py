@@ -10,13 +10,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from conftest import PY, ROOT
+
 from referee.tournament import load_config, run
 
-ROOT = Path(__file__).resolve().parent.parent
 CLI = [str(Path(sys.executable).parent / "ct-referee")]
-PY = sys.executable
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_mc_bot_passes_check_within_its_time() -> None:
     """Every situation ``check`` covers (several targets, picks, sweeps, takes, no capture, 2-4
     players, both variants, several matches): legal answers, each well inside ``--move-ms``."""
@@ -32,6 +35,8 @@ def test_mc_bot_passes_check_within_its_time() -> None:
     assert float(slowest.group(1)) < 300, done.stdout
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_short_duplicate_tournament_ranks_mc_and_greedy_above_random(tmp_path: Path) -> None:
     config = tmp_path / "t.yaml"
     config.write_text(f"""\

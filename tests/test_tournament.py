@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import PY, ROOT, Scripted, ScriptedEntrant, live_processes
 
 from referee.cli import main
 from referee.process import bwrap_available
@@ -32,8 +31,6 @@ from referee.tournament import (
     run,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
 CLI = [PY, "-c", "from referee.cli import main; main()"]
 MATCHES = 2 * 4 * 6  # rounds x C(4, 3) groups x 3! seatings
 
@@ -74,20 +71,6 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]
     yield path, (base / "reference" / "standings.json").read_text()
 
 
-def bot_processes(folder: Path) -> list[int]:
-    """Pids of live (not zombie) processes whose command line names ``folder``."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(folder).encode() in cmdline and state != "Z":
-            found.append(int(pid))
-    return found
-
-
 def journal_lines(out: Path) -> int:
     try:
         return (out / "results.jsonl").read_bytes().count(b"\n")
@@ -113,6 +96,8 @@ def reference_secret(path: Path) -> Path:
     return path.parent / "reference" / SECRET
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_path: Path) -> None:
     path, reference = setup
     config = load_config(path, output=tmp_path / "out", concurrency=2)
@@ -153,6 +138,8 @@ def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_pa
     assert [r.split(",")[1] for r in csv_rows[1:]] == names
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_resume_after_sigkill_and_a_torn_line(setup: tuple[Path, str], tmp_path: Path) -> None:
     path, reference = setup
     out = tmp_path / "out"
@@ -180,6 +167,8 @@ def test_resume_after_sigkill_and_a_torn_line(setup: tuple[Path, str], tmp_path:
     assert len(ids) == len(set(ids)) == MATCHES
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_resumes(setup: tuple[Path, str], tmp_path: Path) -> None:
     path, reference = setup
     out = tmp_path / "out"
@@ -199,13 +188,14 @@ def test_ctrl_c_stops_cleanly_and_resumes(setup: tuple[Path, str], tmp_path: Pat
     assert journal_lines(out) < MATCHES
     assert not (out / "standings.json").exists()
     time.sleep(0.2)
-    assert bot_processes(path.parent / "bots") == []
+    assert live_processes(holding=str(path.parent / "bots")) == []
     done = subprocess.run([*CLI, "tournament", *args], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (out / "standings.json").read_text() == reference
 
 
+@pytest.mark.process
 def test_another_tournament_is_refused_and_fresh_starts_over(tmp_path: Path) -> None:
     bots = ROOT / "bots"
     path = tmp_path / "t.yaml"
@@ -245,6 +235,7 @@ def test_another_tournament_is_refused_and_fresh_starts_over(tmp_path: Path) -> 
     assert (other / "precious.txt").read_text() == "keep"
 
 
+@pytest.mark.process
 def test_faults_are_shown_and_counted(tmp_path: Path) -> None:
     quitter = tmp_path / "quitter.py"
     quitter.write_text("import sys\nfor line in sys.stdin:\n"
@@ -285,6 +276,7 @@ def test_journal_drops_a_torn_line_and_appends_cleanly(tmp_path: Path) -> None:
     assert [x["id"] for x in Journal(path).load(lambda line: True)] == ["a", "d"]
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")
 def test_the_sandbox_hides_the_output_folder(tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -311,6 +303,8 @@ target: 100
         assert log == "seen: []\n"  # the real folder holds games/, logs/, results.jsonl ...
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_verify_a_tournament_folder_counts_only_its_records(setup: tuple[Path, str]) -> None:
     folder = setup[0].parent / "reference"
     assert (folder / "standings.json").is_file() and (folder / MARKER).is_file()
@@ -338,6 +332,7 @@ sandbox: none
     return path
 
 
+@pytest.mark.process
 def test_resume_survives_corrupt_ids_and_removes_leftover_temporary_files(
     tmp_path: Path,
 ) -> None:
@@ -361,34 +356,44 @@ def test_resume_survives_corrupt_ids_and_removes_leftover_temporary_files(
     assert (out / "notes.tmp").read_text() == "mine"
 
 
-def test_matches_finished_beside_a_failing_one_are_saved(tmp_path: Path) -> None:
-    """A match that cannot start stops the tournament, but a match that finished in the same
-    batch is still saved (here: while the first finished match was being saved, slowly)."""
-    from referee.match import Entrant, Limits
+def test_matches_finished_beside_a_failing_one_are_saved() -> None:
+    """A match that cannot start stops the tournament, but every match that finished is still
+    saved, in order. In-process players, ordered by events: m0 finishes first; while it is
+    being saved, m1 fails to start and m2 finishes."""
+    from referee.match import Limits, Player
+    from referee.process import BotCommandError
     from referee.rules import Variant
     from referee.schedule import MatchSpec
     from referee.tournament import LocalRunner, MatchJob, TournamentError
 
-    instant = Entrant("instant", (PY, str(ROOT / "bench" / "instant_bot.py")))
-    slow = tmp_path / "slow.py"
-    slow.write_text("import sys, time\ntime.sleep(1.0)\nsys.stdin.readline()\n"
-                    "print('ready slow', flush=True)\nsys.stdin.read()\n")
-    missing = Entrant("missing", ("./no-such-bot",), tmp_path)
+    gate = threading.Event()
 
-    def job(index: int, entrants: tuple[Entrant, ...], target: int) -> MatchJob:
+    class Unstartable(Scripted):
+        def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
+            super().start(startup_ms, stop)
+            raise BotCommandError("'./no-such-bot' not found")
+
+    def entrants(*seats: Player) -> tuple[ScriptedEntrant, ...]:
+        return tuple(ScriptedEntrant(f"s{i}", "-", make=lambda p=p: p)
+                     for i, p in enumerate(seats))
+
+    def job(index: int, seats: tuple[ScriptedEntrant, ...], target: int) -> MatchJob:
         spec = MatchSpec(f"m{index}", index, 1, index + 1, 1, (0, 1), "s", bytes(32))
-        return MatchJob(spec, entrants, Variant.CLASSIC, target, Limits(move_ms=2000), "none",
-                        "t")
+        return MatchJob(spec, seats, Variant.CLASSIC, target, Limits(), "none", "t")
 
-    jobs = [job(0, (instant, instant), 1),  # one hand: done first
-            job(1, (Entrant("slow", (PY, str(slow))), missing), 100),  # fails after ~1 s
-            job(2, (instant, instant), 1000)]  # done after job 0, before job 1 fails
+    failing = Scripted([], gate=gate)
+    late = Scripted([], gate=gate)
+    jobs = [job(0, entrants(Scripted([]), Scripted([])), 1),
+            job(1, entrants(failing, Unstartable([], gate=gate)), 100),
+            job(2, entrants(late, Scripted([])), 300)]
     saved: list[str] = []
 
     def on_done(done: MatchJob, record: object) -> None:
         saved.append(done.spec.id)
-        if len(saved) == 1:
-            time.sleep(2.0)  # jobs 1 and 2 both end meanwhile: one batch
+        if done.spec.id == "m0":
+            gate.set()  # m1 and m2 start only now
+            failing.closed.wait(30)
+            late.closed.wait(30)
 
     with pytest.raises(TournamentError, match="no-such-bot"):
         LocalRunner(3).run(jobs, on_done, threading.Event())
@@ -409,6 +414,7 @@ def test_the_live_header_prints_paths_as_they_are(tmp_path: Path) -> None:
     assert f"output {out}" in console.file.getvalue()  # type: ignore[attr-defined]
 
 
+@pytest.mark.process
 def test_an_unwritable_output_folder_is_a_one_line_error(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder\n")

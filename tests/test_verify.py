@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import DATA, PY, ROOT, bot
 
 from referee.cli import main
 from referee.match import Entrant, Limits, play_match
@@ -18,10 +18,7 @@ from referee.record import read_record, write_record
 from referee.rules import PARTNER, Deal, Variant
 from referee.verify import Discrepancy, first_discrepancy, verify_record
 
-DATA = Path(__file__).resolve().parent / "data"
-ROOT = DATA.parent.parent
 RECORDS = sorted(DATA.glob("*.json"))
-PY = sys.executable
 
 
 def load(name: str = "golden.json") -> dict[str, Any]:
@@ -41,11 +38,11 @@ def test_fixtures_cover_players_variants_and_faults() -> None:
     assert any(t["by"] == "fallback" for r in records for h in r["hands"] for t in h["turns"])
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("players, variant", [(2, Variant.RED_FROG), (4, Variant.CLASSIC)])
 def test_live_match_with_a_faulting_bot_verifies(players: int, variant: Variant) -> None:
     entrants = [Entrant("random", (PY, "bots/random_bot.py"), ROOT),
-                Entrant("flaky", (PY, str(ROOT / "tests" / "bots" / "faulty.py"), "exit", "5"),
-                        ROOT)]
+                Entrant("flaky", bot("faulty", "exit", "5"), ROOT)]
     entrants += [Entrant(f"greedy{i}", (PY, "bots/greedy_bot.py"), ROOT)
                  for i in range(players - 2)]
     record = play_match("live", entrants, lambda k: Deal.from_seed(players, f"live:{k}"),

@@ -179,11 +179,11 @@ def play(
         raise click.ClickException(str(err)) from None
     names = entrant_names(commands)
     entrants: list[Entrant] = []
-    for name, command in zip(names, commands, strict=True):
-        if command == HUMAN:
+    for name, argv in zip(names, commands, strict=True):
+        if argv == HUMAN:
             entrants.append(HumanEntrant(name, HUMAN, console=console, ascii_only=ascii_only))
         else:
-            entrants.append(Entrant(name, tuple(command), Path.cwd()))
+            entrants.append(Entrant(name, tuple(argv), Path.cwd()))
     if logs_dir is None and record_path is not None:
         logs_dir = record_path.with_suffix("").with_name(record_path.stem + "-logs")
     # Made before any bot starts, so every sandboxed bot gets the logs folder hidden (only an

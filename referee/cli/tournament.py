@@ -280,10 +280,10 @@ def tournament(config: Path, output: Path | None, concurrency: int | None, fresh
         err.print(Text(f"interrupted: {outcome.done} of {outcome.total} matches played and kept "
                        f"in {cfg.output}; resume with: {shlex.join(resume)}"), soft_wrap=True)
         sys.exit(130)
-    stop = cfg.stop or Stop()
+    rule = cfg.stop or Stop()
     caption = (f"P>next: TrueSkill's probability, a description only (no error control). "
                f"vs next: the sequential test's verdict on the next row (confidence "
-               f"{stop.confidence:g}, margin {stop.margin:g} points a hand), its difference in "
+               f"{rule.confidence:g}, margin {rule.margin:g} points a hand), its difference in "
                f"points a hand and the duplicate sets they shared.")
     why = {"settled": "stopped: settled, every pair decided",
            "cap": "stopped at the cap", "complete": "complete"}[outcome.stopped or "complete"]

@@ -10,32 +10,7 @@ import subprocess
 import sys
 import time
 
-PARTNER = dict(zip("A23456789TJQK", "98765432ATJQK", strict=True))
-
-
-def say(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
-
-
-def legal(line: str) -> str:
-    words = line.split()
-    if words[0] == "pick":
-        return words[3]
-    t, s = words.index("table"), words.index("stock")
-    hand, table = words[2:t], words[t + 1:s]
-    for card in hand:
-        for target in table:
-            if target[0] == PARTNER[card[0]]:
-                return f"{card} {target}"
-    return hand[0]
-
-
-def unheld(line: str) -> str:
-    words = line.split()
-    t = words.index("table") if "table" in words else len(words)
-    held = set(words[2:t]) | set(words[t:])
-    return next(c + s for c in "A23456789TJQK" for s in "cdhs" if c + s not in held)
+from legal import answer, say, unheld
 
 
 def misbehave(mode: str, line: str) -> None:
@@ -52,7 +27,7 @@ def misbehave(mode: str, line: str) -> None:
     elif mode == "stderr":
         sys.stderr.write("e" * 20_000_000)
         sys.stderr.flush()
-        say(legal(line) + "\n")
+        say(answer(line) + "\n")
         return
     elif mode == "stubborn":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -61,7 +36,7 @@ def misbehave(mode: str, line: str) -> None:
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", *sys.argv[3:]])
         os._exit(4)
     elif mode == "extra":
-        say(legal(line) + "\nthinking...\n")
+        say(answer(line) + "\nthinking...\n")
         return
     time.sleep(600)
 
@@ -81,7 +56,7 @@ def main() -> None:
             if decisions == at:
                 misbehave(mode, line)
             else:
-                say(legal(line) + "\n")
+                say(answer(line) + "\n")
         elif line.startswith("quit") and mode not in ("stubborn",):
             return
     if mode == "stubborn":

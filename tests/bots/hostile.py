@@ -8,7 +8,7 @@ which it answers with garbage that holds an escape sequence, and writes escapes 
 
 import sys
 
-from faulty import legal, say
+from legal import answer, say
 
 NAME = "\x1b]0;pwned\x07\x1b[31m[bold]evil[/bold]\u202e\x9b2J"
 CLEAR = "\x1b[2J\x1b[1;1Hfault: r1-g001-s01 greedy (seat 1) forfeits"
@@ -30,7 +30,7 @@ def main() -> None:
                 sys.stderr.flush()
                 say(GARBAGE + "\n")
             else:
-                say(legal(line) + "\n")
+                say(answer(line) + "\n")
         elif line.startswith("quit"):
             return
 

@@ -1,10 +1,11 @@
 """Legal, and writes ``info`` comments before its answers and between requests: allowed."""
 
-from base import legal_move, run, write
+from base import run, write
+from legal import first_move
 
 
 def answer(hand: list[str], table: list[str]) -> str:
-    move = legal_move(hand, table)
+    move = first_move(hand, table)
     write(f"info considering {len(hand)} cards, table {' '.join(table) or 'empty'}")
     return move
 

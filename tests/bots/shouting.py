@@ -1,10 +1,11 @@
 """Legal, but writes cards in upper case and tens as ``10``: accepted, with a warning."""
 
-from base import legal_move, run
+from base import run
+from legal import first_move
 
 
 def answer(hand: list[str], table: list[str]) -> str:
-    return legal_move(hand, table).upper().replace("T", "10")
+    return first_move(hand, table).upper().replace("T", "10")
 
 
 run(answer=answer)

@@ -1,6 +1,6 @@
 """A minimal legal bot for the ``check`` tests; each sibling script breaks it in one way.
 
-Not a package: the scripts run as ``python3 tests/checkbots/<name>.py`` and import this file
+The scripts run as ``python3 tests/bots/<name>.py`` and import this file (and :mod:`legal`)
 from their own folder.
 """
 
@@ -9,29 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-RANKS = "A23456789TJQK"
-
-
-def cards_after(tokens: list[str], key: str) -> list[str]:
-    out: list[str] = []
-    for token in tokens[tokens.index(key) + 1:] if key in tokens else []:
-        if len(token) != 2 or token[0] not in RANKS:
-            break
-        out.append(token)
-    return out
-
-
-def captures(card: str, target: str) -> bool:
-    a, b = RANKS.index(card[0]) + 1, RANKS.index(target[0]) + 1
-    if a <= 9 and b <= 9:
-        return a + b == 10
-    return card[0] == target[0]
-
-
-def legal_move(hand: list[str], table: list[str]) -> str:
-    card = hand[0]
-    targets = [t for t in table if captures(card, t)]
-    return f"{card} {targets[0]}" if targets else card
+from legal import cards_after, first_move
 
 
 def write(line: str, flush: bool = True) -> None:
@@ -42,7 +20,7 @@ def write(line: str, flush: bool = True) -> None:
 
 def run(
     *,
-    answer: Callable[[list[str], list[str]], str] = legal_move,
+    answer: Callable[[list[str], list[str]], str] = first_move,
     say: Callable[[str, bool], None] = write,
     flush_answers: bool = True,
     on_line: Callable[[str], None] | None = None,

@@ -1,0 +1,177 @@
+"""What the tests share: paths, the ``/proc`` scanner, an in-process fake player, and the
+``process`` marker's check.
+
+The test modules import these names (``from conftest import PY, ROOT, Scripted``); pytest puts
+this folder on the path. Two markers sort the suite (registered in ``pyproject.toml``):
+
+- ``process``: the test starts real subprocesses (bots, the CLI). A test that starts one without
+  the marker fails at teardown, so ``pytest -m "not process"`` never starts a process.
+- ``slow``: the test takes more than a few seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from referee.bot import Answer
+from referee.cards import Card
+from referee.faults import Fault
+from referee.match import Entrant, Limits, Player
+from referee.process import bwrap_available
+from referee.protocol import format_forfeit
+from referee.rules import legal_moves_on
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+BOTS = TESTS / "bots"
+"""The fixture bots: scripts run as ``python3 tests/bots/<name>.py``, sharing ``legal.py``."""
+EXAMPLES = ROOT / "bots"
+"""The example bots users start from."""
+DATA = TESTS / "data"
+PY = sys.executable
+CLI = str(Path(PY).parent / "ct-referee")
+
+collect_ignore = ["bots"]  # scripts, not tests (and some read stdin when imported)
+
+needs_bwrap = pytest.mark.skipif(not bwrap_available(),
+                                 reason="bwrap is missing or cannot build a sandbox here")
+
+
+def bot(name: str, *args: str) -> tuple[str, ...]:
+    """The command that runs fixture bot ``tests/bots/<name>.py`` with ``args``."""
+    return (PY, str(BOTS / f"{name}.py"), *args)
+
+
+# -- processes, from /proc ----------------------------------------------------------------------
+
+
+def _state(pid: int | str) -> tuple[str, int] | None:
+    """A process's state letter and process group, or ``None`` if it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    state, _ppid, pgrp = text.rsplit(")", 1)[1].split()[:3]
+    return state, int(pgrp)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live (not zombie) process."""
+    found = _state(pid)
+    return found is not None and found[0] != "Z"
+
+
+def live_processes(*, holding: str | None = None, group: int | None = None) -> list[int]:
+    """Pids of live (not zombie) processes whose command line holds ``holding`` and, if given,
+    that are in process group ``group``."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        state = _state(entry)
+        if state is None or state[0] == "Z" or (group is not None and state[1] != group):
+            continue
+        if holding is not None:
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if holding.encode() not in cmdline:
+                continue
+        found.append(int(entry))
+    return found
+
+
+# -- an in-process player -----------------------------------------------------------------------
+
+
+@dataclass
+class Scripted:
+    """An in-process seat (a :class:`referee.match.Player`): answers from a list, then the
+    first legal answer; logs every line it is sent. ``gate``, if given, holds its start-up
+    until set; ``closed`` is set when the match closes it."""
+
+    answers: list[str]
+    lines: list[str] = field(default_factory=list)
+    gate: threading.Event | None = None
+    closed: threading.Event = field(default_factory=threading.Event)
+
+    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
+        if self.gate is not None:
+            self.gate.wait()
+        return "scripted"
+
+    def send(self, line: str) -> None:
+        self.lines.append(line)
+
+    def request(self, line: str, timeout_ms: float) -> Answer:
+        self.lines.append(line)
+        if self.answers:
+            return Answer(self.answers.pop(0), 1.0)
+        words = line.split()
+        if words[0] == "pick":
+            return Answer(words[3], 1.0)
+        hand = [Card.parse(w) for w in words[2:words.index("table")]]
+        table = [Card.parse(w) for w in words[words.index("table") + 1:words.index("stock")]]
+        return Answer(str(legal_moves_on(hand, table)[0]), 1.0)
+
+    def forfeit(self, fault: Fault) -> None:
+        self.lines.append(format_forfeit(fault))  # as referee.bot.Bot.forfeit, which closes
+        self.close()
+
+    def close(self) -> None:
+        self.lines.append("(closed)")
+        self.closed.set()
+
+
+@dataclass(frozen=True)
+class ScriptedEntrant(Entrant):
+    """An entrant whose every match gets a player from ``make`` (default: a fresh
+    :class:`Scripted` that plays the first legal move)."""
+
+    make: Callable[[], Player] = field(default=lambda: Scripted([]))
+
+    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
+              hide: Sequence[Path]) -> Player:
+        return self.make()
+
+
+def scripted(name: str, seat: Scripted) -> ScriptedEntrant:
+    """An entrant that plays ``seat`` (one match only: the seat keeps its lines)."""
+    return ScriptedEntrant(name, "-", make=lambda: seat)
+
+
+# -- the process marker's check -----------------------------------------------------------------
+
+_started = [0]  # subprocess.Popen calls so far
+_count_key = pytest.StashKey[int]()
+_popen_init = subprocess.Popen.__init__
+
+
+def _counting_init(self: subprocess.Popen[bytes], *args: object, **kwargs: object) -> None:
+    _started[0] += 1
+    _popen_init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+
+subprocess.Popen.__init__ = _counting_init  # type: ignore[method-assign, assignment]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_count_key] = _started[0]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    yield
+    before = item.stash.get(_count_key, _started[0])
+    if _started[0] != before and item.get_closest_marker("process") is None:
+        pytest.fail(f"{item.nodeid} starts a subprocess: mark it with @pytest.mark.process",
+                    pytrace=False)
+
