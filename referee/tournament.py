@@ -37,7 +37,8 @@ import yaml
 
 from referee.faults import Fault
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
-from referee.process import BotCommandError, resolve_sandbox
+from referee.process import BotCommandError, bwrap_available
+from referee.sandbox import SandboxError, bot_binds, capabilities, check_binds
 from referee.ratings import MatchResult, Standing, Standings
 from referee.record import (
     FaultDict,
@@ -438,6 +439,26 @@ class Outcome:
         return self.done == self.total
 
 
+def check_entrant_folders(config: Config) -> None:
+    """Refuse, before play, an entrant whose sandbox would show the output folder, the
+    configuration file or another entrant's folder (symlinks and ``..`` resolved).
+
+    :raises ConfigError: naming the entrant and the path.
+    """
+    binds = []
+    for e in config.entrants:
+        try:
+            binds.append(bot_binds(e.argv, e.workdir))
+        except SandboxError as err:
+            raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
+    for i, (e, b) in enumerate(zip(config.entrants, binds, strict=True)):
+        others = [f for j, o in enumerate(binds) if j != i for f in o.bot]
+        try:
+            check_binds(b, protected=(config.output, config.path), others=others)
+        except SandboxError as err:
+            raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
+
+
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: threading.Event | None = None) -> Outcome:
@@ -490,12 +511,15 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
             position += 1
 
     feed()
-    try:
-        sandbox = resolve_sandbox(config.sandbox, warn=False)
-    except BotCommandError as err:  # 'bwrap' asked for, and it stopped working since loading
-        raise ConfigError(f"{config.path}: sandbox: {err}") from None
-    if config.sandbox == "auto" and sandbox == "none":
-        reporter.warn("bubblewrap (bwrap) is not available: bots run without a sandbox")
+    sandbox = "none"
+    if config.sandbox != "none":  # auto or bwrap: never a silent fall-back to none
+        if not bwrap_available():
+            raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
+                              f"({capabilities().summary()}): see ct-referee sandbox, or set "
+                              f"sandbox: none")
+        check_entrant_folders(config)
+        sandbox = "bwrap"
+        reporter.warn(f"sandbox: {capabilities().summary()}")
     entrants = [e.entrant() for e in config.entrants]
     jobs = (MatchJob(spec, tuple(entrants[i] for i in spec.seats), config.variant,
                      config.target, config.limits, sandbox, config.name,
