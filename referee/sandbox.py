@@ -197,19 +197,19 @@ def capabilities() -> Capabilities:
 
 
 def resolve_executable(prog: str, workdir: Path) -> Path | None:
-    """The real file that runs for ``prog`` (relative to ``workdir`` when it has a slash, else
-    on ``PATH``); a pyenv shim resolves to ``pyenv which`` run in ``workdir``."""
+    """The absolute path that runs for ``prog`` (relative to ``workdir`` when it has a slash,
+    else on ``PATH``), symlinks kept (a venv's ``bin/python`` stays one); a pyenv shim resolves
+    to ``pyenv which`` run in ``workdir``."""
     if "/" in prog:
-        found = Path(workdir, prog).absolute()
-        exe = str(found) if found.is_file() else None
-    else:
-        exe = shutil.which(prog)
+        found = Path(os.path.abspath(Path(workdir, prog)))
+        return found if found.is_file() else None
+    exe = shutil.which(prog)
     if exe is None:
         return None
     shim = Path(exe)
     if shim.parent.name == "shims" and (shim.parent.parent / "libexec" / "pyenv").is_file():
         return _pyenv_which(str(shim), prog, str(workdir))
-    return Path(os.path.realpath(exe))
+    return Path(os.path.abspath(exe))
 
 
 @functools.lru_cache(maxsize=256)
@@ -219,7 +219,7 @@ def _pyenv_which(shim: str, prog: str, workdir: str) -> Path:
     done = _run([str(pyenv), "which", prog], cwd=workdir,
                 env={**os.environ, "PATH": os.environ.get("PATH", BASE_PATH)})
     out = done.stdout.strip() if done.returncode == 0 else ""
-    return Path(os.path.realpath(out or shim))
+    return Path(os.path.abspath(out or shim))
 
 
 def _install_prefix(exe: Path) -> Path:
@@ -279,14 +279,16 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
     if not bot:
         bot.append(workdir)
     runtime: list[Path] = []
-    for prog in (str(exe), _shebang(exe)):
-        if not prog:
-            continue
-        real = exe if prog == str(exe) else resolve_executable(prog, workdir)
-        if real is None:
-            raise SandboxError(f"interpreter {prog!r} (named by {str(exe)!r}) not found")
-        prefix = _install_prefix(real)
-        if not _system(real) and not any(prefix.is_relative_to(b) for b in bot) \
+    paths = [exe]
+    interpreter = _shebang(exe)
+    if interpreter:
+        found = resolve_executable(interpreter, workdir)
+        if found is None:
+            raise SandboxError(f"interpreter {interpreter!r} (named by {str(exe)!r}) not found")
+        paths.append(found)
+    for path in [p for x in paths for p in (x, Path(os.path.realpath(x)))]:
+        prefix = _install_prefix(path)
+        if not _system(path) and not any(prefix.is_relative_to(b) for b in bot) \
                 and prefix not in runtime:
             runtime.append(prefix)
     package = Path(referee.__file__).resolve().parent  # bots may import the rules
@@ -385,6 +387,11 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     binds = bot_binds(argv, workdir)
     uid = policy.uid if uid is None else uid
     mode = _pick_mode(policy, binds, caps, uid)
+    for folder in binds.bot if caps.root else ():
+        st = os.stat(folder)
+        if st.st_uid != uid and (st.st_mode & 0o005) != 0o005:
+            raise SandboxError(f"the bot folder {str(folder)!r} is not readable by the bot's "
+                               f"uid {uid} (mode {stat.filemode(st.st_mode)}): chmod o+rx it")
     fds: list[int] = []
     out = ["bwrap"]
     if mode == "userns":
@@ -434,9 +441,10 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     for p in binds.all:
         out += [*parents(p), "--ro-bind", os.path.realpath(p), str(p)]
         bound.append(p)
+    named = {Path(os.path.abspath(Path(workdir, a))) for a in argv}
     for item in hide:
         item = Path(os.path.abspath(item))
-        if any(b.is_relative_to(item) for b in binds.all) or \
+        if item in named or any(b.is_relative_to(item) for b in binds.all) or \
                 not any(item.is_relative_to(b) for b in binds.all):
             continue  # never hides the bot from itself; not bound: invisible anyway
         if item.is_dir():

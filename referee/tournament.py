@@ -38,7 +38,6 @@ import yaml
 from referee.faults import Fault
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
 from referee.process import BotCommandError, bwrap_available
-from referee.sandbox import SandboxError, bot_binds, capabilities, check_binds
 from referee.ratings import MatchResult, Standing, Standings
 from referee.record import (
     FaultDict,
@@ -49,6 +48,7 @@ from referee.record import (
     write_record,
 )
 from referee.rules import Variant
+from referee.sandbox import SandboxError, bot_binds, capabilities, check_binds
 from referee.schedule import MatchSpec
 from referee.tournament_config import RATING_KEYS, Config, ConfigError, load_config
 

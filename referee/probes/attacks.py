@@ -108,8 +108,7 @@ def read() -> str | None:
     got = [_read(os.path.join(_env("SIBLING"), "bot.py")), _listing(_env("SIBLING")),
            _read(_env("CONFIG")), _read(_env("PRIVATE")), _read("/etc/shadow"),
            _listing("/root/.ssh"), _read("/root/.bashrc")]
-    if os.environ.get("CT_PROBE_SECRET") and any(
-            os.environ["CT_PROBE_SECRET"] in v for k, v in os.environ.items() if k != "CT_PROBE_SECRET"):
+    if "CT_PROBE_SECRET" in os.environ:
         got.append("the referee's environment")
     return ", ".join(g for g in got if g) or None
 
@@ -131,8 +130,8 @@ def locks() -> str | None:
 def escape() -> str | None:
     """Regain privileges: capabilities, a user namespace, setuid 0, ptrace, the network."""
     got = []
-    status = dict(line.split(":\t", 1) for line in open("/proc/self/status").read().splitlines()
-                  if ":\t" in line)
+    with open("/proc/self/status") as f:
+        status = dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
     for key in ("CapPrm", "CapEff", "CapBnd", "CapAmb"):
         if int(status[key], 16):
             got.append(f"{key} {status[key].strip()}")
