@@ -400,3 +400,29 @@ def test_sandbox_does_not_hide_the_bots_own_folder(outside_tmp: Path) -> None:
                      hide=[named, results])) as b:
         assert b.request(f"go read {named / 'secret.txt'}", 5000).line == "yes"
         assert b.request(f"go read {results / 'secret.txt'}", 5000).line.startswith("no ")
+
+
+# -- a spawn that fails ---------------------------------------------------------------------------
+
+
+class EagainSpawner:
+    """Fails the first ``fails`` forks with EAGAIN, as a machine out of processes would."""
+
+    def __init__(self, fails: int) -> None:
+        self.fails = fails
+
+    def run(self, popen: Any) -> Any:
+        if self.fails:
+            self.fails -= 1
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return popen()
+
+
+def test_a_failed_spawn_is_retried_once_then_a_startup_fault() -> None:
+    echo = [sys.executable, BOTS / "echo.py", "again"]
+    with Bot(echo, spawner=EagainSpawner(1)) as b:
+        assert b.start(10_000) == "again"
+    with Bot(echo, spawner=EagainSpawner(2)) as b, pytest.raises(BotStartupError) as info:
+        b.start(10_000)
+    assert info.value.fault == Fault.STARTUP and info.value.code == Reason.SPAWN_FAILED
+    assert "Resource temporarily unavailable" in info.value.detail

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -361,38 +362,35 @@ def test_resume_survives_corrupt_ids_and_removes_leftover_temporary_files(
     assert (out / "notes.tmp").read_text() == "mine"
 
 
-def test_matches_finished_beside_a_failing_one_are_saved(tmp_path: Path) -> None:
-    """A match that cannot start stops the tournament, but a match that finished in the same
-    batch is still saved (here: while the first finished match was being saved, slowly)."""
+def test_a_bot_that_cannot_be_spawned_is_a_seat_fault(tmp_path: Path) -> None:
+    """A command that is found but cannot be started (here: exec fails, ENOEXEC, behind the
+    prlimit wrapper) is a startup fault of its seat: the other matches play on (fork EAGAIN
+    at spawn: tests/test_bot.py)."""
     from referee.match import Entrant, Limits
     from referee.rules import Variant
     from referee.schedule import MatchSpec
-    from referee.tournament import LocalRunner, MatchJob, TournamentError
+    from referee.tournament import LocalRunner, MatchJob
 
     instant = Entrant("instant", (PY, str(ROOT / "bench" / "instant_bot.py")))
-    slow = tmp_path / "slow.py"
-    slow.write_text("import sys, time\ntime.sleep(1.0)\nsys.stdin.readline()\n"
-                    "print('ready slow', flush=True)\nsys.stdin.read()\n")
-    missing = Entrant("missing", ("./no-such-bot",), tmp_path)
+    broken = tmp_path / "broken-bot"
+    broken.write_text("not a program\n")  # executable, but no #! line: exec fails
+    broken.chmod(0o755)
+    unspawnable = Entrant("broken", ("./broken-bot",), tmp_path)
 
-    def job(index: int, entrants: tuple[Entrant, ...], target: int) -> MatchJob:
+    def job(index: int, entrants: tuple[Entrant, ...]) -> MatchJob:
         spec = MatchSpec(f"m{index}", index, 1, index + 1, 1, (0, 1), "s", bytes(32))
-        return MatchJob(spec, entrants, Variant.CLASSIC, target, Limits(move_ms=2000), "none",
-                        "t")
+        return MatchJob(spec, entrants, Variant.CLASSIC, 1, Limits(move_ms=2000), "none", "t")
 
-    jobs = [job(0, (instant, instant), 1),  # one hand: done first
-            job(1, (Entrant("slow", (PY, str(slow))), missing), 100),  # fails after ~1 s
-            job(2, (instant, instant), 1000)]  # done after job 0, before job 1 fails
-    saved: list[str] = []
-
-    def on_done(done: MatchJob, record: object) -> None:
-        saved.append(done.spec.id)
-        if len(saved) == 1:
-            time.sleep(2.0)  # jobs 1 and 2 both end meanwhile: one batch
-
-    with pytest.raises(TournamentError, match="no-such-bot"):
-        LocalRunner(3).run(jobs, on_done, threading.Event())
-    assert saved == ["m0", "m2"]
+    saved: dict[str, dict[str, Any]] = {}
+    LocalRunner(2).run([job(0, (instant, instant)), job(1, (instant, unspawnable)),
+                        job(2, (instant, instant))],
+                       lambda done, record: saved.update({done.spec.id: record}),
+                       threading.Event())
+    assert sorted(saved) == ["m0", "m1", "m2"]
+    assert saved["m0"]["faults"] == [] and saved["m2"]["faults"] == []
+    [fault] = saved["m1"]["faults"]
+    assert (fault["seat"], fault["fault"]) == (1, "startup")
+    assert "before ready" in fault["detail"]
 
 
 def test_the_live_header_prints_paths_as_they_are(tmp_path: Path) -> None:
