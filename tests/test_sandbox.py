@@ -1,0 +1,215 @@
+"""The hardened sandbox against hostile bots, through the real referee (:func:`play_match`
+with the default sandbox): each attack of ``referee/probes/attacks.py`` in a bot of its own
+(``tests/bots/hostile/attacker.py``), asserted refused, and faulted as it should be."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.match import Entrant, Limits, play_match
+from referee.probes.attacks import ATTACKS
+from referee.rules import Deal
+from referee.sandbox import capabilities
+from referee.seccomp import SYSCALLS, seccomp_filter
+
+ROOT = Path(__file__).resolve().parent.parent
+ATTACKER = ROOT / "tests" / "bots" / "hostile" / "attacker.py"
+INSTANT = ROOT / "bench" / "instant_bot.py"
+CAPS = capabilities()
+pytestmark = pytest.mark.skipif(not CAPS.works, reason=f"no sandbox here: {CAPS.summary()}")
+
+
+def needs_cgroup(controller: str) -> Any:
+    return pytest.mark.skipif(not CAPS.cgroup_ok(controller),
+                              reason=f"no {controller} cgroup here (rlimits only)")
+
+
+class World:
+    """An attacker's folder, a victim's folder (with a bot), a config file, an output folder."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="ct-hostile-", dir="/var/tmp"))
+        self.attacker = self.root / "attacker"
+        self.victim = self.root / "victim"
+        self.output = self.root / "out"
+        for d in (self.root, self.attacker, self.victim, self.output):
+            d.mkdir(exist_ok=True)
+            d.chmod(0o755)
+        shutil.copy(ATTACKER, self.attacker / "attacker.py")
+        (self.attacker / "private.txt").write_text("0600\n")
+        (self.attacker / "private.txt").chmod(0o600)
+        (self.victim / "bot.py").write_text("STRATEGY = 'secret'\n")
+        (self.output / "results.jsonl").write_text('{"id": "m0"}\n')
+        self.config = self.root / "t.yaml"
+        self.config.write_text("name: t\n")
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    w = World()
+    env = {"SIBLING": w.victim, "OUTPUT": w.output, "CONFIG": w.config,
+           "PRIVATE": w.attacker / "private.txt", "REFEREE_PID": os.getpid()}
+    for key, value in env.items():  # the referee's env: the sandbox must not pass it on
+        monkeypatch.setenv(f"CT_PROBE_{key}", str(value))
+    monkeypatch.setenv("CT_PROBE_SECRET", uuid.uuid4().hex)
+    yield w
+    shutil.rmtree(w.root, ignore_errors=True)
+
+
+def play(world: World, attack: str, limits: Limits = Limits(), *,
+         tag: str = "m") -> tuple[dict[str, Any], str]:
+    """One match, attacker against an instant bot; the record and the attacker's stderr."""
+    import referee.sandbox as sb
+
+    # the probe reads the world's paths from its environment, which the sandbox clears:
+    policy_env = tuple((k, v) for k, v in os.environ.items() if k.startswith("CT_PROBE_")
+                       and k != "CT_PROBE_SECRET")
+    original = sb.SandboxPolicy.__init__.__defaults__  # type: ignore[misc]
+    logs = world.root / "logs" / tag
+    attacker = Entrant("attacker", (sys.executable, "attacker.py", attack), world.attacker)
+    instant = Entrant("instant", (sys.executable, str(INSTANT)))
+    saved = sb.prepare
+
+    def prepare(argv: Any, workdir: Path, *, policy: sb.SandboxPolicy, **kw: Any) -> Any:
+        import dataclasses
+        return saved(argv, workdir, policy=dataclasses.replace(policy, env=policy_env), **kw)
+
+    sb_prepare, sb.prepare = sb.prepare, prepare
+    import referee.process as procmod
+    proc_prepare, procmod.prepare = procmod.prepare, prepare
+    try:
+        record = play_match(tag, [attacker, instant], lambda k: Deal.from_seed(2, f"h:{k}"),
+                            target=1, limits=limits, sandbox="bwrap", logs_dir=logs,
+                            hide=(world.output,))
+    finally:
+        sb.prepare, procmod.prepare = sb_prepare, proc_prepare
+    del original
+    err = logs / "0-attacker.stderr"
+    return record, err.read_text() if err.exists() else ""
+
+
+@pytest.mark.parametrize("attack", ["remount", "umount", "output", "referee_proc", "rewrite",
+                                    "read", "locks", "escape"])
+def test_attack_is_refused(world: World, attack: str) -> None:
+    record, err = play(world, attack)
+    assert f"refused {attack}" in err, err
+    assert record["faults"] == []  # refused, and the bot plays on
+    assert (world.victim / "bot.py").read_text() == "STRATEGY = 'secret'\n"
+
+
+@needs_cgroup("pids")
+def test_200_forks_hit_the_pids_limit(world: World) -> None:
+    record, err = play(world, "forks", Limits(pids=32))
+    assert "refused forks" in err, err
+
+
+@needs_cgroup("memory")
+@pytest.mark.parametrize("attack", ["memory", "shm"])
+def test_memory_attacks_are_memory_faults(world: World, attack: str) -> None:
+    limits = Limits(memory_mb=128, tmp_mb=4096 if attack == "shm" else 64, file_mb=0)
+    record, err = play(world, attack, limits)
+    assert "ALLOWED" not in err
+    [fault] = record["faults"]
+    assert (fault["seat"], fault["fault"]) == (0, "memory"), fault
+    assert "memory limit (128 MiB) exceeded" in fault["detail"]
+
+
+def host_pids_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                if marker.encode() in Path(f"/proc/{entry}/environ").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_double_forked_grandchild_does_not_survive_the_match(world: World,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    marker = f"CTMARK{uuid.uuid4().hex}"
+    monkeypatch.setenv("CT_PROBE_MARKER", marker)
+    record, err = play(world, "orphan")
+    assert "refused orphan" in err
+    deadline = time.monotonic() + 5
+    while host_pids_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert host_pids_with(marker) == []
+
+
+@needs_cgroup("cpu")
+def test_cpu_burners_are_throttled_to_their_quota(world: World) -> None:
+    """setsid'd burners in one match: their cgroup is throttled (its CPU capped at its quota),
+    so a neighbour's share is not taken; no timing is asserted."""
+    import referee.process as procmod
+
+    seen: list[int] = []
+    original = procmod.Process.stop
+
+    def stop(self: procmod.Process, grace_s: float) -> None:
+        cpu = self.cgroup.dirs.get("cpu") if self.cgroup else None
+        if cpu is not None and not self._stopped:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                stat = dict(line.split() for line in (cpu / "cpu.stat").read_text().splitlines())
+                if int(stat["nr_throttled"]):
+                    seen.append(int(stat["nr_throttled"]))
+                    break
+                time.sleep(0.1)
+        original(self, grace_s)
+
+    procmod.Process.stop = stop  # type: ignore[method-assign]
+    try:
+        neighbour = threading.Thread(target=play, args=(world, "read"), kwargs={"tag": "n"})
+        neighbour.start()
+        record, err = play(world, "burn", Limits(cpus=0.05), tag="b")
+        neighbour.join()
+    finally:
+        procmod.Process.stop = original  # type: ignore[method-assign]
+    assert "refused burn" in err
+    assert seen and max(seen) > 0
+
+
+def test_a_bot_folder_showing_the_output_is_refused_before_play(world: World) -> None:
+    from referee.tournament import check_entrant_folders
+    from referee.tournament_config import ConfigError, load_config
+
+    link = world.root / "entrants"
+    link.mkdir()
+    (link / "alice").symlink_to(world.output)  # the entrant's folder is the output folder
+    shutil.copy(INSTANT, world.output / "bot.py")
+    inside = world.attacker / "peek"
+    inside.symlink_to(world.output)  # a link inside a bot's folder just dangles
+    config = world.root / "t.yaml"
+    config.write_text(f"entrants:\n  - {{name: a, command: {sys.executable} bot.py, "
+                      f"workdir: entrants/alice}}\n  - {{name: b, command: {sys.executable} "
+                      f"{INSTANT}}}\nplayers: 2\noutput: out\n")
+    with pytest.raises(ConfigError, match=r"entrant 'a': the bot folder .* would show the "
+                                          r"protected path .*out'"):
+        check_entrant_folders(load_config(config))
+
+
+def test_seccomp_table_matches_the_kernel_headers() -> None:
+    import re
+
+    header = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
+    if not header.exists():
+        pytest.skip("no x86_64 kernel headers here")
+    defs = dict(re.findall(r"#define __NR_(\w+)\s+(\d+)\b", header.read_text()))
+    for name, nr in SYSCALLS["x86_64"].items():
+        assert int(defs[name]) == nr, name
+    assert len(seccomp_filter("x86_64")) % 8 == 0 and len(seccomp_filter("aarch64")) % 8 == 0
+    assert set(ATTACKS) >= {"locks", "escape", "memory", "shm", "forks"}
