@@ -67,7 +67,10 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     shutil.rmtree(w.root, ignore_errors=True)
 
 
-def play(world: World, attack: str, limits: Limits = Limits(), *,
+DEFAULT = Limits()
+
+
+def play(world: World, attack: str, limits: Limits = DEFAULT, *,
          tag: str = "m") -> tuple[dict[str, Any], str]:
     """One match, attacker against an instant bot; the record and the attacker's stderr."""
     import referee.sandbox as sb
@@ -75,7 +78,6 @@ def play(world: World, attack: str, limits: Limits = Limits(), *,
     # the probe reads the world's paths from its environment, which the sandbox clears:
     policy_env = tuple((k, v) for k, v in os.environ.items() if k.startswith("CT_PROBE_")
                        and k != "CT_PROBE_SECRET")
-    original = sb.SandboxPolicy.__init__.__defaults__  # type: ignore[misc]
     logs = world.root / "logs" / tag
     attacker = Entrant("attacker", (sys.executable, "attacker.py", attack), world.attacker)
     instant = Entrant("instant", (sys.executable, str(INSTANT)))
@@ -94,7 +96,6 @@ def play(world: World, attack: str, limits: Limits = Limits(), *,
                             hide=(world.output,))
     finally:
         sb.prepare, procmod.prepare = sb_prepare, proc_prepare
-    del original
     err = logs / "0-attacker.stderr"
     return record, err.read_text() if err.exists() else ""
 
@@ -110,7 +111,7 @@ def test_attack_is_refused(world: World, attack: str) -> None:
 
 @needs_cgroup("pids")
 def test_200_forks_hit_the_pids_limit(world: World) -> None:
-    record, err = play(world, "forks", Limits(pids=32))
+    _, err = play(world, "forks", Limits(pids=32))
     assert "refused forks" in err, err
 
 
@@ -142,7 +143,7 @@ def test_a_double_forked_grandchild_does_not_survive_the_match(world: World,
                                                               ) -> None:
     marker = f"CTMARK{uuid.uuid4().hex}"
     monkeypatch.setenv("CT_PROBE_MARKER", marker)
-    record, err = play(world, "orphan")
+    _, err = play(world, "orphan")
     assert "refused orphan" in err
     deadline = time.monotonic() + 5
     while host_pids_with(marker) and time.monotonic() < deadline:
@@ -175,7 +176,7 @@ def test_cpu_burners_are_throttled_to_their_quota(world: World) -> None:
     try:
         neighbour = threading.Thread(target=play, args=(world, "read"), kwargs={"tag": "n"})
         neighbour.start()
-        record, err = play(world, "burn", Limits(cpus=0.05), tag="b")
+        _, err = play(world, "burn", Limits(cpus=0.05), tag="b")
         neighbour.join()
     finally:
         procmod.Process.stop = original  # type: ignore[method-assign]
