@@ -51,7 +51,8 @@ SANDBOX_UID = 1000
 """The uid (and gid) the bot sees inside in ``userns`` mode."""
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 ENV = ("PATH", "HOME", "LANG", "TMPDIR")
-"""The only environment variables a sandboxed bot gets (with ``PWD``, set by its shell)."""
+"""The only environment variables a sandboxed bot gets (with ``PWD``, set by its shell, and
+``JAVA_TOOL_OPTIONS=-XX:-UsePerfData`` for ``java``, whose perf-data file needs ``flock``)."""
 GATE = 'IFS= read -r _ || exit 111; exec "$@"'
 """The launcher: waits for one line on stdin (the cgroup is ready), then execs the rest."""
 FALLBACK_UIDS = range(64000, 65000)
@@ -457,6 +458,8 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
                      BASE_PATH])
     out += ["--clearenv", "--setenv", "PATH", path, "--setenv", "HOME", "/tmp",
             "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp"]
+    if binds.exe.name.startswith("java"):  # its perf-data file needs flock: it would warn
+        out += ["--setenv", "JAVA_TOOL_OPTIONS", "-XX:-UsePerfData"]  # on stdout otherwise
     for key, value in policy.env:
         out += ["--setenv", key, value]
     if policy.seccomp and caps.ok("seccomp"):
