@@ -248,7 +248,9 @@ def _system(path: Path) -> bool:
 @dataclass(frozen=True)
 class Binds:
     """The folders a bot is shown: its own (``bot``: those of the files its command names,
-    else its working folder) and runtimes (``runtime``), with the program's real path."""
+    its program if given relative to the working folder, else its working folder) and
+    runtimes (``runtime``: install prefixes of its program and ``#!`` interpreter, symlinks
+    and resolved, and the referee package), with the program's path."""
 
     exe: Path
     bot: tuple[Path, ...]
@@ -269,7 +271,7 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
     if exe is None:
         raise SandboxError(f"bot command not found: {argv[0]!r}")
     bot: list[Path] = []
-    named = [argv[0]] if "/" in argv[0] else []
+    named = [argv[0]] if "/" in argv[0] and not argv[0].startswith("/") else []
     named += [a for a in argv[1:] if not a.startswith("-")]
     for arg in named:
         path = Path(os.path.abspath(Path(workdir, arg)))

@@ -466,12 +466,23 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     The deals are keyed by the output folder's secret (``deal_secret`` for a new folder, else
     a new one: see :func:`prepare_output`).
 
-    :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`).
+    :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`), no
+        sandbox works here (unless the configuration says ``sandbox: none``), or an entrant's
+        folder would show what it must not (:func:`check_entrant_folders`).
     :raises TournamentError: if a bot command cannot be started.
     """
     reporter = reporter or Reporter()
     runner = runner or LocalRunner(config.concurrency)
     stop = stop or threading.Event()
+    sandbox = "none"
+    if config.sandbox != "none":  # auto or bwrap: never a silent fall-back to none
+        if not bwrap_available():
+            raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
+                              f"({capabilities().summary()}): see ct-referee sandbox, or set "
+                              f"sandbox: none")
+        check_entrant_folders(config)
+        sandbox = "bwrap"
+        reporter.warn(f"sandbox: {capabilities().summary()}")
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
     plan = config.schedule(secret=secret)
     out = config.output
@@ -511,15 +522,6 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
             position += 1
 
     feed()
-    sandbox = "none"
-    if config.sandbox != "none":  # auto or bwrap: never a silent fall-back to none
-        if not bwrap_available():
-            raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
-                              f"({capabilities().summary()}): see ct-referee sandbox, or set "
-                              f"sandbox: none")
-        check_entrant_folders(config)
-        sandbox = "bwrap"
-        reporter.warn(f"sandbox: {capabilities().summary()}")
     entrants = [e.entrant() for e in config.entrants]
     jobs = (MatchJob(spec, tuple(entrants[i] for i in spec.seats), config.variant,
                      config.target, config.limits, sandbox, config.name,

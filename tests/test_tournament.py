@@ -289,9 +289,15 @@ def test_journal_drops_a_torn_line_and_appends_cleanly(tmp_path: Path) -> None:
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")
 def test_the_sandbox_hides_the_output_folder(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    peek = tmp_path / "peek.py"
+    peek = tmp_path / "peek" / "peek.py"
+    peek.parent.mkdir()
+    tmp_path.chmod(0o755)
     peek.write_text("import os, sys\n"
-                    f"print('seen:', sorted(os.listdir({str(out)!r})), file=sys.stderr)\n"
+                    "try:\n"
+                    f"    seen = sorted(os.listdir({str(out)!r}))\n"
+                    "except OSError as e:\n"
+                    "    seen = type(e).__name__\n"
+                    "print('seen:', seen, file=sys.stderr)\n"
                     "for line in sys.stdin:\n"
                     "    if line.startswith('chinese-ten'):\n"
                     "        print('ready peek', flush=True)\n"
@@ -300,7 +306,7 @@ def test_the_sandbox_hides_the_output_folder(tmp_path: Path) -> None:
     path = tmp_path / "t.yaml"
     path.write_text(f"""\
 entrants:
-  - {{name: peek, command: {PY} peek.py}}
+  - {{name: peek, command: {PY} peek/peek.py}}
   - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
 players: 2
 target: 100
@@ -309,7 +315,12 @@ target: 100
     assert outcome.finished
     for match_id, seat in (("r1-g001-s01", 0), ("r1-g001-s02", 1)):
         log = (out / "logs" / match_id / f"{seat}-peek.stderr").read_text()
-        assert log == "seen: []\n"  # the real folder holds games/, logs/, results.jsonl ...
+        assert log == "seen: FileNotFoundError\n"  # the real folder holds games/, logs/ ...
+    # A bot whose folder holds the output folder (and the configuration) is refused first.
+    path.write_text(path.read_text().replace("peek/peek.py", "-c pass"))
+    with pytest.raises(ConfigError, match=r"entrant 'peek': the bot folder .* would show the "
+                                          r"protected path"):
+        run(load_config(path, output=out))
 
 
 def test_verify_a_tournament_folder_counts_only_its_records(setup: tuple[Path, str]) -> None:
