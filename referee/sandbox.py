@@ -127,6 +127,8 @@ class Capabilities:
             f"cgroup {c}" for c in ("memory", "pids", "cpu") if self.cgroup_ok(c))]
         limits = [f"rlimit {r}" for c, r in (("memory", "as"), ("pids", "nproc"))
                   if not self.cgroup_ok(c)]
+        if not self.cgroup_ok("cpu"):
+            limits.append("no cpu limit")
         return ", ".join(x for x in [*on, *limits] if x)
 
 

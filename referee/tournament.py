@@ -482,7 +482,9 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
                               f"sandbox: none")
         check_entrant_folders(config)
         sandbox = "bwrap"
-        reporter.warn(f"sandbox: {capabilities().summary()}")
+        if not all(capabilities().cgroup_ok(c) for c in ("memory", "pids", "cpu")):
+            reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
+                          f"(see ct-referee sandbox)")
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
     plan = config.schedule(secret=secret)
     out = config.output
@@ -544,7 +546,8 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
         reporter.fault(job.spec, name, fault)
 
-    reporter.started(config, len(plan), kept, sandbox)
+    reporter.started(config, len(plan), kept,
+                     f"bwrap ({capabilities().summary()})" if sandbox == "bwrap" else sandbox)
     try:
         runner.run(jobs, on_done, stop, on_fault)
     finally:

@@ -214,3 +214,61 @@ def test_seccomp_table_matches_the_kernel_headers() -> None:
         assert int(defs[name]) == nr, name
     assert len(seccomp_filter("x86_64")) % 8 == 0 and len(seccomp_filter("aarch64")) % 8 == 0
     assert set(ATTACKS) >= {"locks", "escape", "memory", "shm", "forks"}
+
+
+V2_MOUNTINFO = """\
+25 30 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw
+26 25 0:23 / {root} rw,nosuid,nodev,noexec,relatime shared:8 - cgroup2 cgroup2 rw,nsdelegate
+"""
+
+
+def test_cgroup_v2_files_on_a_fake_hierarchy(tmp_path: Path) -> None:
+    """The v2 code path (this machine may only have v1): the files written, OOM kills read."""
+    from referee.cgroups import Cgroup, find_layout
+
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids rdma\n")
+    (tmp_path / "cgroup.subtree_control").write_text("")
+    (tmp_path / "ct-referee").mkdir()
+    (tmp_path / "ct-referee" / "cgroup.subtree_control").write_text("")
+    layout = find_layout(V2_MOUNTINFO.format(root=tmp_path))
+    assert layout.v1 == {} and layout.v2 == tmp_path
+    assert layout.v2_controllers == ("memory", "pids", "cpu")
+    group = Cgroup.create("bot-x", memory_mb=256, pids=32, cpu_cores=1.5, layout=layout)
+    leaf = tmp_path / "ct-referee" / "bot-x"
+    assert (leaf / "memory.max").read_text() == str(256 << 20)
+    assert (leaf / "pids.max").read_text() == "32"
+    assert (leaf / "cpu.max").read_text() == "150000 100000"
+    for where in (tmp_path, tmp_path / "ct-referee"):
+        assert (where / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    (leaf / "memory.events").write_text("low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n")
+    assert group.oom_kills() == 2 and group.version("memory") == "v2"
+    assert group.kill_all() and (leaf / "cgroup.kill").read_text() == "1"
+    assert find_layout("").missing.keys() == {"memory", "pids", "cpu"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="per-bot uids need a root referee")
+def test_without_cgroups_rlimits_stop_forks_and_memory(world: World) -> None:
+    """The fall-back where a machine has no cgroups: RLIMIT_NPROC (a uid of the bot's own)
+    and RLIMIT_AS."""
+    import dataclasses
+
+    from referee.process import start_process
+    from referee.sandbox import SandboxPolicy
+
+    code = ("import os, time\nn = 0\nwhile n < 200:\n    try:\n        pid = os.fork()\n"
+            "    except OSError as e:\n        print('stopped', e.errno, n, flush=True)\n"
+            "        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n"
+            "    n += 1\ntry:\n    bytearray(300 << 20)\n    print('allocated', flush=True)\n"
+            "except MemoryError:\n    print('MemoryError', flush=True)\n")
+    (world.attacker / "fallback.py").write_text(code)
+    policy = dataclasses.replace(SandboxPolicy(), pids=16, memory_mb=256, cgroups=False)
+    proc = start_process(["/usr/bin/python3", "fallback.py"], workdir=world.attacker,
+                         sandbox=policy)
+    try:
+        assert proc.cgroup is None and "rlimit nproc" in proc.active, proc.active
+        assert proc.wait_exit(60)
+        out = os.read(proc.stdout, 4096).decode().split()
+    finally:
+        proc.stop(0)
+    assert out[:2] == ["stopped", "11"] and int(out[2]) < 16, out
+    assert out[3] == "MemoryError", out

@@ -121,7 +121,8 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, memory_mb: 
             sys.exit(2)
     head = Text("checking ")
     head.append(bot_cmd, style="bold")
-    head.append(f" · move {move_ms} ms · start-up {startup_ms} ms · sandbox {mode}")
+    boxed = f"sandbox {mode}" + (f" ({capabilities().summary()})" if mode == "bwrap" else "")
+    head.append(f" · move {move_ms} ms · start-up {startup_ms} ms · {boxed}")
     console.print(head)
     try:
         limits = Limits(memory_mb=memory_mb, pids=pids, cpus=cpus, tmp_mb=tmp_mb,
