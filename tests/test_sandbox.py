@@ -272,3 +272,26 @@ def test_without_cgroups_rlimits_stop_forks_and_memory(world: World) -> None:
         proc.stop(0)
     assert out[:2] == ["stopped", "11"] and int(out[2]) < 16, out
     assert out[3] == "MemoryError", out
+
+
+@pytest.mark.parametrize("mode", ["userns", "setpriv"])
+def test_every_probe_is_refused_in_both_privilege_modes(mode: str) -> None:
+    """What ``ct-referee sandbox`` runs, in each way of dropping privileges, with Debian's
+    Python (reachable by the bot's uid, so ``userns`` mode can run it)."""
+    from referee.probes.world import World as ProbeWorld
+    from referee.probes.world import run_attack
+    from referee.sandbox import SandboxPolicy
+
+    if mode == "setpriv" and not CAPS.ok("setpriv"):
+        pytest.skip(f"setpriv mode needs a root referee and setpriv: {CAPS.summary()}")
+    if mode == "userns" and not (CAPS.ok("userns") and CAPS.ok("disable-userns")):
+        pytest.skip("unprivileged user namespaces (or bwrap --disable-userns) do not work here")
+    if not Path("/usr/bin/python3").exists():
+        pytest.skip("no /usr/bin/python3 here")
+    probe_world = ProbeWorld()
+    try:
+        outcomes = [run_attack(probe_world, name, SandboxPolicy(mode=mode, memory_mb=128),
+                               python="/usr/bin/python3") for name in ATTACKS]
+    finally:
+        probe_world.close()
+    assert [o for o in outcomes if not o.refused] == []

@@ -64,9 +64,9 @@ class World:
 
 
 def run_attack(world: World, name: str, policy: SandboxPolicy, *,
-               timeout_s: float = 60) -> Outcome:
-    """Run attack ``name`` sandboxed under ``policy``; refused unless the probe says
-    ``ALLOWED`` or it ends without a word and without a memory fault."""
+               timeout_s: float = 60, python: str = sys.executable) -> Outcome:
+    """Run attack ``name`` sandboxed under ``policy`` with interpreter ``python``; refused
+    unless the probe says ``ALLOWED`` or it ends without a word and without a memory fault."""
     if name == "shm":  # only the memory limit may stop it, not the size of /dev/shm
         policy = dataclasses.replace(policy, tmp_mb=max(policy.tmp_mb, 4096), file_mb=0)
     if name == "memory":
@@ -74,7 +74,7 @@ def run_attack(world: World, name: str, policy: SandboxPolicy, *,
     policy = dataclasses.replace(policy, env=(*policy.env, *world.env()))
     os.environ["CT_PROBE_SECRET"] = world.secret  # the referee's own: must not leak
     try:
-        proc = start_process([sys.executable, "attacks.py", name], workdir=world.bot,
+        proc = start_process([python, "attacks.py", name], workdir=world.bot,
                              sandbox=policy)
     finally:
         del os.environ["CT_PROBE_SECRET"]
