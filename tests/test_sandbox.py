@@ -153,35 +153,43 @@ def test_a_double_forked_grandchild_does_not_survive_the_match(world: World,
 
 @needs_cgroup("cpu")
 def test_cpu_burners_are_throttled_to_their_quota(world: World) -> None:
-    """setsid'd burners in one match: their cgroup is throttled (its CPU capped at its quota),
-    so a neighbour's share is not taken; no timing is asserted."""
-    import referee.process as procmod
+    """setsid'd burners in one match, beside a concurrent match: the burners' cgroup is
+    throttled (its CPU capped at its quota of 0.5 core), so they cannot take the neighbour's
+    share; no timing is asserted."""
+    from referee.cgroups import PARENT
 
-    seen: list[int] = []
-    original = procmod.Process.stop
+    layout = CAPS.layout
+    mount = layout.v1.get("cpu") or layout.v2
+    assert mount is not None
+    throttled: list[int] = []
+    done = threading.Event()
 
-    def stop(self: procmod.Process, grace_s: float) -> None:
-        cpu = self.cgroup.dirs.get("cpu") if self.cgroup else None
-        if cpu is not None and not self._stopped:
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                stat = dict(line.split() for line in (cpu / "cpu.stat").read_text().splitlines())
-                if int(stat["nr_throttled"]):
-                    seen.append(int(stat["nr_throttled"]))
-                    break
-                time.sleep(0.1)
-        original(self, grace_s)
+    def watch() -> None:  # the match's cgroups exist only while it plays
+        while not done.is_set():
+            for group in (mount / PARENT).glob("bot-*"):
+                try:
+                    quota = (group / "cpu.cfs_quota_us").read_text() if "cpu" in layout.v1 \
+                        else (group / "cpu.max").read_text().split()[0]
+                    stat = dict(line.split() for line in (group / "cpu.stat").read_text()
+                                .splitlines())
+                except OSError:
+                    continue
+                if quota.strip() == "50000" and int(stat["nr_throttled"]):
+                    throttled.append(int(stat["nr_throttled"]))
+            time.sleep(0.05)
 
-    procmod.Process.stop = stop  # type: ignore[method-assign]
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    neighbour = threading.Thread(target=play, args=(world, "read"), kwargs={"tag": "n"})
+    neighbour.start()
     try:
-        neighbour = threading.Thread(target=play, args=(world, "read"), kwargs={"tag": "n"})
-        neighbour.start()
-        _, err = play(world, "burn", Limits(cpus=0.05), tag="b")
+        _, err = play(world, "burn", Limits(cpus=0.5), tag="b")
         neighbour.join()
     finally:
-        procmod.Process.stop = original  # type: ignore[method-assign]
+        done.set()
+        watcher.join()
     assert "refused burn" in err
-    assert seen and max(seen) > 0
+    assert throttled and max(throttled) > 0
 
 
 def test_a_bot_folder_showing_the_output_is_refused_before_play(world: World) -> None:
