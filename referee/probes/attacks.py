@@ -181,7 +181,8 @@ def shm(mb: int = 1024) -> str | None:
 
 
 def burn(count: int = 4) -> str | None:
-    """Start ``count`` setsid'd, double-forked CPU burners, then return (they stay)."""
+    """Start ``count`` setsid'd, double-forked CPU burners, let them burn a second (the
+    referee sees their cgroup throttled), then return (they stay)."""
     for _ in range(count):
         if os.fork() == 0:
             os.setsid()
@@ -189,7 +190,7 @@ def burn(count: int = 4) -> str | None:
                 while True:
                     pass
             os._exit(0)
-    time.sleep(0.1)
+    time.sleep(1.0)
     return None
 
 
