@@ -125,7 +125,7 @@ class Bot:
     :param sandbox: ``auto``, ``bwrap`` (the hardened sandbox) or ``none``.
     :param hide: folders inside the bot's own that the sandboxed bot sees empty.
     :param memory_mb: memory limit in MiB (0: none): a cgroup counting ``/tmp`` and
-        ``/dev/shm`` where the machine has one, else (and without sandbox) the address space.
+        ``/dev/shm`` where the machine has one, else (and without sandbox) ``RLIMIT_DATA``.
     :param file_mb: largest file it may write, in MiB.
     :param tmp_mb: size of the sandbox's private ``/tmp`` (and ``/dev/shm``), in MiB.
     :param pids: processes and threads of the sandboxed bot (0: no limit).

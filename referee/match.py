@@ -41,7 +41,7 @@ class Limits:
     """Extra time per match, drawn on by answers that run past ``move_ms``."""
     memory_mb: int = 512
     """Memory per bot in MiB, ``/tmp`` and ``/dev/shm`` included where a memory cgroup counts
-    them (else the address space of each process); 0: none."""
+    them (else the data size of each process, ``RLIMIT_DATA``); 0: none."""
     pids: int = 64
     """Processes and threads per sandboxed bot (0: no limit)."""
     cpus: float = 1.0

@@ -163,7 +163,9 @@ set by pid. A shell reads a pipe a byte at a time, so the bot's input starts aft
 @dataclass(frozen=True)
 class Rlimits:
     """Resource limits of a bot process (and of everything it starts): no core files, files up
-    to ``file_mb`` MiB, an address space of ``memory_mb`` MiB (0: unlimited)."""
+    to ``file_mb`` MiB, a data size (heap and private writable mappings, ``RLIMIT_DATA``) of
+    ``memory_mb`` MiB (0: unlimited). Not the address space: Java and Node reserve far more
+    of it than they use."""
 
     memory_mb: int = 0
     file_mb: int = 64
@@ -174,7 +176,7 @@ class Rlimits:
         if self.file_mb > 0:
             limits.append((resource.RLIMIT_FSIZE, self.file_mb << 20))
         if self.memory_mb > 0:
-            limits.append((resource.RLIMIT_AS, self.memory_mb << 20))
+            limits.append((resource.RLIMIT_DATA, self.memory_mb << 20))
         return limits
 
     def wrap(self, argv: Sequence[str], *, prlimit: str | None) -> tuple[list[str], bool]:
@@ -183,7 +185,7 @@ class Rlimits:
         :meth:`apply` must then release."""
         if prlimit:
             names = {resource.RLIMIT_CORE: "core", resource.RLIMIT_FSIZE: "fsize",
-                     resource.RLIMIT_AS: "as"}
+                     resource.RLIMIT_DATA: "data"}
             return [prlimit, *(f"--{names[k]}={v}" for k, v in self.pairs()), "--", *argv], False
         return [*_GATE, *argv], True
 

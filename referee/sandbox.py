@@ -125,7 +125,7 @@ class Capabilities:
                 f"{c.name}: {c.detail}" for c in self.checks[:4] if not c.ok) + ")"
         on = ["bwrap", "seccomp" if self.ok("seccomp") else "", *(
             f"cgroup {c}" for c in ("memory", "pids", "cpu") if self.cgroup_ok(c))]
-        limits = [f"rlimit {r}" for c, r in (("memory", "as"), ("pids", "nproc"))
+        limits = [f"rlimit {r}" for c, r in (("memory", "data"), ("pids", "nproc"))
                   if not self.cgroup_ok(c)]
         if not self.cgroup_ok("cpu"):
             limits.append("no cpu limit")
@@ -560,8 +560,8 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     if policy.file_mb > 0:
         limits["fsize"] = policy.file_mb << 20
     if "memory" not in have and policy.memory_mb > 0:
-        limits["as"] = policy.memory_mb << 20
-        active.append("rlimit as")
+        limits["data"] = policy.memory_mb << 20  # not "as": Java and Node reserve more
+        active.append("rlimit data")
     if "pids" not in have and policy.pids > 0:
         limits["nproc"] = policy.pids
         active.append("rlimit nproc")

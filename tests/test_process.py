@@ -199,10 +199,10 @@ def test_limits_reach_the_bot(monkeypatch: pytest.MonkeyPatch, wrapper: str,
         cgroup = b.process.cgroup if b.process else None
         memory = cgroup.dirs.get("memory") if cgroup else None
         cap = (memory / "memory.limit_in_bytes").read_text().strip() if memory else None
-    if memory is not None:  # the sandbox's memory cgroup, not the address space
+    if memory is not None:  # the sandbox's memory cgroup, not an rlimit
         assert cap == str(300 << 20)
     else:
-        assert limits["Max address space"] == str(300 << 20)
+        assert limits["Max data size"] == str(300 << 20)
     assert limits["Max file size"] == str(2 << 20)
     assert limits["Max core file size"] == "0"
 

@@ -260,7 +260,7 @@ def test_cgroup_v2_files_on_a_fake_hierarchy(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="per-bot uids need a root referee")
 def test_without_cgroups_rlimits_stop_forks_and_memory(world: World) -> None:
     """The fall-back where a machine has no cgroups: RLIMIT_NPROC (a uid of the bot's own)
-    and RLIMIT_AS."""
+    and RLIMIT_DATA."""
     import dataclasses
 
     from referee.process import start_process
