@@ -55,6 +55,7 @@ class World:
         (self.output / "results.jsonl").write_text('{"id": "m0"}\n')
         self.config = self.root / "t.yaml"
         self.config.write_text("name: t\n")
+        (self.attacker / "peek").symlink_to(self.output)  # dangles in the sandbox
 
 
 @pytest.fixture
@@ -203,8 +204,6 @@ def test_a_bot_folder_showing_the_output_is_refused_before_play(world: World) ->
     link.mkdir()
     (link / "alice").symlink_to(world.output)  # the entrant's folder is the output folder
     shutil.copy(INSTANT, world.output / "bot.py")
-    inside = world.attacker / "peek"
-    inside.symlink_to(world.output)  # a link inside a bot's folder just dangles
     config = world.root / "t.yaml"
     config.write_text(f"entrants:\n  - {{name: a, command: {sys.executable} bot.py, "
                       f"workdir: entrants/alice}}\n  - {{name: b, command: {sys.executable} "

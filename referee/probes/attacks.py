@@ -9,6 +9,7 @@ arguments: the sandbox binds every folder a command line names). ``memory``, ``s
 from __future__ import annotations
 
 import ctypes
+import errno
 import fcntl
 import os
 import socket
@@ -63,8 +64,10 @@ def umount() -> str | None:
 
 
 def output() -> str | None:
-    """Read the live records in the output folder."""
-    return _read(os.path.join(_env("OUTPUT"), "results.jsonl")) or _listing(_env("OUTPUT"))
+    """Read the live records in the output folder (also through a symlink in its folder)."""
+    link = os.path.join(os.getcwd(), "peek", "results.jsonl")  # peek -> the output folder
+    return (_read(os.path.join(_env("OUTPUT"), "results.jsonl")) or _listing(_env("OUTPUT"))
+            or _read(link))
 
 
 def _listing(path: str) -> str | None:
@@ -124,7 +127,18 @@ def locks() -> str | None:
                  "F_OFD_SETLK": lambda: fcntl.fcntl(f, 37, lk),
                  "inotify": lambda: libc.inotify_init1(0)}
         got = [k for k, t in tries.items() if _call(t)]
-    return f"{', '.join(got)} worked" if got else None
+        errnos = {k: _errno(t) for k, t in tries.items() if k not in got}
+    odd = [f"{k} failed with errno {e}" for k, e in errnos.items() if e != errno.EPERM]
+    return ", ".join([*(f"{k} worked" for k in got), *odd]) or None
+
+
+def _errno(f) -> int:  # type: ignore[no-untyped-def]
+    """The errno a failing call leaves (``OSError`` or ``-1`` and ``errno``)."""
+    try:
+        f()
+    except OSError as e:
+        return e.errno or 0
+    return ctypes.get_errno()
 
 
 def escape() -> str | None:
@@ -151,7 +165,7 @@ def escape() -> str | None:
 
 
 def forks(count: int = 200) -> str | None:
-    """Fork ``count`` sleeping children (a fork bomb, bounded)."""
+    """Fork 200 sleeping children (a bounded fork bomb)."""
     n = 0
     for _ in range(count):
         try:
@@ -165,13 +179,13 @@ def forks(count: int = 200) -> str | None:
 
 
 def memory(mb: int = 2048) -> str | None:
-    """Allocate ``mb`` MiB (touched)."""
+    """Allocate 2 GiB, touched."""
     keep = [bytearray(1 << 20) for _ in range(mb)]
     return f"allocated {len(keep)} MiB"
 
 
 def shm(mb: int = 1024) -> str | None:
-    """Write ``mb`` MiB into /dev/shm."""
+    """Write 1 GiB into /dev/shm."""
     with open("/dev/shm/fill", "wb") as f:
         block = b"x" * (1 << 20)
         for _ in range(mb):

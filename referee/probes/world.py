@@ -50,6 +50,7 @@ class World:
         (self.sibling / "bot.py").write_text("STRATEGY = 'secret'\n")
         (self.output / "results.jsonl").write_text('{"id": "m1"}\n')
         self.config.write_text("name: t\n")
+        (self.bot / "peek").symlink_to(self.output)  # dangles in the sandbox
         self.secret = secrets.token_hex(8)
 
     def env(self) -> tuple[tuple[str, str], ...]:
