@@ -305,3 +305,30 @@ def test_every_probe_is_refused_in_both_privilege_modes(mode: str) -> None:
     finally:
         probe_world.close()
     assert [o for o in outcomes if not o.refused] == []
+
+
+def test_the_sandbox_command_refuses_every_probe() -> None:
+    from click.testing import CliRunner
+
+    from referee.cli import main
+
+    result = CliRunner().invoke(main, ["sandbox", "--ascii"])
+    assert result.exit_code == 0, result.output
+    assert f"{len(ATTACKS)} of {len(ATTACKS)} attacks refused" in result.output
+    assert "OK bwrap" in result.output and "NO " not in result.output.split("in force:")[1]
+
+
+def test_the_sandbox_command_fails_without_a_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    import referee.cli.sandbox as cli_sandbox
+    from referee.cli import main
+    from referee.sandbox import Capabilities, Check
+
+    broken = Capabilities((Check("bwrap", False, "bwrap not found", "apt-get install "
+                                 "bubblewrap"),), CAPS.layout, CAPS.root)
+    monkeypatch.setattr(cli_sandbox, "capabilities", lambda: broken)
+    result = CliRunner().invoke(main, ["sandbox", "--ascii"])
+    assert result.exit_code == 1
+    assert "NO bwrap" in result.output and "(to enable: apt-get install bubblewrap)" in \
+        result.output
