@@ -32,12 +32,13 @@ from referee.faults import Fault, Reason
 from referee.process import (
     Process,
     Rlimits,
-    Sandbox,
     Spawner,
+    SpawnError,
     resolve_sandbox,
     split_command,
     start_process,
 )
+from referee.sandbox import SandboxPolicy
 
 LINE_MAX = 4096  #: longest answer line accepted, in bytes, without its newline
 SEND_BATCH = 1 << 16  #: queued event bytes past which ``Bot.send`` writes at once
@@ -84,6 +85,12 @@ class BotGarbled(BotError):
     fault = Fault.GARBLED
 
 
+class BotMemory(BotError):
+    """The memory limit killed a process of the bot (where a memory cgroup tells)."""
+
+    fault = Fault.MEMORY
+
+
 class BotStartupError(BotError):
     """No ``ready`` within the start-up limit, a wrong first line, or an exit before it; the
     code says which (as the error it stands for would)."""
@@ -115,11 +122,14 @@ class Bot:
     :param workdir: the folder it runs in (and its relative ``argv[0]`` is found in).
     :param stderr_path: where its stderr goes (parents created); ``None`` discards it.
     :param stderr_cap: at most this many bytes of stderr are kept.
-    :param sandbox: ``auto``, ``bwrap`` or ``none``.
-    :param hide: folders the sandboxed bot sees empty (files: it cannot read them).
-    :param memory_mb: address-space limit in MiB (0: none).
+    :param sandbox: ``auto``, ``bwrap`` (the hardened sandbox) or ``none``.
+    :param hide: folders inside the bot's own that the sandboxed bot sees empty.
+    :param memory_mb: memory limit in MiB (0: none): a cgroup counting ``/tmp`` and
+        ``/dev/shm`` where the machine has one, else (and without sandbox) ``RLIMIT_DATA``.
     :param file_mb: largest file it may write, in MiB.
-    :param tmp_mb: size of the sandbox's private ``/tmp``, in MiB (0: tmpfs default).
+    :param tmp_mb: size of the sandbox's private ``/tmp`` (and ``/dev/shm``), in MiB.
+    :param pids: processes and threads of the sandboxed bot (0: no limit).
+    :param cpus: CPU cores the sandboxed bot may use (0: no limit).
     :param spawner: what forks the process (default: :func:`referee.process.default_spawner`).
 
     Call :meth:`close` (or :meth:`forfeit`) after any error; the context manager does it.
@@ -128,13 +138,16 @@ class Bot:
     def __init__(self, command: str | Sequence[str], *, workdir: Path | None = None,
                  stderr_path: Path | None = None, stderr_cap: int = 1 << 20,
                  sandbox: str = "none", hide: Sequence[Path] = (), memory_mb: int = 0,
-                 file_mb: int = 64, tmp_mb: int = 256, spawner: Spawner | None = None) -> None:
+                 file_mb: int = 64, tmp_mb: int = 64, pids: int = 64, cpus: float = 1.0,
+                 spawner: Spawner | None = None) -> None:
         self.argv = split_command(command)
         self.workdir = Path(workdir or os.getcwd()).absolute()
         self.stderr_path = stderr_path
         self.stderr_cap = stderr_cap
         self.sandbox = sandbox
-        self.box = Sandbox(tuple(hide), tmp_mb)
+        self.hide = tuple(hide)
+        self.policy = SandboxPolicy(memory_mb=memory_mb, pids=pids, cpus=cpus, tmp_mb=tmp_mb,
+                                    file_mb=file_mb)
         self.limits = Rlimits(memory_mb, file_mb)
         self.spawner = spawner
         self.name = ""
@@ -159,11 +172,19 @@ class Bot:
 
         :param stop: when set while waiting, give up within :data:`STOP_POLL_S` seconds.
         :return: the name it gave (``""`` if none).
-        :raises referee.process.BotCommandError: if the command cannot be started.
+        :raises referee.process.BotCommandError: if the command cannot be found or sandboxed.
         :raises BotStartupError: on anything else that goes wrong before ``ready`` (or if
-            ``stop`` was set); its code is the one of the error it stands for.
+            ``stop`` was set, or it could not be spawned, twice); its code is the one of the
+            error it stands for.
+        :raises BotMemory: if the memory limit killed it before ``ready``.
         """
-        self._spawn()
+        try:
+            self._spawn()
+        except SpawnError:  # fork EAGAIN, say: once more, then a fault of the seat
+            try:
+                self._spawn()
+            except SpawnError as err:
+                raise BotStartupError(str(err), code=Reason.SPAWN_FAILED) from None
         try:
             deadline = time.monotonic() + startup_ms / 1000
             self._write(f"{protocol.HELLO}\n".encode(), deadline)
@@ -172,6 +193,7 @@ class Bot:
             raise BotStartupError(f"no ready within {startup_ms:g} ms", code=e.code,
                                   quoted=e.quoted) from None
         except BotCrash as e:
+            self._check_memory(e)
             raise BotStartupError(f"{e.detail} before ready", code=e.code) from None
         except BotGarbled as e:
             raise BotStartupError(f"wrong first line: {e.detail}", code=e.code,
@@ -197,9 +219,9 @@ class Bot:
                     raise
 
     def _spawn(self) -> None:
-        box = self.box if resolve_sandbox(self.sandbox) == "bwrap" else None
-        process = start_process(self.argv, workdir=self.workdir, sandbox=box,
-                                limits=self.limits, stderr_path=self.stderr_path,
+        policy = self.policy if resolve_sandbox(self.sandbox) == "bwrap" else None
+        process = start_process(self.argv, workdir=self.workdir, sandbox=policy,
+                                hide=self.hide, limits=self.limits, stderr_path=self.stderr_path,
                                 stderr_cap=self.stderr_cap, spawner=self.spawner)
         self.process = process
         self._in, self._out = process.stdin, process.stdout
@@ -269,14 +291,22 @@ class Bot:
             raise BotCrash("bot is not running", code=Reason.NOT_RUNNING)
         info: list[str] = []
         if self._buf or self._eof or self._poll.poll(0):
-            self._check_unsolicited(info)
+            try:
+                self._check_unsolicited(info)
+            except BotCrash as e:
+                self._check_memory(e)
+                raise
         data = line.encode("ascii", "replace") + b"\n"
         t0 = time.monotonic()
         deadline = t0 + timeout_ms / 1000
         try:
             self._write(data, deadline)
             answer = self._wait_line(deadline, info)
+        except BotCrash as e:
+            self._check_memory(e)
+            raise
         except BotTimeout as e:
+            self._check_memory(e)
             waited = (time.monotonic() - t0) * 1000
             raise BotTimeout(f"no answer within {timeout_ms:g} ms (waited {waited:.0f} ms)"
                              f"{e.detail}", code=e.code, quoted=e.quoted) from None
@@ -414,6 +444,13 @@ class Bot:
                     buf += chunk
                 else:
                     self._eof = True
+
+    def _check_memory(self, err: BotError) -> None:
+        """Raise :class:`BotMemory` instead of ``err`` if the memory limit killed a process
+        of the bot."""
+        if self.process is not None and self.process.memory_fault():
+            raise BotMemory(f"memory limit ({self.policy.memory_mb} MiB) exceeded: "
+                            f"{err.detail.strip(' ,')}", code=Reason.OUT_OF_MEMORY) from None
 
     def _crash(self, closed_input: bool = False) -> BotCrash:
         """The crash error: how the process exited if it did (within 0.1 s), else which of

@@ -34,6 +34,7 @@ from referee.bot import (
 )
 from referee.cards import DECK, Card, CardError
 from referee.faults import Fault, Reason
+from referee.match import Limits
 from referee.process import stderr_tail
 from referee.rules import TURNS_PER_HAND, Deal, Hand, IllegalMoveError, Match, Move, Variant
 
@@ -206,8 +207,9 @@ class _BotChecker:
 
     def __init__(self, command: str | Sequence[str], *, move_ms: int, startup_ms: int,
                  sandbox: str, workdir: Path | None, report: CheckReport,
-                 on_step: Callable[[StepResult], None]) -> None:
+                 on_step: Callable[[StepResult], None], limits: Limits | None = None) -> None:
         self.command = command
+        self.limits = limits or Limits()
         self.move_ms = move_ms
         self.startup_ms = startup_ms
         self.sandbox = sandbox
@@ -238,8 +240,10 @@ class _BotChecker:
         self.stderr_path = Path(self.tmp.name, f"stderr-{self.runs}")
         self.runs += 1
         self.ended = 0
+        lim = self.limits
         return Bot(self.command, workdir=self.workdir, stderr_path=self.stderr_path,
-                   sandbox=self.sandbox)
+                   sandbox=self.sandbox, memory_mb=lim.memory_mb, pids=lim.pids, cpus=lim.cpus,
+                   tmp_mb=lim.tmp_mb, file_mb=lim.file_mb)
 
     def stderr_tail(self, lines: int = 6) -> list[str]:
         return stderr_tail(self.stderr_path, lines)
@@ -579,7 +583,7 @@ def _judge_go(hand: Hand, line: str, text: str) -> Move:
 def run_check(
     command: str | Sequence[str], *, move_ms: int = 1000, startup_ms: int = 10_000,
     sandbox: str = "none", workdir: Path | None = None,
-    on_step: Callable[[StepResult], None] | None = None,
+    on_step: Callable[[StepResult], None] | None = None, limits: Limits | None = None,
 ) -> CheckReport:
     """Runs every scripted situation against ``command`` and returns the report.
 
@@ -591,7 +595,8 @@ def run_check(
     report = CheckReport(" ".join(command) if not isinstance(command, str) else command,
                          sandbox)
     checker = _BotChecker(command, move_ms=move_ms, startup_ms=startup_ms, sandbox=sandbox,
-                          workdir=workdir, report=report, on_step=on_step or (lambda s: None))
+                          workdir=workdir, report=report, on_step=on_step or (lambda s: None),
+                          limits=limits)
     try:
         checker.run()
     finally:

@@ -22,6 +22,7 @@ class Fault(StrEnum):
     GARBLED = "garbled"
     CRASH = "crash"
     STARTUP = "startup"
+    MEMORY = "memory"
 
     @classmethod
     def order(cls, kind: str) -> tuple[int, str]:
@@ -58,3 +59,7 @@ class Reason(StrEnum):
     """The start-up was stopped from outside (Ctrl-C) before ``ready``."""
     LEFT = "left"
     """A person at the terminal left the match."""
+    SPAWN_FAILED = "spawn-failed"
+    """The command was found but could not be started, twice (``startup``)."""
+    OUT_OF_MEMORY = "out-of-memory"
+    """The memory limit killed a process of the bot (``memory``)."""

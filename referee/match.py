@@ -39,8 +39,17 @@ class Limits:
     """Per answer."""
     bank_ms: int = 0
     """Extra time per match, drawn on by answers that run past ``move_ms``."""
-    memory_mb: int = 0
-    """Memory cap per bot process (0: none)."""
+    memory_mb: int = 512
+    """Memory per bot in MiB, ``/tmp`` and ``/dev/shm`` included where a memory cgroup counts
+    them (else the data size of each process, ``RLIMIT_DATA``); 0: none."""
+    pids: int = 64
+    """Processes and threads per sandboxed bot (0: no limit)."""
+    cpus: float = 1.0
+    """CPU cores per sandboxed bot (0: no limit)."""
+    tmp_mb: int = 64
+    """Size of a sandboxed bot's private ``/tmp`` and of its ``/dev/shm``, in MiB each."""
+    file_mb: int = 64
+    """Largest file a bot may write, in MiB (0: no limit)."""
     stderr_cap: int = 1 << 20
     """Bytes of each bot's stderr kept."""
 
@@ -69,7 +78,8 @@ class Entrant:
         """A new bot process for this entrant (started by the match)."""
         return Bot(self.command, workdir=self.workdir, stderr_path=stderr_path,
                    stderr_cap=limits.stderr_cap, sandbox=sandbox, hide=hide,
-                   memory_mb=limits.memory_mb)
+                   memory_mb=limits.memory_mb, pids=limits.pids, cpus=limits.cpus,
+                   tmp_mb=limits.tmp_mb, file_mb=limits.file_mb)
 
 
 class Observer:

@@ -1,7 +1,8 @@
 """Bot processes, without the protocol: commands, the sandbox, limits, spawning, stderr, kill.
 
 :func:`start_process` runs a bot command in its own session and process group (Ctrl-C at the
-referee's terminal does not reach it), optionally inside the :class:`Sandbox`, under
+referee's terminal does not reach it), optionally inside the hardened sandbox
+(:mod:`referee.sandbox`, given a :class:`~referee.sandbox.SandboxPolicy`), else under
 :class:`Rlimits`, forked by a :class:`Spawner`; its stderr is drained at all times by a daemon
 thread into a size-capped file. The :class:`Process` it returns hands its stdin and stdout, both
 non-blocking, to whoever speaks to it (:class:`referee.bot.Bot`), says how it exited, and kills
@@ -9,7 +10,8 @@ its whole group.
 
 No Python code runs in the child between fork and exec (the referee is threaded): limits are set
 by the ``prlimit`` wrapper, or, where it is missing, by ``resource.prlimit`` on the child's pid
-while a ``/bin/sh`` gate holds it before it execs the bot.
+while a ``/bin/sh`` gate holds it before it execs the bot; a sandboxed bot always starts behind
+the gate, which holds it until it is in its cgroup.
 
 >>> p = start_process(["./greedy-bot"], workdir=Path("bots"))  # doctest: +SKIP
 >>> p.stop(grace_s=0.2)  # doctest: +SKIP
@@ -35,6 +37,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
+
+from referee.cgroups import Cgroup
+from referee.sandbox import GATE, Launch, SandboxError, SandboxPolicy, capabilities, prepare
 
 logger = logging.getLogger(__name__)
 
@@ -117,28 +122,19 @@ def which_command(argv: Sequence[str], workdir: Path | str | None = None) -> str
 # -- the sandbox --------------------------------------------------------------------------------
 
 
-@functools.cache
 def bwrap_available() -> bool:
-    """Whether ``bwrap`` is installed and can build the sandbox here (checked once)."""
-    if not shutil.which("bwrap"):
-        return False
-    argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--", "true"]
-    try:
-        done = subprocess.run(argv, capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    """Whether the hardened sandbox can be built here, in some mode (probed once)."""
+    return capabilities().works
 
 
 @functools.cache
 def _warn_no_bwrap() -> None:
-    logger.warning("bwrap is not available: bots run without a sandbox")
+    logger.warning("no working sandbox here: bots run unsandboxed (%s)", capabilities().summary())
 
 
 def resolve_sandbox(mode: str, *, warn: bool = True) -> str:
     """Turn a configured sandbox mode (``auto``, ``bwrap``, ``none``) into ``bwrap`` or
-    ``none``. ``auto`` without a working ``bwrap`` logs a warning once per process (unless
+    ``none``. ``auto`` without a working sandbox logs a warning once per process (unless
     ``warn`` is false: the caller tells the user itself).
 
     :raises BotCommandError: for an unknown mode, or ``bwrap`` where it does not work.
@@ -150,102 +146,16 @@ def resolve_sandbox(mode: str, *, warn: bool = True) -> str:
     if bwrap_available():
         return "bwrap"
     if mode == "bwrap":
-        raise BotCommandError("sandbox 'bwrap' requested but bwrap is missing or does not work")
+        raise BotCommandError(f"sandbox 'bwrap' requested but it does not work here: "
+                              f"{capabilities().summary()} (see ct-referee sandbox)")
     if warn:
         _warn_no_bwrap()
     return "none"
 
 
-@dataclass(frozen=True)
-class Sandbox:
-    """The bubblewrap sandbox: read-only file system, private ``/tmp`` of ``tmp_mb`` MiB (0:
-    tmpfs default), no network, own pid and IPC namespaces, the ``hide`` folders seen empty
-    (files: unreadable), except one that holds the bot's own files."""
-
-    hide: tuple[Path, ...] = ()
-    tmp_mb: int = 256
-
-    def wrap(self, argv: Sequence[str], workdir: Path) -> list[str]:
-        """The ``bwrap`` command line that runs ``argv`` in ``workdir``."""
-        cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        if self.tmp_mb > 0:
-            cmd += ["--size", str(self.tmp_mb << 20)]
-        cmd += ["--tmpfs", "/tmp"]
-        # The empty /tmp would hide a bot (or its interpreter, or its venv) that lives under
-        # /tmp: bind back, read-only, each top-level /tmp entry that the command line names.
-        tmp = Path("/tmp")
-        named = _named_paths(argv, workdir)
-        for path in named:
-            if path.is_relative_to(tmp) and path != tmp:
-                top = str(tmp / path.relative_to(tmp).parts[0])
-                if top not in cmd:
-                    cmd += ["--ro-bind", top, top]
-        cmd += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent"]
-        for folder in self.hide:
-            folder = Path(folder).absolute()
-            if not _hideable(folder, named):
-                continue
-            if folder.is_dir():
-                cmd += ["--tmpfs", str(folder)]
-            elif folder.exists():
-                cmd += ["--ro-bind", "/dev/null", str(folder)]
-        return [*cmd, "--chdir", str(workdir), "--", *argv]
-
-
-def _named_paths(argv: Sequence[str], workdir: Path) -> list[Path]:
-    """The existing paths the bot needs: its folder, every argument that names a file or folder
-    (relative to ``workdir``), its program and the interpreter on its ``#!`` line."""
-    which = which_command(argv, workdir)
-    found: list[Path] = []
-    for arg in [str(workdir), *argv, *([which] if which else []), *_shebang(argv, workdir)]:
-        if not arg:
-            continue
-        path = Path(workdir, arg).absolute()
-        with contextlib.suppress(OSError):
-            if path.exists() and path not in found:
-                found.append(path)
-    return found
-
-
-def _hideable(folder: Path, named: Sequence[Path]) -> bool:
-    """Whether ``folder`` may be hidden: not if it holds (or is) the bot's folder or a path its
-    command line names: a hidden folder must never hide the bot from itself."""
-    try:
-        real = folder.resolve()
-    except OSError:
-        real = folder
-    for path in named:
-        try:
-            target = path.resolve()
-        except OSError:
-            target = path
-        if path.is_relative_to(folder) or target.is_relative_to(real):
-            _warn_not_hidden(str(folder), str(path))
-            return False
-    return True
-
-
-@functools.cache
-def _warn_not_hidden(folder: str, path: str) -> None:
-    logger.warning("not hiding %s from the bot: it holds the bot's own files (%s)", folder, path)
-
-
-def _shebang(argv: Sequence[str], workdir: Path) -> list[str]:
-    """The interpreter named on the ``#!`` line of the bot's executable, if any."""
-    path = which_command(argv, workdir)
-    try:
-        with open(path or "", "rb") as f:
-            head = f.read(256)
-    except OSError:
-        return []
-    if head[:2] != b"#!":
-        return []
-    return head[2:].split(b"\n")[0].decode(errors="replace").split()[:1]
-
-
 # -- limits -------------------------------------------------------------------------------------
 
-_GATE = ["/bin/sh", "-c", 'IFS= read -r _ && exec "$@"', "ct-referee-gate"]
+_GATE = ["/bin/sh", "-c", GATE, "ct-referee-gate"]
 """Waits for one line on stdin, then execs its arguments: holds the child while its limits are
 set by pid. A shell reads a pipe a byte at a time, so the bot's input starts after that line."""
 
@@ -253,16 +163,20 @@ set by pid. A shell reads a pipe a byte at a time, so the bot's input starts aft
 @dataclass(frozen=True)
 class Rlimits:
     """Resource limits of a bot process (and of everything it starts): no core files, files up
-    to ``file_mb`` MiB, an address space of ``memory_mb`` MiB (0: unlimited)."""
+    to ``file_mb`` MiB, a data size (heap and private writable mappings, ``RLIMIT_DATA``) of
+    ``memory_mb`` MiB (0: unlimited). Not the address space: Java and Node reserve far more
+    of it than they use."""
 
     memory_mb: int = 0
     file_mb: int = 64
 
     def pairs(self) -> list[tuple[int, int]]:
         """``(resource, bytes)`` for each limit set."""
-        limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, self.file_mb << 20)]
+        limits = [(resource.RLIMIT_CORE, 0)]
+        if self.file_mb > 0:
+            limits.append((resource.RLIMIT_FSIZE, self.file_mb << 20))
         if self.memory_mb > 0:
-            limits.append((resource.RLIMIT_AS, self.memory_mb << 20))
+            limits.append((resource.RLIMIT_DATA, self.memory_mb << 20))
         return limits
 
     def wrap(self, argv: Sequence[str], *, prlimit: str | None) -> tuple[list[str], bool]:
@@ -271,7 +185,7 @@ class Rlimits:
         :meth:`apply` must then release."""
         if prlimit:
             names = {resource.RLIMIT_CORE: "core", resource.RLIMIT_FSIZE: "fsize",
-                     resource.RLIMIT_AS: "as"}
+                     resource.RLIMIT_DATA: "data"}
             return [prlimit, *(f"--{names[k]}={v}" for k, v in self.pairs()), "--", *argv], False
         return [*_GATE, *argv], True
 
@@ -330,22 +244,38 @@ def default_spawner() -> ThreadSpawner:
 # -- one process --------------------------------------------------------------------------------
 
 
-def start_process(argv: Sequence[str], *, workdir: Path, sandbox: Sandbox | None = None,
-                  limits: Rlimits = Rlimits(),
+class SpawnError(RuntimeError):
+    """The bot's command was found but could not be started this time (fork ``EAGAIN``, an
+    exec error, a cgroup that cannot be made): a fault of the seat, not the end of play."""
+
+
+def start_process(argv: Sequence[str], *, workdir: Path, sandbox: SandboxPolicy | None = None,
+                  hide: Sequence[Path] = (), limits: Rlimits = Rlimits(),
                   stderr_path: Path | None = None, stderr_cap: int = 1 << 20,
                   spawner: Spawner | None = None) -> Process:
-    """Start ``argv`` in ``workdir``, in its own session, under ``limits``, inside ``sandbox``
-    (``None``: none), forked by ``spawner`` (default: :func:`default_spawner`); its stderr goes
-    to ``stderr_path`` (parents created; ``None``: discarded), at most ``stderr_cap`` bytes.
+    """Start ``argv`` in ``workdir``, in its own session, inside the hardened ``sandbox``
+    (``None``: none, and then under ``limits``; the policy carries its own), forked by
+    ``spawner`` (default: :func:`default_spawner`); its stderr goes to ``stderr_path``
+    (parents created; ``None``: discarded), at most ``stderr_cap`` bytes. ``hide``: folders
+    inside the bot's own that the sandboxed bot sees empty.
 
-    :raises BotCommandError: if the command cannot be started.
+    :raises BotCommandError: if the command cannot be found or sandboxed.
+    :raises SpawnError: if it was found but could not be started.
     """
     if which_command(argv, workdir) is None:
         raise BotCommandError(_not_found(argv[0], workdir))
-    cmd = list(argv)
+    launch: Launch | None = None
     if sandbox is not None:
-        cmd = sandbox.wrap(cmd, workdir)
-    cmd, gated = limits.wrap(cmd, prlimit=_prlimit())
+        try:
+            launch = prepare(argv, workdir, policy=sandbox, hide=hide)
+        except SandboxError as err:
+            raise BotCommandError(str(err)) from None
+        except OSError as err:
+            raise SpawnError(f"cannot make the cgroup of {argv[0]!r}: {err}") from None
+        cmd, gated, extra = launch.argv, True, launch.popen_kwargs()
+    else:
+        cmd, gated = limits.wrap(list(argv), prlimit=_prlimit())
+        extra = {"cwd": workdir}
     out = None
     if stderr_path:
         stderr_path.parent.mkdir(parents=True, exist_ok=True)
@@ -353,23 +283,32 @@ def start_process(argv: Sequence[str], *, workdir: Path, sandbox: Sandbox | None
 
     def popen() -> subprocess.Popen[bytes]:
         return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, cwd=workdir, start_new_session=True,
-                                bufsize=0)
+                                stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
+                                **extra)  # type: ignore[call-overload]
 
     try:
         proc = (spawner or default_spawner()).run(popen)
     except OSError as e:
         if out:
             out.close()
-        raise BotCommandError(f"cannot start bot command {argv[0]!r}: {e}") from None
-    process = Process(proc, out, stderr_cap)
+        if launch is not None:
+            launch.discard()
+        raise SpawnError(f"cannot start bot command {argv[0]!r}: {e}") from None
+    finally:
+        if launch is not None:
+            launch.cleanup()
+    process = Process(proc, out, stderr_cap, cgroup=launch.cgroup if launch else None)
+    process.active = launch.active if launch else []
     if gated:
         try:
-            limits.apply(proc.pid)
-            os.write(process.stdin, b"\n")
+            if launch is not None:
+                launch.attach(proc.pid)
+            else:
+                limits.apply(proc.pid)
+            os.write(process.stdin, b"go\n")
         except OSError as e:
             process.stop(0)
-            raise BotCommandError(f"cannot limit bot command {argv[0]!r}: {e}") from None
+            raise SpawnError(f"cannot limit bot command {argv[0]!r}: {e}") from None
     os.set_blocking(process.stdin, False)
     return process
 
@@ -379,12 +318,19 @@ class Process:
 
     :attr:`stdin` and :attr:`stdout` are file descriptors, which the caller reads and writes;
     :attr:`stdout` is non-blocking, and :attr:`stdin` is once :func:`start_process` returns.
+    A sandboxed process has its :attr:`cgroup` (where the machine has one), emptied and
+    removed by :meth:`stop`.
     """
 
-    def __init__(self, proc: subprocess.Popen[bytes], out: BinaryIO | None, cap: int) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], out: BinaryIO | None, cap: int,
+                 cgroup: Cgroup | None = None) -> None:
         assert proc.stdin and proc.stdout and proc.stderr
         self.pid = proc.pid
         self._proc = proc
+        self.cgroup = cgroup
+        self.active: list[str] = []
+        """The protections in force (empty: not sandboxed)."""
+        self.oom_kills = 0
         self.stdin, self.stdout = proc.stdin.fileno(), proc.stdout.fileno()
         os.set_blocking(self.stdout, False)
         self.pidfd = _pidfd_open(proc.pid)
@@ -397,6 +343,13 @@ class Process:
             name=f"bot-stderr-{proc.pid}", daemon=True)
         self._thread.start()
         self._stopped = False
+
+    def memory_fault(self) -> bool:
+        """Whether the memory limit killed a process of the bot (known only where a memory
+        cgroup exists; kept after :meth:`stop`)."""
+        if self.cgroup is not None:
+            self.oom_kills = max(self.oom_kills, self.cgroup.oom_kills())
+        return self.oom_kills > 0
 
     @property
     def returncode(self) -> int | None:
@@ -455,6 +408,11 @@ class Process:
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
+        if self.cgroup is not None:  # what left the group (a double fork) dies here
+            self.memory_fault()
+            self.cgroup.kill_all()
+            self.cgroup.remove()
+            self.cgroup = None
         for f in (proc.stdin, proc.stdout):
             with contextlib.suppress(OSError):
                 f.close()  # type: ignore[union-attr]

@@ -38,7 +38,7 @@ import yaml
 
 from referee.faults import Fault
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
-from referee.process import BotCommandError, resolve_sandbox
+from referee.process import BotCommandError, bwrap_available
 from referee.ratings import MatchResult, Standing, Standings
 from referee.record import (
     FaultDict,
@@ -49,6 +49,7 @@ from referee.record import (
     write_record,
 )
 from referee.rules import Variant
+from referee.sandbox import SandboxError, bot_binds, capabilities, check_binds
 from referee.schedule import MatchSpec
 from referee.stopping import Pair
 from referee.tournament_config import RATING_KEYS, Config, ConfigError, load_config
@@ -489,6 +490,26 @@ def _hand_scores(record: RecordDict | dict[str, Any]) -> list[list[int]]:
     return [[int(x) for x in hand["scores"]] for hand in record.get("hands", ())]
 
 
+def check_entrant_folders(config: Config) -> None:
+    """Refuse, before play, an entrant whose sandbox would show the output folder, the
+    configuration file or another entrant's folder (symlinks and ``..`` resolved).
+
+    :raises ConfigError: naming the entrant and the path.
+    """
+    binds = []
+    for e in config.entrants:
+        try:
+            binds.append(bot_binds(e.argv, e.workdir))
+        except SandboxError as err:
+            raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
+    for i, (e, b) in enumerate(zip(config.entrants, binds, strict=True)):
+        others = [f for j, o in enumerate(binds) if j != i for f in o.bot]
+        try:
+            check_binds(b, protected=(config.output, config.path), others=others)
+        except SandboxError as err:
+            raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
+
+
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: threading.Event | None = None) -> Outcome:
@@ -498,12 +519,25 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     the same rounds and plays only what is missing. The deals are keyed by the output folder's
     secret (``deal_secret`` for a new folder, else a new one: see :func:`prepare_output`).
 
-    :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`).
+    :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`), no
+        sandbox works here (unless the configuration says ``sandbox: none``), or an entrant's
+        folder would show what it must not (:func:`check_entrant_folders`).
     :raises TournamentError: if a bot command cannot be started.
     """
     reporter = reporter or Reporter()
     runner = runner or LocalRunner(config.concurrency)
     stop = stop or threading.Event()
+    sandbox = "none"
+    if config.sandbox != "none":  # auto or bwrap: never a silent fall-back to none
+        if not bwrap_available():
+            raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
+                              f"({capabilities().summary()}): see ct-referee sandbox, or set "
+                              f"sandbox: none")
+        check_entrant_folders(config)
+        sandbox = "bwrap"
+        if not all(capabilities().cgroup_ok(c) for c in ("memory", "pids", "cpu")):
+            reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
+                          f"(see ct-referee sandbox)")
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
     course = config.course(secret=secret)
     out = config.output
@@ -543,12 +577,6 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
 
     rounds_log = Journal(out / "rounds.jsonl")
     rounds_log.load(accept_round)
-    try:
-        sandbox = resolve_sandbox(config.sandbox, warn=False)
-    except BotCommandError as err:  # 'bwrap' asked for, and it stopped working since loading
-        raise ConfigError(f"{config.path}: sandbox: {err}") from None
-    if config.sandbox == "auto" and sandbox == "none":
-        reporter.warn("bubblewrap (bwrap) is not available: bots run without a sandbox")
     entrants = [e.entrant() for e in config.entrants]
     played = done = 0
 
@@ -576,7 +604,8 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
         reporter.fault(job.spec, name, fault)
 
     done = len(kept)  # counted as played already; a line that turns out not to fit is not
-    reporter.started(config, config.total() or 0, done, sandbox)
+    reporter.started(config, config.total() or 0, done,
+                     f"bwrap ({capabilities().summary()})" if sandbox == "bwrap" else sandbox)
     try:
         while not stop.is_set():
             specs = course.next_round(planned.get(course.round + 1))

@@ -34,7 +34,8 @@ KEYS = ("name", "entrants", "variant", "players", "target", "format", "candidate
         "max_matches", "stop", "seatings", "seed", "concurrency", "limits", "sandbox", "output",
         "rating")
 ENTRANT_KEYS = ("name", "command", "workdir")
-LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb")
+LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb", "pids", "cpus", "tmp_mb",
+               "file_mb")
 RATING_KEYS = ("mu", "sigma", "beta", "tau", "draw_probability")
 STOP_KEYS = ("confidence", "margin")
 
@@ -239,8 +240,8 @@ class _Loader:
         seatings = self.choice(data, "seatings", "all", SEATINGS)
         sandbox = self.choice(data, "sandbox", "auto", SANDBOXES)
         if sandbox == "bwrap" and not bwrap_available():
-            self.fail("sandbox", "'bwrap' asked for, but bubblewrap is missing or does not work "
-                                 "here (use auto or none)")
+            self.fail("sandbox", "'bwrap' asked for, but the sandbox does not work here (see "
+                                 "ct-referee sandbox; or use none)")
         seed = data.get("seed", 1)
         if isinstance(seed, bool) or not isinstance(seed, int | str):
             self.fail("seed", f"expected an integer or a string, got {_type_name(seed)}")
@@ -285,7 +286,11 @@ class _Loader:
                 startup_ms=self.integer(limits, "limits.startup_ms", default.startup_ms, 1),
                 move_ms=self.integer(limits, "limits.move_ms", default.move_ms, 1),
                 bank_ms=self.integer(limits, "limits.bank_ms", default.bank_ms, 0),
-                memory_mb=self.integer(limits, "limits.memory_mb", default.memory_mb, 0)),
+                memory_mb=self.integer(limits, "limits.memory_mb", default.memory_mb, 0),
+                pids=self.integer(limits, "limits.pids", default.pids, 0),
+                cpus=self.cpus(limits, default.cpus),
+                tmp_mb=self.integer(limits, "limits.tmp_mb", default.tmp_mb, 0),
+                file_mb=self.integer(limits, "limits.file_mb", default.file_mb, 0)),
             sandbox=sandbox, rating=self.rating(rating),
         )
 
@@ -363,6 +368,12 @@ class _Loader:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.fail(key, f"expected a number, got {_type_name(value)} {value!r}")
         return float(value)
+
+    def cpus(self, data: dict[str, Any], default: float) -> float:
+        value = self.number(data, "limits.cpus", default)
+        if value < 0:
+            self.fail("limits.cpus", f"must be 0 (no limit) or more, not {value:g}")
+        return value
 
     def choice(self, data: dict[str, Any], key: str, default: str,
                options: Sequence[str]) -> str:

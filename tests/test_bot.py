@@ -20,6 +20,7 @@ from conftest import BOTS, alive, live_processes, needs_bwrap
 
 from referee.bot import Answer, Bot, BotCrash, BotGarbled, BotStartupError, BotTimeout
 from referee.faults import Fault, Reason
+from referee.process import BotCommandError
 
 pytestmark = pytest.mark.process
 GO = "go hand 7c Kd table 3h stock 24 ms 1000"
@@ -217,10 +218,10 @@ def test_close_kills_the_whole_group(sandbox: str) -> None:
     b = started(misbehave("child", sandbox=sandbox))
     child = int(b.request(GO, 5000).line.split()[1])
     assert b.pid
-    if sandbox == "none":
-        assert alive(child)
     members = live_processes(group=b.pid)
-    assert len(members) >= 2
+    if sandbox == "none":  # sandboxed, the bot has a session (and a pid namespace) of its own
+        assert alive(child)
+        assert len(members) >= 2
     t0 = time.monotonic()
     b.close(grace_ms=100)  # the leader exits on quit; its child holds stdout and stderr
     assert time.monotonic() - t0 < 2.0
@@ -253,6 +254,7 @@ def test_file_size_cap(tmp_path: Path) -> None:
 def outside_tmp() -> Iterator[Path]:
     """A scratch folder outside /tmp (the sandbox replaces /tmp with its own)."""
     with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="ct-bot-test-") as name:
+        Path(name).chmod(0o755)  # the sandboxed bot runs as another uid
         yield Path(name)
 
 
@@ -267,7 +269,9 @@ def test_sandbox_hides_folders(outside_tmp: Path) -> None:
         folder.mkdir()
         (folder / "secret.txt").write_text("42\n")
     (outside_tmp / "key.txt").write_text("43\n")
-    with probe(hide=[hidden, outside_tmp / "key.txt", outside_tmp / "absent"]) as b:
+    shutil.copy(BOTS / "probe.py", outside_tmp / "probe.py")
+    with started(Bot([sys.executable, "probe.py"], workdir=outside_tmp, sandbox="bwrap",
+                     hide=[hidden, outside_tmp / "key.txt", outside_tmp / "absent"])) as b:
         assert b.request(f"go read {shown / 'secret.txt'}", 5000).line == "yes"
         assert b.request(f"go read {hidden / 'secret.txt'}", 5000).line.startswith("no ")
         assert b.request(f"go exists {hidden / 'secret.txt'}", 5000).line.startswith("no ")
@@ -315,6 +319,10 @@ def test_sandbox_relative_command_under_tmp(tmp_path: Path) -> None:
     script = tmp_path / "mybot"
     script.write_text(f"#!{sys.executable}\n" + (BOTS / "echo.py").read_text())
     script.chmod(0o755)
+    with Bot("./mybot boxed", workdir=tmp_path, sandbox="bwrap") as b, \
+            pytest.raises(BotCommandError, match="not readable by the bot's uid"):
+        b.start(10_000)  # pytest's folders are 0700
+    tmp_path.chmod(0o755)
     with Bot("./mybot boxed", workdir=tmp_path, sandbox="bwrap") as b:
         assert b.start(10_000) == "boxed"
         assert b.request(GO, 5000).line == f"ok {GO}"
@@ -367,3 +375,29 @@ def test_sandbox_does_not_hide_the_bots_own_folder(outside_tmp: Path) -> None:
                      hide=[named, results])) as b:
         assert b.request(f"go read {named / 'secret.txt'}", 5000).line == "yes"
         assert b.request(f"go read {results / 'secret.txt'}", 5000).line.startswith("no ")
+
+
+# -- a spawn that fails ---------------------------------------------------------------------------
+
+
+class EagainSpawner:
+    """Fails the first ``fails`` forks with EAGAIN, as a machine out of processes would."""
+
+    def __init__(self, fails: int) -> None:
+        self.fails = fails
+
+    def run(self, popen: Any) -> Any:
+        if self.fails:
+            self.fails -= 1
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return popen()
+
+
+def test_a_failed_spawn_is_retried_once_then_a_startup_fault() -> None:
+    echo = [sys.executable, BOTS / "echo.py", "again"]
+    with Bot(echo, spawner=EagainSpawner(1)) as b:
+        assert b.start(10_000) == "again"
+    with Bot(echo, spawner=EagainSpawner(2)) as b, pytest.raises(BotStartupError) as info:
+        b.start(10_000)
+    assert info.value.fault == Fault.STARTUP and info.value.code == Reason.SPAWN_FAILED
+    assert "Resource temporarily unavailable" in info.value.detail

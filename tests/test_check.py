@@ -50,6 +50,7 @@ def test_javascript_starter_passes() -> None:
 
 def test_c_starter_passes(tmp_path: Path) -> None:
     needs("cc")
+    tmp_path.chmod(0o755)  # the sandboxed bot runs as another uid
     binary = tmp_path / "starter.bin"
     subprocess.run(["cc", "-O2", "-o", str(binary), str(ROOT / "bots/starter.c")], check=True,
                    timeout=60)
@@ -59,6 +60,7 @@ def test_c_starter_passes(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_java_starter_passes(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)  # the sandboxed bot runs as another uid
     needs("javac", "java")
     subprocess.run(["javac", "-d", str(tmp_path), str(ROOT / "bots/Starter.java")], check=True,
                    timeout=120)

@@ -52,7 +52,8 @@ def test_defaults_are_filled_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
                              "rounds", "seatings", "seed", "concurrency", "limits", "sandbox",
                              "output", "rating"}
     assert resolved["limits"] == {"startup_ms": 10000, "move_ms": 1000, "bank_ms": 0,
-                                  "memory_mb": 0}
+                                  "memory_mb": 512, "pids": 64, "cpus": 1.0, "tmp_mb": 64,
+                                  "file_mb": 64}
 
 
 def test_every_key_is_read(tmp_path: Path) -> None:
@@ -65,7 +66,8 @@ rounds: 3
 seatings: rotate
 seed: spring-cup
 concurrency: 4
-limits: {startup_ms: 5000, move_ms: 200, bank_ms: 1000, memory_mb: 512}
+limits: {startup_ms: 5000, move_ms: 200, bank_ms: 1000, memory_mb: 300, pids: 9, cpus: 0.5,
+         tmp_mb: 7, file_mb: 0}
 sandbox: none
 output: out/here
 rating: {mu: 30, sigma: 5, beta: 2.5, tau: 0.1, draw_probability: 0.05}
@@ -74,7 +76,8 @@ rating: {mu: 30, sigma: 5, beta: 2.5, tau: 0.1, draw_probability: 0.05}
     assert config.variant is Variant.RED_FROG and config.players == 2 and config.target == 300
     assert (config.rounds, config.seatings, config.seed) == (3, "rotate", "spring-cup")
     assert config.concurrency == 4 and config.sandbox == "none"
-    assert config.limits == Limits(startup_ms=5000, move_ms=200, bank_ms=1000, memory_mb=512)
+    assert config.limits == Limits(startup_ms=5000, move_ms=200, bank_ms=1000, memory_mb=300,
+                                   pids=9, cpus=0.5, tmp_mb=7, file_mb=0)
     assert config.rating == RatingConfig(30, 5, 2.5, 0.1, 0.05)
     assert config.output == tmp_path / "out" / "here"  # relative to the file's folder
     assert len(config.schedule(secret=bytes(32))) == 3 * 3 * 2
@@ -204,17 +207,33 @@ def test_missing_file_and_bad_options(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "Traceback" not in result.output
 
 
-def test_bwrap_refused_when_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(Path(PY).parent))  # no bwrap on this PATH
-    from referee import process
+def test_limits_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"limits.cpus: must be 0 \(no limit\) or more"):
+        load_config(write(tmp_path, GOOD + "limits: {cpus: -1}\n"))
+    with pytest.raises(ConfigError, match=r"limits.pids: expected an integer"):
+        load_config(write(tmp_path, GOOD + "limits: {pids: many}\n"))
 
-    process.bwrap_available.cache_clear()
-    try:
-        path = write(tmp_path, GOOD + "sandbox: bwrap\n")
-        with pytest.raises(ConfigError, match=r"t.yaml:9: sandbox: 'bwrap' asked for"):
-            load_config(path)
-    finally:
-        process.bwrap_available.cache_clear()
+
+def test_bwrap_refused_when_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee import tournament_config
+
+    monkeypatch.setattr(tournament_config, "bwrap_available", lambda: False)
+    path = write(tmp_path, GOOD + "sandbox: bwrap\n")
+    with pytest.raises(ConfigError, match=r"t.yaml:9: sandbox: 'bwrap' asked for"):
+        load_config(path)
+
+
+def test_a_tournament_without_a_working_sandbox_stops(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sandbox: auto`` never falls back silently: a one-line error before any match."""
+    from referee import tournament
+
+    monkeypatch.setattr(tournament, "bwrap_available", lambda: False)
+    config = load_config(write(tmp_path, GOOD), output=tmp_path / "out")
+    with pytest.raises(ConfigError, match=r"sandbox: no working sandbox here .*set "
+                                          r"sandbox: none$"):
+        tournament.run(config)
+    assert not (tmp_path / "out" / "games").exists()
 
 
 def test_formats_stop_and_command_line_overrides(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ from referee.faults import Fault, Reason
 
 
 def test_fault_values_are_the_words_of_the_protocol_and_the_record() -> None:
-    assert [f.value for f in Fault] == ["timeout", "illegal", "garbled", "crash", "startup"]
+    assert [f.value for f in Fault] == ["timeout", "illegal", "garbled", "crash", "startup",
+                                       "memory"]
     assert json.dumps({"fault": Fault.CRASH}) == '{"fault": "crash"}'
     assert f"forfeit {Fault.TIMEOUT}" == "forfeit timeout"
 

@@ -39,8 +39,9 @@ def folder(tmp_path: Path) -> Path:
 
 @needs_bwrap
 def test_record_in_the_bots_folder_under_bwrap(folder: Path) -> None:
-    """The record goes in the current folder, which holds the bots: they must still start (its
-    folder is not hidden), while the logs folder is hidden from every seat, seat 0 included."""
+    """The record goes in the current folder, which holds the bots' folder: they must still
+    start, while the logs folder is out of sight of every seat, seat 0 included (only the bots'
+    own folder is bound)."""
     logs = folder / "game-logs"
     done = play(folder, "python3 bots/peek.py", "python3 bots/peek.py",
                 "python3 bots/random_bot.py", "--record", "game.json", "--sandbox", "bwrap",
@@ -51,7 +52,7 @@ def test_record_in_the_bots_folder_under_bwrap(folder: Path) -> None:
     assert record["faults"] == [], record["faults"]
     for seat in (0, 1):
         log = (logs / f"{seat}-peek{'-2' * seat}.stderr").read_text()
-        assert log.startswith("seen: []\n"), log  # the real folder holds the .stderr files
+        assert log.startswith("seen: no folder\n"), log  # the real one holds .stderr files
 
 
 def test_record_and_logs_folders_are_made_before_the_match(folder: Path) -> None:

@@ -21,7 +21,7 @@ from referee.process import (
     BotCommandError,
     PopenCall,
     Rlimits,
-    Sandbox,
+    SpawnError,
     describe_exit,
     resolve_command,
     resolve_sandbox,
@@ -160,12 +160,12 @@ def test_the_default_spawner_forks_from_its_own_thread() -> None:
     assert seen and seen[0].startswith("bot-spawner")
 
 
-def test_a_spawner_that_cannot_fork_is_a_command_error(tmp_path: Path) -> None:
+def test_a_spawner_that_cannot_fork_is_a_spawn_error(tmp_path: Path) -> None:
     class Failing:
         def run(self, popen: PopenCall) -> subprocess.Popen[bytes]:
             raise OSError("no more processes")
 
-    with pytest.raises(BotCommandError, match="cannot start bot command 'sh': no more"):
+    with pytest.raises(SpawnError, match="cannot start bot command 'sh': no more"):
         start_process(["sh", "-c", "true"], workdir=tmp_path, spawner=Failing())
 
 
@@ -195,7 +195,13 @@ def test_limits_reach_the_bot(monkeypatch: pytest.MonkeyPatch, wrapper: str,
         assert b.pid
         limits = limits_of(b.pid)
         assert b.request(GO, 5000).line == f"ok {GO}"
-    assert limits["Max address space"] == str(300 << 20)
+        cgroup = b.process.cgroup if b.process else None
+        memory = cgroup.dirs.get("memory") if cgroup else None
+        cap = (memory / "memory.limit_in_bytes").read_text().strip() if memory else None
+    if memory is not None:  # the sandbox's memory cgroup, not an rlimit
+        assert cap == str(300 << 20)
+    else:
+        assert limits["Max data size"] == str(300 << 20)
     assert limits["Max file size"] == str(2 << 20)
     assert limits["Max core file size"] == "0"
 
@@ -225,18 +231,26 @@ def test_rlimits_wrap() -> None:
 
 
 def test_sandbox_command_line(tmp_path: Path) -> None:
-    hidden, own = tmp_path / "results", tmp_path / "bots"
-    hidden.mkdir()
-    own.mkdir()
+    from referee.sandbox import SandboxPolicy, build_argv, capabilities
+
+    own, hidden = tmp_path / "bots", tmp_path / "bots" / "results"
+    hidden.mkdir(parents=True)
     (own / "bot.py").write_text("")
-    argv = Sandbox(hide=(hidden, own, tmp_path / "absent"), tmp_mb=8).wrap(
-        ["python3", "bot.py"], own)
-    assert argv[:8] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    (tmp_path / "other").mkdir()
+    spec = build_argv(["/usr/bin/python3", "bot.py"], own, caps=capabilities(),
+                      policy=SandboxPolicy(tmp_mb=8, mode="setpriv" if os.geteuid() == 0
+                                           else "userns"),
+                      hide=(hidden, own, tmp_path / "absent"))
+    spec.cleanup()
+    argv = spec.argv
+    assert argv[0] == "bwrap" and "--die-with-parent" in argv and "--clearenv" in argv
     assert argv[argv.index("--size") + 1] == str(8 << 20)
-    assert ["--tmpfs", str(hidden)] == argv[argv.index(str(hidden)) - 1:][:2]
-    assert str(own) not in argv[:argv.index("--chdir")]  # never hides the bot from itself
+    assert ["--ro-bind", str(own), str(own)] == argv[argv.index(str(own)) - 1:][:3]
+    assert ["--tmpfs", str(hidden), "--remount-ro"] == argv[argv.index(str(hidden)) - 1:][:3]
+    assert str(tmp_path / "other") not in argv  # only the bot's own folder is bound
     assert str(tmp_path / "absent") not in argv
-    assert argv[-5:] == ["--chdir", str(own), "--", "python3", "bot.py"]
+    assert argv[argv.index("--chdir"):argv.index("--chdir") + 3] == ["--chdir", str(own), "--"]
+    assert argv[-2:] == ["/usr/bin/python3", "bot.py"]
 
 
 # -- a process without the protocol -------------------------------------------------------------

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -280,9 +281,15 @@ def test_journal_drops_a_torn_line_and_appends_cleanly(tmp_path: Path) -> None:
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")
 def test_the_sandbox_hides_the_output_folder(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    peek = tmp_path / "peek.py"
+    peek = tmp_path / "peek" / "peek.py"
+    peek.parent.mkdir()
+    tmp_path.chmod(0o755)
     peek.write_text("import os, sys\n"
-                    f"print('seen:', sorted(os.listdir({str(out)!r})), file=sys.stderr)\n"
+                    "try:\n"
+                    f"    seen = sorted(os.listdir({str(out)!r}))\n"
+                    "except OSError as e:\n"
+                    "    seen = type(e).__name__\n"
+                    "print('seen:', seen, file=sys.stderr)\n"
                     "for line in sys.stdin:\n"
                     "    if line.startswith('chinese-ten'):\n"
                     "        print('ready peek', flush=True)\n"
@@ -291,7 +298,7 @@ def test_the_sandbox_hides_the_output_folder(tmp_path: Path) -> None:
     path = tmp_path / "t.yaml"
     path.write_text(f"""\
 entrants:
-  - {{name: peek, command: {PY} peek.py}}
+  - {{name: peek, command: {PY} peek/peek.py}}
   - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
 players: 2
 target: 100
@@ -300,7 +307,12 @@ target: 100
     assert outcome.finished
     for match_id, seat in (("r1-g001-s01", 0), ("r1-g001-s02", 1)):
         log = (out / "logs" / match_id / f"{seat}-peek.stderr").read_text()
-        assert log == "seen: []\n"  # the real folder holds games/, logs/, results.jsonl ...
+        assert log == "seen: FileNotFoundError\n"  # the real folder holds games/, logs/ ...
+    # A bot whose folder holds the output folder (and the configuration) is refused first.
+    path.write_text(path.read_text().replace("peek/peek.py", "-c pass"))
+    with pytest.raises(ConfigError, match=r"entrant 'peek': the bot folder .* would show the "
+                                          r"protected path"):
+        run(load_config(path, output=out))
 
 
 @pytest.mark.process
@@ -398,6 +410,38 @@ def test_matches_finished_beside_a_failing_one_are_saved() -> None:
     with pytest.raises(TournamentError, match="no-such-bot"):
         LocalRunner(3).run(jobs, on_done, threading.Event())
     assert saved == ["m0", "m2"]
+
+
+@pytest.mark.process
+def test_a_bot_that_cannot_be_spawned_is_a_seat_fault(tmp_path: Path) -> None:
+    """A command that is found but cannot be started (here: exec fails, ENOEXEC, behind the
+    prlimit wrapper) is a startup fault of its seat: the other matches play on (fork EAGAIN
+    at spawn: tests/test_bot.py)."""
+    from referee.match import Entrant, Limits
+    from referee.rules import Variant
+    from referee.schedule import MatchSpec
+    from referee.tournament import LocalRunner, MatchJob
+
+    instant = Entrant("instant", (PY, str(ROOT / "bench" / "instant_bot.py")))
+    broken = tmp_path / "broken-bot"
+    broken.write_text("not a program\n")  # executable, but no #! line: exec fails
+    broken.chmod(0o755)
+    unspawnable = Entrant("broken", ("./broken-bot",), tmp_path)
+
+    def job(index: int, entrants: tuple[Entrant, ...]) -> MatchJob:
+        spec = MatchSpec(f"m{index}", index, 1, index + 1, 1, (0, 1), "s", bytes(32))
+        return MatchJob(spec, entrants, Variant.CLASSIC, 1, Limits(move_ms=2000), "none", "t")
+
+    saved: dict[str, dict[str, Any]] = {}
+    LocalRunner(2).run([job(0, (instant, instant)), job(1, (instant, unspawnable)),
+                        job(2, (instant, instant))],
+                       lambda done, record: saved.update({done.spec.id: record}),
+                       threading.Event())
+    assert sorted(saved) == ["m0", "m1", "m2"]
+    assert saved["m0"]["faults"] == [] and saved["m2"]["faults"] == []
+    [fault] = saved["m1"]["faults"]
+    assert (fault["seat"], fault["fault"]) == (1, "startup")
+    assert "before ready" in fault["detail"]
 
 
 def test_the_live_header_prints_paths_as_they_are(tmp_path: Path) -> None:

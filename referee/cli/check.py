@@ -10,9 +10,11 @@ from rich.console import Console
 from rich.text import Text
 
 from referee.check import FAIL, PASS, SKIP, CheckReport, StepResult, run_check
+from referee.cli.sandbox import limit_options
 from referee.escape import escape_controls
 from referee.match import Limits
 from referee.process import BotCommandError, resolve_command, resolve_sandbox
+from referee.sandbox import capabilities
 
 _MARKS = {PASS: ("✓", "OK  ", "green"), FAIL: ("✗", "FAIL", "bold red"),
           SKIP: ("–", "SKIP", "dim")}
@@ -84,10 +86,12 @@ def _summary(console: Console, report: CheckReport) -> None:
 @click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
               show_default=True, help="Run the bot as a tournament would (auto: bwrap if it "
               "works here).")
+@limit_options
 @click.option("--transcript", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every line exchanged here ('> ' to the bot, '< ' from it).")
 @click.option("--ascii", "ascii_only", is_flag=True, help="OK/FAIL instead of ✓/✗, no colours.")
-def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, transcript: Path | None,
+def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, memory_mb: int, pids: int,
+          cpus: float, tmp_mb: int, file_mb: int, transcript: Path | None,
           ascii_only: bool) -> None:
     """Check that BOT_CMD speaks protocol v1: scripted deals, every answer judged.
 
@@ -100,10 +104,13 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, transcript:
     console = Console(no_color=ascii_only, emoji=False, highlight=False, soft_wrap=True)
     try:
         argv = resolve_command(bot_cmd, Path.cwd())
-        mode = resolve_sandbox(sandbox)
+        mode = resolve_sandbox(sandbox, warn=False)
     except BotCommandError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    if sandbox == "auto" and mode == "none":
+        click.echo(f"warning: no working sandbox here, the bot runs UNSANDBOXED "
+                   f"({capabilities().summary()}; see ct-referee sandbox)", err=True)
     if transcript is not None:
         try:  # before the run, so a bad path is not found only at the end
             transcript.parent.mkdir(parents=True, exist_ok=True)
@@ -114,10 +121,14 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, transcript:
             sys.exit(2)
     head = Text("checking ")
     head.append(bot_cmd, style="bold")
-    head.append(f" · move {move_ms} ms · start-up {startup_ms} ms · sandbox {mode}")
+    boxed = f"sandbox {mode}" + (f" ({capabilities().summary()})" if mode == "bwrap" else "")
+    head.append(f" · move {move_ms} ms · start-up {startup_ms} ms · {boxed}")
     console.print(head)
     try:
+        limits = Limits(memory_mb=memory_mb, pids=pids, cpus=cpus, tmp_mb=tmp_mb,
+                        file_mb=file_mb)
         report = run_check(argv, move_ms=move_ms, startup_ms=startup_ms, sandbox=mode,
+                           limits=limits,
                            workdir=Path.cwd(), on_step=_Printer(console, ascii_only))
     except BotCommandError as err:
         click.echo(f"error: {err}", err=True)

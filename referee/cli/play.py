@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from referee.cli.sandbox import limit_options
 from referee.display import cards_text, move_text
 from referee.escape import escape_controls
 from referee.human import HUMAN, HumanEntrant
@@ -20,6 +21,7 @@ from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
 from referee.process import BotCommandError, resolve_command, resolve_sandbox, split_command
 from referee.record import FaultDict, RecordDict, write_record
 from referee.rules import DEFAULT_TARGET, Deal, Event, Hand, Variant
+from referee.sandbox import capabilities
 
 _NAME_OK = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -129,8 +131,7 @@ def print_result(console: Console, record: RecordDict) -> None:
               help="Time until a bot's ready.")
 @click.option("--bank-ms", type=click.IntRange(min=0), default=0, show_default=True,
               help="Extra time per match for answers past --move-ms.")
-@click.option("--memory-mb", type=click.IntRange(min=0), default=0,
-              help="Memory cap per bot (0: none).")
+@limit_options
 @click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
               show_default=True)
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -142,7 +143,8 @@ def print_result(console: Console, record: RecordDict) -> None:
 @click.option("--ascii", "ascii_only", is_flag=True, help="No colours or suit symbols.")
 def play(
     bots: tuple[str, ...], seed: int | None, variant: str, target: int, move_ms: int,
-    startup_ms: int, bank_ms: int, memory_mb: int, sandbox: str, record_path: Path | None,
+    startup_ms: int, bank_ms: int, memory_mb: int, pids: int, cpus: float, tmp_mb: int,
+    file_mb: int, sandbox: str, record_path: Path | None,
     logs_dir: Path | None, quiet: bool, verbose: bool, ascii_only: bool,
 ) -> None:
     """Play one match between 2-4 BOTS (each a command, quoted if it has spaces).
@@ -174,9 +176,12 @@ def play(
         except BotCommandError as err:
             raise click.ClickException(f"bot {command!r}: {err}") from None
     try:
-        mode = resolve_sandbox(sandbox)
+        mode = resolve_sandbox(sandbox, warn=False)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
+    if sandbox == "auto" and mode == "none":
+        click.echo(f"warning: no working sandbox here, the bots run UNSANDBOXED "
+                   f"({capabilities().summary()}; see ct-referee sandbox)", err=True)
     names = entrant_names(commands)
     entrants: list[Entrant] = []
     for name, argv in zip(names, commands, strict=True):
@@ -214,7 +219,8 @@ def play(
     if not quiet:
         head = Text(" vs ".join(names), style="bold")
         dealt = "random deals" if seed is None else f"seed {seed}"
-        head.append(f" · {variant} · target {target} · {dealt} · sandbox {mode}")
+        boxed = f"sandbox {mode}" + (f" ({capabilities().summary()})" if mode == "bwrap" else "")
+        head.append(f" · {variant} · target {target} · {dealt} · {boxed}")
         console.print(head)
     teller = _Teller(console, names, verbose=verbose and not human, quiet=quiet)
     try:
@@ -222,7 +228,8 @@ def play(
             match_id, entrants, deals,
             variant=Variant(variant), target=target,
             limits=Limits(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms,
-                          memory_mb=memory_mb),
+                          memory_mb=memory_mb, pids=pids, cpus=cpus, tmp_mb=tmp_mb,
+                          file_mb=file_mb),
             sandbox=mode, logs_dir=logs_dir, hide=hide, observer=teller, bot_id=bot_id)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None

@@ -1,0 +1,80 @@
+"""Start-up time of a Python bot with and without the hardened sandbox.
+
+Times spawn to first line of ``python3 -c 'print("ready x")'`` (Debian's ``/usr/bin/python3``
+and ``python3`` as found on ``PATH``, e.g. a pyenv one), ``RUNS`` interleaved runs each, with
+:func:`referee.process.start_process`: no sandbox; sandboxed with cgroups; sandboxed with
+rlimits only. Prints the median and minimum per variant, and the median of ``Process.stop``.
+Needs a working sandbox (``ct-referee sandbox``); run as root for cgroups.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from referee.process import Process, start_process  # noqa: E402
+from referee.sandbox import SandboxPolicy, capabilities  # noqa: E402
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+CODE = "print('ready x', flush=True)"
+
+
+def once(argv: list[str], workdir: Path, policy: SandboxPolicy | None,
+         stops: list[float]) -> float:
+    t0 = time.perf_counter()
+    proc: Process = start_process(argv, workdir=workdir, sandbox=policy)
+    data = b""
+    while b"\n" not in data:
+        try:
+            chunk = __import__("os").read(proc.stdout, 100)
+        except BlockingIOError:
+            time.sleep(0.0005)
+            continue
+        if not chunk:
+            raise RuntimeError(f"no ready from {argv}")
+        data += chunk
+    dt = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    proc.stop(0)
+    stops.append(time.perf_counter() - t1)
+    return dt
+
+
+def main() -> None:
+    if not capabilities().works:
+        print(f"no sandbox here: {capabilities().summary()}")
+        return
+    folder = Path(tempfile.mkdtemp(prefix=".bench-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    hardened = SandboxPolicy()
+    variants = {"no sandbox": None, "sandbox, cgroups": hardened,
+                "sandbox, rlimits only": dataclasses.replace(hardened, cgroups=False)}
+    pythons = ["/usr/bin/python3", "python3"]
+    rows = [(py, name, policy) for py in pythons for name, policy in variants.items()]
+    times: dict[tuple[str, str], list[float]] = {(py, n): [] for py, n, _ in rows}
+    stops: dict[tuple[str, str], list[float]] = {(py, n): [] for py, n, _ in rows}
+    try:
+        for run in range(RUNS + 2):  # two warm-up rounds, interleaved runs
+            for py, name, policy in rows:
+                dt = once([py, "-c", CODE], folder, policy, stops[py, name])
+                if run >= 2:
+                    times[py, name].append(dt)
+        print(f"spawn -> first line, {RUNS} runs each (ms; median, min; stop median):")
+        for py, name, _ in rows:
+            xs = times[py, name]
+            print(f"  {py:18} {name:24} {statistics.median(xs) * 1e3:6.1f} "
+                  f"{min(xs) * 1e3:6.1f}   stop {statistics.median(stops[py, name]) * 1e3:5.1f}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,229 @@
+"""Per-bot cgroups (memory, pids, cpu) on cgroup v1 and v2, without systemd.
+
+v1: one directory per controller hierarchy, ``<mount>/ct-referee/<name>``. v2: one directory
+``<mount>/ct-referee/<name>`` with the controllers enabled in ``cgroup.subtree_control`` of the
+root and of ``ct-referee`` (a root-owned subtree the referee owns; the root cgroup is exempt
+from the no-internal-process rule, a nested one is not: see :func:`find_layout`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CONTROLLERS = ("memory", "pids", "cpu")
+PARENT = "ct-referee"
+CFS_PERIOD_US = 100_000
+
+
+@dataclass(frozen=True)
+class CgroupLayout:
+    """Where each controller lives: ``v1`` maps controller to its hierarchy's mount point;
+    ``v2`` is the unified mount when it offers a controller; ``missing`` lists the rest with
+    a reason each."""
+
+    v1: dict[str, Path] = field(default_factory=dict)
+    v2: Path | None = None
+    v2_controllers: tuple[str, ...] = ()
+    missing: dict[str, str] = field(default_factory=dict)
+
+    def where(self, controller: str) -> str | None:
+        """``v1``, ``v2`` or ``None`` for ``controller``."""
+        if controller in self.v1:
+            return "v1"
+        if controller in self.v2_controllers:
+            return "v2"
+        return None
+
+
+def find_layout(mountinfo: str | None = None) -> CgroupLayout:
+    """Read ``/proc/self/mountinfo`` and report where memory, pids and cpu can be limited."""
+    if mountinfo is None:
+        try:
+            mountinfo = Path("/proc/self/mountinfo").read_text()
+        except OSError:
+            mountinfo = ""
+    v1: dict[str, Path] = {}
+    v2: Path | None = None
+    for line in mountinfo.splitlines():
+        left, _, right = line.partition(" - ")
+        parts, fs = left.split(), right.split()
+        if len(parts) < 5 or len(fs) < 3:
+            continue
+        if fs[0] == "cgroup":
+            for opt in fs[2].split(","):
+                if opt in CONTROLLERS:
+                    v1.setdefault(opt, Path(parts[4]))
+        elif fs[0] == "cgroup2":
+            v2 = Path(parts[4])
+    v2_ctrls: tuple[str, ...] = ()
+    if v2 is not None:
+        with contextlib.suppress(OSError):
+            offered = (v2 / "cgroup.controllers").read_text().split()
+            v2_ctrls = tuple(c for c in CONTROLLERS if c in offered and c not in v1)
+    missing = {}
+    for c in CONTROLLERS:
+        if c not in v1 and c not in v2_ctrls:
+            missing[c] = (f"no cgroup v1 hierarchy with {c} and the v2 hierarchy "
+                          f"({v2 or 'not mounted'}) does not offer it: mount one "
+                          f"(mount -t cgroup2 none /sys/fs/cgroup) or enable it in the kernel")
+    return CgroupLayout(v1=v1, v2=v2, v2_controllers=v2_ctrls, missing=missing)
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def _v2_enable(root: Path, controllers: tuple[str, ...]) -> None:
+    """Enable ``controllers`` for children of ``root`` and of ``root/ct-referee``."""
+    parent = root / PARENT
+    parent.mkdir(mode=0o755, exist_ok=True)
+    want = " ".join(f"+{c}" for c in controllers)
+    for where in (root, parent):
+        enabled = (where / "cgroup.subtree_control").read_text().split()
+        if any(c not in enabled for c in controllers):
+            _write(where / "cgroup.subtree_control", want)
+
+
+class Cgroup:
+    """One bot's cgroup: created with limits, a pid attached, then killed and removed."""
+
+    def __init__(self, name: str, layout: CgroupLayout) -> None:
+        self.name = name
+        self.layout = layout
+        self.dirs: dict[str, Path] = {}  # controller -> its directory
+
+    @classmethod
+    def create(cls, name: str, *, memory_mb: int, pids: int, cpu_cores: float,
+               layout: CgroupLayout | None = None) -> Cgroup:
+        """Create the directories and write the limits (0: no limit for that one).
+
+        :raises OSError: when a directory or limit cannot be written.
+        """
+        group = cls(name, layout or find_layout())
+        try:
+            group._make()
+            group._limit(memory_mb, pids, cpu_cores)
+        except OSError:
+            group.remove()
+            raise
+        return group
+
+    def _make(self) -> None:
+        lay = self.layout
+        if lay.v2_controllers and lay.v2 is not None:
+            _v2_enable(lay.v2, lay.v2_controllers)
+            path = lay.v2 / PARENT / self.name
+            path.mkdir(mode=0o755)
+            for c in lay.v2_controllers:
+                self.dirs[c] = path
+        for c, mount in lay.v1.items():
+            path = mount / PARENT / self.name
+            if path not in self.dirs.values():
+                path.parent.mkdir(mode=0o755, exist_ok=True)
+                path.mkdir(mode=0o755)
+            self.dirs[c] = path
+
+    def version(self, controller: str) -> str | None:
+        """``v1``, ``v2`` or ``None`` (not limited) for ``controller``."""
+        return self.layout.where(controller) if controller in self.dirs else None
+
+    def _limit(self, memory_mb: int, pids: int, cpu_cores: float) -> None:
+        if memory_mb > 0 and "memory" in self.dirs:
+            d, limit = self.dirs["memory"], str(memory_mb << 20)
+            if self.version("memory") == "v1":
+                _write(d / "memory.limit_in_bytes", limit)
+                if (d / "memory.memsw.limit_in_bytes").exists():  # no escape into swap
+                    _write(d / "memory.memsw.limit_in_bytes", limit)
+            else:
+                _write(d / "memory.max", limit)
+                if (d / "memory.swap.max").exists():
+                    _write(d / "memory.swap.max", "0")
+        if pids > 0 and "pids" in self.dirs:
+            _write(self.dirs["pids"] / "pids.max", str(pids))
+        if cpu_cores > 0 and "cpu" in self.dirs:
+            d, quota = self.dirs["cpu"], int(cpu_cores * CFS_PERIOD_US)
+            if self.version("cpu") == "v1":
+                _write(d / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+                _write(d / "cpu.cfs_quota_us", str(quota))
+            else:
+                _write(d / "cpu.max", f"{quota} {CFS_PERIOD_US}")
+
+    def attach(self, pid: int) -> None:
+        """Move process ``pid`` (all its threads) into every directory."""
+        for path in sorted(set(self.dirs.values())):
+            _write(path / "cgroup.procs", str(pid))
+
+    def pids(self) -> list[int]:
+        """The processes in the group (read from every directory)."""
+        found: set[int] = set()
+        for path in set(self.dirs.values()):
+            with contextlib.suppress(OSError):
+                found.update(int(p) for p in (path / "cgroup.procs").read_text().split())
+        return sorted(found)
+
+    def oom_kills(self) -> int:
+        """How many processes the memory limit killed (v1 ``memory.oom_control``, v2
+        ``memory.events``: the ``oom_kill`` line); 0 without a memory controller."""
+        d = self.dirs.get("memory")
+        if d is None:
+            return 0
+        name = "memory.oom_control" if self.version("memory") == "v1" else "memory.events"
+        try:
+            text = (d / name).read_text()
+        except OSError:
+            return 0
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
+    def memory_peak(self) -> int:
+        """The most memory charged to the group, in bytes (0 when unknown)."""
+        d = self.dirs.get("memory")
+        names = ("memory.max_usage_in_bytes", "memory.peak")
+        for name in names if d else ():
+            with contextlib.suppress(OSError, ValueError):
+                return int((d / name).read_text())  # type: ignore[operator]
+        return 0
+
+    def kill_all(self, timeout: float = 5.0) -> bool:
+        """SIGKILL every process in the group until it is empty (v2: ``cgroup.kill``);
+        whether it emptied within ``timeout`` seconds."""
+        for path in set(self.dirs.values()):
+            if self.layout.v2 is not None and path.is_relative_to(self.layout.v2):
+                with contextlib.suppress(OSError):
+                    _write(path / "cgroup.kill", "1")
+        deadline = time.monotonic() + timeout
+        while True:
+            left = self.pids()
+            if not left:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.005)
+
+    def remove(self) -> None:
+        """Remove the directories (after :meth:`kill_all`); missing ones are fine."""
+        for path in set(self.dirs.values()):
+            for _ in range(100):  # rmdir fails with EBUSY until the last task is reaped
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as e:
+                    if e.errno != errno.EBUSY:
+                        break
+                    time.sleep(0.01)
+        self.dirs.clear()

@@ -1,0 +1,75 @@
+"""``ct-referee sandbox``: which protections work here, and the hostile probes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from referee.match import Limits
+from referee.sandbox import SandboxPolicy, capabilities
+
+_LIMITS = Limits()
+
+
+def limit_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The ``--memory-mb``, ``--pids``, ``--cpus``, ``--tmp-mb`` and ``--file-mb`` options."""
+    for option in reversed([
+        click.option("--memory-mb", type=click.IntRange(min=0), default=_LIMITS.memory_mb,
+                     show_default=True, help="Memory per bot, /tmp and /dev/shm included "
+                     "(0: none)."),
+        click.option("--pids", type=click.IntRange(min=0), default=_LIMITS.pids,
+                     show_default=True, help="Processes and threads per sandboxed bot."),
+        click.option("--cpus", type=click.FloatRange(min=0), default=_LIMITS.cpus,
+                     show_default=True, help="CPU cores per sandboxed bot (0: no limit)."),
+        click.option("--tmp-mb", type=click.IntRange(min=0), default=_LIMITS.tmp_mb,
+                     show_default=True, help="Size of a sandboxed bot's /tmp and /dev/shm."),
+        click.option("--file-mb", type=click.IntRange(min=0), default=_LIMITS.file_mb,
+                     show_default=True, help="Largest file a bot may write (0: no limit)."),
+    ]):
+        f = option(f)
+    return f
+
+
+@click.command()
+@click.option("--no-probes", is_flag=True, help="Only show the protections.")
+@click.option("--ascii", "ascii_only", is_flag=True, help="OK/NO instead of ✓/✗.")
+@limit_options
+def sandbox(no_probes: bool, ascii_only: bool, memory_mb: int, pids: int, cpus: float,
+            tmp_mb: int, file_mb: int) -> None:
+    """Show which bot protections work on this machine, then run hostile probes in the
+    sandbox: every attack must be refused.
+
+    Exit status: 0 when the sandbox works and every probe is refused, 1 otherwise.
+    """
+    from referee.probes.attacks import ATTACKS
+    from referee.probes.world import World, run_attack
+
+    yes, no = ("OK", "NO") if ascii_only else ("✓", "✗")
+    caps = capabilities()
+    for check in caps.checks:
+        hint = f" (to enable: {check.enable})" if not check.ok and check.enable else ""
+        click.echo(f"{yes if check.ok else no} {check.name:15} {check.detail}{hint}")
+    click.echo(f"in force: {caps.summary()}")
+    if not caps.works:
+        click.echo("no working sandbox: tournaments refuse to start unless sandbox: none")
+        sys.exit(1)
+    if no_probes:
+        return
+    policy = SandboxPolicy(memory_mb=memory_mb or 512, pids=pids or 64, cpus=cpus,
+                           tmp_mb=tmp_mb, file_mb=file_mb)
+    world = World()
+    failed = 0
+    try:
+        for name, attack in ATTACKS.items():
+            outcome = run_attack(world, name, policy)
+            failed += not outcome.refused
+            doc = (attack.__doc__ or "").splitlines()[0]
+            mark = yes if outcome.refused else no
+            click.echo(f"{mark} {name:12} {doc} -> {outcome.detail}")
+    finally:
+        world.close()
+    click.echo(f"{len(ATTACKS) - failed} of {len(ATTACKS)} attacks refused")
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,234 @@
+"""The attacks (stdlib only: it runs inside the sandbox, under any Python 3.8+).
+
+``python attacks.py NAME`` runs one attack and prints ``refused NAME`` or ``ALLOWED NAME:
+what``. Paths of the world to attack come from ``CT_PROBE_*`` environment variables (not
+arguments: the sandbox binds every folder a command line names). ``memory``, ``shm`` and
+``forks`` are judged by the referee (a memory fault; the pids limit) as well.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+libc = ctypes.CDLL(None, use_errno=True)
+MS_REMOUNT, MS_BIND, MNT_DETACH = 32, 4096, 2
+
+
+def _env(name: str) -> str:
+    return os.environ.get(f"CT_PROBE_{name}", "/nonexistent")
+
+
+def _call(f, *args) -> str | None:
+    """``None`` if the call failed, else ``"ok"``."""
+    try:
+        r = f(*args)
+    except OSError:
+        return None
+    return None if isinstance(r, int) and r < 0 else "ok"
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return f"read {path}: {f.read(40)!r}"
+    except OSError:
+        return None
+
+
+def remount() -> str | None:
+    """Remount the bot's folder read-write, write on the host."""
+    here = os.getcwd().encode()
+    got = [_call(libc.mount, None, here, None, MS_REMOUNT | MS_BIND, None),
+           _call(libc.mount, b"none", b"/tmp", b"tmpfs", 0, None)]
+    try:
+        with open(os.path.join(os.path.dirname(__file__), "written"), "w") as f:
+            f.write("x")
+        got.append("wrote beside the probes")
+    except OSError:
+        pass
+    return ", ".join(g for g in got if g) or None
+
+
+def umount() -> str | None:
+    """Unmount /tmp, /proc or a hidden folder to see what is below."""
+    got = [p for p in (b"/tmp", b"/proc", b"/dev/shm") if _call(libc.umount2, p, MNT_DETACH)]
+    return f"unmounted {got}" if got else None
+
+
+def output() -> str | None:
+    """Read the live records in the output folder (also through a symlink in its folder)."""
+    link = os.path.join(os.getcwd(), "peek", "results.jsonl")  # peek -> the output folder
+    return (_read(os.path.join(_env("OUTPUT"), "results.jsonl")) or _listing(_env("OUTPUT"))
+            or _read(link))
+
+
+def _listing(path: str) -> str | None:
+    try:
+        return f"listed {path}: {os.listdir(path)}"
+    except OSError:
+        return None
+
+
+def referee_proc() -> str | None:
+    """Read the referee's command line, environment or memory through /proc."""
+    secret = os.environ.get("CT_PROBE_SECRET", "")
+    found = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        for name in ("environ", "cmdline", "mem"):
+            try:
+                with open(f"/proc/{pid}/{name}", "rb") as f:
+                    data = f.read(1 << 16)
+            except OSError:
+                continue
+            if name == "mem" or (secret and secret.encode() in data):
+                found.append(f"{pid}/{name}")
+    ppid = _read(f"/proc/{_env('REFEREE_PID')}/environ")
+    return ", ".join(found + ([ppid] if ppid else [])) or None
+
+
+def rewrite() -> str | None:
+    """Rewrite another entrant's bot, or its own."""
+    for path in (os.path.join(_env("SIBLING"), "bot.py"), sys.argv[0]):
+        try:
+            with open(path, "a") as f:
+                f.write("# owned\n")
+            return f"wrote {path}"
+        except OSError:
+            pass
+    return None
+
+
+def read() -> str | None:
+    """Read other entrants' folders, the tournament YAML, a 0600 file, the referee's env."""
+    got = [_read(os.path.join(_env("SIBLING"), "bot.py")), _listing(_env("SIBLING")),
+           _read(_env("CONFIG")), _read(_env("PRIVATE")), _read("/etc/shadow"),
+           _listing("/root/.ssh"), _read("/root/.bashrc")]
+    if "CT_PROBE_SECRET" in os.environ:
+        got.append("the referee's environment")
+    return ", ".join(g for g in got if g) or None
+
+
+def locks() -> str | None:
+    """Byte-range locks (and friends) on a shared read-only file: a channel between bots."""
+    with open(sys.argv[0]) as f:
+        lk = struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0)
+        tries = {"flock": lambda: fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB),
+                 "lockf": lambda: fcntl.lockf(f, fcntl.LOCK_SH | fcntl.LOCK_NB),
+                 "F_SETLK": lambda: fcntl.fcntl(f, fcntl.F_SETLK, lk),
+                 "F_GETLK": lambda: fcntl.fcntl(f, fcntl.F_GETLK, lk),
+                 "F_OFD_SETLK": lambda: fcntl.fcntl(f, 37, lk),
+                 "inotify": lambda: libc.inotify_init1(0)}
+        got = [k for k, t in tries.items() if _call(t)]
+        errnos = {k: _errno(t) for k, t in tries.items() if k not in got}
+    odd = [f"{k} failed with errno {e}" for k, e in errnos.items() if e != errno.EPERM]
+    return ", ".join([*(f"{k} worked" for k in got), *odd]) or None
+
+
+def _errno(f) -> int:
+    """The errno a failing call leaves (``OSError`` or ``-1`` and ``errno``)."""
+    try:
+        f()
+    except OSError as e:
+        return e.errno or 0
+    return ctypes.get_errno()
+
+
+def escape() -> str | None:
+    """Regain privileges: capabilities, a user namespace, setuid 0, ptrace, the network."""
+    got = []
+    with open("/proc/self/status") as f:
+        status = dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+    for key in ("CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        if int(status[key], 16):
+            got.append(f"{key} {status[key].strip()}")
+    if status.get("NoNewPrivs", "0").strip() != "1":
+        got.append("NoNewPrivs 0")
+    if _call(libc.unshare, 0x10000000):
+        got.append("unshare(CLONE_NEWUSER)")
+    if _call(os.setuid, 0):
+        got.append("setuid(0)")
+    if _call(libc.ptrace, 16, 1, 0, 0):
+        got.append("ptrace")
+    s = socket.socket()
+    s.settimeout(1)
+    if _call(s.connect, ("1.1.1.1", 53)):
+        got.append("network")
+    return ", ".join(got) or None
+
+
+def forks(count: int = 200) -> str | None:
+    """Fork 200 sleeping children (a bounded fork bomb)."""
+    n = 0
+    for _ in range(count):
+        try:
+            if os.fork() == 0:
+                time.sleep(30)
+                os._exit(0)
+        except OSError:
+            break
+        n += 1
+    return f"forked {n}" if n >= count else None
+
+
+def memory(mb: int = 2048) -> str | None:
+    """Allocate 2 GiB, touched."""
+    keep = [bytearray(1 << 20) for _ in range(mb)]
+    return f"allocated {len(keep)} MiB"
+
+
+def shm(mb: int = 1024) -> str | None:
+    """Write 1 GiB into /dev/shm."""
+    with open("/dev/shm/fill", "wb") as f:
+        block = b"x" * (1 << 20)
+        for _ in range(mb):
+            f.write(block)
+            f.flush()
+    return f"wrote {mb} MiB to /dev/shm"
+
+
+def burn(count: int = 4) -> str | None:
+    """Start ``count`` setsid'd, double-forked CPU burners, let them burn a second (the
+    referee sees their cgroup throttled), then return (they stay)."""
+    for _ in range(count):
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                while True:
+                    pass
+            os._exit(0)
+    time.sleep(1.0)
+    return None
+
+
+def orphan() -> str | None:
+    """Leave a double-forked setsid'd grandchild behind (its survival is judged outside)."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            subprocess.run(["sleep", "300"], check=False)
+        os._exit(0)
+    time.sleep(0.1)
+    return None
+
+
+ATTACKS = {f.__name__: f for f in (remount, umount, output, referee_proc, rewrite, read, locks,
+                                   escape, forks, memory, shm)}
+"""What ``ct-referee sandbox`` runs: each must come back refused."""
+
+
+def main() -> None:
+    name = sys.argv[1]
+    got = {**ATTACKS, "burn": burn, "orphan": orphan}[name]()
+    print(f"ALLOWED {name}: {got}" if got else f"refused {name}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

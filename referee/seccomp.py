@@ -1,0 +1,166 @@
+"""A classic-BPF seccomp filter, generated in pure Python, for bubblewrap's ``--seccomp FD``.
+
+The filter answers ``EPERM`` (never kills) for calls that open side channels between
+sandboxes (file locks, leases, inotify) and for calls no game bot needs (ptrace, mount,
+namespaces, keyrings, bpf, io_uring, kernel modules...). ``clone3`` answers ``ENOSYS`` so
+that glibc falls back to ``clone``, whose flags the filter can inspect. A call made with a
+foreign audit architecture (e.g. i386 ``int 0x80`` on x86_64) answers ``EPERM`` too.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import platform
+import struct
+
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+
+# Calls refused outright, by name; numbers per architecture below.
+DENIED = (
+    "flock", "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2",
+    "unshare", "setns", "keyctl", "add_key", "request_key", "bpf", "perf_event_open",
+    "userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module",
+    "delete_module", "reboot", "swapon", "swapoff", "pivot_root", "chroot",
+    "io_uring_setup", "io_uring_enter", "io_uring_register", "name_to_handle_at",
+    "open_by_handle_at", "inotify_init", "inotify_init1", "inotify_add_watch",
+    "fanotify_init", "fanotify_mark", "open_tree", "move_mount", "fsopen", "fsconfig",
+    "fsmount", "fspick", "mount_setattr", "acct", "quotactl", "syslog", "vhangup",
+    "settimeofday", "adjtimex", "clock_adjtime", "clock_settime", "sethostname",
+    "setdomainname", "kcmp", "move_pages", "migrate_pages", "lookup_dcookie", "uselib",
+    "iopl", "ioperm",
+)
+
+SYSCALLS: dict[str, dict[str, int]] = {
+    "x86_64": {
+        "fcntl": 72, "flock": 73, "clone": 56, "clone3": 435, "personality": 135,
+        "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "mount": 165,
+        "umount2": 166, "unshare": 272, "setns": 308, "keyctl": 250, "add_key": 248,
+        "request_key": 249, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323,
+        "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
+        "delete_module": 176, "reboot": 169, "swapon": 167, "swapoff": 168,
+        "pivot_root": 155, "chroot": 161, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "name_to_handle_at": 303, "open_by_handle_at": 304,
+        "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
+        "fanotify_init": 300, "fanotify_mark": 301, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442,
+        "acct": 163, "quotactl": 179, "syslog": 103, "vhangup": 153, "settimeofday": 164,
+        "adjtimex": 159, "clock_adjtime": 305, "clock_settime": 227, "sethostname": 170,
+        "setdomainname": 171, "kcmp": 312, "move_pages": 279, "migrate_pages": 256,
+        "lookup_dcookie": 212, "uselib": 134, "iopl": 172, "ioperm": 173,
+    },
+    "aarch64": {  # asm-generic numbering; no inotify_init, uselib, iopl, ioperm
+        "fcntl": 25, "flock": 32, "clone": 220, "clone3": 435, "personality": 92,
+        "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "mount": 40,
+        "umount2": 39, "unshare": 97, "setns": 268, "keyctl": 219, "add_key": 217,
+        "request_key": 218, "bpf": 280, "perf_event_open": 241, "userfaultfd": 282,
+        "kexec_load": 104, "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
+        "delete_module": 106, "reboot": 142, "swapon": 224, "swapoff": 225,
+        "pivot_root": 41, "chroot": 51, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "name_to_handle_at": 264, "open_by_handle_at": 265,
+        "inotify_init1": 26, "inotify_add_watch": 27, "fanotify_init": 262,
+        "fanotify_mark": 263, "open_tree": 428, "move_mount": 429, "fsopen": 430,
+        "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442, "acct": 89,
+        "quotactl": 60, "syslog": 116, "vhangup": 58, "settimeofday": 170, "adjtimex": 171,
+        "clock_adjtime": 266, "clock_settime": 112, "sethostname": 161,
+        "setdomainname": 162, "kcmp": 272, "move_pages": 239, "migrate_pages": 238,
+        "lookup_dcookie": 18,
+    },
+}
+
+# fcntl commands refused: record locks (F_GETLK too: reading a lock leaks), OFD locks,
+# leases and directory notification.
+F_LOCK_CMDS = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
+CLONE_NS_FLAGS = 0x7E020080  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
+PERSONALITY_OK = (0x0, 0x8, 0xFFFFFFFF)  # PER_LINUX, PER_LINUX32, query
+X32_SYSCALL_BIT = 0x40000000
+
+# Classic BPF opcodes and seccomp return values.
+LD_ABS_W = 0x20
+JEQ_K, JGE_K, JSET_K = 0x15, 0x35, 0x45
+RET_K = 0x06
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+OFF_NR, OFF_ARCH = 0, 4
+
+
+def _arg_lo(index: int) -> int:
+    """The offset of the low 32 bits of argument ``index`` in ``struct seccomp_data``."""
+    little = struct.pack("=H", 1) == b"\x01\x00"
+    return 16 + 8 * index + (0 if little else 4)
+
+
+def native_arch() -> str:
+    """The seccomp architecture name of this machine (``x86_64`` or ``aarch64``)."""
+    machine = platform.machine()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+
+
+def seccomp_filter(arch: str | None = None) -> bytes:
+    """The filter for ``arch`` as packed ``struct sock_filter`` instructions.
+
+    :raises ValueError: for an architecture without a syscall table.
+    """
+    arch = arch or native_arch()
+    if arch not in SYSCALLS:
+        raise ValueError(f"no seccomp syscall table for architecture {arch!r}")
+    nrs = SYSCALLS[arch]
+    deny = RET_ERRNO | errno.EPERM
+    # (code, k, jump-if-true label, jump-if-false label); None: fall through.
+    prog: list[tuple[int, int, str | None, str | None]] = []
+    labels: dict[str, int] = {}
+
+    def op(code: int, k: int, jt: str | None = None, jf: str | None = None) -> None:
+        prog.append((code, k, jt, jf))
+
+    def label(name: str) -> None:
+        labels[name] = len(prog)
+
+    op(LD_ABS_W, OFF_ARCH)
+    op(JEQ_K, AUDIT_ARCH[arch], None, "deny")
+    op(LD_ABS_W, OFF_NR)
+    if arch == "x86_64":
+        op(JGE_K, X32_SYSCALL_BIT, "deny", None)
+    for name in DENIED:
+        if name in nrs:
+            op(JEQ_K, nrs[name], "deny", None)
+    op(JEQ_K, nrs["fcntl"], "fcntl", None)
+    op(JEQ_K, nrs["clone"], "clone", None)
+    op(JEQ_K, nrs["personality"], "personality", None)
+    op(JEQ_K, nrs["clone3"], "enosys", None)
+    op(RET_K, RET_ALLOW)
+    label("fcntl")
+    op(LD_ABS_W, _arg_lo(1))
+    for cmd in F_LOCK_CMDS:
+        op(JEQ_K, cmd, "deny", None)
+    op(RET_K, RET_ALLOW)
+    label("clone")
+    op(LD_ABS_W, _arg_lo(0))
+    op(JSET_K, CLONE_NS_FLAGS, "deny", None)
+    op(RET_K, RET_ALLOW)
+    label("personality")
+    op(LD_ABS_W, _arg_lo(0))
+    for value in PERSONALITY_OK:
+        op(JEQ_K, value, "allow", None)
+    label("deny")
+    op(RET_K, deny)
+    label("enosys")
+    op(RET_K, RET_ERRNO | errno.ENOSYS)
+    label("allow")
+    op(RET_K, RET_ALLOW)
+
+    out = bytearray()
+    for pc, (code, k, jt, jf) in enumerate(prog):
+        offsets = [0 if to is None else labels[to] - pc - 1 for to in (jt, jf)]
+        if not all(0 <= o <= 255 for o in offsets):
+            raise ValueError(f"jump out of range at instruction {pc}")
+        out += struct.pack("=HBBI", code, offsets[0], offsets[1], k)
+    return bytes(out)
+
+
+def seccomp_fd(arch: str | None = None) -> int:
+    """A readable fd (a memfd, offset 0) holding :func:`seccomp_filter` for bwrap."""
+    fd = os.memfd_create("ct-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, seccomp_filter(arch))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
