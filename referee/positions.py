@@ -3,18 +3,22 @@
 Pure code, no I/O. :func:`positions` re-plays a record under the rules and yields a
 :class:`Dealt` as each hand is dealt, a :class:`Played` after each recorded turn (with the
 position before it, at its pick if it had one, and after it, and the narration of the turn as
-:mod:`referee.narration` tells it), and a :class:`Scored` as each hand ends. The text replay,
-the HTML page and the seat lines of :mod:`referee.replay` read it.
+:mod:`referee.narration` tells it), and a :class:`Scored` as each hand ends; :func:`hand_positions`
+does it for one hand, and :func:`play_turn` applies one recorded turn. The text replay, the HTML
+page and the seat lines of :mod:`referee.replay` read it, and so does verification.
 
-The record must verify (:func:`referee.verify.verify_record`); one that does not may raise
-:class:`referee.rules.RulesError` (or ``KeyError``, ``TypeError``...) part-way. Verification
-itself reports discrepancies rather than raise, and so does its own careful re-play.
+What the replay reads from a turn goes through a :class:`Check`: the move to play, the target to
+pick, and the end of the hand before the recorded scores are read. :data:`RECORDED` takes the
+record at its word, so the record must verify (:func:`referee.verify.verify_record`); one that
+does not may raise :class:`referee.rules.RulesError` (or ``KeyError``, ``TypeError``...)
+part-way. :mod:`referee.verify` passes its own check, which checks each field before the replay
+uses it and raises to stop the hand at a discrepancy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from referee import narration
 from referee.cards import Card
@@ -79,9 +83,46 @@ def recorded_move(turn: Mapping[str, Any]) -> Move:
     return Move(Card.parse(turn["play"]), Card.parse(capture[0]) if len(capture) == 1 else None)
 
 
-def play_turn(hand: Hand, turn: Mapping[str, Any]) -> tuple[Hand, Hand | None, list[narration.Cue]]:
-    """Applies a recorded turn to ``hand``: returns copies of the position before it and at its
-    pick (``None`` without one), and the turn's narration.
+class Check(Protocol):
+    """How the replay reads a recorded turn: each hook is called before the replay applies what
+    it returns, and may raise to stop the replay there."""
+
+    def go(self, hand: Hand, turn: Mapping[str, Any]) -> Move:
+        """The move ``turn`` plays on ``hand``, the position before it."""
+        ...
+
+    def pick(self, hand: Hand, turn: Mapping[str, Any]) -> Card:
+        """The target ``turn`` picks for ``hand.pick_card``, among ``hand.pick_options``."""
+        ...
+
+    def end(self, hand: Hand, entry: Mapping[str, Any]) -> None:
+        """Called after the last recorded turn of ``entry``, before its scores are read."""
+        ...
+
+
+class Recorded:
+    """The :class:`Check` that takes the record at its word."""
+
+    def go(self, hand: Hand, turn: Mapping[str, Any]) -> Move:
+        """The recorded move (:func:`recorded_move`)."""
+        return recorded_move(turn)
+
+    def pick(self, hand: Hand, turn: Mapping[str, Any]) -> Card:
+        """The recorded turn capture."""
+        return Card.parse(turn["turn_capture"][0])
+
+    def end(self, hand: Hand, entry: Mapping[str, Any]) -> None:
+        """Nothing to check."""
+
+
+RECORDED = Recorded()
+
+
+def play_turn(
+    hand: Hand, turn: Mapping[str, Any], *, check: Check = RECORDED
+) -> tuple[Hand, Hand | None, list[narration.Cue]]:
+    """Applies a recorded turn to ``hand``, as ``check`` reads it: returns copies of the
+    position before it and at its pick (``None`` without one), and the turn's narration.
 
     :raises referee.rules.IllegalMoveError: if the recorded turn breaks the rules.
     """
@@ -92,11 +133,29 @@ def play_turn(hand: Hand, turn: Mapping[str, Any]) -> tuple[Hand, Hand | None, l
         cues.append(cue)
         if isinstance(cue, narration.Ask):
             if cue.kind == "go":
-                hand.play(*recorded_move(turn))
+                hand.play(*check.go(hand, turn))
             else:
                 at_pick = hand.copy()
-                hand.pick(Card.parse(turn["turn_capture"][0]))
+                hand.pick(check.pick(hand, turn))
     return before, at_pick, cues
+
+
+def hand_positions(
+    entry: HandDict, number: int, variant: Variant, totals: list[int], *,
+    check: Check = RECORDED,
+) -> Iterator[Position]:
+    """The positions of hand ``number`` (1-based), ``totals`` being the totals before it: a
+    :class:`Dealt`, a :class:`Played` per turn (applied by :func:`play_turn` with ``check``),
+    a :class:`Scored`."""
+    hand = Hand(deal_from_json(entry), dealer=entry["dealer"], variant=variant)
+    yield Dealt(number, entry, hand, totals)
+    for t, turn in enumerate(entry["turns"], 1):
+        seat = hand.to_move
+        before, at_pick, cues = play_turn(hand, turn, check=check)
+        yield Played(number, t, turn, seat, before, at_pick, hand, tuple(cues))
+    check.end(hand, entry)
+    after = [a + b for a, b in zip(totals, entry["scores"], strict=True)]
+    yield Scored(number, entry, hand, entry["scores"], after)
 
 
 def positions(record: RecordDict) -> Iterator[Position]:
@@ -105,11 +164,7 @@ def positions(record: RecordDict) -> Iterator[Position]:
     variant = Variant(record["variant"])
     totals = [0] * len(record["players"])
     for k, entry in enumerate(record["hands"], 1):
-        hand = Hand(deal_from_json(entry), dealer=entry["dealer"], variant=variant)
-        yield Dealt(k, entry, hand, totals)
-        for t, turn in enumerate(entry["turns"], 1):
-            seat = hand.to_move
-            before, at_pick, cues = play_turn(hand, turn)
-            yield Played(k, t, turn, seat, before, at_pick, hand, tuple(cues))
-        totals = [a + b for a, b in zip(totals, entry["scores"], strict=True)]
-        yield Scored(k, entry, hand, entry["scores"], totals)
+        for pos in hand_positions(entry, k, variant, totals):
+            yield pos
+            if isinstance(pos, Scored):
+                totals = pos.totals

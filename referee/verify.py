@@ -8,6 +8,9 @@ the turned cards, the scores, the totals, the ranks and where the match ended.
 >>> verify_record({"format": "chinese-ten-record", "version": 1})[0].what
 'structure'
 
+Each hand is re-played by the one record replay (:func:`referee.positions.hand_positions`),
+with the checker as its :class:`referee.positions.Check`: it checks a turn's fields, works out
+the target to play and checks the turned card and the captures before the replay applies them.
 Replaying a hand stops at its first discrepancy (what follows would only repeat it); the other
 hands are still checked. Totals are checked against the scores the rules give (the recorded
 ones for a hand that could not be replayed), so one tampered number is reported once.
@@ -16,18 +19,20 @@ ones for a hand that could not be replayed), so one tampered number is reported 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, cast
 
 from referee.cards import Card, CardError, format_cards
 from referee.faults import Fault
-from referee.record import FORMAT, VERSION
+from referee.positions import Played, Scored, hand_positions
+from referee.record import FORMAT, VERSION, HandDict
 from referee.rules import (
     TURNS_PER_HAND,
     Deal,
     DealError,
     Hand,
     IllegalMoveError,
+    Move,
     Variant,
     rank,
 )
@@ -101,12 +106,25 @@ def _card(value: Any) -> Card | None:
 
 
 class _RecordChecker:
-    """Replays one record against the rules and collects its discrepancies."""
+    """Replays one record against the rules and collects its discrepancies.
+
+    It is the :class:`referee.positions.Check` of each hand's replay: :meth:`go`, :meth:`pick`
+    and :meth:`end` raise :class:`_Stop` at a discrepancy; :meth:`_landed` checks each turn as
+    played.
+    """
 
     def __init__(self) -> None:
         self.found: list[Discrepancy] = []
         self.hand: int | None = None
         self.turn: int | None = None
+        self.faulted: dict[int, int] = {}
+        """Seat -> the first hand it faulted in."""
+        self.fallback: list[bool] = []
+        """Per seat: whether it has a fallback turn in this hand."""
+        self.turn_count = 0
+        """The number of turns this hand records."""
+        self.replayed: list[int] | None = None
+        """The scores of this hand's replay, once its turns replayed."""
 
     def add(self, what: str, recorded: str, expected: str = "") -> None:
         self.found.append(Discrepancy(self.hand, self.turn, what, recorded, expected))
@@ -115,7 +133,7 @@ class _RecordChecker:
         self.add(what, recorded, expected)
         return _Stop()
 
-    def need(self, data: dict[str, Any], key: str, kind: str, where: str) -> Any:
+    def need(self, data: Mapping[str, Any], key: str, kind: str, where: str) -> Any:
         """``data[key]`` if it has the right kind, else a ``structure`` stop."""
         if key not in data:
             raise self.fail("structure", f"{where}{key!r} is missing")
@@ -164,13 +182,13 @@ class _RecordChecker:
         hands = self.need(record, "hands", "list", "")
         if not hands:
             raise self.fail("hands", "no hands", "at least one")
-        faulted = self._faults(record, n, len(hands))
+        self.faulted = self._faults(record, n, len(hands))
         scores: list[list[int]] = []
         for k, entry in enumerate(hands, 1):
             self.hand = k
-            self.replayed: list[int] | None = None
+            self.replayed = None
             try:
-                scores.append(self._hand(entry, k, n, variant, faulted))
+                scores.append(self._hand(entry, k, n, variant))
             except _Stop:
                 if self.replayed is not None:  # the turns replayed; the scores were wrong
                     scores.append(self.replayed)
@@ -180,7 +198,7 @@ class _RecordChecker:
                     return
             finally:
                 self.hand = self.turn = None
-        self._result(record, scores, n, target, faulted)
+        self._result(record, scores, n, target, self.faulted)
 
     def _faults(self, record: dict[str, Any], n: int, hand_count: int) -> dict[int, int]:
         """Seat -> the first hand it faulted in."""
@@ -229,9 +247,7 @@ class _RecordChecker:
 
     # One hand.
 
-    def _hand(
-        self, entry: Any, k: int, n: int, variant: Variant, faulted: dict[int, int]
-    ) -> list[int]:
+    def _hand(self, entry: Any, k: int, n: int, variant: Variant) -> list[int]:
         if not isinstance(entry, dict):
             raise self.fail("structure", "a hand should be an object")
         dealer = self.need(entry, "dealer", "int", "")
@@ -244,70 +260,84 @@ class _RecordChecker:
         layout = self.need(entry, "layout", "cards", "")
         stock = self.need(entry, "stock", "cards", "")
         try:
-            deal = Deal.from_cards(hands, layout, stock)
+            Deal.from_cards(hands, layout, stock)
         except DealError as err:
             raise self.fail("deal", f"not one deck: {err}") from None
         if dealer != (k - 1) % n:
             raise self.fail("dealer", f"seat {dealer}", f"seat {(k - 1) % n}")
         turns = self.need(entry, "turns", "list", "")
-        hand = Hand(deal, dealer=dealer, variant=variant)
-        fallback = [False] * n
+        self.turn_count = len(turns)
+        self.fallback = [False] * n
         has_by = any(isinstance(t, dict) and "by" in t for t in turns)
-        for t, turn in enumerate(turns, 1):
-            self.turn = t
-            if hand.is_over():
-                raise self.fail("turns", f"{len(turns)} turns", f"{TURNS_PER_HAND}")
-            self._turn(hand, turn, k, faulted, fallback)
-        self.turn = None
-        if not hand.is_over():
-            raise self.fail("turns", f"{len(turns)} turns", f"{TURNS_PER_HAND}")
-        self.replayed = hand.scores()
-        scores: list[int] = self.need(entry, "scores", "ints", "")
-        if scores != hand.scores():
-            raise self.fail("scores", str(scores), str(hand.scores()))
-        for seat, first in faulted.items():
-            if has_by and first == k and not fallback[seat]:
+        scores: list[int] = []
+        # The deal and the dealer are checked; go, pick and end check the rest as it is read.
+        steps = hand_positions(cast(HandDict, entry), k, variant, [0] * n, check=self)
+        try:
+            for step in steps:
+                if isinstance(step, Played):
+                    self._landed(step)
+                elif isinstance(step, Scored):
+                    scores = step.scores
+        except IllegalMoveError as err:  # pragma: no cover - go and pick checked the move
+            raise self.fail("play", str(err)) from None
+        for seat, first in self.faulted.items():
+            if has_by and first == k and not self.fallback[seat]:
                 self.add("by", f"a fault of seat {seat} in this hand but no fallback turn")
         return scores
 
-    def _turn(
-        self, hand: Hand, turn: Any, k: int, faulted: dict[int, int], fallback: list[bool]
-    ) -> None:
+    def go(self, hand: Hand, turn: Any) -> Move:
+        """The move of ``turn``, checked against ``hand``, the position before it."""
+        self.turn = hand.turn + 1  # every turn before it was played in full
+        if hand.is_over():
+            raise self.fail("turns", f"{self.turn_count} turns", f"{TURNS_PER_HAND}")
         if not isinstance(turn, dict):
             raise self.fail("structure", "a turn should be an object")
         seat = self.need(turn, "seat", "int", "")
         if seat != hand.to_move:
             raise self.fail("turn order", f"seat {seat}", f"seat {hand.to_move}")
-        self._by(turn, seat, k, faulted, fallback)
+        self._by(turn, seat)
         play = Card.parse(self.need(turn, "play", "card", ""))
         capture = [Card.parse(c) for c in self.need(turn, "capture", "cards", "")]
-        turned = Card.parse(self.need(turn, "turn", "card", ""))
-        turn_capture = [Card.parse(c) for c in self.need(turn, "turn_capture", "cards", "")]
+        self.need(turn, "turn", "card", "")
+        self.need(turn, "turn_capture", "cards", "")
         if play not in hand.hands[seat]:
             raise self.fail("play", f"{play} is not in seat {seat}'s hand "
                                     f"({format_cards(hand.hands[seat])})")
-        target = self._target("capture", hand, play, capture)
-        try:
-            hand.play(play, target)
-        except IllegalMoveError as err:  # pragma: no cover - _target checked it
-            raise self.fail("play", str(err)) from None
-        drawn: Card | None
-        if hand.pick_card is not None:
-            drawn = hand.pick_card
-        else:
-            drawn = hand.events[-1].card
-            assert drawn is not None
+        return Move(play, self._target("capture", hand, play, capture))
+
+    def pick(self, hand: Hand, turn: Mapping[str, Any]) -> Card:
+        """The target ``turn`` picks for the card it turned, both checked."""
+        assert hand.pick_card is not None
+        self._turned(turn, hand.pick_card)
+        turn_capture = [Card.parse(c) for c in turn["turn_capture"]]
+        if len(turn_capture) == 1 and turn_capture[0] in hand.pick_options:
+            return turn_capture[0]
+        raise self.fail("turn capture", cards_list(turn_capture),
+                        f"one of {format_cards(hand.pick_options)}")
+
+    def _landed(self, step: Played) -> None:
+        """Checks the card ``step`` turned and what it captured (a pick was checked before)."""
+        turned = step.turned
+        assert turned.card is not None
+        self._turned(step.record, turned.card)
+        turn_capture = [Card.parse(c) for c in step.record["turn_capture"]]
+        if sorted(turn_capture) != sorted(turned.captured):
+            raise self.fail("turn capture", cards_list(turn_capture), cards_list(turned.captured))
+
+    def _turned(self, turn: Mapping[str, Any], drawn: Card) -> None:
+        turned = Card.parse(turn["turn"])
         if turned != drawn:
             raise self.fail("turn", str(turned), f"{drawn} (the next card of the stock)")
-        if hand.pick_card is not None:
-            if len(turn_capture) == 1 and turn_capture[0] in hand.pick_options:
-                hand.pick(turn_capture[0])
-                return
-            raise self.fail("turn capture", cards_list(turn_capture),
-                            f"one of {format_cards(hand.pick_options)}")
-        got = hand.events[-1].captured
-        if sorted(turn_capture) != sorted(got):
-            raise self.fail("turn capture", cards_list(turn_capture), cards_list(got))
+
+    def end(self, hand: Hand, entry: Mapping[str, Any]) -> None:
+        """Checks that the hand is over and its recorded scores."""
+        self.turn = None
+        if not hand.is_over():
+            raise self.fail("turns", f"{self.turn_count} turns", f"{TURNS_PER_HAND}")
+        self.replayed = hand.scores()
+        scores = self.need(entry, "scores", "ints", "")
+        if scores != self.replayed:
+            raise self.fail("scores", str(scores), str(self.replayed))
 
     def _target(self, what: str, hand: Hand, card: Card, capture: list[Card]) -> Card | None:
         """The target to play ``card`` with, if ``capture`` is what the rules allow."""
@@ -326,16 +356,15 @@ class _RecordChecker:
         raise self.fail(what, cards_list(capture),
                         f"one of {format_cards(found)}")
 
-    def _by(
-        self, turn: dict[str, Any], seat: int, k: int, faulted: dict[int, int],
-        fallback: list[bool],
-    ) -> None:
+    def _by(self, turn: dict[str, Any], seat: int) -> None:
+        k, fallback = self.hand, self.fallback
+        assert k is not None
         by = turn.get("by")
         if by is None:
             return
         if by not in ("bot", "fallback"):
             raise self.fail("by", f"{by!r}", "'bot' or 'fallback'")
-        first = faulted.get(seat)
+        first = self.faulted.get(seat)
         if by == "fallback":
             fallback[seat] = True
             if first is None:

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA, PY, ROOT, bot
 
+from referee import positions
 from referee.cli import main
 from referee.match import Entrant, Limits, play_match
 from referee.record import read_record, write_record
@@ -220,6 +221,21 @@ def test_capture_discrepancy_names_both_sides() -> None:
     turn = _turns(load())[found.turn - 1]
     assert str(found) == (f"hand 1 turn {found.turn}: capture: record says [], "
                           f"rules give [{turn['capture'][0]}]")
+
+
+def test_turns_are_applied_by_the_one_record_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    checks: list[object] = []
+    shared = positions.play_turn
+
+    def counted(hand: Any, turn: Any, *, check: Any) -> Any:
+        checks.append(check)
+        return shared(hand, turn, check=check)
+
+    monkeypatch.setattr(positions, "play_turn", counted)
+    record = load()
+    assert verify_record(record) == []
+    assert len(checks) == sum(len(h["turns"]) for h in record["hands"])
+    assert positions.RECORDED not in checks  # verify's own checks read each turn
 
 
 def test_partner_table_is_what_captures() -> None:  # the tampering above relies on it
