@@ -49,6 +49,7 @@ from referee.record import (
     write_record,
 )
 from referee.rules import Variant
+from referee.runners import local_runner
 from referee.schedule import MatchSpec
 from referee.stopping import Pair
 from referee.tournament_config import RATING_KEYS, Config, ConfigError, load_config
@@ -502,7 +503,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     :raises TournamentError: if a bot command cannot be started.
     """
     reporter = reporter or Reporter()
-    runner = runner or LocalRunner(config.concurrency)
+    runner = runner or local_runner(config.concurrency)
     stop = stop or threading.Event()
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
     course = config.course(secret=secret)
