@@ -135,8 +135,8 @@ class ClusterRunner(Dispatching):
         except ImportError:
             raise ClusterError("--scheduler needs the distributed package: pip install "
                                "'ct-referee[distributed]'") from None
-        if quiet:  # a lost connection is reported once, by us, not as Dask's tracebacks
-            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        if quiet:
+            _quiet_dask()
         self.address = address
         self.sandbox = sandbox
         self.warn = warn
@@ -196,18 +196,24 @@ class ClusterRunner(Dispatching):
         events, self._aborted = self._aborted, []
         if not self._futures:
             return events
+        lost = False
         if not events:
-            with contextlib.suppress(TimeoutError), self.client.as_current():
-                wait(list(self._futures), timeout=timeout, return_when="FIRST_COMPLETED")
-        for future in [f for f in self._futures if f.done()]:
+            try:
+                with self.client.as_current():
+                    wait(list(self._futures), timeout=timeout, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                pass
+            except Exception:  # cancelled futures (a lost scheduler) and a broken client
+                lost = self.client.status not in ("running", "connecting")
+        for future in [f for f in self._futures if lost or f.done()]:
             job = self._futures.pop(future)
-            events.append(self._outcome(future, job))
+            events.append(self._outcome(future, job, lost))
         return events
 
-    def _outcome(self, future: Future, job: MatchJob) -> RunnerEvent:
+    def _outcome(self, future: Future, job: MatchJob, lost: bool = False) -> RunnerEvent:
         from distributed import KilledWorker
 
-        if future.status == "cancelled":  # not by us: cancel() forgets its futures first
+        if lost or future.status == "cancelled":  # not by us: cancel() forgets its futures first
             return Failed(job, ClusterError(f"lost the Dask scheduler {self.address!r} while "
                                             f"match {job.spec.id} was played"))
         try:
@@ -248,6 +254,14 @@ class ClusterRunner(Dispatching):
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _quiet_dask() -> None:
+    """Silences Dask's own logging in this process: a lost connection is reported once, as
+    one line, by the tournament, not as Dask's tracebacks."""
+    names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] == "distributed"]
+    for name in ["distributed", *names]:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def _one_line(err: BaseException) -> str:

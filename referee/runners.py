@@ -280,8 +280,9 @@ def _play_in_worker(job: MatchJob) -> RecordDict:
 class ProcessRunner(_PoolRunner):
     """Plays ``concurrency`` matches at once, each in one of ``concurrency`` worker processes
     of this machine (started once, on the first match; they end with this process, even when
-    it is killed outright): the referee's own work is spread over the cores. The cancel signal is a ``multiprocessing`` event; faults
-    come back on a ``multiprocessing`` queue as they happen, records as results."""
+    it is killed outright): the referee's own work is spread over the cores. The cancel signal
+    is a ``multiprocessing`` event; faults come back on a ``multiprocessing`` queue as they
+    happen, records as results."""
 
     def __init__(self, concurrency: int = 2, *, start_method: str = "spawn") -> None:
         super().__init__(concurrency)
