@@ -1,6 +1,7 @@
 """Scaling: matches/s of one tournament of instant C bots, locally and on a Dask cluster.
 
 Run:  .venv/bin/python bench/distributed.py [--rounds 6] [--target 1000]
+      .venv/bin/python bench/distributed.py --coordinator 500   # the coordinator's limits
 
 Every entrant is ``bots/starter.c`` compiled with ``cc -O2`` into a temporary folder (a legal
 answer at once, no interpreter start-up), so the figures measure the referee: fresh bot
@@ -25,6 +26,8 @@ end with the same standings. The last line is
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import os
 import pickle
 import shutil
@@ -33,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -132,15 +137,73 @@ def bare_tasks(address: str, payload: int, n: int = 200) -> tuple[float, float]:
     return 1000 * statistics.median(times), 1000 * batch / n
 
 
+def per_second(action: Callable[[int], object], *, seconds: float = 2.0) -> float:
+    """How many times a second ``action(i)`` runs, over about ``seconds``."""
+    n, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        action(n)
+        n += 1
+    return n / elapsed
+
+
+def coordinator(entrants: int) -> None:
+    """What the coordinator alone can do per second: write records (atomically, synced),
+    append journal lines (synced), and rate matches in a table of ``entrants``."""
+    from referee.match import Entrant, play_match
+    from referee.ratings import MatchResult, Standings
+    from referee.record import write_record
+    from referee.rules import Deal
+    from referee.tournament import Journal
+
+    with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp:
+        folder = Path(tmp)
+        bot = compile_bot(folder)
+        seats = [Entrant(f"c{i}", (str(bot),)) for i in range(3)]
+        record = play_match("m", seats, lambda k: Deal.from_key(3, bytes(16), f"d:{k}"),
+                            target=1000)
+        turns = sum(len(h["turns"]) for h in record["hands"])
+        print(f"coordinator: one match (3 seats, target 1000) holds {len(record['hands'])} "
+              f"hands, {turns} turns; its record is {len(json.dumps(record)) / 1024:.0f} KiB "
+              f"of JSON; output folder on {folder} (fsync'd)")
+        (folder / "games").mkdir()
+        records = per_second(lambda i: write_record(record, folder / "games" / f"{i}.json"))
+        journal = Journal(folder / "results.jsonl")
+        line = {"id": "r1-g001-s01", "players": record["players"], "totals": record["totals"],
+                "ranks": record["ranks"], "faults": [], "hands": len(record["hands"]),
+                "record": "games/r1-g001-s01.json"}
+        lines = per_second(lambda i: journal.append(line))
+        journal.close()
+        names = [f"e{i}" for i in range(entrants)]
+        table = Standings(names)
+        result = MatchResult.from_json(line)
+
+        def rate(i: int) -> None:
+            table.add(dataclasses.replace(result, players=tuple(
+                names[(i * 7 + k * 131) % entrants] for k in range(3))))
+
+        ratings = per_second(rate)
+        tables = per_second(lambda i: table.standings(), seconds=1.0)
+    print(f"coordinator: {records:.0f} records/s written, {lines:.0f} journal lines/s "
+          f"appended, {ratings:.0f} matches/s rated among {entrants} entrants, "
+          f"{tables:.1f} full tables/s of {entrants} rows")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6, help="24 matches a round")
     parser.add_argument("--target", type=int, default=1000, help="match target")
     parser.add_argument("--repeat", type=int, default=2,
                         help="play every setting this many times, interleaved; keep the best")
+    parser.add_argument("--coordinator", type=int, metavar="ENTRANTS",
+                        help="instead: the coordinator's own limits, rating among ENTRANTS")
     args = parser.parse_args()
+    if args.coordinator:
+        coordinator(args.coordinator)
+        return
     import dask
     from distributed import LocalCluster
+
+    warnings.filterwarnings("ignore", message="Port .* is already in use")
 
     print(f"scaling: {24 * args.rounds} matches of instant C bots (bots/starter.c), target "
           f"{args.target}; {os.cpu_count()} cores, load average "

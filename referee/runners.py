@@ -309,6 +309,12 @@ class ProcessRunner(_PoolRunner):
                 return
             self._fault(*item)
 
+    def slots(self) -> int:
+        """See :meth:`Runner.slots`: twice the concurrency, so that each worker process has
+        its next match at hand when one ends (no round trip through this process between
+        two matches)."""
+        return 2 * self.concurrency
+
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
         pool = self._start()
