@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from referee.match import MatchAborted
 from referee.process import BotCommandError, resolve_sandbox
 from referee.record import RecordDict
-from referee.runners import Dispatching, Failed, Finished, RunnerError, RunnerEvent
+from referee.runners import Dispatching, Failed, Faulted, Finished, RunnerError, RunnerEvent
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -190,7 +190,8 @@ class ClusterRunner(Dispatching):
         self._futures[future] = job
 
     def wait(self, timeout: float) -> list[RunnerEvent]:
-        """See :meth:`Runner.wait`. Writes each finished match's logs to its ``logs_dir``."""
+        """See :meth:`Runner.wait`. Writes each finished match's logs to its ``logs_dir``; the
+        faults of a match are reported when its record comes back, just before it."""
         from distributed import wait
 
         events, self._aborted = self._aborted, []
@@ -207,7 +208,11 @@ class ClusterRunner(Dispatching):
                 lost = self.client.status not in ("running", "connecting")
         for future in [f for f in self._futures if lost or f.done()]:
             job = self._futures.pop(future)
-            events.append(self._outcome(future, job, lost))
+            event = self._outcome(future, job, lost)
+            if isinstance(event, Finished):  # its faults, as they were recorded
+                events += [Faulted(job, fault, event.record["players"][fault["seat"]])
+                           for fault in event.record["faults"]]
+            events.append(event)
         return events
 
     def _outcome(self, future: Future, job: MatchJob, lost: bool = False) -> RunnerEvent:

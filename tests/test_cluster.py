@@ -223,3 +223,75 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
     assert (out / "standings.json").read_text() == standings
     ids = journal_ids(out)
     assert len(ids) == len(set(ids)) == MATCHES
+
+
+QUITTER = """\
+import sys
+for line in sys.stdin:
+    if line.startswith('chinese-ten'):
+        print('ready quitter', flush=True)
+    elif line.startswith(('go', 'pick')):
+        sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("where", ["processes", "cluster"])
+def test_faults_are_shown_from_worker_processes_and_cluster_workers(
+    where: str, cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    (tmp_path / "quitter.py").write_text(QUITTER)
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: quitter, command: {PY} quitter.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+players: 2
+target: 100
+sandbox: none
+""")
+    extra = ["-j", "2"] if where == "processes" else ["--scheduler", cluster.scheduler_address]
+    done = subprocess.run([*CLI, "tournament", str(path), "-o", str(tmp_path / "out"), *extra],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "fault: r1-g001-s01 quitter (seat 0) crash in hand 1: exited with code 3" \
+        in done.stdout
+    assert "fault: r1-g001-s02 quitter (seat 1) crash in hand 1" in done.stdout
+    assert done.stdout.count("fault: ") == 2
+    table = json.loads((tmp_path / "out" / "standings.json").read_text())["standings"]
+    assert [row["name"] for row in table] == ["greedy", "quitter"]
+
+
+def test_stop_cancels_the_cluster_tasks_and_a_resume_completes(
+    reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    path, standings = reference
+    flags = tmp_path / "flags"
+    config = load_config(write_config(tmp_path, flags), output=tmp_path / "out")
+    stop = threading.Event()
+    ended: list[Outcome | BaseException] = []
+
+    def play() -> None:
+        try:
+            ended.append(run(config, deal_secret=secret_of(path), stop=stop,
+                             runner=ClusterRunner(cluster.scheduler_address)))
+        except BaseException as err:
+            ended.append(err)
+
+    thread = threading.Thread(target=play)
+    thread.start()
+    try:
+        wait_for(flags / "blocked", "the blocker start to move")
+        stop.set()
+        thread.join(timeout=120)
+    finally:
+        (flags / "go").write_text("")  # the cancelled match stops at its next turn
+    assert not thread.is_alive()
+    (outcome,) = ended
+    assert isinstance(outcome, Outcome), outcome
+    assert not outcome.finished and outcome.standings is None
+    assert not (tmp_path / "out" / "standings.json").exists()
+    again = run(config, runner=ClusterRunner(cluster.scheduler_address))
+    assert again.finished and again.played == MATCHES - outcome.done
+    assert (tmp_path / "out" / "standings.json").read_text() == standings
+    ids = journal_ids(tmp_path / "out")
+    assert len(ids) == len(set(ids)) == MATCHES
