@@ -20,8 +20,16 @@ import pytest
 from distributed import Client, LocalCluster
 
 from referee.cluster import ClusterError, ClusterRunner
+from referee.process import bwrap_available
 from referee.runners import ProcessRunner
-from referee.tournament import SECRET, Outcome, load_config, read_deal_secret, run
+from referee.tournament import (
+    SECRET,
+    Outcome,
+    TournamentError,
+    load_config,
+    read_deal_secret,
+    run,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -295,3 +303,32 @@ def test_stop_cancels_the_cluster_tasks_and_a_resume_completes(
     assert (tmp_path / "out" / "standings.json").read_text() == standings
     ids = journal_ids(tmp_path / "out")
     assert len(ids) == len(set(ids)) == MATCHES
+
+
+def _without_bwrap() -> None:
+    """Run on a worker: bubblewrap no longer works there."""
+    import referee.process
+
+    referee.process.bwrap_available = lambda: False  # type: ignore[assignment]
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")
+def test_a_worker_without_the_sandbox_asked_for_is_a_clear_error(
+    reference: tuple[Path, str], tmp_path: Path,
+) -> None:
+    path, _ = reference
+    text = path.read_text().replace("sandbox: none", "sandbox: bwrap")
+    (tmp_path / "t.yaml").write_text(text)
+    config = load_config(tmp_path / "t.yaml", output=tmp_path / "out")
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      resources={"match": 1}, dashboard_address=None) as lone, \
+            Client(lone.scheduler_address) as client:
+        client.run(_without_bwrap)
+        runner = ClusterRunner(lone.scheduler_address, sandbox=config.sandbox)
+        with pytest.raises(TournamentError) as caught:
+            run(config, runner=runner, deal_secret=secret_of(path))
+    message = str(caught.value)
+    assert message.startswith("on worker tcp://127.0.0.1:")
+    assert message.endswith(": sandbox 'bwrap' requested but bwrap is missing or does not work")
+    assert "\n" not in message
+    assert not (tmp_path / "out" / "results.jsonl").exists()  # no match was played
