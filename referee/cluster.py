@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from referee.match import MatchAborted
 from referee.process import BotCommandError, resolve_sandbox
 from referee.record import RecordDict
-from referee.runners import Dispatching, Failed, Faulted, Finished, RunnerError, RunnerEvent
+from referee.runners import Failed, Faulted, Finished, RunnerError, RunnerEvent
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -114,7 +114,7 @@ def play_on_worker(job: MatchJob) -> Played:
     return Played(record, logs, sandbox, address)
 
 
-class ClusterRunner(Dispatching):
+class ClusterRunner:
     """Plays matches as tasks on the workers of the Dask scheduler at ``address``
     (``tcp://host:8786``), keeping twice the cluster's ``match`` capacity submitted.
 

@@ -19,12 +19,12 @@ import multiprocessing
 import queue
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from referee.bot import CancelSignal
 from referee.match import MatchAborted, Observer
 from referee.record import FaultDict, RecordDict
 
@@ -34,21 +34,8 @@ if TYPE_CHECKING:
 
     from referee.tournament import MatchJob
 
-DoneCallback = Callable[["MatchJob", RecordDict], None]
-FaultCallback = Callable[["MatchJob", FaultDict, str], None]
-
 __all__ = ["CancelSignal", "Failed", "Faulted", "Finished", "ProcessRunner", "Runner",
-           "RunnerError", "RunnerEvent", "ThreadRunner", "dispatch", "local_runner"]
-
-
-class CancelSignal(Protocol):
-    """What a running match watches to know it must stop (at its next turn, or within
-    :data:`referee.bot.STOP_POLL_S` while its bots start): a :class:`threading.Event` is one,
-    and so is anything else with ``is_set``."""
-
-    def is_set(self) -> bool:
-        """Whether the match must stop."""
-        ...
+           "RunnerError", "RunnerEvent", "ThreadRunner", "local_runner"]
 
 
 class RunnerError(RuntimeError):
@@ -127,20 +114,7 @@ class _Relay(Observer):
         self.faults.put((self.match_id, fault, name))
 
 
-class Dispatching:
-    """Gives a runner the tournament's ``run(jobs, on_done, stop, on_fault)``: the policy of
-    :func:`dispatch` over it, then :meth:`Runner.close`."""
-
-    def run(self, jobs: Iterable[MatchJob], on_done: DoneCallback, stop: CancelSignal,
-            on_fault: FaultCallback | None = None) -> None:
-        """Plays ``jobs`` under the tournament's policy (:func:`dispatch`), then closes."""
-        try:
-            dispatch(self, jobs, on_done, stop, on_fault)  # type: ignore[arg-type]
-        finally:
-            self.close()  # type: ignore[attr-defined]
-
-
-class _PoolRunner(Dispatching):
+class _PoolRunner:
     """What the thread and process runners share: a pool of ``concurrency`` workers, and one
     queue of events filled by the futures' callbacks."""
 
@@ -346,80 +320,3 @@ def local_runner(concurrency: int) -> ThreadRunner | ProcessRunner:
     worker processes for more."""
     return ThreadRunner(1) if concurrency <= 1 else ProcessRunner(concurrency)
 
-
-# -- the policy (moves into referee.tournament.run) --------------------------------------------
-
-
-def dispatch(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
-             stop: CancelSignal, on_fault: FaultCallback | None = None) -> None:
-    """Plays ``jobs`` through ``runner``, keeping :meth:`Runner.slots` of them submitted but
-    never two with the same :attr:`~referee.schedule.MatchSpec.deals_key` at once (they play
-    the same deals), and calls ``on_done`` with each finished match's record, in schedule
-    order within what finished together, and ``on_fault`` as bots fault, from the calling
-    thread. Once ``stop`` is set no new job starts and the runner is cancelled: abandoned
-    matches are not reported.
-
-    :raises TournamentError: if a bot command cannot be started, or where matches run is gone
-        (after cancelling the rest; every match that finished all the same is reported first).
-    """
-    from referee.process import BotCommandError
-    from referee.tournament import TournamentError
-
-    todo: Iterator[MatchJob] = iter(jobs)
-    waiting: list[MatchJob] = []  # taken from ``jobs`` while their deals were in play
-    busy: set[tuple[int, int]] = set()  # the deals_key of every submitted job
-    running: dict[str, MatchJob] = {}
-    error: BaseException | None = None
-    cancelled = False
-
-    def next_job() -> MatchJob | None:
-        for i, job in enumerate(waiting):
-            if job.spec.deals_key not in busy:
-                return waiting.pop(i)
-        for job in todo:
-            if job.spec.deals_key not in busy:
-                return job
-            waiting.append(job)
-        return None
-
-    def top_up() -> None:
-        while not cancelled and len(running) < runner.slots():
-            job = next_job()
-            if job is None:
-                return
-            busy.add(job.spec.deals_key)
-            running[job.spec.id] = job
-            runner.submit(job)
-
-    try:
-        top_up()
-        while running:
-            if stop.is_set() and not cancelled:
-                cancelled = True
-                runner.cancel()
-            finished: list[Finished | Failed] = []
-            for event in runner.wait(0.25):
-                if isinstance(event, Faulted):
-                    if on_fault is not None and event.job.spec.id in running:
-                        on_fault(event.job, event.fault, event.name)
-                elif running.pop(event.job.spec.id, None) is not None:
-                    finished.append(event)
-            finished.sort(key=lambda event: event.job.spec.index)
-            busy.difference_update(event.job.spec.deals_key for event in finished)
-            top_up()  # the next matches start before the finished ones are saved
-            for event in finished:
-                if isinstance(event, Finished):
-                    on_done(event.job, event.record)  # every finished match is kept
-                elif not isinstance(event.error, MatchAborted):
-                    error = error or event.error
-                    if not cancelled:
-                        cancelled = True
-                        runner.cancel()
-    except BaseException:
-        if not cancelled:
-            runner.cancel()
-        raise
-    if isinstance(error, BotCommandError | RunnerError):
-        raise TournamentError(str(error)) from None
-    if error is not None:
-        raise error

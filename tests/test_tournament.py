@@ -363,8 +363,9 @@ def test_matches_finished_beside_a_failing_one_are_saved() -> None:
     from referee.match import Limits, Player
     from referee.process import BotCommandError
     from referee.rules import Variant
+    from referee.runners import ThreadRunner
     from referee.schedule import MatchSpec
-    from referee.tournament import LocalRunner, MatchJob, TournamentError
+    from referee.tournament import MatchJob, TournamentError, play_jobs
 
     gate = threading.Event()
 
@@ -395,8 +396,8 @@ def test_matches_finished_beside_a_failing_one_are_saved() -> None:
             failing.closed.wait(30)
             late.closed.wait(30)
 
-    with pytest.raises(TournamentError, match="no-such-bot"):
-        LocalRunner(3).run(jobs, on_done, threading.Event())
+    with pytest.raises(TournamentError, match="no-such-bot"), ThreadRunner(3) as runner:
+        play_jobs(runner, jobs, on_done, threading.Event())
     assert saved == ["m0", "m2"]
 
 
