@@ -63,8 +63,8 @@ class Failed:
 
 @dataclass(frozen=True)
 class Faulted:
-    """A bot faulted in a match that is still running (it may come before or after the
-    match's :class:`Finished`, never after a :class:`Failed` is acted on)."""
+    """A bot faulted in a match that is still running (always before the match's
+    :class:`Finished`)."""
 
     job: MatchJob
     fault: FaultDict
@@ -114,16 +114,21 @@ class _Relay(Observer):
         self.faults.put((self.match_id, fault, name))
 
 
+FAULTS_WAIT_S = 5.0
+"""How long a finished match's result waits for its faults, relayed on their own channel."""
+
+
 class _PoolRunner:
     """What the thread and process runners share: a pool of ``concurrency`` workers, and one
-    queue of events filled by the futures' callbacks."""
+    queue of events filled by the futures' callbacks (each match's faults before its end)."""
 
     def __init__(self, concurrency: int) -> None:
         self.concurrency = max(1, concurrency)
         self._events: queue.SimpleQueue[RunnerEvent] = queue.SimpleQueue()
         self._jobs: dict[str, MatchJob] = {}
         self._futures: dict[Future[RecordDict], MatchJob] = {}
-        self._lock = threading.Lock()
+        self._faults_seen: dict[str, int] = {}
+        self._lock = threading.Condition()
 
     def slots(self) -> int:
         """See :meth:`Runner.slots`: the concurrency."""
@@ -133,29 +138,42 @@ class _PoolRunner:
         with self._lock:
             self._jobs[job.spec.id] = job
             self._futures[future] = job
+            self._faults_seen[job.spec.id] = 0
         future.add_done_callback(self._done)
 
     def _done(self, future: Future[RecordDict]) -> None:
         with self._lock:
             job = self._futures.pop(future)
+        event = self._outcome(future, job)
+        with self._lock:
+            if isinstance(event, Finished):  # its faults first: they travel on another channel
+                want = len(event.record["faults"])
+                self._lock.wait_for(lambda: self._faults_seen[job.spec.id] >= want,
+                                    timeout=FAULTS_WAIT_S)
             self._jobs.pop(job.spec.id, None)
+            self._faults_seen.pop(job.spec.id, None)
+        self._events.put(event)
+
+    @staticmethod
+    def _outcome(future: Future[RecordDict], job: MatchJob) -> Finished | Failed:
         if future.cancelled():
-            self._events.put(Failed(job, MatchAborted(f"match {job.spec.id} stopped")))
-            return
+            return Failed(job, MatchAborted(f"match {job.spec.id} stopped"))
         error = future.exception()
         if error is None:
-            self._events.put(Finished(job, future.result()))
-        elif isinstance(error, BrokenProcessPool):
-            self._events.put(Failed(job, RunnerError(
-                f"a referee worker process died while match {job.spec.id} was played")))
-        else:
-            self._events.put(Failed(job, error))
+            return Finished(job, future.result())
+        if isinstance(error, BrokenProcessPool):
+            return Failed(job, RunnerError(
+                f"a referee worker process died while match {job.spec.id} was played"))
+        return Failed(job, error)
 
     def _fault(self, match_id: str, fault: FaultDict, name: str) -> None:
         with self._lock:
             job = self._jobs.get(match_id)
-        if job is not None:
+            if job is None:
+                return
             self._events.put(Faulted(job, fault, name))
+            self._faults_seen[match_id] += 1
+            self._lock.notify_all()
 
     def wait(self, timeout: float) -> list[RunnerEvent]:
         """See :meth:`Runner.wait`."""
