@@ -46,6 +46,11 @@ SLOTS_REFRESH_S = 1.0
 """How often the cluster's capacity is asked of the scheduler."""
 
 
+RETRIES = 3
+"""How many times a match stopped by its worker closing (not by the coordinator) is played
+again before the tournament stops (a worker that dies outright is Dask's to reschedule)."""
+
+
 class ClusterError(RunnerError):
     """The cluster cannot be used, or went away; the message is one line."""
 
@@ -59,6 +64,13 @@ class Played:
     logs: dict[str, bytes]
     sandbox: str
     worker: str
+
+
+@dataclass(frozen=True)
+class Requeued:
+    """A match submitted again (its worker closed mid-match)."""
+
+    job: MatchJob
 
 
 def task_key(job: MatchJob) -> str:
@@ -144,6 +156,7 @@ class ClusterRunner:
         self._warned: set[str] = set()
         self._slots = (0.0, 1)
         self._aborted: list[RunnerEvent] = []
+        self._attempts: dict[str, int] = {}
         try:
             self.client: Client = Client(address, timeout=timeout, set_as_default=False)
         except Exception as err:
@@ -185,7 +198,10 @@ class ClusterRunner:
         """See :meth:`Runner.submit`."""
         if self.sandbox is not None:
             job = dataclasses.replace(job, sandbox=self.sandbox)
-        future = self.client.submit(play_on_worker, job, key=task_key(job), pure=False,
+        self._submit(job, task_key(job))
+
+    def _submit(self, job: MatchJob, key: str) -> None:
+        future = self.client.submit(play_on_worker, job, key=key, pure=False,
                                     resources={RESOURCE: 1})
         self._futures[future] = job
 
@@ -209,13 +225,16 @@ class ClusterRunner:
         for future in [f for f in self._futures if lost or f.done()]:
             job = self._futures.pop(future)
             event = self._outcome(future, job, lost)
+            if isinstance(event, Requeued):
+                continue
             if isinstance(event, Finished):  # its faults, as they were recorded
                 events += [Faulted(job, fault, event.record["players"][fault["seat"]])
                            for fault in event.record["faults"]]
             events.append(event)
         return events
 
-    def _outcome(self, future: Future, job: MatchJob, lost: bool = False) -> RunnerEvent:
+    def _outcome(self, future: Future, job: MatchJob,
+                 lost: bool = False) -> RunnerEvent | Requeued:
         from distributed import KilledWorker
 
         if lost or future.status == "cancelled":  # not by us: cancel() forgets its futures first
@@ -227,8 +246,13 @@ class ClusterRunner:
             return Failed(job, ClusterError(
                 f"match {job.spec.id} was lost with every Dask worker that tried it (the "
                 f"scheduler's distributed.scheduler.allowed-failures)"))
-        except Exception as err:
+        except MatchAborted:  # its worker closed mid-match (not our cancel): play it again
+            return self._again(job)
+        except BotCommandError as err:
             return Failed(job, err)
+        except Exception as err:
+            return Failed(job, ClusterError(f"match {job.spec.id} failed on a Dask worker: "
+                                            f"{type(err).__name__}: {_one_line(err)}"))
         if job.logs_dir is not None:
             job.logs_dir.mkdir(parents=True, exist_ok=True)
             for name, data in played.logs.items():
@@ -239,6 +263,15 @@ class ClusterRunner:
             self.warn(f"worker {played.worker} has no working bubblewrap (bwrap): its bots "
                       f"run without a sandbox")
         return Finished(job, played.record)
+
+    def _again(self, job: MatchJob) -> RunnerEvent:
+        attempt = self._attempts.get(job.spec.id, 0) + 1
+        if attempt > RETRIES:
+            return Failed(job, ClusterError(f"match {job.spec.id} was stopped by {attempt} "
+                                            f"closing Dask workers in a row"))
+        self._attempts[job.spec.id] = attempt
+        self._submit(job, f"{task_key(job)}-again{attempt}")
+        return Requeued(job)
 
     def cancel(self) -> None:
         """See :meth:`Runner.cancel`: cancels every task (running ones stop at their next
