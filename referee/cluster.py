@@ -139,6 +139,9 @@ class ClusterRunner:
         worker by then, or none of its workers offers the ``match`` resource.
     """
 
+    remote = True
+    """Its bots are spawned on other machines: the tournament leaves the sandbox mode to them."""
+
     def __init__(self, address: str, *, sandbox: str | None = None,
                  warn: Callable[[str], None] | None = None,
                  timeout: float = CONNECT_TIMEOUT_S, quiet: bool = True) -> None:

@@ -100,7 +100,9 @@ class MatchJob:
     target: int
     limits: Limits
     sandbox: str
-    """``bwrap`` or ``none``, already resolved."""
+    """``bwrap`` or ``none``, already resolved; for a remote runner (one with ``remote``
+    true: :class:`~referee.cluster.ClusterRunner`), the configured mode, resolved where the
+    bots are spawned."""
     tournament: str
     logs_dir: Path | None = None
     hide: tuple[Path, ...] = ()
@@ -541,18 +543,21 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
 
     rounds_log = Journal(out / "rounds.jsonl")
     rounds_log.load(accept_round)
-    try:
-        sandbox = resolve_sandbox(config.sandbox, warn=False)
-    except BotCommandError as err:  # 'bwrap' asked for, and it stopped working since loading
-        raise ConfigError(f"{config.path}: sandbox: {err}") from None
-    if config.sandbox == "auto" and sandbox == "none":
-        reporter.warn("bubblewrap (bwrap) is not available: bots run without a sandbox")
+    if getattr(runner, "remote", False):  # the machine that spawns the bots resolves it
+        mode, sandbox = config.sandbox, f"{config.sandbox} (resolved on each worker)"
+    else:
+        try:
+            sandbox = mode = resolve_sandbox(config.sandbox, warn=False)
+        except BotCommandError as err:  # 'bwrap' asked for, and it stopped working since
+            raise ConfigError(f"{config.path}: sandbox: {err}") from None
+        if config.sandbox == "auto" and sandbox == "none":
+            reporter.warn("bubblewrap (bwrap) is not available: bots run without a sandbox")
     entrants = [e.entrant() for e in config.entrants]
     played = done = 0
 
     def job(spec: MatchSpec) -> MatchJob:
         return MatchJob(spec, tuple(entrants[i] for i in spec.seats), config.variant,
-                        config.target, config.limits, sandbox, config.name,
+                        config.target, config.limits, mode, config.name,
                         logs_dir=out / "logs" / spec.id, hide=(out,))
 
     def on_done(job: MatchJob, record: RecordDict) -> None:

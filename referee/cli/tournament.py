@@ -100,7 +100,7 @@ def _fault_line(spec: MatchSpec, name: str, fault: FaultDict) -> str:
             f"in hand {fault['hand']}: {escape_controls(fault['detail'])}")
 
 
-def _header(config: Config, total: int, done: int, sandbox: str) -> str:
+def _header(config: Config, total: int, done: int, sandbox: str, where: str | None) -> str:
     kept = f", {done} already played" if done else ""
     fmt = "" if config.format == "round-robin" else f"{config.format}, "
     if config.stop is not None:
@@ -110,15 +110,16 @@ def _header(config: Config, total: int, done: int, sandbox: str) -> str:
     else:
         stop, count = "", f"{total} matches"
     return (f"{config.name}: {len(config.entrants)} entrants, {fmt}{stop}{count}{kept}; "
-            f"{config.players} players, target {config.target}, concurrency "
-            f"{config.concurrency}, sandbox {sandbox}; output {config.output}")
+            f"{config.players} players, target {config.target}, "
+            f"{where or f'concurrency {config.concurrency}'}, sandbox {sandbox}; "
+            f"output {config.output}")
 
 
 class PlainReporter(Reporter):
     """A few plain lines: one per tenth of the schedule, one per fault. No control characters."""
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
+    def __init__(self, console: Console, *, where: str | None = None) -> None:
+        self.console, self.where = console, where
         self.total = self.kept = self.shown = 0
         self.t0 = time.monotonic()
 
@@ -128,7 +129,7 @@ class PlainReporter(Reporter):
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
         self.total, self.kept, self.shown = total, done, done * 10 // max(total, 1)
         self.t0 = time.monotonic()
-        self._print(_header(config, total, done, sandbox))
+        self._print(_header(config, total, done, sandbox, self.where))
 
     def warn(self, message: str) -> None:
         self._print(f"warning: {message}")
@@ -154,8 +155,8 @@ class PlainReporter(Reporter):
 class LiveReporter(Reporter):
     """A rich progress bar (done/total, rate, time left) over the top of the table."""
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
+    def __init__(self, console: Console, *, where: str | None = None) -> None:
+        self.console, self.where = console, where
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console)
@@ -165,7 +166,8 @@ class LiveReporter(Reporter):
         self.t0 = time.monotonic()
 
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
-        self.console.print(Text(_header(config, total, done, sandbox)), highlight=False)
+        self.console.print(Text(_header(config, total, done, sandbox, self.where)),
+                           highlight=False)
         self.kept, self.t0 = done, time.monotonic()
         self.task = self.progress.add_task(config.name, total=total, completed=done, rate="")
         self.live = Live(self.progress, console=self.console, refresh_per_second=4)
@@ -266,7 +268,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         sys.exit(2)
     if not console.is_terminal:
         console = Console(highlight=False, emoji=False, width=120)
-    reporter = LiveReporter(console) if console.is_terminal else PlainReporter(console)
+    where = f"on the Dask scheduler {scheduler}" if scheduler is not None else None
+    reporter = (LiveReporter(console, where=where) if console.is_terminal
+                else PlainReporter(console, where=where))
     stop = threading.Event()
     runner: Runner | None = None
     if scheduler is not None:
