@@ -126,13 +126,14 @@ FaultCallback = Callable[[MatchJob, FaultDict, str], None]
 
 
 def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
-             stop: CancelSignal, on_fault: FaultCallback | None = None) -> None:
+              stop: CancelSignal, on_fault: FaultCallback | None = None) -> None:
     """The tournament's policy over where matches run: plays ``jobs`` through ``runner``,
     keeping :meth:`~referee.runners.Runner.slots` of them submitted but never two with the
-    same :attr:`~referee.schedule.MatchSpec.deals_key` at once (they play the same deals), and
-    calls ``on_done`` with each finished match's record, in schedule order within what
-    finished together, and ``on_fault`` as bots fault, from the calling thread. Once ``stop``
-    is set no new job starts and the runner is cancelled: abandoned matches are not reported.
+    same :attr:`~referee.schedule.MatchSpec.deals_key` at once (they play the same deals: their
+    bots could learn the deals from each other's games as they are played), and calls
+    ``on_done`` with each finished match's record, in schedule order within what finished
+    together, and ``on_fault`` as bots fault, from the calling thread. Once ``stop`` is set
+    no new job starts and the runner is cancelled: abandoned matches are not reported.
 
     :raises TournamentError: if a bot command cannot be started, or where matches run is gone
         (after cancelling the rest; every match that finished all the same is reported first).
