@@ -30,6 +30,7 @@ import dataclasses
 import json
 import os
 import pickle
+import resource
 import shutil
 import statistics
 import subprocess
@@ -68,6 +69,14 @@ def compile_bot(folder: Path) -> Path:
     return binary
 
 
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and its reaped descendants (worker
+    processes, once closed, and every bot): a cluster's workers are not counted."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def write_config(folder: Path, bot: Path, *, rounds: int, target: int) -> Path:
     """4 instant C entrants, 3 seats, every seating: 24 matches a round."""
     lines = ["name: scaling", "entrants:"]
@@ -92,16 +101,20 @@ class Bench:
         self.runs += 1
         out = self.folder / f"out{self.runs}"
         config: Config = load_config(self.config, output=out, concurrency=concurrency)
+        cpu0 = cpu_seconds()
         start = time.perf_counter()
         outcome = run(config, runner=runner, deal_secret=self.secret)
         elapsed = time.perf_counter() - start
+        cpu = cpu_seconds() - cpu0
         assert outcome.finished, label
         standings = (out / "standings.json").read_text()
         if self.secret is None:
             self.secret, self.standings = read_deal_secret(out / SECRET), standings
         assert standings == self.standings, f"{label}: other standings than the first run"
         rate = outcome.total / elapsed
-        print(f"{label}: {outcome.total} matches in {elapsed:.2f} s, {rate:.2f} matches/s",
+        busy = "" if getattr(runner, "remote", False) else \
+            f"; {1000 * cpu / outcome.total:.0f} ms CPU a match, {cpu / elapsed:.2f} cores busy"
+        print(f"{label}: {outcome.total} matches in {elapsed:.2f} s, {rate:.2f} matches/s{busy}",
               flush=True)
         return rate
 
