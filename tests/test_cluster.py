@@ -179,7 +179,7 @@ def test_an_unreachable_scheduler_is_a_one_line_error(reference: tuple[Path, str
     assert not (tmp_path / "out" / "results.jsonl").exists()  # nothing started
 
 
-def test_a_cluster_without_the_match_resource_is_refused(cluster: LocalCluster) -> None:
+def test_a_cluster_without_the_match_resource_is_refused() -> None:
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                       dashboard_address=None) as plain, \
             pytest.raises(ClusterError, match="offers the 'match' resource"):
@@ -265,6 +265,9 @@ sandbox: none
         in done.stdout
     assert "fault: r1-g001-s02 quitter (seat 1) crash in hand 1" in done.stdout
     assert done.stdout.count("fault: ") == 2
+    where = (f"on the Dask scheduler {cluster.scheduler_address}, sandbox none (resolved on "
+             f"each worker)" if where == "cluster" else "concurrency 2, sandbox none")
+    assert f"target 100, {where}; output" in done.stdout
     table = json.loads((tmp_path / "out" / "standings.json").read_text())["standings"]
     assert [row["name"] for row in table] == ["greedy", "quitter"]
 
