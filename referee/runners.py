@@ -19,6 +19,7 @@ import multiprocessing
 import queue
 import signal
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -252,8 +253,20 @@ def _init_worker(stop: ProcessEvent, faults: Any) -> None:
     is the coordinator's to handle; the worker learns of it through ``stop``."""
     global _worker_stop, _worker_faults
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by its parent
     _die_with_parent()
     _worker_stop, _worker_faults = stop, faults
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Holds Ctrl-C back in this thread while inside (a worker process started meanwhile
+    inherits the blocked signal until its initializer ignores it); delivered on the way out."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _die_with_parent() -> None:
@@ -311,7 +324,8 @@ class ProcessRunner(_PoolRunner):
         """See :meth:`Runner.submit`."""
         pool = self._start()
         try:
-            future = pool.submit(_play_in_worker, job)
+            with _sigint_blocked():  # a worker started here ignores Ctrl-C from its first step
+                future = pool.submit(_play_in_worker, job)
         except BrokenProcessPool:
             future = Future()
             future.set_exception(BrokenProcessPool("broken"))
