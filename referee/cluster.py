@@ -267,7 +267,7 @@ class ClusterRunner:
                       f"run without a sandbox")
         return Finished(job, played.record)
 
-    def _again(self, job: MatchJob) -> RunnerEvent:
+    def _again(self, job: MatchJob) -> RunnerEvent | Requeued:
         attempt = self._attempts.get(job.spec.id, 0) + 1
         if attempt > RETRIES:
             return Failed(job, ClusterError(f"match {job.spec.id} was stopped by {attempt} "

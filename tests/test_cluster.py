@@ -10,13 +10,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import BOTS, PY, ROOT
 from distributed import Client, LocalCluster
 
 from referee.cluster import ClusterError, ClusterRunner
@@ -31,10 +31,9 @@ from referee.tournament import (
     run,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
 CLI = [PY, "-c", "from referee.cli import main; main()"]
 DASK = str(Path(PY).parent / "dask")
+pytestmark = [pytest.mark.process, pytest.mark.slow]
 MATCHES = 4 * 6  # C(4, 3) groups x 3! seatings
 
 
@@ -52,7 +51,7 @@ name: t
 entrants:
   - {{name: random, command: [{PY}, {bots}/random_bot.py, --seed, '3']}}
   - {{name: greedy, command: [{PY}, {bots}/greedy_bot.py]}}
-  - {{name: blocker, command: [{PY}, {ROOT}/tests/bots/blocker.py, {flags}]}}
+  - {{name: blocker, command: [{PY}, {BOTS}/blocker.py, {flags}]}}
   - {{name: random-b, command: [{PY}, {bots}/random_bot.py, --seed, '7']}}
 players: 3
 target: 200
@@ -234,7 +233,6 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
 
 
 QUITTER = """\
-import sys
 for line in sys.stdin:
     if line.startswith('chinese-ten'):
         print('ready quitter', flush=True)

@@ -1,5 +1,5 @@
-"""A deterministic bot (bench/instant_bot.py's moves) that, the first time any copy of it is
-asked to move, writes its parent's pid to ``FOLDER/blocked`` and waits until ``FOLDER/go``
+"""A deterministic bot (the first legal move, ``legal.py``) that, the first time any copy of it
+is asked to move, writes its parent's pid to ``FOLDER/blocked`` and waits until ``FOLDER/go``
 exists: a test then knows a match is running, and in which process.
 
 Run: python3 blocker.py FOLDER
@@ -10,9 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-from instant_bot import answer
+import legal
 
 
 def block_once(folder: Path) -> None:
@@ -30,13 +28,13 @@ def block_once(folder: Path) -> None:
 def main() -> None:
     folder = Path(sys.argv[1])
     for line in sys.stdin:
-        if line.startswith("quit"):
-            return
-        if line.startswith(("go", "pick")):
+        if line.startswith("chinese-ten"):
+            legal.say("ready blocker\n")
+        elif line.startswith(("go", "pick")):
             block_once(folder)
-        reply = answer(line)
-        if reply is not None:
-            print(reply, flush=True)
+            legal.say(legal.answer(line) + "\n")
+        elif line.startswith("quit"):
+            return
 
 
 if __name__ == "__main__":
