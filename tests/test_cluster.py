@@ -233,6 +233,7 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
 
 
 QUITTER = """\
+import sys
 for line in sys.stdin:
     if line.startswith('chinese-ten'):
         print('ready quitter', flush=True)
