@@ -12,7 +12,7 @@ CORE := $(addprefix referee/,cards.py rules.py protocol.py schedule.py ratings.p
 $(BIN)/ct-referee: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,rl]'
+	$(BIN)/pip install --quiet -e '.[test,rl,distributed]'
 	touch $@
 
 demo: $(BIN)/ct-referee

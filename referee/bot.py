@@ -20,12 +20,12 @@ import math
 import os
 import select
 import shlex
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 from referee import protocol
 from referee.faults import Fault, Reason
@@ -46,6 +46,16 @@ INFO_MAX = 1024  #: ``info`` lines are cut to this many characters
 INFO_KEEP = 32  #: at most this many ``info`` lines are kept per request
 CHUNK = 1 << 16
 STOP_POLL_S = 0.1  #: how often a start-up wait looks at its stop event, in seconds
+
+
+class CancelSignal(Protocol):
+    """What a bot starting up, or a running match, watches to know it must stop: a
+    :class:`threading.Event` is one, and so is a cancel signal that crosses process boundaries
+    (see :mod:`referee.runners`)."""
+
+    def is_set(self) -> bool:
+        """Whether to stop."""
+        ...
 _POLLIN = select.POLLIN | select.POLLHUP | select.POLLERR
 
 
@@ -166,7 +176,7 @@ class Bot:
 
     # -- life cycle ----------------------------------------------------------------------
 
-    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
+    def start(self, startup_ms: float, stop: CancelSignal | None = None) -> str:
         """Spawn the bot, send ``chinese-ten 1`` (:data:`referee.protocol.HELLO`) and wait for
         ``ready [name]``.
 
@@ -204,7 +214,7 @@ class Bot:
             raise BotStartupError(str(err), code=Reason.NOT_READY, quoted=_quote(line)) from None
         return self.name
 
-    def _wait_ready(self, deadline: float, stop: threading.Event | None) -> str:
+    def _wait_ready(self, deadline: float, stop: CancelSignal | None) -> str:
         """The first line, waited for in slices of :data:`STOP_POLL_S` while ``stop`` is
         unset."""
         if stop is None:

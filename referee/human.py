@@ -12,7 +12,6 @@ read line by line, so piped stdin works; end of input means the person left: the
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
-from referee.bot import Answer, BotCrash
+from referee.bot import Answer, BotCrash, CancelSignal
 from referee.cards import Card, CardError
 from referee.display import card_text, cards_text
 from referee.escape import escape_controls
@@ -98,7 +97,7 @@ class HumanPlayer:
 
     # The Player protocol.
 
-    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
+    def start(self, startup_ms: float, stop: CancelSignal | None = None) -> str:
         """Nothing to start: a person is always ready."""
         self.console.print(Text(f"You play as {self.name}. Answer with the number of a move, "
                                 "or type the card (7c, or 7c 3h to choose what it takes). "

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import secrets
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from referee import narration, protocol
-from referee.bot import Answer, Bot, BotError
+from referee.bot import Answer, Bot, BotError, CancelSignal
 from referee.faults import Fault
 from referee.process import BotCommandError
 from referee.record import FORMAT, VERSION, FaultDict, RecordDict, TurnDict, deal_to_json
@@ -57,7 +56,7 @@ class Limits:
 class Player(Protocol):
     """What the match needs of a seat: a bot process, or a person at the terminal."""
 
-    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str: ...
+    def start(self, startup_ms: float, stop: CancelSignal | None = None) -> str: ...
     def send(self, line: str) -> None: ...
     def request(self, line: str, timeout_ms: float) -> Answer: ...
     def forfeit(self, fault: Fault) -> None: ...
@@ -128,7 +127,7 @@ def play_match(
     logs_dir: Path | None = None,
     hide: Sequence[Path] = (),
     observer: Observer | None = None,
-    stop: threading.Event | None = None,
+    stop: CancelSignal | None = None,
     bot_id: str | None = None,
 ) -> RecordDict:
     """Plays one match and returns its record.
@@ -155,7 +154,7 @@ class _MatchRunner:
         self, match_id: str, entrants: Sequence[Entrant], deals: DealSource, *, variant: Variant,
         target: int, limits: Limits, sandbox: str, tournament: str | None,
         logs_dir: Path | None, hide: Sequence[Path], observer: Observer,
-        stop: threading.Event | None, bot_id: str,
+        stop: CancelSignal | None, bot_id: str,
     ) -> None:
         self.match_id = match_id
         self.bot_id = bot_id

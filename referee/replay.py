@@ -14,7 +14,6 @@ The HTML page lives in :mod:`referee.replay_html`.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import NamedTuple
 from rich.text import Text
 
 from referee import narration, protocol
-from referee.bot import Answer, Bot, BotError
+from referee.bot import Answer, Bot, BotError, CancelSignal
 from referee.cards import Card, parse_cards
 from referee.display import cards_text, move_text
 from referee.escape import escape_controls
@@ -212,7 +211,7 @@ class RecordedPlayer:
         """The recorded decision the next request asks for."""
         return next(self._decisions)
 
-    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
+    def start(self, startup_ms: float, stop: CancelSignal | None = None) -> str:
         """Nothing to start."""
         return self.name
 

@@ -3,10 +3,12 @@
 The YAML configuration lives in :mod:`referee.tournament_config` (re-exported here):
 :func:`load_config` reads and checks it (``tournament.md``) before any bot starts, every mistake
 a :class:`ConfigError` with one line naming the file, the key and the problem.
-:func:`run` plays the schedule's missing matches through a :class:`Runner` (here
-:class:`LocalRunner`: threads, one fresh set of bot processes per match), writing each game
-record, then its line in ``results.jsonl``, so an interrupted tournament resumes where it
-stopped and ends with the standings of an uninterrupted run.
+:func:`run` plays the schedule's missing matches through a :class:`~referee.runners.Runner`
+(where matches run: this process, worker processes, a Dask cluster; one fresh set of bot
+processes per match) under its own policy (:func:`play_jobs`: which match may start, the order
+results are saved in, what an error means), writing each game record, then its line in
+``results.jsonl``, so an interrupted tournament resumes where it stopped and ends with the
+standings of an uninterrupted run.
 
 >>> config = load_config(Path("tournaments/demo.yaml"))  # doctest: +SKIP
 >>> outcome = run(config)  # doctest: +SKIP
@@ -22,17 +24,15 @@ import hashlib
 import io
 import json
 import os
-import queue
 import re
 import secrets
 import shutil
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import yaml
 
@@ -49,13 +49,22 @@ from referee.record import (
     write_record,
 )
 from referee.rules import Variant
+from referee.runners import (
+    CancelSignal,
+    Failed,
+    Faulted,
+    Finished,
+    Runner,
+    RunnerError,
+    local_runner,
+)
 from referee.sandbox import SandboxError, bot_binds, capabilities, check_binds
 from referee.schedule import MatchSpec
 from referee.stopping import Pair
 from referee.tournament_config import RATING_KEYS, Config, ConfigError, load_config
 
-__all__ = ["Config", "ConfigError", "Journal", "LocalRunner", "MatchJob", "Outcome", "Reporter",
-           "Runner", "TournamentError", "load_config", "prepare_output", "read_deal_secret",
+__all__ = ["Config", "ConfigError", "Journal", "MatchJob", "Outcome", "Reporter", "Runner",
+           "TournamentError", "load_config", "play_jobs", "prepare_output", "read_deal_secret",
            "run", "stop_on_sigint", "write_standings"]
 
 MARKER = ".ct-referee.json"
@@ -74,7 +83,8 @@ MATCH_ID = re.compile(r"r\d+-g\d+-s\d+")
 
 
 class TournamentError(RuntimeError):
-    """A tournament that cannot go on (a bot command that cannot be started at all)."""
+    """A tournament that cannot go on (a bot command that cannot be started at all, or where
+    matches run is gone: :class:`~referee.runners.RunnerError`)."""
 
 
 # -- running matches ---------------------------------------------------------------------------
@@ -91,12 +101,14 @@ class MatchJob:
     target: int
     limits: Limits
     sandbox: str
-    """``bwrap`` or ``none``, already resolved."""
+    """``bwrap`` or ``none``, already resolved; for a remote runner (one with ``remote``
+    true: :class:`~referee.cluster.ClusterRunner`), the configured mode, resolved where the
+    bots are spawned."""
     tournament: str
     logs_dir: Path | None = None
     hide: tuple[Path, ...] = ()
 
-    def play(self, stop: threading.Event | None = None,
+    def play(self, stop: CancelSignal | None = None,
              observer: Observer | None = None) -> RecordDict:
         """Plays the match with fresh bot processes and returns its record.
 
@@ -111,102 +123,80 @@ class MatchJob:
 
 DoneCallback = Callable[[MatchJob, RecordDict], None]
 FaultCallback = Callable[[MatchJob, FaultDict, str], None]
+"""Called by :func:`play_jobs` as matches end and bots fault."""
 
 
-class Runner(Protocol):
-    """Plays a batch of matches: the one seam between the tournament and where matches run."""
+def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
+              stop: CancelSignal, on_fault: FaultCallback | None = None) -> None:
+    """The tournament's policy over where matches run: plays ``jobs`` through ``runner``,
+    keeping :meth:`~referee.runners.Runner.slots` of them submitted but never two with the
+    same :attr:`~referee.schedule.MatchSpec.deals_key` at once (they play the same deals: their
+    bots could learn the deals from each other's games as they are played), and calls
+    ``on_done`` with each finished match's record, in schedule order within what finished
+    together, and ``on_fault`` as bots fault, from the calling thread. Once ``stop`` is set
+    no new job starts and the runner is cancelled: abandoned matches are not reported.
 
-    def run(self, jobs: Iterable[MatchJob], on_done: DoneCallback, stop: threading.Event,
-            on_fault: FaultCallback | None = None) -> None:
-        """Plays ``jobs`` (in any order, several at once, but never two with the same
-        :attr:`~referee.schedule.MatchSpec.deals_key` at once: they play the same deals),
-        calling ``on_done`` with each finished match's record and ``on_fault`` as bots fault,
-        both from the calling thread.
+    :raises TournamentError: if a bot command cannot be started, or where matches run is gone
+        (after cancelling the rest; every match that finished all the same is reported first).
+    """
+    todo: Iterator[MatchJob] = iter(jobs)
+    waiting: list[MatchJob] = []  # taken from ``jobs`` while their deals were in play
+    busy: set[tuple[int, int]] = set()  # the deals_key of every submitted job
+    running: dict[str, MatchJob] = {}
+    error: BaseException | None = None
+    cancelled = False
 
-        Returns when every job is done, or soon after ``stop`` is set: then no new job starts,
-        running ones are abandoned (their bots stopped) and are not reported.
+    def next_job() -> MatchJob | None:
+        for i, job in enumerate(waiting):
+            if job.spec.deals_key not in busy:
+                return waiting.pop(i)
+        for job in todo:
+            if job.spec.deals_key not in busy:
+                return job
+            waiting.append(job)
+        return None
 
-        :raises TournamentError: if a match cannot be played at all (after stopping the rest;
-            every match that finished all the same is reported first).
-        """
+    def top_up() -> None:
+        while not cancelled and len(running) < runner.slots():
+            job = next_job()
+            if job is None:
+                return
+            busy.add(job.spec.deals_key)
+            running[job.spec.id] = job
+            runner.submit(job)
 
-
-class _FaultRelay(Observer):
-    def __init__(self, job: MatchJob, faults: queue.SimpleQueue[Any]) -> None:
-        self.job, self.faults = job, faults
-
-    def fault(self, fault: FaultDict, name: str) -> None:
-        self.faults.put((self.job, fault, name))
-
-
-class LocalRunner:
-    """Plays ``concurrency`` matches at once on this machine, each in a thread of its own (the
-    referee mostly waits on the bots' pipes; the bots are processes). A match waits while
-    another seating of its group (the same deals) is running: its bots could otherwise learn
-    the deals from each other's games as they are played."""
-
-    def __init__(self, concurrency: int = 1) -> None:
-        self.concurrency = max(1, concurrency)
-
-    def run(self, jobs: Iterable[MatchJob], on_done: DoneCallback, stop: threading.Event,
-            on_fault: FaultCallback | None = None) -> None:
-        """See :meth:`Runner.run`."""
-        todo: Iterator[MatchJob] = iter(jobs)
-        faults: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        running: dict[Future[RecordDict], MatchJob] = {}
-        waiting: list[MatchJob] = []  # taken from ``jobs`` while their deals were in play
-        busy: set[tuple[int, int]] = set()  # the deals_key of every running job
-        error: BaseException | None = None
-        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="match") as pool:
-
-            def next_job() -> MatchJob | None:
-                for i, job in enumerate(waiting):
-                    if job.spec.deals_key not in busy:
-                        return waiting.pop(i)
-                for job in todo:
-                    if job.spec.deals_key not in busy:
-                        return job
-                    waiting.append(job)
-                return None
-
-            def top_up() -> None:
-                while not stop.is_set() and len(running) < self.concurrency:
-                    job = next_job()
-                    if job is None:
-                        return
-                    busy.add(job.spec.deals_key)
-                    running[pool.submit(job.play, stop, _FaultRelay(job, faults))] = job
-
-            try:
-                top_up()
-                while running:
-                    done, _ = wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
-                    while not faults.empty():
-                        if on_fault is not None:
-                            on_fault(*faults.get())
-                        else:
-                            faults.get()
-                    finished = sorted(((running.pop(f), f) for f in done),
-                                      key=lambda item: item[0].spec.index)
-                    busy.difference_update(job.spec.deals_key for job, _ in finished)
-                    top_up()  # the next matches start before the finished ones are saved
-                    for job, future in finished:
-                        try:
-                            record = future.result()
-                        except MatchAborted:
-                            continue
-                        except BaseException as err:
-                            stop.set()
-                            error = error or err
-                            continue
-                        on_done(job, record)  # every finished match is kept, error or not
-            except BaseException:
-                stop.set()  # running matches end at their next turn
-                raise
-        if isinstance(error, BotCommandError):
-            raise TournamentError(str(error)) from None
-        if error is not None:
-            raise error
+    try:
+        top_up()
+        while running:
+            if stop.is_set() and not cancelled:
+                cancelled = True
+                runner.cancel()
+            finished: list[Finished | Failed] = []
+            for event in runner.wait(0.25):
+                if isinstance(event, Faulted):
+                    if on_fault is not None and event.job.spec.id in running:
+                        on_fault(event.job, event.fault, event.name)
+                elif running.pop(event.job.spec.id, None) is not None:
+                    finished.append(event)
+            finished.sort(key=lambda event: event.job.spec.index)
+            busy.difference_update(event.job.spec.deals_key for event in finished)
+            top_up()  # the next matches start before the finished ones are saved
+            for event in finished:
+                if isinstance(event, Finished):
+                    on_done(event.job, event.record)  # every finished match is kept
+                elif not isinstance(event.error, MatchAborted):
+                    error = error or event.error
+                    if not cancelled:
+                        cancelled = True
+                        runner.cancel()
+    except BaseException:
+        if not cancelled:
+            runner.cancel()
+        raise
+    if isinstance(error, BotCommandError | RunnerError):
+        raise TournamentError(str(error)) from None
+    if error is not None:
+        raise error
 
 
 @contextlib.contextmanager
@@ -512,32 +502,44 @@ def check_entrant_folders(config: Config) -> None:
 
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
-        stop: threading.Event | None = None) -> Outcome:
+        stop: CancelSignal | None = None) -> Outcome:
     """Plays what is missing of the tournament, round by round (each round planned from the
     results of the rounds before it, see :mod:`referee.formats`), and, once it ends, writes the
     standings. Finished matches are found by match id in the journal, so a resumed run plans
     the same rounds and plays only what is missing. The deals are keyed by the output folder's
     secret (``deal_secret`` for a new folder, else a new one: see :func:`prepare_output`).
 
+    Matches run through ``runner`` (default: :func:`~referee.runners.local_runner` of the
+    configuration's concurrency: this process for 1, worker processes for more), which is
+    closed before returning. ``stop`` ends the run early (Ctrl-C): no new match starts and the
+    running ones are abandoned.
+
     :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`), no
-        sandbox works here (unless the configuration says ``sandbox: none``), or an entrant's
-        folder would show what it must not (:func:`check_entrant_folders`).
-    :raises TournamentError: if a bot command cannot be started.
+        sandbox works here (unless the configuration says ``sandbox: none``; on a cluster each
+        worker checks its own), or an entrant's folder would show what it must not
+        (:func:`check_entrant_folders`).
+    :raises TournamentError: if a bot command cannot be started, or where matches run is gone.
     """
     reporter = reporter or Reporter()
-    runner = runner or LocalRunner(config.concurrency)
     stop = stop or threading.Event()
-    sandbox = "none"
+    remote = bool(getattr(runner, "remote", False))  # bots spawned on other machines
     if config.sandbox != "none":  # auto or bwrap: never a silent fall-back to none
-        if not bwrap_available():
+        if not remote and not bwrap_available():
             raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
                               f"({capabilities().summary()}): see ct-referee sandbox, or set "
                               f"sandbox: none")
         check_entrant_folders(config)
-        sandbox = "bwrap"
-        if not all(capabilities().cgroup_ok(c) for c in ("memory", "pids", "cpu")):
+        if not remote and not all(capabilities().cgroup_ok(c)
+                                  for c in ("memory", "pids", "cpu")):
             reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
                           f"(see ct-referee sandbox)")
+    with contextlib.closing(runner or local_runner(config.concurrency)) as where:
+        return _run(config, fresh=fresh, deal_secret=deal_secret, reporter=reporter,
+                    runner=where, stop=stop)
+
+
+def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Reporter,
+         runner: Runner, stop: CancelSignal) -> Outcome:
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
     course = config.course(secret=secret)
     out = config.output
@@ -577,12 +579,18 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
 
     rounds_log = Journal(out / "rounds.jsonl")
     rounds_log.load(accept_round)
+    # A tournament's ``auto`` requires a sandbox: a worker without one refuses (bwrap).
+    mode = "none" if config.sandbox == "none" else "bwrap"
+    if getattr(runner, "remote", False):  # the machine that spawns the bots checks it
+        sandbox = f"{mode} (resolved on each worker)"
+    else:
+        sandbox = f"bwrap ({capabilities().summary()})" if mode == "bwrap" else "none"
     entrants = [e.entrant() for e in config.entrants]
     played = done = 0
 
     def job(spec: MatchSpec) -> MatchJob:
         return MatchJob(spec, tuple(entrants[i] for i in spec.seats), config.variant,
-                        config.target, config.limits, sandbox, config.name,
+                        config.target, config.limits, mode, config.name,
                         logs_dir=out / "logs" / spec.id, hide=(out,))
 
     def on_done(job: MatchJob, record: RecordDict) -> None:
@@ -604,8 +612,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
         reporter.fault(job.spec, name, fault)
 
     done = len(kept)  # counted as played already; a line that turns out not to fit is not
-    reporter.started(config, config.total() or 0, done,
-                     f"bwrap ({capabilities().summary()})" if sandbox == "bwrap" else sandbox)
+    reporter.started(config, config.total() or 0, done, sandbox)
     try:
         while not stop.is_set():
             specs = course.next_round(planned.get(course.round + 1))
@@ -624,7 +631,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
                     done -= old is not None
                     missing.append(spec)
             if missing:
-                runner.run((job(spec) for spec in missing), on_done, stop, on_fault)
+                play_jobs(runner, (job(spec) for spec in missing), on_done, stop, on_fault)
             if not course.complete():
                 break
     finally:

@@ -18,8 +18,16 @@ from referee.cli import main
 from referee.match import Observer
 from referee.record import RecordDict, read_record
 from referee.replay_html import page_data
+from referee.runners import ThreadRunner
 from referee.schedule import schedule
-from referee.tournament import SECRET, ConfigError, LocalRunner, load_config, read_deal_secret, run
+from referee.tournament import (
+    SECRET,
+    ConfigError,
+    load_config,
+    play_jobs,
+    read_deal_secret,
+    run,
+)
 
 HOSTILE = " ".join(bot("hostile"))
 HEX12 = re.compile(r"[0-9a-f]{12}")
@@ -165,8 +173,9 @@ def test_no_two_seatings_of_a_group_play_at_once() -> None:
                              "most": 0}
     jobs = [_FakeJob(_FakeSpec(s.index, s.group, s.seating), state) for s in plan]
     done: list[str] = []
-    LocalRunner(2).run(jobs, lambda job, record: done.append(job.spec.id),  # type: ignore[arg-type]
-                       threading.Event())
+    with ThreadRunner(2) as runner:
+        play_jobs(runner, jobs, lambda job, record: done.append(job.spec.id),  # type: ignore[arg-type]
+                  threading.Event())
     assert sorted(done) == sorted(j.spec.id for j in jobs)
     assert state["clashes"] == []
     assert state["most"] == 2  # still two at once: seatings of other groups

@@ -375,8 +375,9 @@ def test_matches_finished_beside_a_failing_one_are_saved() -> None:
     from referee.match import Limits, Player
     from referee.process import BotCommandError
     from referee.rules import Variant
+    from referee.runners import ThreadRunner
     from referee.schedule import MatchSpec
-    from referee.tournament import LocalRunner, MatchJob, TournamentError
+    from referee.tournament import MatchJob, TournamentError, play_jobs
 
     gate = threading.Event()
 
@@ -407,8 +408,8 @@ def test_matches_finished_beside_a_failing_one_are_saved() -> None:
             failing.closed.wait(30)
             late.closed.wait(30)
 
-    with pytest.raises(TournamentError, match="no-such-bot"):
-        LocalRunner(3).run(jobs, on_done, threading.Event())
+    with pytest.raises(TournamentError, match="no-such-bot"), ThreadRunner(3) as runner:
+        play_jobs(runner, jobs, on_done, threading.Event())
     assert saved == ["m0", "m2"]
 
 
@@ -420,7 +421,8 @@ def test_a_bot_that_cannot_be_spawned_is_a_seat_fault(tmp_path: Path) -> None:
     from referee.match import Entrant, Limits
     from referee.rules import Variant
     from referee.schedule import MatchSpec
-    from referee.tournament import LocalRunner, MatchJob
+    from referee.runners import ThreadRunner
+    from referee.tournament import MatchJob, play_jobs
 
     instant = Entrant("instant", (PY, str(ROOT / "bench" / "instant_bot.py")))
     broken = tmp_path / "broken-bot"
@@ -433,10 +435,10 @@ def test_a_bot_that_cannot_be_spawned_is_a_seat_fault(tmp_path: Path) -> None:
         return MatchJob(spec, entrants, Variant.CLASSIC, 1, Limits(move_ms=2000), "none", "t")
 
     saved: dict[str, dict[str, Any]] = {}
-    LocalRunner(2).run([job(0, (instant, instant)), job(1, (instant, unspawnable)),
-                        job(2, (instant, instant))],
-                       lambda done, record: saved.update({done.spec.id: record}),
-                       threading.Event())
+    with ThreadRunner(2) as runner:
+        play_jobs(runner, [job(0, (instant, instant)), job(1, (instant, unspawnable)),
+                           job(2, (instant, instant))],
+                  lambda done, record: saved.update({done.spec.id: record}), threading.Event())
     assert sorted(saved) == ["m0", "m1", "m2"]
     assert saved["m0"]["faults"] == [] and saved["m2"]["faults"] == []
     [fault] = saved["m1"]["faults"]

@@ -2,8 +2,9 @@
 
 On a terminal it shows a progress bar with the top of the table and each fault as it happens;
 otherwise (CI logs, pipes) it writes a few plain lines. Exit status: 0 when every match is played,
-1 when a bot command cannot be started, 2 for a configuration or output folder that cannot be
-used, 130 after Ctrl-C (finished matches are kept; the same command resumes).
+1 when a bot command cannot be started or the Dask scheduler cannot be reached (or goes away), 2
+for a configuration or output folder that cannot be used, 130 after Ctrl-C (finished matches are
+kept; the same command resumes).
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ from rich.progress import (
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.cluster import ClusterError, ClusterRunner
 from referee.escape import escape_controls
 from referee.ratings import Standing, Standings
 from referee.record import FaultDict
+from referee.runners import Runner
 from referee.schedule import MatchSpec
 from referee.stopping import Pair, Stop
 from referee.tournament import (
@@ -97,7 +100,7 @@ def _fault_line(spec: MatchSpec, name: str, fault: FaultDict) -> str:
             f"in hand {fault['hand']}: {escape_controls(fault['detail'])}")
 
 
-def _header(config: Config, total: int, done: int, sandbox: str) -> str:
+def _header(config: Config, total: int, done: int, sandbox: str, where: str | None) -> str:
     kept = f", {done} already played" if done else ""
     fmt = "" if config.format == "round-robin" else f"{config.format}, "
     if config.stop is not None:
@@ -107,15 +110,16 @@ def _header(config: Config, total: int, done: int, sandbox: str) -> str:
     else:
         stop, count = "", f"{total} matches"
     return (f"{config.name}: {len(config.entrants)} entrants, {fmt}{stop}{count}{kept}; "
-            f"{config.players} players, target {config.target}, concurrency "
-            f"{config.concurrency}, sandbox {sandbox}; output {config.output}")
+            f"{config.players} players, target {config.target}, "
+            f"{where or f'concurrency {config.concurrency}'}, sandbox {sandbox}; "
+            f"output {config.output}")
 
 
 class PlainReporter(Reporter):
     """A few plain lines: one per tenth of the schedule, one per fault. No control characters."""
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
+    def __init__(self, console: Console, *, where: str | None = None) -> None:
+        self.console, self.where = console, where
         self.total = self.kept = self.shown = 0
         self.t0 = time.monotonic()
 
@@ -125,7 +129,7 @@ class PlainReporter(Reporter):
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
         self.total, self.kept, self.shown = total, done, done * 10 // max(total, 1)
         self.t0 = time.monotonic()
-        self._print(_header(config, total, done, sandbox))
+        self._print(_header(config, total, done, sandbox, self.where))
 
     def warn(self, message: str) -> None:
         self._print(f"warning: {message}")
@@ -151,8 +155,8 @@ class PlainReporter(Reporter):
 class LiveReporter(Reporter):
     """A rich progress bar (done/total, rate, time left) over the top of the table."""
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
+    def __init__(self, console: Console, *, where: str | None = None) -> None:
+        self.console, self.where = console, where
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console)
@@ -162,7 +166,8 @@ class LiveReporter(Reporter):
         self.t0 = time.monotonic()
 
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
-        self.console.print(Text(_header(config, total, done, sandbox)), highlight=False)
+        self.console.print(Text(_header(config, total, done, sandbox, self.where)),
+                           highlight=False)
         self.kept, self.t0 = done, time.monotonic()
         self.task = self.progress.add_task(config.name, total=total, completed=done, rate="")
         self.live = Live(self.progress, console=self.console, refresh_per_second=4)
@@ -200,6 +205,10 @@ class LiveReporter(Reporter):
               help="Output folder (default: the file's output, else results/<name>).")
 @click.option("-j", "--concurrency", type=click.IntRange(min=1),
               help="Matches played at once (default: the file's, else 1).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Play every match as a task on the workers of this Dask scheduler "
+                   "(tcp://host:8786; needs ct-referee[distributed]); this process writes "
+                   "the records, the journal and the standings.")
 @click.option("--fresh", is_flag=True,
               help="Delete what an earlier run of this output folder wrote (its deal secret "
                    "too), and start over.")
@@ -212,15 +221,17 @@ class LiveReporter(Reporter):
               help="Stop once every adjacent pair is decided, e.g. 0.95 or 0.95:3 (a margin in "
                    "points per hand for ties); overrides the file's stop.")
 @click.option("--max-matches", type=int, help="At most this many matches (overrides the file's).")
-def tournament(config: Path, output: Path | None, concurrency: int | None, fresh: bool,
-               secret_file: Path | None, rounds: int | None, seed: str | None,
-               stop_at: str | None, max_matches: int | None) -> None:
+def tournament(config: Path, output: Path | None, concurrency: int | None,
+               scheduler: str | None, fresh: bool, secret_file: Path | None,
+               rounds: int | None, seed: str | None, stop_at: str | None,
+               max_matches: int | None) -> None:
     """Run the tournament described by CONFIG (YAML), or resume it where it stopped.
 
     \b
     Example:
       ct-referee tournament tournaments/demo.yaml --concurrency 2
       ct-referee tournament tournaments/strength.yaml --stop 0.95 --max-matches 60
+      ct-referee tournament tournaments/demo.yaml --scheduler tcp://head:8786
 
     Everything is written to the output folder: the resolved configuration, one game record
     per match, results.jsonl, the bots' stderr, and standings.json/.csv at the end. Ctrl-C stops
@@ -231,6 +242,8 @@ def tournament(config: Path, output: Path | None, concurrency: int | None, fresh
         resume += ["--output", str(output)]
     if concurrency is not None:
         resume += ["--concurrency", str(concurrency)]
+    if scheduler is not None:
+        resume += ["--scheduler", scheduler]
     overrides: dict[str, Any] = {}
     for key, value, flag in (("rounds", rounds, "--rounds"), ("seed", seed, "--seed"),
                              ("max_matches", max_matches, "--max-matches"),
@@ -255,11 +268,23 @@ def tournament(config: Path, output: Path | None, concurrency: int | None, fresh
         sys.exit(2)
     if not console.is_terminal:
         console = Console(highlight=False, emoji=False, width=120)
-    reporter = LiveReporter(console) if console.is_terminal else PlainReporter(console)
+    where = f"on the Dask scheduler {scheduler}" if scheduler is not None else None
+    reporter = (LiveReporter(console, where=where) if console.is_terminal
+                else PlainReporter(console, where=where))
     stop = threading.Event()
+    runner: Runner | None = None
+    if scheduler is not None:
+        try:
+            # a tournament's auto requires a sandbox: a worker without one refuses
+            mode = "none" if cfg.sandbox == "none" else "bwrap"
+            runner = ClusterRunner(scheduler, sandbox=mode, warn=reporter.warn)
+        except ClusterError as e:
+            err.print(Text(f"error: {e}"), soft_wrap=True)
+            sys.exit(1)
     try:
         with stop_on_sigint(stop):
-            outcome = run(cfg, fresh=fresh, deal_secret=secret, reporter=reporter, stop=stop)
+            outcome = run(cfg, fresh=fresh, deal_secret=secret, reporter=reporter,
+                          runner=runner, stop=stop)
     except ConfigError as e:
         err.print(Text(f"error: {e}"), soft_wrap=True)
         sys.exit(2)

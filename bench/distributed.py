@@ -1,0 +1,256 @@
+"""Scaling: matches/s of one tournament of instant C bots, locally and on a Dask cluster.
+
+Run:  .venv/bin/python bench/distributed.py [--rounds 6] [--target 1000]
+      .venv/bin/python bench/distributed.py --coordinator 500   # the coordinator's limits
+
+Every entrant is ``bots/starter.c`` compiled with ``cc -O2`` into a temporary folder (a legal
+answer at once, no interpreter start-up), so the figures measure the referee: fresh bot
+processes per match, the protocol, the rules, records and the journal (fsync included). The
+same tournament (4 entrants, 3 seats, every seating, ``--rounds`` rounds: 144 matches by
+default) is played
+
+- locally at concurrency 1 (one referee process: :class:`~referee.runners.ThreadRunner`),
+- with two threads (the old concurrency 2, for comparison: one interpreter, the GIL),
+- at concurrency 2 (two worker processes: :class:`~referee.runners.ProcessRunner`),
+- on a two-worker ``LocalCluster`` (processes, one match each: :class:`ClusterRunner`;
+  the cluster's start-up is not timed, as a standing cluster's would not be),
+
+(workers without Dask's statistical profiler, as docs/cluster.md advises), and Dask's own
+cost per match is measured twice: a one-worker cluster against the local run
+at concurrency 1, and bare tasks carrying a record of the tournament's size. Every run must
+end with the same standings. The last line is
+``scaling: <a> matches/s at concurrency 1, <b> at concurrency 2 (<b/a> x); cluster of 2: <c>
+(<c/a> x)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import pickle
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# This file's folder comes first on the path, and its name is the ``distributed`` package's.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent))
+
+from referee.cluster import ClusterRunner  # noqa: E402
+from referee.runners import ProcessRunner, Runner, ThreadRunner  # noqa: E402
+from referee.tournament import (  # noqa: E402
+    SECRET,
+    Config,
+    load_config,
+    read_deal_secret,
+    run,
+)
+
+ROOT = HERE.parent
+
+
+def compile_bot(folder: Path) -> Path:
+    """``bots/starter.c`` built with the C compiler into ``folder``."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        sys.exit("error: no C compiler (cc or gcc) to build bots/starter.c")
+    binary = folder / "starter.bin"
+    subprocess.run([cc, "-O2", "-o", str(binary), str(ROOT / "bots" / "starter.c")], check=True)
+    return binary
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and its reaped descendants (worker
+    processes, once closed, and every bot): a cluster's workers are not counted."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def write_config(folder: Path, bot: Path, *, rounds: int, target: int) -> Path:
+    """4 instant C entrants, 3 seats, every seating: 24 matches a round."""
+    lines = ["name: scaling", "entrants:"]
+    lines += [f"  - {{name: c{i}, command: [{bot}]}}" for i in range(4)]
+    lines += ["players: 3", f"target: {target}", f"rounds: {rounds}", "sandbox: none"]
+    path = folder / "scaling.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class Bench:
+    """Plays the tournament into fresh output folders, all dealt with one secret."""
+
+    def __init__(self, folder: Path, config: Path) -> None:
+        self.folder, self.config = folder, config
+        self.secret: bytes | None = None
+        self.standings: str | None = None
+        self.runs = 0
+
+    def rate(self, label: str, runner: Runner, concurrency: int) -> float:
+        """Matches/s of the whole tournament through ``runner``; checks its standings."""
+        self.runs += 1
+        out = self.folder / f"out{self.runs}"
+        config: Config = load_config(self.config, output=out, concurrency=concurrency)
+        cpu0 = cpu_seconds()
+        start = time.perf_counter()
+        outcome = run(config, runner=runner, deal_secret=self.secret)
+        elapsed = time.perf_counter() - start
+        cpu = cpu_seconds() - cpu0
+        assert outcome.finished, label
+        standings = (out / "standings.json").read_text()
+        if self.secret is None:
+            self.secret, self.standings = read_deal_secret(out / SECRET), standings
+        assert standings == self.standings, f"{label}: other standings than the first run"
+        rate = outcome.total / elapsed
+        busy = "" if getattr(runner, "remote", False) else \
+            f"; {1000 * cpu / outcome.total:.0f} ms CPU a match, {cpu / elapsed:.2f} cores busy"
+        print(f"{label}: {outcome.total} matches in {elapsed:.2f} s, {rate:.2f} matches/s{busy}",
+              flush=True)
+        return rate
+
+    def record_bytes(self) -> int:
+        """The size of one pickled record of the tournament (what a worker sends back)."""
+        games = sorted((self.folder / "out1" / "games").iterdir())
+        from referee.record import read_record
+        return len(pickle.dumps(read_record(games[len(games) // 2])))
+
+
+def _echo(payload: bytes) -> bytes:
+    return payload
+
+
+def bare_tasks(address: str, payload: int, n: int = 200) -> tuple[float, float]:
+    """Milliseconds per task: one at a time (scheduling and transfer latency), and ``n`` at
+    once (throughput cost), each task sending back ``payload`` bytes."""
+    from distributed import Client
+
+    data = os.urandom(payload)
+    with Client(address, set_as_default=False) as client:
+        client.submit(_echo, data, pure=False, resources={"match": 1}).result()  # warm up
+        times = []
+        for _ in range(50):
+            t = time.perf_counter()
+            client.submit(_echo, data, pure=False, resources={"match": 1}).result()
+            times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        futures = [client.submit(_echo, data, pure=False, resources={"match": 1})
+                   for _ in range(n)]
+        client.gather(futures)
+        batch = time.perf_counter() - t
+    return 1000 * statistics.median(times), 1000 * batch / n
+
+
+def per_second(action: Callable[[int], object], *, seconds: float = 2.0) -> float:
+    """How many times a second ``action(i)`` runs, over about ``seconds``."""
+    n, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        action(n)
+        n += 1
+    return n / elapsed
+
+
+def coordinator(entrants: int) -> None:
+    """What the coordinator alone can do per second: write records (atomically, synced),
+    append journal lines (synced), and rate matches in a table of ``entrants``."""
+    from referee.match import Entrant, play_match
+    from referee.ratings import MatchResult, Standings
+    from referee.record import write_record
+    from referee.rules import Deal
+    from referee.tournament import Journal
+
+    with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp:
+        folder = Path(tmp)
+        bot = compile_bot(folder)
+        seats = [Entrant(f"c{i}", (str(bot),)) for i in range(3)]
+        record = play_match("m", seats, lambda k: Deal.from_key(3, bytes(16), f"d:{k}"),
+                            target=1000)
+        turns = sum(len(h["turns"]) for h in record["hands"])
+        print(f"coordinator: one match (3 seats, target 1000) holds {len(record['hands'])} "
+              f"hands, {turns} turns; its record is {len(json.dumps(record)) / 1024:.0f} KiB "
+              f"of JSON; output folder on {folder} (fsync'd)")
+        (folder / "games").mkdir()
+        records = per_second(lambda i: write_record(record, folder / "games" / f"{i}.json"))
+        journal = Journal(folder / "results.jsonl")
+        line = {"id": "r1-g001-s01", "players": record["players"], "totals": record["totals"],
+                "ranks": record["ranks"], "faults": [], "hands": len(record["hands"]),
+                "record": "games/r1-g001-s01.json"}
+        lines = per_second(lambda i: journal.append(line))
+        journal.close()
+        names = [f"e{i}" for i in range(entrants)]
+        table = Standings(names)
+        result = MatchResult.from_json(line)
+
+        def rate(i: int) -> None:
+            table.add(dataclasses.replace(result, players=tuple(
+                names[(i * 7 + k * 131) % entrants] for k in range(3))))
+
+        ratings = per_second(rate)
+        tables = per_second(lambda i: table.standings(), seconds=1.0)
+    print(f"coordinator: {records:.0f} records/s written, {lines:.0f} journal lines/s "
+          f"appended, {ratings:.0f} matches/s rated among {entrants} entrants, "
+          f"{tables:.1f} full tables/s of {entrants} rows")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=6, help="24 matches a round")
+    parser.add_argument("--target", type=int, default=1000, help="match target")
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="play every setting this many times, interleaved; keep the best")
+    parser.add_argument("--coordinator", type=int, metavar="ENTRANTS",
+                        help="instead: the coordinator's own limits, rating among ENTRANTS")
+    args = parser.parse_args()
+    if args.coordinator:
+        coordinator(args.coordinator)
+        return
+    import dask
+    from distributed import LocalCluster
+
+    warnings.filterwarnings("ignore", message="Port .* is already in use")
+
+    print(f"scaling: {24 * args.rounds} matches of instant C bots (bots/starter.c), target "
+          f"{args.target}; {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.2f} at the start; best of {args.repeat}, interleaved")
+    cluster = {"threads_per_worker": 1, "processes": True, "resources": {"match": 1},
+               "dashboard_address": None, "silence_logs": 50}
+    with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp, \
+            dask.config.set({"distributed.worker.profile.enabled": False}), \
+            LocalCluster(n_workers=1, **cluster) as one, \
+            LocalCluster(n_workers=2, **cluster) as two:
+        folder = Path(tmp)
+        bench = Bench(folder, write_config(folder, compile_bot(folder), rounds=args.rounds,
+                                           target=args.target))
+        settings = {
+            "concurrency 1 (this process)": (lambda: ThreadRunner(1), 1),
+            "concurrency 2 in threads (before)": (lambda: ThreadRunner(2), 2),
+            "concurrency 2 (worker processes)": (lambda: ProcessRunner(2), 2),
+            "cluster of 1 worker": (lambda: ClusterRunner(one.scheduler_address), 1),
+            "cluster of 2 workers": (lambda: ClusterRunner(two.scheduler_address), 2),
+        }
+        best: dict[str, float] = {}
+        for _ in range(args.repeat):
+            for label, (make, concurrency) in settings.items():
+                best[label] = max(best.get(label, 0.0), bench.rate(label, make(), concurrency))
+        a, t, b, c1, c = best.values()
+        size = bench.record_bytes()
+        latency, batch = bare_tasks(two.scheduler_address, size)
+    print(f"dask cost per match: {1000 * (1 / c1 - 1 / a):+.1f} ms against this process "
+          f"(cluster of 1: {c1:.2f} matches/s); bare tasks returning a {size / 1024:.0f} KiB "
+          f"record: {latency:.1f} ms each one at a time, {batch:.2f} ms each 200 at once")
+    print(f"threads at concurrency 2: {t:.2f} matches/s ({t / a:.2f} x)")
+    print(f"scaling: {a:.2f} matches/s at concurrency 1, {b:.2f} at concurrency 2 "
+          f"({b / a:.2f} x); cluster of 2: {c:.2f} ({c / a:.2f} x)")
+
+
+if __name__ == "__main__":
+    main()

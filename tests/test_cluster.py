@@ -1,0 +1,336 @@
+"""Tournaments on a Dask cluster (``--scheduler``) and in worker processes (``--concurrency``):
+the standings of a local run, a worker killed mid-match, a scheduler that cannot be reached
+or goes away."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import BOTS, PY, ROOT
+from distributed import Client, LocalCluster
+
+from referee.cluster import ClusterError, ClusterRunner
+from referee.process import bwrap_available
+from referee.runners import ProcessRunner
+from referee.tournament import (
+    SECRET,
+    Outcome,
+    TournamentError,
+    load_config,
+    read_deal_secret,
+    run,
+)
+
+CLI = [PY, "-c", "from referee.cli import main; main()"]
+DASK = str(Path(PY).parent / "dask")
+pytestmark = [pytest.mark.process, pytest.mark.slow]
+MATCHES = 4 * 6  # C(4, 3) groups x 3! seatings
+
+
+def write_config(folder: Path, flags: Path) -> Path:
+    """Four deterministic entrants, one of them the blocker (which blocks once per ``flags``
+    folder); moves may take a minute, so a blocked bot never times out before the test acts."""
+    bots = folder / "bots"
+    bots.mkdir(exist_ok=True)
+    for name in ("random_bot.py", "greedy_bot.py"):
+        shutil.copy(ROOT / "bots" / name, bots / name)
+    flags.mkdir(exist_ok=True)
+    path = folder / "t.yaml"
+    path.write_text(f"""\
+name: t
+entrants:
+  - {{name: random, command: [{PY}, {bots}/random_bot.py, --seed, '3']}}
+  - {{name: greedy, command: [{PY}, {bots}/greedy_bot.py]}}
+  - {{name: blocker, command: [{PY}, {BOTS}/blocker.py, {flags}]}}
+  - {{name: random-b, command: [{PY}, {bots}/random_bot.py, --seed, '7']}}
+players: 3
+target: 200
+sandbox: none
+limits: {{move_ms: 60000}}
+""")
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """The config and the standings.json of a run in this process (the blocker never blocks:
+    its flag folder already says it did)."""
+    base = tmp_path_factory.mktemp("cluster")
+    path = write_config(base, base / "flags")
+    (base / "flags" / "blocked").write_text("0\n")
+    outcome = run(load_config(path, output=base / "reference", concurrency=1))
+    assert outcome.finished and outcome.played == MATCHES
+    yield path, (base / "reference" / "standings.json").read_text()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    """Two worker processes of one thread and one match each."""
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      resources={"match": 1}, dashboard_address=None) as local:
+        yield local
+
+
+def secret_of(path: Path) -> bytes:
+    return read_deal_secret(path.parent / "reference" / SECRET)
+
+
+def journal_ids(out: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def test_a_two_worker_cluster_gives_the_standings_of_a_local_run(
+    reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    path, standings = reference
+    config = load_config(path, output=tmp_path / "out")
+    runner = ClusterRunner(cluster.scheduler_address, sandbox=config.sandbox)
+    outcome = run(config, runner=runner, deal_secret=secret_of(path))
+    assert outcome.finished and outcome.played == MATCHES
+    assert (tmp_path / "out" / "standings.json").read_text() == standings
+    assert sorted(journal_ids(tmp_path / "out")) == sorted(
+        s.id for s in config.schedule(secret=secret_of(path)))
+    # The bots' stderr came back from the workers and was written here, by the coordinator.
+    logs = tmp_path / "out" / "logs" / "r1-g001-s01"
+    assert sorted(p.name for p in logs.iterdir()) == ["0-random.stderr", "1-greedy.stderr",
+                                                      "2-blocker.stderr"]
+
+
+def test_worker_processes_give_the_standings_of_a_local_run(
+    reference: tuple[Path, str], tmp_path: Path,
+) -> None:
+    path, standings = reference
+    config = load_config(path, output=tmp_path / "out", concurrency=2)
+    outcome = run(config, runner=ProcessRunner(2), deal_secret=secret_of(path))
+    assert outcome.finished and outcome.played == MATCHES
+    assert (tmp_path / "out" / "standings.json").read_text() == standings
+
+
+def wait_for(path: Path, what: str) -> None:
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert time.monotonic() < deadline, f"never saw {what}"
+        time.sleep(0.02)
+
+
+def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
+    reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    path, standings = reference
+    flags = tmp_path / "flags"
+    config = load_config(write_config(tmp_path, flags), output=tmp_path / "out")
+    runner = ClusterRunner(cluster.scheduler_address, sandbox=config.sandbox)
+    with Client(cluster.scheduler_address) as client:
+        workers = set(client.run(os.getpid).values())
+    ended: list[Outcome | BaseException] = []
+
+    def play() -> None:
+        try:
+            ended.append(run(config, runner=runner, deal_secret=secret_of(path)))
+        except BaseException as err:
+            ended.append(err)
+
+    thread = threading.Thread(target=play)
+    thread.start()
+    try:
+        wait_for(flags / "blocked", "the blocker start to move")
+        pid = int((flags / "blocked").read_text())
+        assert pid in workers  # the bot's parent is a worker process, mid-match
+        os.kill(pid, signal.SIGKILL)
+    finally:
+        (flags / "go").write_text("")  # the orphaned bot reads the end of its input
+        thread.join(timeout=300)
+    assert not thread.is_alive()
+    (outcome,) = ended
+    assert isinstance(outcome, Outcome), outcome
+    assert outcome.finished and outcome.played == MATCHES
+    ids = journal_ids(tmp_path / "out")
+    assert len(ids) == len(set(ids)) == MATCHES
+    assert (tmp_path / "out" / "standings.json").read_text() == standings
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_an_unreachable_scheduler_is_a_one_line_error(reference: tuple[Path, str],
+                                                      tmp_path: Path) -> None:
+    path, _ = reference
+    address = f"tcp://127.0.0.1:{free_port()}"
+    done = subprocess.run([*CLI, "tournament", str(path), "-o", str(tmp_path / "out"),
+                           "--scheduler", address], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: cannot reach the Dask scheduler {address!r}: ")
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert not (tmp_path / "out" / "results.jsonl").exists()  # nothing started
+
+
+def test_a_cluster_without_the_match_resource_is_refused() -> None:
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as plain, \
+            pytest.raises(ClusterError, match="offers the 'match' resource"):
+        ClusterRunner(plain.scheduler_address)
+
+
+def start(args: list[str], cwd: Path, **kw: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, **kw)  # type: ignore[call-overload]
+
+
+def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
+    reference: tuple[Path, str], tmp_path: Path,
+) -> None:
+    path, standings = reference
+    flags = tmp_path / "flags"
+    config = write_config(tmp_path, flags)
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = start([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                       "--no-dashboard"], tmp_path)
+    worker = start([DASK, "worker", address, "--nthreads", "1", "--resources", "match=1",
+                    "--no-dashboard", "--death-timeout", "5"], tmp_path)
+    out = tmp_path / "out"
+    args = [str(config), "-o", str(out), "--deal-secret",
+            str(path.parent / "reference" / SECRET)]
+    try:
+        coordinator = start([*CLI, "tournament", *args, "--scheduler", address], tmp_path)
+        wait_for(flags / "blocked", "the blocker start to move")
+        scheduler.send_signal(signal.SIGKILL)
+        _, stderr = coordinator.communicate(timeout=120)
+    finally:
+        (flags / "go").write_text("")
+        for proc in (scheduler, worker):
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate(timeout=60)
+    assert coordinator.returncode == 1, stderr
+    assert "Traceback" not in stderr
+    lines = stderr.splitlines()
+    assert lines[0].startswith(f"error: lost the Dask scheduler {address!r}"), stderr
+    assert lines[1] == (f"fix it, then resume with: ct-referee tournament {config} --output "
+                        f"{out} --scheduler {address}")
+    assert len(lines) == 2, stderr
+    assert not (out / "standings.json").exists()
+    local = subprocess.run([*CLI, "tournament", *args], capture_output=True, text=True,
+                           timeout=300, cwd=tmp_path)
+    assert local.returncode == 0, local.stderr
+    assert (out / "standings.json").read_text() == standings
+    ids = journal_ids(out)
+    assert len(ids) == len(set(ids)) == MATCHES
+
+
+QUITTER = """\
+import sys
+for line in sys.stdin:
+    if line.startswith('chinese-ten'):
+        print('ready quitter', flush=True)
+    elif line.startswith(('go', 'pick')):
+        sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("where", ["processes", "cluster"])
+def test_faults_are_shown_from_worker_processes_and_cluster_workers(
+    where: str, cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    (tmp_path / "quitter.py").write_text(QUITTER)
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: quitter, command: {PY} quitter.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+players: 2
+target: 100
+sandbox: none
+""")
+    extra = ["-j", "2"] if where == "processes" else ["--scheduler", cluster.scheduler_address]
+    done = subprocess.run([*CLI, "tournament", str(path), "-o", str(tmp_path / "out"), *extra],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "fault: r1-g001-s01 quitter (seat 0) crash in hand 1: exited with code 3" \
+        in done.stdout
+    assert "fault: r1-g001-s02 quitter (seat 1) crash in hand 1" in done.stdout
+    assert done.stdout.count("fault: ") == 2
+    where = (f"on the Dask scheduler {cluster.scheduler_address}, sandbox none (resolved on "
+             f"each worker)" if where == "cluster" else "concurrency 2, sandbox none")
+    assert f"target 100, {where}; output" in done.stdout
+    table = json.loads((tmp_path / "out" / "standings.json").read_text())["standings"]
+    assert [row["name"] for row in table] == ["greedy", "quitter"]
+
+
+def test_stop_cancels_the_cluster_tasks_and_a_resume_completes(
+    reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    path, standings = reference
+    flags = tmp_path / "flags"
+    config = load_config(write_config(tmp_path, flags), output=tmp_path / "out")
+    stop = threading.Event()
+    ended: list[Outcome | BaseException] = []
+
+    def play() -> None:
+        try:
+            ended.append(run(config, deal_secret=secret_of(path), stop=stop,
+                             runner=ClusterRunner(cluster.scheduler_address)))
+        except BaseException as err:
+            ended.append(err)
+
+    thread = threading.Thread(target=play)
+    thread.start()
+    try:
+        wait_for(flags / "blocked", "the blocker start to move")
+        stop.set()
+        thread.join(timeout=120)
+    finally:
+        (flags / "go").write_text("")  # the cancelled match stops at its next turn
+    assert not thread.is_alive()
+    (outcome,) = ended
+    assert isinstance(outcome, Outcome), outcome
+    assert not outcome.finished and outcome.standings is None
+    assert not (tmp_path / "out" / "standings.json").exists()
+    again = run(config, runner=ClusterRunner(cluster.scheduler_address))
+    assert again.finished and again.played == MATCHES - outcome.done
+    assert (tmp_path / "out" / "standings.json").read_text() == standings
+    ids = journal_ids(tmp_path / "out")
+    assert len(ids) == len(set(ids)) == MATCHES
+
+
+def _without_bwrap() -> None:
+    """Run on a worker: bubblewrap no longer works there."""
+    import referee.process
+
+    referee.process.bwrap_available = lambda: False  # type: ignore[assignment]
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")
+def test_a_worker_without_the_sandbox_asked_for_is_a_clear_error(
+    reference: tuple[Path, str], tmp_path: Path,
+) -> None:
+    path, _ = reference
+    text = path.read_text().replace("sandbox: none", "sandbox: bwrap")
+    (tmp_path / "t.yaml").write_text(text)
+    config = load_config(tmp_path / "t.yaml", output=tmp_path / "out")
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      resources={"match": 1}, dashboard_address=None) as lone, \
+            Client(lone.scheduler_address) as client:
+        client.run(_without_bwrap)
+        runner = ClusterRunner(lone.scheduler_address, sandbox=config.sandbox)
+        with pytest.raises(TournamentError) as caught:
+            run(config, runner=runner, deal_secret=secret_of(path))
+    message = str(caught.value)
+    assert message.startswith("on worker tcp://127.0.0.1:")
+    assert ": sandbox 'bwrap' requested but it does not work here: " in message
+    assert "\n" not in message
+    assert not (tmp_path / "out" / "results.jsonl").exists()  # no match was played
