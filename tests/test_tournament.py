@@ -420,8 +420,8 @@ def test_a_bot_that_cannot_be_spawned_is_a_seat_fault(tmp_path: Path) -> None:
     at spawn: tests/test_bot.py)."""
     from referee.match import Entrant, Limits
     from referee.rules import Variant
-    from referee.schedule import MatchSpec
     from referee.runners import ThreadRunner
+    from referee.schedule import MatchSpec
     from referee.tournament import MatchJob, play_jobs
 
     instant = Entrant("instant", (PY, str(ROOT / "bench" / "instant_bot.py")))
