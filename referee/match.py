@@ -70,13 +70,15 @@ class Entrant:
     name: str
     command: str | tuple[str, ...]
     workdir: Path | None = None
+    hide: tuple[Path, ...] = ()
+    """Paths inside its folders that its sandbox shows empty (besides the match's)."""
 
     def spawn(
         self, *, limits: Limits, sandbox: str, stderr_path: Path | None, hide: Sequence[Path]
     ) -> Player:
         """A new bot process for this entrant (started by the match)."""
         return Bot(self.command, workdir=self.workdir, stderr_path=stderr_path,
-                   stderr_cap=limits.stderr_cap, sandbox=sandbox, hide=hide,
+                   stderr_cap=limits.stderr_cap, sandbox=sandbox, hide=(*self.hide, *hide),
                    memory_mb=limits.memory_mb, pids=limits.pids, cpus=limits.cpus,
                    tmp_mb=limits.tmp_mb, file_mb=limits.file_mb)
 

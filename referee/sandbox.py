@@ -273,7 +273,11 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
     if exe is None:
         raise SandboxError(f"bot command not found: {argv[0]!r}")
     bot: list[Path] = []
-    named = [argv[0]] if "/" in argv[0] and not argv[0].startswith("/") else []
+    program = Path(os.path.abspath(Path(workdir, argv[0])))
+    in_venv = program.parent.name == "bin" and (program.parent.parent / "pyvenv.cfg").exists()
+    # A program given by a relative path is the bot's own, unless it is a virtual
+    # environment's (a runtime: its prefix is bound as one, below).
+    named = [argv[0]] if "/" in argv[0] and not argv[0].startswith("/") and not in_venv else []
     named += [a for a in argv[1:] if not a.startswith("-")]
     # ``FILE.py:FUNCTION`` (a policy for ``ct-referee bot``) names FILE.py too.
     named += [a.rpartition(":")[0] for a in named if ":" in a]
@@ -307,23 +311,30 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
 
 
 def check_binds(binds: Binds, *, protected: Sequence[Path] = (),
-                others: Sequence[Path] = ()) -> None:
-    """Refuse folders that would show a ``protected`` path (the output folder, the
-    configuration) or another entrant's folder (``others``; an equal folder is shared, not
-    another's), symlinks resolved both ways.
+                others: Sequence[Path] = ()) -> tuple[Path, ...]:
+    """The paths inside the bot's folders that it must be shown empty: a ``protected`` path
+    (the output folder, the configuration) or another entrant's folder (``others``; an equal
+    folder is shared, not another's) that lies inside one of them, symlinks and ``..``
+    resolved, written as the sandbox sees them (pass them to :func:`build_argv` as ``hide``).
 
-    :raises SandboxError: naming the folder and what it would show.
+    :raises SandboxError: for a bot folder that is, or lies inside, a protected path: it
+        cannot be hidden from the bot that lives in it.
     """
+    hidden: list[Path] = []
     for folder in binds.all:
         real = Path(os.path.realpath(folder))
-        for path, what in [*((p, "the protected path") for p in protected),
-                           *((o, "another entrant's folder") for o in others)]:
+        for path in protected:
             other = Path(os.path.realpath(path))
-            if what != "the protected path" and other == real:
-                continue
-            if other.is_relative_to(real) or real.is_relative_to(other):
-                raise SandboxError(f"the bot folder {str(folder)!r} would show {what} "
+            if real.is_relative_to(other):
+                raise SandboxError(f"the bot folder {str(folder)!r} is inside the protected path "
                                    f"{str(path)!r} (move the bot, or that path, elsewhere)")
+        for path in [*protected, *others]:
+            other = Path(os.path.realpath(path))
+            if other != real and other.is_relative_to(real):
+                seen = Path(folder) / other.relative_to(real)
+                if seen not in hidden:
+                    hidden.append(seen)
+    return tuple(hidden)
 
 
 def reachable(path: Path, uid: int, gid: int) -> bool:
@@ -388,7 +399,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
                caps: Capabilities, hide: Sequence[Path] = (), uid: int | None = None) -> Spec:
     """The bwrap command line that runs ``argv`` in ``workdir`` under ``policy``.
 
-    ``hide``: folders (files) inside a bound folder that the bot sees empty (as /dev/null).
+    ``hide``: folders (files) inside a bound folder that the bot sees empty.
 
     :raises SandboxError: for a command that cannot be found or a mode that cannot work here.
     """
@@ -458,8 +469,9 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
             continue  # never hides the bot from itself; not bound: invisible anyway
         if item.is_dir():
             out += ["--tmpfs", str(item), "--remount-ro", str(item)]
-        elif item.exists():
-            out += ["--ro-bind", "/dev/null", str(item)]
+        elif item.exists():  # an empty file (a device node would not open: binds are nodev)
+            fds.append(_data_fd(b""))
+            out += ["--perms", "0444", "--ro-bind-data", str(fds[-1]), str(item)]
     if not any(workdir.is_relative_to(b) for b in bound):
         out += [*parents(workdir), "--perms", "0755", "--dir", str(workdir)]
     path = ":".join([*(str(p / "bin") for p in binds.runtime if (p / "bin").is_dir()),

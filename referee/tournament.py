@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -480,10 +481,13 @@ def _hand_scores(record: RecordDict | dict[str, Any]) -> list[list[int]]:
     return [[int(x) for x in hand["scores"]] for hand in record.get("hands", ())]
 
 
-def check_entrant_folders(config: Config) -> None:
-    """Refuse, before play, an entrant whose sandbox would show the output folder, the
-    configuration file or another entrant's folder (symlinks and ``..`` resolved).
+def check_entrant_folders(config: Config) -> dict[str, tuple[Path, ...]]:
+    """What each entrant's sandbox must show empty: the output folder, the configuration file
+    and the other entrants' folders, where they lie inside the folders it is shown (symlinks and
+    ``..`` resolved). Refuses, before play, an entrant that lives inside the output folder or
+    the configuration.
 
+    :return: the hidden paths by entrant name.
     :raises ConfigError: naming the entrant and the path.
     """
     binds = []
@@ -492,12 +496,15 @@ def check_entrant_folders(config: Config) -> None:
             binds.append(bot_binds(e.argv, e.workdir))
         except SandboxError as err:
             raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
+    hidden: dict[str, tuple[Path, ...]] = {}
     for i, (e, b) in enumerate(zip(config.entrants, binds, strict=True)):
         others = [f for j, o in enumerate(binds) if j != i for f in o.bot]
         try:
-            check_binds(b, protected=(config.output, config.path), others=others)
+            hidden[e.name] = check_binds(b, protected=(config.output, config.path),
+                                         others=others)
         except SandboxError as err:
             raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
+    return hidden
 
 
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
@@ -523,23 +530,24 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     reporter = reporter or Reporter()
     stop = stop or threading.Event()
     remote = bool(getattr(runner, "remote", False))  # bots spawned on other machines
+    hidden: dict[str, tuple[Path, ...]] = {}
     if config.sandbox != "none":  # auto or bwrap: never a silent fall-back to none
         if not remote and not bwrap_available():
             raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
                               f"({capabilities().summary()}): see ct-referee sandbox, or set "
                               f"sandbox: none")
-        check_entrant_folders(config)
+        hidden = check_entrant_folders(config)
         if not remote and not all(capabilities().cgroup_ok(c)
                                   for c in ("memory", "pids", "cpu")):
             reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
                           f"(see ct-referee sandbox)")
     with contextlib.closing(runner or local_runner(config.concurrency)) as where:
         return _run(config, fresh=fresh, deal_secret=deal_secret, reporter=reporter,
-                    runner=where, stop=stop)
+                    runner=where, stop=stop, hidden=hidden)
 
 
 def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Reporter,
-         runner: Runner, stop: CancelSignal) -> Outcome:
+         runner: Runner, stop: CancelSignal, hidden: dict[str, tuple[Path, ...]]) -> Outcome:
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
     course = config.course(secret=secret)
     out = config.output
@@ -585,7 +593,8 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         sandbox = f"{mode} (resolved on each worker)"
     else:
         sandbox = f"bwrap ({capabilities().summary()})" if mode == "bwrap" else "none"
-    entrants = [e.entrant() for e in config.entrants]
+    entrants = [dataclasses.replace(e.entrant(), hide=hidden.get(e.name, ()))
+                for e in config.entrants]
     played = done = 0
 
     def job(spec: MatchSpec) -> MatchJob:

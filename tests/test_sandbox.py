@@ -209,7 +209,7 @@ def test_a_bot_folder_showing_the_output_is_refused_before_play(world: World) ->
     config.write_text(f"entrants:\n  - {{name: a, command: {sys.executable} bot.py, "
                       f"workdir: entrants/alice}}\n  - {{name: b, command: {sys.executable} "
                       f"{INSTANT}}}\nplayers: 2\noutput: out\n")
-    with pytest.raises(ConfigError, match=r"entrant 'a': the bot folder .* would show the "
+    with pytest.raises(ConfigError, match=r"entrant 'a': the bot folder .* is inside the "
                                           r"protected path .*out'"):
         check_entrant_folders(load_config(config))
 

@@ -7,9 +7,10 @@ import sys
 
 
 def probe(kind: str, arg: str) -> None:
-    if kind == "read":
+    if kind == "read":  # fails on an empty file too: a hidden file reads as empty
         with open(arg) as f:
-            f.read()
+            if not f.read():
+                raise ValueError("empty")
     elif kind == "write":
         with open(arg, "w") as f:
             f.write("written by a bot\n")
