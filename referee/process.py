@@ -70,6 +70,8 @@ def split_command(command: str | Sequence[str]) -> list[str]:
             argv = shlex.split(command)
         except ValueError as err:
             raise BotCommandError(f"cannot split the command line: {err}") from None
+        # A shell expands a leading ~ (~/bot.py, ~user/bot.py): so does a command string.
+        argv = [os.path.expanduser(a) if a.startswith("~") else a for a in argv]
     else:
         argv = [str(a) for a in command]
     if not argv:
@@ -101,6 +103,14 @@ def resolve_command(command: str | Sequence[str], workdir: Path | str | None = N
 
 
 def _not_found(prog: str, workdir: Path) -> str:
+    path = workdir / prog
+    if path.is_file() and not os.access(path, os.X_OK):
+        how = (f"run it with its interpreter (python3 {prog}, say)"
+               if prog.endswith(SCRIPT_SUFFIXES) else f"chmod +x {prog}")
+        return f"{prog!r} is in {str(workdir)!r} but not executable: {how}"
+    if "/" not in prog and path.is_file():
+        return (f"{prog!r} is not on PATH, but a file of that name is in {str(workdir)!r}: "
+                f"write ./{prog}, or run it with its interpreter")
     where = f"in {str(workdir)!r}" if "/" in prog else "on PATH"
     return f"{prog!r} not found or not executable {where}"
 

@@ -100,7 +100,10 @@ def test_resolve_sandbox(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCapt
     ("python3 bot.py\\", "cannot split the command line: No escaped character"),
     (["python3", "a\0b"], "NUL"),
     ("no-such-bot-xyz --go", "'no-such-bot-xyz' not found or not executable on PATH"),
-    ("./bot.py", "'./bot.py' not found or not executable in "),
+    ("./bot.py", "'./bot.py' is in "),
+    ("./bot.py", "but not executable: run it with its interpreter (python3 ./bot.py, say)"),
+    ("bot.py", "but not executable: run it with its interpreter (python3 bot.py, say)"),
+    ("./absent.py", "'./absent.py' not found or not executable in "),
     ("python3 missing.py", "'missing.py' does not exist (bot script not found: "),
     ("python3 sub/missing.js --fast", "'sub/missing.js' does not exist"),
     ("sh run.sh", "'run.sh' does not exist"),
@@ -122,6 +125,12 @@ def test_resolve_command_accepts(tmp_path: Path) -> None:
     assert resolve_command("python3 bot.py missing.json", tmp_path)[2] == "missing.json"
     with pytest.raises(BotCommandError, match="No closing quotation"):
         split_command("python3 'bot.py")  # a shell's own error, not a bare ValueError
+
+
+def test_a_command_string_expands_a_leading_tilde_as_a_shell_would() -> None:
+    home = os.path.expanduser("~")
+    assert split_command("python3 ~/bot.py x~y") == ["python3", f"{home}/bot.py", "x~y"]
+    assert split_command(["python3", "~/bot.py"]) == ["python3", "~/bot.py"]  # a list: as is
 
 
 def test_script_suffixes_include_the_common_languages() -> None:
