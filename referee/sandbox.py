@@ -30,6 +30,7 @@ import functools
 import itertools
 import os
 import re
+import secrets
 import shutil
 import stat
 import subprocess
@@ -55,8 +56,12 @@ ENV = ("PATH", "HOME", "LANG", "TMPDIR")
 ``JAVA_TOOL_OPTIONS=-XX:-UsePerfData`` for ``java``, whose perf-data file needs ``flock``)."""
 GATE = 'IFS= read -r _ || exit 111; exec "$@"'
 """The launcher: waits for one line on stdin (the cgroup is ready), then execs the rest."""
-FALLBACK_UIDS = range(64000, 65000)
-"""Host uids a bot runs as where no pids cgroup exists (RLIMIT_NPROC counts per uid)."""
+BOT_UIDS = range(64000, 65000)
+"""Host uids a root referee runs its bots as, each bot a uid of its own (taken in turn, from
+an offset drawn per referee process): the kernel counts some resources per uid across
+namespaces (pipe buffers against ``fs.pipe-user-pages-soft``, processes against
+``RLIMIT_NPROC``, pending signals, message-queue bytes), and a bot that lowers its own limit
+and probes it would read what other bots of the same uid hold: a channel between sandboxes."""
 MODES = ("auto", "userns", "setpriv")
 
 
@@ -70,7 +75,9 @@ class SandboxPolicy:
 
     Sizes in MiB, ``cpus`` in cores; 0 means no limit (``tmp_mb``: the tmpfs default). The
     memory limit counts what the bot keeps in ``/tmp`` and ``/dev/shm`` where a memory cgroup
-    exists. ``uid``/``gid``: the host ids the bot runs as when the referee is root.
+    exists. ``uid``/``gid``: the host ids the bot runs as when the referee is root (``uid``
+    only where :func:`build_argv` is called without one: :func:`prepare` gives each bot a uid
+    of its own from :data:`BOT_UIDS`).
     """
 
     memory_mb: int = 512
@@ -496,7 +503,8 @@ def _seccomp_fd() -> int:
 
 # -- launching ----------------------------------------------------------------------------------
 
-_uids = itertools.cycle(FALLBACK_UIDS)
+_uids = itertools.islice(itertools.cycle(BOT_UIDS),
+                         secrets.randbelow(len(BOT_UIDS)), None)
 _uids_lock = threading.Lock()
 
 
@@ -543,9 +551,9 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     cgroups = policy.cgroups and caps.root
     have = {c for c in ("memory", "pids", "cpu") if cgroups and caps.cgroup_ok(c)}
     uid = policy.uid
-    if caps.root and "pids" not in have and policy.pids > 0:
+    if caps.root:  # a uid of its own: no per-uid kernel counter shared with another bot
         with _uids_lock:
-            uid = next(_uids)  # RLIMIT_NPROC counts every process of the uid
+            uid = next(_uids)
     spec = build_argv(argv, workdir, policy=policy, caps=caps, hide=hide, uid=uid)
     active = [f"bwrap {spec.mode}", f"uid {spec.uid}", "no network", "cleared environment"]
     if policy.seccomp and caps.ok("seccomp"):
