@@ -237,6 +237,8 @@ def _install_prefix(exe: Path) -> Path:
 
 
 def _shebang(exe: Path) -> str | None:
+    """The interpreter ``exe``'s ``#!`` line names, read as the kernel does (words split at
+    spaces and tabs only); after the system's ``env``, the program it runs."""
     try:
         with open(exe, "rb") as f:
             head = f.read(256)
@@ -244,10 +246,17 @@ def _shebang(exe: Path) -> str | None:
         return None
     if head[:2] != b"#!":
         return None
-    words = head[2:].split(b"\n")[0].decode(errors="replace").split()
-    if words and Path(words[0]).name == "env" and len(words) > 1:
+    line = head[2:].split(b"\n")[0].replace(b"\t", b" ").decode(errors="replace")
+    words = [w for w in line.split(" ") if w]
+    if len(words) > 1 and Path(words[0]).name == "env" and \
+            _system(Path(os.path.realpath(words[0]))):
         return words[1]
     return words[0] if words else None
+
+
+def _public(path: Path) -> bool:
+    """Whether any user can traverse every folder down to ``path`` (mode bits)."""
+    return reachable(path, -1, -1)
 
 
 def _system(path: Path) -> bool:
@@ -295,18 +304,26 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
     if not bot:
         bot.append(workdir)
     runtime: list[Path] = []
-    paths = [exe]
+    # (path, trusted): the organiser's command and PATH are trusted; a path the bot's own
+    # files choose (its #! line, a symlink of its program) may only show what anyone can reach
+    mine = "/" in argv[0] and not argv[0].startswith("/")
+    paths = [(exe, True), (Path(os.path.realpath(exe)), not mine)]
     interpreter = _shebang(exe)
     if interpreter:
         found = resolve_executable(interpreter, workdir)
         if found is None:
             raise SandboxError(f"interpreter {interpreter!r} (named by {str(exe)!r}) not found")
-        paths.append(found)
-    for path in [p for x in paths for p in (x, Path(os.path.realpath(x)))]:
+        trusted = "/" not in interpreter
+        paths += [(found, trusted), (Path(os.path.realpath(found)), trusted)]
+    for path, trusted in paths:
         prefix = _install_prefix(path)
-        if not _system(path) and not any(prefix.is_relative_to(b) for b in bot) \
-                and prefix not in runtime:
-            runtime.append(prefix)
+        if _system(path) or any(prefix.is_relative_to(b) for b in bot) or prefix in runtime:
+            continue
+        if not trusted and not _public(prefix):
+            raise SandboxError(f"{str(path)!r} (named by {str(exe)!r}) is in a folder other "
+                               f"users cannot reach: a bot's own #! line or symlink may only "
+                               f"name a runtime anyone can reach, or one on PATH")
+        runtime.append(prefix)
     package = Path(referee.__file__).resolve().parent  # bots may import the rules
     if not any(package.is_relative_to(b) for b in (*bot, *runtime)):
         runtime.append(package)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee.process import Process, start_process
-from referee.sandbox import SandboxPolicy, capabilities
+from referee.sandbox import SandboxError, SandboxPolicy, bot_binds, capabilities
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "bots" / "hostile"
@@ -77,3 +77,58 @@ def test_two_bots_share_no_per_uid_pipe_budget(folder: Path, mode: str) -> None:
         holder.stop(0.5)
     assert line.startswith("headroom "), line
     assert int(line.split()[1]) > 40, line  # 64 unless another process shares its uid
+
+
+def private_world(root: Path) -> Path:
+    """``root/private`` (0700) holding ``sub`` (0755) with a readable secret and a program:
+    what only root can reach."""
+    sub = root / "private" / "sub"
+    sub.mkdir(parents=True)
+    (root / "private").chmod(0o700)
+    sub.chmod(0o755)
+    (sub / "secret.txt").write_text("organiser secret\n")
+    (sub / "secret.txt").chmod(0o644)
+    (sub / "tool").write_text("#!/bin/sh\n")
+    (sub / "tool").chmod(0o755)
+    return sub
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a folder only root reaches needs a root referee")
+def test_a_bots_own_env_cannot_bind_a_private_folder(folder: Path) -> None:
+    """``#!FOLDER/env PRIVATE/tool``: the bot's own ``env`` is its interpreter, not the
+    system's, so ``PRIVATE`` is not shown; the bot runs and cannot read the secret."""
+    if not Path("/usr/bin/python3").exists():
+        pytest.skip("no /usr/bin/python3 here")
+    sub = private_world(folder)
+    bot = folder / "bot"
+    bot.mkdir(mode=0o755)
+    shutil.copy(HOSTILE / "fake_env.py", bot / "fake_env.py")
+    (bot / "fake_env.py").chmod(0o644)
+    (bot / "env").write_text(f'#!/bin/sh\nexec /usr/bin/python3 "$(dirname "$2")/fake_env.py"\n')
+    (bot / "run").write_text(f"#!{bot / 'env'} {sub / 'tool'}\n")
+    for name in ("env", "run"):
+        (bot / name).chmod(0o755)
+    assert not any(p.is_relative_to(folder / "private") for p in bot_binds(["./run"], bot).all)
+    policy = SandboxPolicy(env=(("CT_PROBE_PRIVATE", str(sub / "secret.txt")),))
+    proc = start_process(["./run"], workdir=bot, sandbox=policy)
+    try:
+        line = read_line(proc)
+    finally:
+        proc.stop(0.5)
+    assert line == "refused read", line
+
+
+def test_a_bots_own_interpreter_path_must_be_public(folder: Path) -> None:
+    """A ``#!`` path (or the system ``env`` given a path) into a folder other users cannot
+    reach is refused before the bot starts; a program found on PATH is not."""
+    sub = private_world(folder)
+    bot = folder / "bot"
+    bot.mkdir(mode=0o755)
+    for i, line in enumerate([f"#!{sub / 'tool'}", f"#!/usr/bin/env {sub / 'tool'}"]):
+        (bot / f"run{i}").write_text(line + "\n")
+        (bot / f"run{i}").chmod(0o755)
+        with pytest.raises(SandboxError, match="in a folder other users cannot reach"):
+            bot_binds([f"./run{i}"], bot)
+    (bot / "ok").write_text("#!/usr/bin/env sh\n")
+    (bot / "ok").chmod(0o755)
+    assert bot_binds(["./ok"], bot).exe == bot / "ok"
