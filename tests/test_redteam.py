@@ -104,7 +104,7 @@ def test_a_bots_own_env_cannot_bind_a_private_folder(folder: Path) -> None:
     bot.mkdir(mode=0o755)
     shutil.copy(HOSTILE / "fake_env.py", bot / "fake_env.py")
     (bot / "fake_env.py").chmod(0o644)
-    (bot / "env").write_text(f'#!/bin/sh\nexec /usr/bin/python3 "$(dirname "$2")/fake_env.py"\n')
+    (bot / "env").write_text('#!/bin/sh\nexec /usr/bin/python3 "$(dirname "$2")/fake_env.py"\n')
     (bot / "run").write_text(f"#!{bot / 'env'} {sub / 'tool'}\n")
     for name in ("env", "run"):
         (bot / name).chmod(0o755)
@@ -132,3 +132,20 @@ def test_a_bots_own_interpreter_path_must_be_public(folder: Path) -> None:
     (bot / "ok").write_text("#!/usr/bin/env sh\n")
     (bot / "ok").chmod(0o755)
     assert bot_binds(["./ok"], bot).exe == bot / "ok"
+
+
+def test_info_lines_cannot_bloat_the_record(tmp_path: Path) -> None:
+    """32 info lines of 1 KiB with every answer, for a whole match: the record keeps at most
+    :data:`INFO_BUDGET` characters of them for that seat, the other seat is untouched."""
+    from referee.bot import INFO_BUDGET
+    from referee.match import Entrant, play_match
+    from referee.rules import Deal
+
+    bots = [Entrant("bloat", (sys.executable, str(HOSTILE / "bloat.py"))),
+            Entrant("instant", (sys.executable, str(ROOT / "bench" / "instant_bot.py")))]
+    record = play_match("m", bots, lambda k: Deal.from_seed(2, f"b:{k}"), target=300,
+                        sandbox="none", logs_dir=tmp_path)
+    kept = [line for hand in record["hands"] for turn in hand["turns"]
+            for line in turn.get("info", ())]
+    assert record["faults"] == [] and len(record["hands"]) > 1
+    assert INFO_BUDGET - 1024 < sum(map(len, kept)) <= INFO_BUDGET
