@@ -305,19 +305,23 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
         bot.append(workdir)
     runtime: list[Path] = []
     # (path, trusted): the organiser's command and PATH are trusted; a path the bot's own
-    # files choose (its #! line, a symlink of its program) may only show what anyone can reach
-    mine = "/" in argv[0] and not argv[0].startswith("/")
-    paths = [(exe, True), (Path(os.path.realpath(exe)), not mine)]
+    # files choose (its #! line, a symlink in its folder) may only show what anyone can reach;
+    # a public path's own symlinks (a venv's python, say) are the host's, not the bot's
+    def inside(path: Path) -> bool:
+        return any(path.is_relative_to(b) for b in bot)
+
+    paths = [(exe, True), (Path(os.path.realpath(exe)), not inside(exe))]
     interpreter = _shebang(exe)
     if interpreter:
         found = resolve_executable(interpreter, workdir)
         if found is None:
             raise SandboxError(f"interpreter {interpreter!r} (named by {str(exe)!r}) not found")
-        trusted = "/" not in interpreter
-        paths += [(found, trusted), (Path(os.path.realpath(found)), trusted)]
+        by_path = "/" not in interpreter
+        paths += [(found, by_path), (Path(os.path.realpath(found)),
+                                     by_path or not inside(found))]
     for path, trusted in paths:
         prefix = _install_prefix(path)
-        if _system(path) or any(prefix.is_relative_to(b) for b in bot) or prefix in runtime:
+        if _system(path) or inside(prefix) or prefix in runtime:
             continue
         if not trusted and not _public(prefix):
             raise SandboxError(f"{str(path)!r} (named by {str(exe)!r}) is in a folder other "

@@ -119,12 +119,15 @@ def test_a_bots_own_env_cannot_bind_a_private_folder(folder: Path) -> None:
 
 
 def test_a_bots_own_interpreter_path_must_be_public(folder: Path) -> None:
-    """A ``#!`` path (or the system ``env`` given a path) into a folder other users cannot
-    reach is refused before the bot starts; a program found on PATH is not."""
+    """A ``#!`` path (or the system ``env`` given a path, or a path through a symlink of the
+    bot's own) into a folder other users cannot reach is refused before the bot starts; a
+    program found on PATH is not."""
     sub = private_world(folder)
     bot = folder / "bot"
     bot.mkdir(mode=0o755)
-    for i, line in enumerate([f"#!{sub / 'tool'}", f"#!/usr/bin/env {sub / 'tool'}"]):
+    (bot / "lnk").symlink_to(sub)  # a symlink of its own into the private folder
+    for i, line in enumerate([f"#!{sub / 'tool'}", f"#!/usr/bin/env {sub / 'tool'}",
+                              f"#!{bot / 'lnk' / 'tool'}"]):
         (bot / f"run{i}").write_text(line + "\n")
         (bot / f"run{i}").chmod(0o755)
         with pytest.raises(SandboxError, match="in a folder other users cannot reach"):
