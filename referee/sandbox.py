@@ -34,6 +34,7 @@ import secrets
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -255,8 +256,10 @@ def _shebang(exe: Path) -> str | None:
 
 
 def _public(path: Path) -> bool:
-    """Whether any user can traverse every folder down to ``path`` (mode bits)."""
-    return reachable(path, -1, -1)
+    """Whether any user can traverse every folder down to ``path`` (mode bits), or it is
+    inside the referee's own Python install (a bot folder's venv made from it)."""
+    own = {Path(os.path.realpath(p)) for p in (sys.prefix, sys.base_prefix)}
+    return reachable(path, -1, -1) or any(path.is_relative_to(p) for p in own)
 
 
 def _system(path: Path) -> bool:
