@@ -44,6 +44,7 @@ LINE_MAX = 4096  #: longest answer line accepted, in bytes, without its newline
 SEND_BATCH = 1 << 16  #: queued event bytes past which ``Bot.send`` writes at once
 INFO_MAX = 1024  #: ``info`` lines are cut to this many characters
 INFO_KEEP = 32  #: at most this many ``info`` lines are kept per request
+INFO_BUDGET = 1 << 18  #: characters of ``info`` lines kept per bot process (one match)
 CHUNK = 1 << 16
 STOP_POLL_S = 0.1  #: how often a start-up wait looks at its stop event, in seconds
 
@@ -168,6 +169,7 @@ class Bot:
         self._poll = select.poll()  # stdout
         self._poll_exit = select.poll()  # stdout and the leader's exit (pidfd)
         self._eof = self._broken = self._closed = False
+        self._info_left = INFO_BUDGET
 
     @property
     def pid(self) -> int | None:
@@ -320,7 +322,7 @@ class Bot:
             waited = (time.monotonic() - t0) * 1000
             raise BotTimeout(f"no answer within {timeout_ms:g} ms (waited {waited:.0f} ms)"
                              f"{e.detail}", code=e.code, quoted=e.quoted) from None
-        return Answer(answer, (time.monotonic() - t0) * 1000, tuple(info))
+        return Answer(answer, (time.monotonic() - t0) * 1000, self._budget(info))
 
     def drain(self, wait_ms: float, *, quit: bool = False) -> str:
         """Return the bot's unread stdout, partial line included, after waiting up to
@@ -349,6 +351,18 @@ class Bot:
         return text
 
     # -- internals -----------------------------------------------------------------------
+
+    def _budget(self, info: list[str]) -> tuple[str, ...]:
+        """The ``info`` lines that fit in what is left of :data:`INFO_BUDGET` (a bot cannot
+        bloat its match record: escaped control characters would cost six bytes each)."""
+        kept = []
+        for text in info:
+            if len(text) > self._info_left:
+                self._info_left = 0
+                break
+            self._info_left -= len(text)
+            kept.append(text)
+        return tuple(kept)
 
     def _check_unsolicited(self, info: list[str]) -> None:
         for _ in range(16):  # bounded: a bot flooding info lines cannot keep us here

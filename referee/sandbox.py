@@ -30,9 +30,11 @@ import functools
 import itertools
 import os
 import re
+import secrets
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -55,8 +57,12 @@ ENV = ("PATH", "HOME", "LANG", "TMPDIR")
 ``JAVA_TOOL_OPTIONS=-XX:-UsePerfData`` for ``java``, whose perf-data file needs ``flock``)."""
 GATE = 'IFS= read -r _ || exit 111; exec "$@"'
 """The launcher: waits for one line on stdin (the cgroup is ready), then execs the rest."""
-FALLBACK_UIDS = range(64000, 65000)
-"""Host uids a bot runs as where no pids cgroup exists (RLIMIT_NPROC counts per uid)."""
+BOT_UIDS = range(64000, 65000)
+"""Host uids a root referee runs its bots as, each bot a uid of its own (taken in turn, from
+an offset drawn per referee process): the kernel counts some resources per uid across
+namespaces (pipe buffers against ``fs.pipe-user-pages-soft``, processes against
+``RLIMIT_NPROC``, pending signals, message-queue bytes), and a bot that lowers its own limit
+and probes it would read what other bots of the same uid hold: a channel between sandboxes."""
 MODES = ("auto", "userns", "setpriv")
 
 
@@ -70,7 +76,9 @@ class SandboxPolicy:
 
     Sizes in MiB, ``cpus`` in cores; 0 means no limit (``tmp_mb``: the tmpfs default). The
     memory limit counts what the bot keeps in ``/tmp`` and ``/dev/shm`` where a memory cgroup
-    exists. ``uid``/``gid``: the host ids the bot runs as when the referee is root.
+    exists. ``uid``/``gid``: the host ids the bot runs as when the referee is root (``uid``
+    only where :func:`build_argv` is called without one: :func:`prepare` gives each bot a uid
+    of its own from :data:`BOT_UIDS`).
     """
 
     memory_mb: int = 512
@@ -230,6 +238,8 @@ def _install_prefix(exe: Path) -> Path:
 
 
 def _shebang(exe: Path) -> str | None:
+    """The interpreter ``exe``'s ``#!`` line names, read as the kernel does (words split at
+    spaces and tabs only); after the system's ``env``, the program it runs."""
     try:
         with open(exe, "rb") as f:
             head = f.read(256)
@@ -237,10 +247,19 @@ def _shebang(exe: Path) -> str | None:
         return None
     if head[:2] != b"#!":
         return None
-    words = head[2:].split(b"\n")[0].decode(errors="replace").split()
-    if words and Path(words[0]).name == "env" and len(words) > 1:
+    line = head[2:].split(b"\n")[0].replace(b"\t", b" ").decode(errors="replace")
+    words = [w for w in line.split(" ") if w]
+    if len(words) > 1 and Path(words[0]).name == "env" and \
+            _system(Path(os.path.realpath(words[0]))):
         return words[1]
     return words[0] if words else None
+
+
+def _public(path: Path) -> bool:
+    """Whether any user can traverse every folder down to ``path`` (mode bits), or it is
+    inside the referee's own Python install (a bot folder's venv made from it)."""
+    own = {Path(os.path.realpath(p)) for p in (sys.prefix, sys.base_prefix)}
+    return reachable(path, -1, -1) or any(path.is_relative_to(p) for p in own)
 
 
 def _system(path: Path) -> bool:
@@ -292,18 +311,30 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
     if not bot:
         bot.append(workdir)
     runtime: list[Path] = []
-    paths = [exe]
+    # (path, trusted): the organiser's command and PATH are trusted; a path the bot's own
+    # files choose (its #! line, a symlink in its folder) may only show what anyone can reach;
+    # a public path's own symlinks (a venv's python, say) are the host's, not the bot's
+    def inside(path: Path) -> bool:
+        return any(path.is_relative_to(b) for b in bot)
+
+    paths = [(exe, True), (Path(os.path.realpath(exe)), not inside(exe))]
     interpreter = _shebang(exe)
     if interpreter:
         found = resolve_executable(interpreter, workdir)
         if found is None:
             raise SandboxError(f"interpreter {interpreter!r} (named by {str(exe)!r}) not found")
-        paths.append(found)
-    for path in [p for x in paths for p in (x, Path(os.path.realpath(x)))]:
+        by_path = "/" not in interpreter
+        paths += [(found, by_path), (Path(os.path.realpath(found)),
+                                     by_path or not inside(found))]
+    for path, trusted in paths:
         prefix = _install_prefix(path)
-        if not _system(path) and not any(prefix.is_relative_to(b) for b in bot) \
-                and prefix not in runtime:
-            runtime.append(prefix)
+        if _system(path) or inside(prefix) or prefix in runtime:
+            continue
+        if not trusted and not _public(prefix):
+            raise SandboxError(f"{str(path)!r} (named by {str(exe)!r}) is in a folder other "
+                               f"users cannot reach: a bot's own #! line or symlink may only "
+                               f"name a runtime anyone can reach, or one on PATH")
+        runtime.append(prefix)
     package = Path(referee.__file__).resolve().parent  # bots may import the rules
     if not any(package.is_relative_to(b) for b in (*bot, *runtime)):
         runtime.append(package)
@@ -508,7 +539,8 @@ def _seccomp_fd() -> int:
 
 # -- launching ----------------------------------------------------------------------------------
 
-_uids = itertools.cycle(FALLBACK_UIDS)
+_uids = itertools.islice(itertools.cycle(BOT_UIDS),
+                         secrets.randbelow(len(BOT_UIDS)), None)
 _uids_lock = threading.Lock()
 
 
@@ -555,9 +587,9 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     cgroups = policy.cgroups and caps.root
     have = {c for c in ("memory", "pids", "cpu") if cgroups and caps.cgroup_ok(c)}
     uid = policy.uid
-    if caps.root and "pids" not in have and policy.pids > 0:
+    if caps.root:  # a uid of its own: no per-uid kernel counter shared with another bot
         with _uids_lock:
-            uid = next(_uids)  # RLIMIT_NPROC counts every process of the uid
+            uid = next(_uids)
     spec = build_argv(argv, workdir, policy=policy, caps=caps, hide=hide, uid=uid)
     active = [f"bwrap {spec.mode}", f"uid {spec.uid}", "no network", "cleared environment"]
     if policy.seccomp and caps.ok("seccomp"):
