@@ -59,6 +59,16 @@ def test_c_starter_passes(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_rust_starter_passes(tmp_path: Path) -> None:
+    needs("cargo")
+    subprocess.run(["cargo", "build", "--offline", "--locked", "--release", "--quiet",
+                    "--manifest-path", str(ROOT / "bots/starter-rust/Cargo.toml"),
+                    "--target-dir", str(tmp_path)], check=True, timeout=300)
+    done = check(str(tmp_path / "release" / "starter-rust"), "--ascii")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.slow
 def test_java_starter_passes(tmp_path: Path) -> None:
     tmp_path.chmod(0o755)  # the sandboxed bot runs as another uid
     needs("javac", "java")
