@@ -150,6 +150,7 @@ h1 { font-size: 19px; margin: 0; letter-spacing: .3px; }
 h2 { font-size: 13px; text-transform: uppercase; letter-spacing: 1px; color: var(--muted);
   margin: 0 0 8px; }
 .sub { color: var(--muted); font-size: 13px; }
+.back { color: var(--gold); font-size: 13px; text-decoration: none; }
 nav { display: flex; align-items: center; gap: 8px; }
 button { background: #1e4a33; color: var(--ink); border: 1px solid #2f6b4b; border-radius: 8px;
   padding: 6px 12px; font-size: 15px; cursor: pointer; }
@@ -448,3 +449,28 @@ _JS = r"""
   render();
 })();
 """  # noqa: E501
+
+
+# -- pages that share one viewer (a tournament's report) -----------------------------------------
+
+ASSETS = {"viewer.css": _CSS, "viewer.js": _JS}
+"""The viewer's style and script, as files that every linked page loads (:func:`linked_page`)."""
+
+
+def linked_page(record: RecordDict, *, assets: str, back: str | None = None) -> str:
+    """The page of :func:`replay_html` without its style and script: it loads ``viewer.css`` and
+    ``viewer.js`` (:data:`ASSETS`) from the folder ``assets`` (a relative URL ending in ``/``),
+    so thousands of matches share one copy of the viewer. ``back`` links to the page it came
+    from (a tournament's report)."""
+    data = page_data(record)
+    data["view"], data["start"] = "all", 0
+    blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    title = html.escape(f"Chinese Ten · {record['id']} · {' vs '.join(record['players'])}")
+    link = "" if back is None else (f'<a class="back" href="{html.escape(back)}">'
+                                    "&#8592; tournament report</a>")
+    page = (_PAGE.replace("<style>{css}</style>",
+                          f'<link rel="stylesheet" href="{html.escape(assets)}viewer.css">')
+            .replace("<script>{js}</script>",
+                     f'<script src="{html.escape(assets)}viewer.js"></script>')
+            .replace('<div class="title">', '<div class="title">' + link, 1))
+    return page.replace("{title}", title).replace("{data}", blob)

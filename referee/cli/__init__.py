@@ -31,10 +31,11 @@ def _register() -> None:
     from referee.cli.check import check
     from referee.cli.play import play
     from referee.cli.replay import replay
+    from referee.cli.report import report
     from referee.cli.sandbox import sandbox
     from referee.cli.tournament import tournament
 
-    for command in (bot, check, play, replay, sandbox, tournament):
+    for command in (bot, check, play, replay, report, sandbox, tournament):
         main.add_command(command)
 
 

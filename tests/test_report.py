@@ -1,0 +1,233 @@
+"""The tournament report (``report/index.html``): drawn from a real tournament's folder, opened
+in headless Chromium (the DOM after scripts ran, and a screenshot), every link followed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from referee.ratings import RatingConfig
+from referee.report import Folder, Match, read_folder
+from referee.report_page import crosstable, index_html
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+CLI = [str(Path(PY).parent / "ct-referee")]
+
+EVIL_BOT = f"""\
+import sys
+sys.path.insert(0, {str(ROOT / 'tests' / 'bots')!r})
+from faulty import legal
+n = 0
+for line in sys.stdin:
+    if line.startswith("chinese-ten"):
+        print("ready <i>evil</i>", flush=True)
+    elif line.startswith(("go ", "pick ")):
+        n += 1
+        sys.stderr.write("<script>alert('stderr')</script>\\n")
+        sys.stderr.flush()
+        if n == 4:
+            print("<img src=x onerror=alert(1)>", flush=True)
+        else:
+            print("info <b>thinking</b> & more", flush=True)
+            print(legal(line), flush=True)
+    elif line.startswith("quit"):
+        break
+"""
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished tournament: three entrants, two seats, one of them faulting with HTML in its
+    answer and its stderr."""
+    base = tmp_path_factory.mktemp("report")
+    (base / "evil.py").write_text(EVIL_BOT)
+    (base / "t.yaml").write_text(f"""\
+name: report-test
+entrants:
+  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+  - {{name: evil, command: {PY} evil.py}}
+players: 2
+target: 100
+sandbox: none
+""")
+    done = subprocess.run([*CLI, "tournament", "t.yaml", "-o", "out"], cwd=base,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run([*CLI, "report", "out"], cwd=base, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return base / "out"
+
+
+# -- the page's content, without a browser ------------------------------------------------------
+
+
+def test_the_report_has_every_match_and_escapes_bot_text(folder: Path) -> None:
+    page = (folder / "report" / "index.html").read_text()
+    ids = [json.loads(line)["id"] for line in (folder / "results.jsonl").read_text().splitlines()]
+    assert len(ids) == 6
+    for match_id in ids:
+        assert f'href="games/{match_id}.html"' in page
+        assert (folder / "report" / "games" / f"{match_id}.html").is_file()
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    blobs = []
+    for match_id in ids:
+        replay = (folder / "report" / "games" / f"{match_id}.html").read_text()
+        assert '<script src="../viewer.js">' in replay
+        blobs.append(replay.split('id="ct-data">', 1)[1].split("</script>", 1)[0])
+        assert 'href="../index.html"' in replay
+        assert len(replay) < 200_000
+    assert sum("thinking" in blob for blob in blobs) == 4  # the matches of the evil bot
+    assert not any("</" in blob or "<!--" in blob for blob in blobs)
+
+
+def test_a_match_page_does_not_copy_the_viewer(folder: Path) -> None:
+    viewer = (folder / "report" / "viewer.js").read_text()
+    some = next((folder / "report" / "games").glob("*.html")).read_text()
+    assert viewer[:200] not in some
+
+
+def test_report_command_refuses_a_folder_that_is_not_a_tournament(tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
+    for target in (tmp_path / "x", tmp_path / "missing"):
+        done = subprocess.run([*CLI, "report", str(target)], capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert done.returncode == 2
+        assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+        assert "Traceback" not in done.stderr
+
+
+def test_crosstable_is_points_per_hand_over_shared_matches() -> None:
+    def match(i: int, players: tuple[str, ...], totals: tuple[int, ...]) -> Match:
+        return Match(f"r1-g001-s0{i}", players, totals, (1, 2), 2, (), "r1-g001", (i, ""))
+
+    folder = Folder("t", ["a", "b", "c"], RatingConfig(),
+                    [match(1, ("a", "b"), (300, 100)), match(2, ("b", "a"), (200, 200))])
+    cells = crosstable(folder)
+    assert cells[("a", "b")] == (125.0, 75.0, 1, 2)
+    assert cells[("b", "a")] == (75.0, 125.0, 1, 2)
+    assert ("a", "c") not in cells
+    page = index_html(folder)
+    assert "+50.0" in page and "-50.0" in page
+
+
+def test_every_text_from_a_results_line_is_escaped() -> None:
+    evil = '<script>x</script>"'
+    m = Match("m1", (evil, "b"), (10, 0), (1, 2), 1,
+              ({"seat": 0, "hand": 1, "fault": evil, "detail": evil},), evil, (0, ""))
+    page = index_html(Folder(evil, [evil, "b"], RatingConfig(), [m],
+                             logs={"m1": {0: f"logs/m1/0-{evil}.stderr"}}))
+    assert "<script>" not in page
+    assert page.count("&lt;script&gt;") >= 5
+
+
+def test_read_folder_skips_broken_lines(folder: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    with (copy / "results.jsonl").open("a") as f:
+        f.write('{"id": "x", "players": 3}\nnot json\n{"id": "half')
+    assert len(read_folder(copy).matches) == 6
+
+
+# -- in a real browser --------------------------------------------------------------------------
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("chromium is not installed (.ci/run installs it): the report's browser "
+                "tests need it")
+
+
+@pytest.fixture(scope="module")
+def profile() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="ct-chromium-") as path:
+        yield Path(path)
+
+
+def browse(profile: Path, page: Path, *options: str) -> str:
+    """The DOM of ``page`` after its scripts ran, from headless Chromium (or what it wrote)."""
+    done = subprocess.run(
+        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={profile}", "--window-size=1000,700", *options,
+         page.as_uri()], capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+class Links(HTMLParser):
+    """The ids and the link targets (``href``, ``src``) of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.targets: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for key, value in attrs:
+            if key == "id" and value:
+                self.ids.add(value)
+            if key in ("href", "src") and value is not None:
+                self.targets.append(value)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse(dom: str) -> Links:
+    links = Links()
+    links.feed(dom)
+    return links
+
+
+def assert_links_resolve(page: Path, links: Links) -> int:
+    for target in links.targets:
+        parts = urlsplit(target)
+        assert not parts.scheme and not parts.netloc, f"{page.name}: external link {target!r}"
+        if not parts.path:
+            assert parts.fragment in links.ids, f"{page.name}: no anchor {target!r}"
+            continue
+        resolved = (page.parent / unquote(parts.path)).resolve()
+        assert resolved.is_file(), f"{page.name}: {target!r} leads nowhere ({resolved})"
+    return len(links.targets)
+
+
+def test_the_report_renders_in_chromium_and_every_link_leads_somewhere(
+        folder: Path, profile: Path) -> None:
+    index = folder / "report" / "index.html"
+    links = parse(browse(profile, index, "--dump-dom"))
+    text = " ".join(links.text)
+    for name in ("random", "greedy", "evil"):
+        assert name in text
+    assert "Standings" in text and "Crosstable" in text
+    assert assert_links_resolve(index, links) > 6 * 3
+    assert any(t.startswith("../logs/") for t in links.targets)
+    games = [t for t in links.targets if t.startswith("games/")]
+    assert len(set(games)) == 6
+    replay = index.parent / games[0]
+    dom = browse(profile, replay, "--dump-dom")
+    shown = parse(dom)
+    assert 'class="seat' in dom, "the replay's script did not draw the table"
+    assert "../index.html" in shown.targets
+    assert_links_resolve(replay, shown)
+
+
+def test_the_report_screenshot(folder: Path, profile: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "report.png"
+    browse(profile, folder / "report" / "index.html", f"--screenshot={shot}")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
