@@ -3,6 +3,7 @@ in headless Chromium (the DOM after scripts ran, and a screenshot), every link f
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import subprocess
@@ -231,3 +232,135 @@ def test_the_report_screenshot(folder: Path, profile: Path, tmp_path: Path) -> N
     shot = tmp_path / "report.png"
     browse(profile, folder / "report" / "index.html", f"--screenshot={shot}")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+# -- the replay page's behaviour, measured in the browser ---------------------------------------
+
+HARNESS = """<!DOCTYPE html><html><body><pre id="out">pending</pre>
+<iframe id="f" src="{src}" style="width:{w}px;height:{h}px;border:0"></iframe>
+<script>
+const f = document.getElementById("f");
+f.addEventListener("load", () => {{
+  const w = f.contentWindow, d = f.contentDocument;
+  const out = {{}};
+  const probe = {probe};
+  probe(w, d, out, () => {{ document.getElementById("out").textContent = JSON.stringify(out); }});
+}});
+</script></body></html>"""
+
+
+def measure(profile: Path, page: Path, fragment: str, size: tuple[int, int], probe: str
+            ) -> dict[str, object]:
+    """Opens ``page#fragment`` in an iframe of ``size`` and returns what the JavaScript
+    ``probe(window, document, out, done)`` put in ``out`` before calling ``done``."""
+    harness = page.parent / "harness.html"
+    harness.write_text(HARNESS.format(src=page.name + "#" + fragment, w=size[0], h=size[1],
+                                      probe=probe))
+    try:
+        dom = browse(profile, harness, "--dump-dom", "--allow-file-access-from-files",
+                     "--virtual-time-budget=20000")
+    finally:
+        harness.unlink()
+    text = dom.split('<pre id="out">', 1)[1].split("</pre>", 1)[0]
+    assert text != "pending", "the probe did not finish"
+    result = json.loads(html.unescape(text))
+    assert isinstance(result, dict)
+    return result
+
+
+def replay_page(folder: Path, *, faulted: bool) -> tuple[Path, dict[str, object]]:
+    """A match page of the evil bot (``faulted``) or of two good bots, and its record."""
+    for record_path in sorted((folder / "games").glob("*.json")):
+        record = json.loads(record_path.read_text())
+        if ("evil" in record["players"]) == faulted:
+            return folder / "report" / "games" / f"{record['id']}.html", record
+    raise AssertionError("no such match")
+
+
+LAYOUT = """(w, d, out, done) => {
+  const box = (sel) => d.querySelector(sel).getBoundingClientRect();
+  out.overflow = d.documentElement.scrollWidth - d.documentElement.clientWidth;
+  const clipped = [];
+  d.querySelectorAll("#board td, #log li, .seat .pts, .over td").forEach((e) => {
+    const r = e.getBoundingClientRect();
+    if (r.right > d.documentElement.clientWidth + 0.5 || r.left < -0.5) clipped.push(e.textContent);
+  });
+  out.clipped = clipped;
+  const a = box(".action"), o = d.querySelector(".over") && box(".over");
+  out.over = !!o;
+  out.covers = !!o && !(o.top >= a.bottom || o.bottom <= a.top || o.left >= a.right || o.right <= a.left);
+  out.ten = Array.from(d.querySelectorAll(".card .r, .mini")).some((e) => e.textContent.includes("10"));
+  done();
+}"""
+
+
+@pytest.mark.parametrize("size", [(1000, 700), (390, 844)])
+def test_the_replay_page_fits_and_the_hand_over_box_covers_nothing(
+        folder: Path, profile: Path, size: tuple[int, int]) -> None:
+    page, record = replay_page(folder, faulted=False)
+    last = sum(1 + len(h["turns"]) for h in record["hands"]) - 1
+    got = measure(profile, page, f"step={last}&view=all", size, LAYOUT)
+    assert got["overflow"] == 0, got
+    assert got["clipped"] == [], got
+    assert got["over"] is True and got["covers"] is False, got
+    assert got["ten"] is False, got
+
+
+AUTOPLAY = """(w, d, out, done) => {
+  out.before = d.getElementById("where").textContent;
+  d.getElementById("speed").value = "200";
+  d.getElementById("play").click();
+  out.label = d.getElementById("play").textContent;
+  w.setTimeout(() => { out.after = d.getElementById("where").textContent; done(); }, 1100);
+}"""
+
+
+def test_autoplay_moves_on_by_itself(folder: Path, profile: Path) -> None:
+    page, _ = replay_page(folder, faulted=False)
+    got = measure(profile, page, "step=0&view=all", (1000, 700), AUTOPLAY)
+    assert "turn 0/" in str(got["before"]) and "pause" in str(got["label"])
+    turn = int(str(got["after"]).split("turn ")[1].split("/")[0])
+    assert turn >= 3, got
+
+
+SPOILERS = """(w, d, out, done) => {
+  out.turns = d.querySelectorAll("#log li").length;
+  out.warning = d.getElementById("board").textContent.includes("\\u26a0");
+  out.faulted = d.querySelectorAll(".badge.faulted, .badge.fb").length;
+  out.text = d.getElementById("felt").textContent;
+  done();
+}"""
+
+
+def test_a_seats_view_shows_no_later_turn_and_no_fault_before_it_happens(
+        folder: Path, profile: Path) -> None:
+    page, record = replay_page(folder, faulted=True)
+    seat = record["players"].index("evil")
+    fault_turn = next(t for t, turn in enumerate(record["hands"][0]["turns"], 1)
+                      if turn["by"] == "fallback")
+    early = measure(profile, page, f"step=1&view={seat}", (1000, 700), SPOILERS)
+    assert early["turns"] == 1 and early["warning"] is False and early["faulted"] == 0, early
+    everything = measure(profile, page, "step=1&view=all", (1000, 700), SPOILERS)
+    assert everything["turns"] == len(record["hands"][0]["turns"])
+    reached = measure(profile, page, f"step={fault_turn}&view={seat}", (1000, 700), SPOILERS)
+    assert reached["turns"] == fault_turn and reached["warning"] is True, reached
+    assert "faulted (garbled" in str(reached["text"])
+
+
+COMMENTS = """(w, d, out, done) => {
+  out.action = d.querySelector(".action").textContent;
+  out.log = d.querySelector("#log li.now").textContent;
+  done();
+}"""
+
+
+def test_a_move_shows_its_time_and_the_bots_comments(folder: Path, profile: Path) -> None:
+    page, record = replay_page(folder, faulted=True)
+    seat = record["players"].index("evil")
+    turns = record["hands"][0]["turns"]
+    t = next(t for t, turn in enumerate(turns, 1) if turn["seat"] == seat and turn.get("info"))
+    got = measure(profile, page, f"step={t}&view=all", (1000, 700), COMMENTS)
+    assert "<b>thinking</b> & more" in str(got["action"]), got
+    assert "info" not in str(got["action"]).replace("<b>thinking</b>", ""), got
+    assert " ms" in str(got["action"]) and " ms" in str(got["log"]), got
+    assert "<b>thinking</b> & more" in str(got["log"]), got
