@@ -288,8 +288,10 @@ LAYOUT = """(w, d, out, done) => {
   out.clipped = clipped;
   const a = box(".action"), o = d.querySelector(".over") && box(".over");
   out.over = !!o;
-  out.covers = !!o && !(o.top >= a.bottom || o.bottom <= a.top || o.left >= a.right || o.right <= a.left);
-  out.ten = Array.from(d.querySelectorAll(".card .r, .mini")).some((e) => e.textContent.includes("10"));
+  out.covers = !!o && !(o.top >= a.bottom || o.bottom <= a.top
+                        || o.left >= a.right || o.right <= a.left);
+  out.ten = Array.from(d.querySelectorAll(".card .r, .mini"))
+    .some((e) => e.textContent.includes("10"));
   done();
 }"""
 
