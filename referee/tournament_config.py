@@ -1,7 +1,8 @@
 """The tournament configuration (``tournament.md``): reading, checking, resolving.
 
-:func:`load_config` reads a YAML file and checks every key before any bot starts; each mistake is
-a :class:`ConfigError` whose one-line message names the file (and line), the key and the problem:
+:func:`load_config` reads a YAML file and checks every key before any bot starts; the mistakes
+are one :class:`ConfigError` with a line for each, in file order, naming the file (and line),
+the key and the problem:
 
 >>> load_config(Path("tournaments/demo.yaml")).players  # doctest: +SKIP
 3
@@ -11,10 +12,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import yaml
 
@@ -41,7 +42,18 @@ STOP_KEYS = ("confidence", "margin")
 
 
 class ConfigError(ValueError):
-    """A configuration or output folder that cannot be used; the message is one line."""
+    """A configuration or output folder that cannot be used: one line per mistake."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class _Mistake(Exception):
+    """One mistake was noted; the check that found it gives up on its key."""
+
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -215,11 +227,27 @@ class _Loader:
         self.path = path
         self.folder = path.absolute().parent
         self.lines: dict[str, int] = {}
+        self.mistakes: list[tuple[float, int, str]] = []
 
-    def fail(self, key: str, what: str) -> NoReturn:
+    def note(self, key: str, what: str) -> None:
+        """Notes a mistake (reported with the others at the end, in file order)."""
         line = self.lines.get(key)
         where = f"{self.path}:{line}" if line else str(self.path)
-        raise ConfigError(f"{where}: {key}: {what}" if key else f"{where}: {what}")
+        text = f"{where}: {key}: {what}" if key else f"{where}: {what}"
+        if all(text != m[2] for m in self.mistakes):
+            self.mistakes.append((line or float("inf"), len(self.mistakes), text))
+
+    def fail(self, key: str, what: str) -> NoReturn:
+        """Notes a mistake and gives up on the key being checked (see :meth:`attempt`)."""
+        self.note(key, what)
+        raise _Mistake
+
+    def attempt(self, check: Callable[[], _T], default: _T) -> _T:
+        """``check()``, or ``default`` if it found a mistake (noted): the checks go on."""
+        try:
+            return check()
+        except _Mistake:
+            return default
 
     def load(self, output: Path | str | None, concurrency: int | None,
              overrides: dict[str, Any]) -> Config:
@@ -230,25 +258,29 @@ class _Loader:
             for where in [k for k in self.lines if k == key or k.startswith(inside)]:
                 del self.lines[where]
         self.keys(data, "", KEYS)
-        name = self.text(data, "name", self.path.stem)
+        name = self.attempt(lambda: self.text(data, "name", self.path.stem), self.path.stem)
         if not NAME_RE.fullmatch(name):
-            self.fail("name", f"{name!r} may only hold letters, digits, '-', '_' and '.'")
-        players = self.integer(data, "players", 3, 2, 4)
-        entrants = self.entrants(data, players)
-        variant = self.choice(data, "variant", "classic", [v.value for v in Variant])
-        fmt = self.choice(data, "format", "round-robin", FORMATS)
-        seatings = self.choice(data, "seatings", "all", SEATINGS)
-        sandbox = self.choice(data, "sandbox", "auto", SANDBOXES)
+            self.note("name", f"{name!r} may only hold letters, digits, '-', '_' and '.'")
+        players = self.attempt(lambda: self.integer(data, "players", 3, 2, 4), 2)
+        entrants = self.attempt(lambda: self.entrants(data, players), ())
+        variant = self.attempt(
+            lambda: self.choice(data, "variant", "classic", [v.value for v in Variant]),
+            "classic")
+        fmt = self.attempt(lambda: self.choice(data, "format", "round-robin", FORMATS),
+                           "round-robin")
+        seatings = self.attempt(lambda: self.choice(data, "seatings", "all", SEATINGS), "all")
+        sandbox = self.attempt(lambda: self.choice(data, "sandbox", "auto", SANDBOXES), "auto")
         if sandbox == "bwrap" and not bwrap_available():
-            self.fail("sandbox", "'bwrap' asked for, but the sandbox does not work here (see "
+            self.note("sandbox", "'bwrap' asked for, but the sandbox does not work here (see "
                                  "ct-referee sandbox; or use none)")
         seed = data.get("seed", 1)
         if isinstance(seed, bool) or not isinstance(seed, int | str):
-            self.fail("seed", f"expected an integer or a string, got {_type_name(seed)}")
-        limits = self.section(data, "limits", LIMITS_KEYS)
-        rating = self.section(data, "rating", RATING_KEYS)
+            self.note("seed", f"expected an integer or a string, got {_type_name(seed)}")
+            seed = 1
+        limits = self.attempt(lambda: self.section(data, "limits", LIMITS_KEYS), {})
+        rating = self.attempt(lambda: self.section(data, "rating", RATING_KEYS), {})
         default = Limits()
-        out = self.text(data, "output", "")
+        out = self.attempt(lambda: self.text(data, "output", ""), "")
         if output is not None:
             out_path = Path(output).absolute()
         elif out:
@@ -256,43 +288,51 @@ class _Loader:
         else:
             out_path = (Path("results") / name).absolute()
         if concurrency is not None and concurrency < 1:
-            self.fail("concurrency", f"must be at least 1, not {concurrency}")
-        candidates = self.candidates(data, fmt, [e.name for e in entrants], players)
-        stop = self.stop(data)
+            self.note("concurrency", f"must be at least 1, not {concurrency}")
+
+        def integer(source: dict[str, Any], key: str, default: int, lo: int) -> int:
+            return self.attempt(lambda: self.integer(source, key, default, lo), default)
+
+        names = [e.name for e in entrants]
+        candidates = self.attempt(lambda: self.candidates(data, fmt, names, players), ())
+        stop = self.attempt(lambda: self.stop(data), None)
         max_matches = None
         if "max_matches" in data:
-            max_matches = self.integer(data, "max_matches", 0, 1)
+            max_matches = self.attempt(lambda: self.integer(data, "max_matches", 0, 1), None)
             per_set = set_size(players, seatings)
-            if max_matches < per_set:
-                self.fail("max_matches", f"{max_matches} is too small for one duplicate set "
+            if max_matches is not None and max_matches < per_set:
+                self.note("max_matches", f"{max_matches} is too small for one duplicate set "
                                          f"({per_set} matches: {players} players, seatings "
                                          f"{seatings})")
-        rounds: int | None = self.integer(data, "rounds", 1, 1)
-        if "rounds" not in data and (max_matches is not None or stop is not None):
+        rounds: int | None = integer(data, "rounds", 1, 1)
+        if "rounds" not in data and ("max_matches" in data or "stop" in data):
             rounds = None
-        if rounds is None and max_matches is None:
-            self.fail("stop", "needs a cap: add rounds or max_matches")
-        if fmt == "ladder" and "rounds" not in data and max_matches is None:
-            self.fail("format", "a ladder needs a cap: add rounds or max_matches")
-        return Config(
+        if rounds is None and "max_matches" not in data:
+            self.note("stop", "needs a cap: add rounds or max_matches")
+        if fmt == "ladder" and "rounds" not in data and "max_matches" not in data:
+            self.note("format", "a ladder needs a cap: add rounds or max_matches")
+        config = Config(
             path=self.path.absolute(), name=name, entrants=entrants, output=out_path,
             variant=Variant(variant), players=players,
-            target=self.integer(data, "target", DEFAULT_TARGET, 1),
+            target=integer(data, "target", DEFAULT_TARGET, 1),
             format=fmt, rounds=rounds, seatings=seatings, candidates=candidates,
             max_matches=max_matches, stop=stop,
             seed=seed,
-            concurrency=concurrency or self.integer(data, "concurrency", 1, 1),
+            concurrency=concurrency or integer(data, "concurrency", 1, 1),
             limits=Limits(
-                startup_ms=self.integer(limits, "limits.startup_ms", default.startup_ms, 1),
-                move_ms=self.integer(limits, "limits.move_ms", default.move_ms, 1),
-                bank_ms=self.integer(limits, "limits.bank_ms", default.bank_ms, 0),
-                memory_mb=self.integer(limits, "limits.memory_mb", default.memory_mb, 0),
-                pids=self.integer(limits, "limits.pids", default.pids, 0),
-                cpus=self.cpus(limits, default.cpus),
-                tmp_mb=self.integer(limits, "limits.tmp_mb", default.tmp_mb, 0),
-                file_mb=self.integer(limits, "limits.file_mb", default.file_mb, 0)),
-            sandbox=sandbox, rating=self.rating(rating),
+                startup_ms=integer(limits, "limits.startup_ms", default.startup_ms, 1),
+                move_ms=integer(limits, "limits.move_ms", default.move_ms, 1),
+                bank_ms=integer(limits, "limits.bank_ms", default.bank_ms, 0),
+                memory_mb=integer(limits, "limits.memory_mb", default.memory_mb, 0),
+                pids=integer(limits, "limits.pids", default.pids, 0),
+                cpus=self.attempt(lambda: self.cpus(limits, default.cpus), default.cpus),
+                tmp_mb=integer(limits, "limits.tmp_mb", default.tmp_mb, 0),
+                file_mb=integer(limits, "limits.file_mb", default.file_mb, 0)),
+            sandbox=sandbox, rating=self.attempt(lambda: self.rating(rating), RatingConfig()),
         )
+        if self.mistakes:
+            raise ConfigError(*(text for _, _, text in sorted(self.mistakes)))
+        return config
 
     def _parse(self) -> dict[str, Any]:
         try:
@@ -322,8 +362,11 @@ class _Loader:
             for key_node, value_node in node.value:
                 key = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
                 if key in self.lines:
+                    first = self.lines[key]
                     self.lines[key] = key_node.start_mark.line + 1
-                    self.fail(key, "duplicate key")
+                    self.note(key, "duplicate key")
+                    self.lines[key] = first
+                    continue
                 self.lines[key] = key_node.start_mark.line + 1
                 self._positions(value_node, key)
         elif isinstance(node, yaml.SequenceNode):
@@ -338,7 +381,7 @@ class _Loader:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f" (did you mean {prefix + close[0]!r}?)" if close else \
                     f" (known keys: {', '.join(allowed)})"
-                self.fail(full, f"unknown key{hint}")
+                self.note(full, f"unknown key{hint}")
 
     def section(self, data: dict[str, Any], key: str, allowed: Sequence[str]) -> dict[str, Any]:
         value = data.get(key, {})
@@ -425,16 +468,20 @@ class _Loader:
 
     def rating(self, data: dict[str, Any]) -> RatingConfig:
         d = RatingConfig()
-        mu = self.number(data, "rating.mu", d.mu)
-        values = {k: self.number(data, f"rating.{k}", getattr(d, k))
-                  for k in ("sigma", "beta", "tau", "draw_probability")}
+
+        def number(key: str) -> float:
+            return self.attempt(lambda: self.number(data, f"rating.{key}", getattr(d, key)),
+                                getattr(d, key))
+
+        mu = number("mu")
+        values = {k: number(k) for k in ("sigma", "beta", "tau", "draw_probability")}
         for k in ("sigma", "beta"):
             if values[k] <= 0:
-                self.fail(f"rating.{k}", f"must be above 0, not {values[k]}")
+                self.note(f"rating.{k}", f"must be above 0, not {values[k]}")
         if values["tau"] < 0:
-            self.fail("rating.tau", f"must be 0 or more, not {values['tau']}")
+            self.note("rating.tau", f"must be 0 or more, not {values['tau']}")
         if not 0 < values["draw_probability"] < 1:
-            self.fail("rating.draw_probability",
+            self.note("rating.draw_probability",
                       f"must be between 0 and 1, both excluded, not {values['draw_probability']}")
         return RatingConfig(mu=mu, **values)
 
@@ -447,36 +494,41 @@ class _Loader:
         seen: dict[str, str] = {}
         result = []
         for i, item in enumerate(items, 1):
-            key = f"entrants[{i}]"
-            if not isinstance(item, dict):
-                self.fail(key, f"expected a mapping with name and command, got "
-                               f"{_type_name(item)}")
-            self.keys(item, f"{key}.", ENTRANT_KEYS)
-            item = {f"{key}.{k}": v for k, v in item.items()}
-            for need in ("name", "command"):
-                if f"{key}.{need}" not in item:
-                    self.fail(key, f"missing {need}")
-            name = item[f"{key}.name"]
-            if not isinstance(name, str | int) or isinstance(name, bool):
-                self.fail(f"{key}.name", f"expected a string, got {_type_name(name)}")
-            name = str(name)
-            if not NAME_RE.fullmatch(name):
-                self.fail(f"{key}.name",
-                          f"{name!r} may only hold letters, digits, '-', '_' and '.'")
-            if name in seen:
-                self.fail(f"{key}.name", f"{name!r} is already the name of {seen[name]}")
-            seen[name] = key
-            workdir = self.folder
-            if f"{key}.workdir" in item:
-                workdir = (self.folder / self.text(item, f"{key}.workdir", "")).absolute()
-                if not workdir.is_dir():
-                    self.fail(f"{key}.workdir", f"{str(workdir)!r} is not a folder")
-            command, argv = self.command(item[f"{key}.command"], f"{key}.command", workdir)
-            result.append(EntrantConfig(name, command, argv, workdir))
-        if len(result) < players:
-            self.fail("entrants", f"{len(result)} entrant(s) cannot fill a table of "
+            entrant = self.attempt(lambda i=i, item=item: self.entrant(i, item, seen), None)
+            if entrant is not None:
+                result.append(entrant)
+        if len(items) < players:
+            self.fail("entrants", f"{len(items)} entrant(s) cannot fill a table of "
                                   f"{players} players")
         return tuple(result)
+
+    def entrant(self, i: int, item: object, seen: dict[str, str]) -> EntrantConfig:
+        """One entrant, every key checked."""
+        key = f"entrants[{i}]"
+        if not isinstance(item, dict):
+            self.fail(key, f"expected a mapping with name and command, got "
+                           f"{_type_name(item)}")
+        self.keys(item, f"{key}.", ENTRANT_KEYS)
+        item = {f"{key}.{k}": v for k, v in item.items()}
+        for need in ("name", "command"):
+            if f"{key}.{need}" not in item:
+                self.fail(key, f"missing {need}")
+        name = item[f"{key}.name"]
+        if not isinstance(name, str | int) or isinstance(name, bool):
+            self.note(f"{key}.name", f"expected a string, got {_type_name(name)}")
+        name = str(name)
+        if not NAME_RE.fullmatch(name):
+            self.note(f"{key}.name", f"{name!r} may only hold letters, digits, '-', '_' and '.'")
+        if name in seen:
+            self.note(f"{key}.name", f"{name!r} is already the name of {seen[name]}")
+        seen.setdefault(name, key)
+        workdir = self.folder
+        if f"{key}.workdir" in item:
+            workdir = (self.folder / self.text(item, f"{key}.workdir", "")).absolute()
+            if not workdir.is_dir():
+                self.fail(f"{key}.workdir", f"{str(workdir)!r} is not a folder")
+        command, argv = self.command(item[f"{key}.command"], f"{key}.command", workdir)
+        return EntrantConfig(name, command, argv, workdir)
 
     def command(self, value: object, key: str,
                 workdir: Path) -> tuple[str | tuple[str, ...], tuple[str, ...]]:

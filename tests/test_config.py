@@ -188,14 +188,32 @@ def test_mistakes_are_refused_in_one_line(tmp_path: Path, text: str, message: st
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as info:
         load_config(path)
-    got = str(info.value)
-    assert message in got
-    assert got.startswith(str(path))
-    assert "\n" not in got
-    # The command line says the same, as one 'error:' line with exit status 2, no traceback.
+    lines = info.value.lines
+    assert any(message in line for line in lines), lines
+    assert all(line.startswith(str(path)) and "\n" not in line for line in lines)
+    # The command line says the same, one 'error:' line each, exit status 2, no traceback.
     result = CliRunner().invoke(main, ["tournament", str(path)])
     assert result.exit_code == 2, result.output
-    assert result.output == f"error: {got}\n"
+    assert result.output == "".join(f"error: {line}\n" for line in lines)
+
+
+def test_every_mistake_is_reported_at_once_in_file_order(tmp_path: Path) -> None:
+    text = GOOD.replace("name: t\n", "name: a/b\n") + (
+        "  - name: greedy\n    command: python3 ../bots/no_such_bot.py\n"
+        "players: 5\nseatting: all\nlimits: {move_ms: 0}\n")
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    lines = [line.removeprefix(f"{path}:") for line in info.value.lines]
+    assert lines == [
+        "1: name: 'a/b' may only hold letters, digits, '-', '_' and '.'",
+        "9: entrants[4].name: 'greedy' is already the name of entrants[2]",
+        f"10: entrants[4].command: '../bots/no_such_bot.py' does not exist (bot script not "
+        f"found: {str(tmp_path / '../bots/no_such_bot.py')!r})",
+        "11: players: must be from 2 to 4, not 5",
+        "12: seatting: unknown key (did you mean 'seatings'?)",
+        "13: limits.move_ms: must be at least 1, not 0",
+    ]
 
 
 def test_missing_file_and_bad_options(tmp_path: Path) -> None:

@@ -199,6 +199,12 @@ class LiveReporter(Reporter):
             self.live = None
 
 
+def error_lines(e: Exception) -> str:
+    """One ``error:`` line per line of the exception's message (a configuration with several
+    mistakes has one line for each)."""
+    return "\n".join(f"error: {line}" for line in str(e).splitlines())
+
+
 @click.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path),
@@ -264,7 +270,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         cfg = load_config(config, output=output, concurrency=concurrency, overrides=overrides)
         secret = read_deal_secret(secret_file) if secret_file is not None else None
     except ConfigError as e:
-        err.print(Text(f"error: {e}"), soft_wrap=True)
+        err.print(Text(error_lines(e)), soft_wrap=True)
         sys.exit(2)
     if not console.is_terminal:
         console = Console(highlight=False, emoji=False, width=120)
@@ -286,7 +292,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
             outcome = run(cfg, fresh=fresh, deal_secret=secret, reporter=reporter,
                           runner=runner, stop=stop)
     except ConfigError as e:
-        err.print(Text(f"error: {e}"), soft_wrap=True)
+        err.print(Text(error_lines(e)), soft_wrap=True)
         sys.exit(2)
     except TournamentError as e:
         err.print(Text(f"error: {e}"), soft_wrap=True)
