@@ -11,7 +11,9 @@ the key and the problem:
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,12 @@ import yaml
 from referee.course import Course, Plan
 from referee.formats import FORMATS, Format, State, capped_total, make_format, plan_round, set_size
 from referee.match import Entrant, Limits
-from referee.process import BotCommandError, bwrap_available, resolve_command
+from referee.process import (
+    SCRIPT_SUFFIXES,
+    BotCommandError,
+    bwrap_available,
+    resolve_command,
+)
 from referee.ratings import RatingConfig
 from referee.rules import DEFAULT_TARGET, Variant
 from referee.schedule import SEATINGS, MatchSpec
@@ -68,6 +75,20 @@ class EntrantConfig:
     def entrant(self) -> Entrant:
         """The :class:`referee.match.Entrant` that plays its matches."""
         return Entrant(self.name, self.argv, self.workdir)
+
+    def absolute_command(self) -> str | list[str]:
+        """The command with absolute paths: its program when it names a file (has a ``/``) and
+        its script arguments (:data:`referee.bot.SCRIPT_SUFFIXES`), as they were found in the
+        ``workdir``; a string stays a string (quoted like a shell would need), a list a list."""
+        argv = list(self.argv)
+        if "/" in argv[0]:
+            argv[0] = os.path.normpath(self.workdir / argv[0])
+        for i, arg in enumerate(argv[1:], 1):
+            if arg.endswith(SCRIPT_SUFFIXES) and not arg.startswith("-"):
+                argv[i] = os.path.normpath(self.workdir / arg)
+        if not isinstance(self.command, str):
+            return argv
+        return self.command if argv == list(self.argv) else shlex.join(argv)
 
 
 @dataclass(frozen=True)
@@ -168,7 +189,7 @@ class Config:
         return {
             "name": self.name,
             "entrants": [{"name": e.name,
-                          "command": e.command if isinstance(e.command, str) else list(e.command),
+                          "command": e.absolute_command(),
                           "workdir": str(e.workdir)} for e in self.entrants],
             "variant": self.variant.value, "players": self.players, "target": self.target,
             "format": self.format, "rounds": self.rounds, "seatings": self.seatings,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -103,6 +104,19 @@ def test_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A relative config path works from anywhere.
     monkeypatch.chdir(tmp_path)
     assert load_config(Path("conf/t.yaml")).entrants[3].workdir == conf / "bots"
+    # tournament.yaml holds absolute paths, commands included (as strings or lists).
+    resolved = load_config(Path("conf/t.yaml")).resolved()
+    assert resolved["entrants"][3]["command"] == f"{bot} --fast"
+    assert resolved["entrants"][1]["command"] == [PY, str(BOTS / "greedy_bot.py")]
+    assert resolved["output"] == str(tmp_path / "results" / "t")
+
+
+def test_resolved_commands_are_absolute(tmp_path: Path) -> None:
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "my bot.py").write_text("")
+    path = write(tmp_path, GOOD + "  - name: mine\n    command: python3 'bots/my bot.py' -v\n")
+    command = load_config(path).resolved()["entrants"][3]["command"]
+    assert shlex.split(command) == ["python3", str(tmp_path / "bots" / "my bot.py"), "-v"]
 
 
 BAD = [
