@@ -286,7 +286,7 @@ def test_a_record_that_cannot_be_told_is_refused_in_one_line(
 ) -> None:
     result = run(str(_tampered(tmp_path, change)), "--ascii", *options)
     assert result.exit_code == 1, result.output
-    assert result.output.startswith("Error: ")
+    assert result.output.startswith("error: ")
     assert "record does not verify: " in result.output and message in result.output
     assert len(result.output.strip().splitlines()) == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
@@ -360,4 +360,4 @@ def test_an_html_file_that_cannot_be_written_is_a_one_line_error(tmp_path: Path)
     result = run(str(GOLDEN), "--html", str(blocker / "page.html"))
     assert result.exit_code == 1
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    assert result.output.startswith("Error: ") and "a-file" in result.output
+    assert result.output.startswith("error: ") and "a-file" in result.output

@@ -336,8 +336,8 @@ def test_verify_a_tournament_folder_counts_only_its_records(setup: tuple[Path, s
     assert result.output.splitlines()[-1] == f"{MATCHES} records: {MATCHES} ok, 0 bad"
     assert "standings.json" not in result.output and MARKER not in result.output
     # Named explicitly, a file that is not a record is still reported.
-    for name, problem in (("standings.json", "unknown format None"),
-                          (MARKER, "unknown format 'ct-referee-tournament'")):
+    for name, problem in (("standings.json", 'not a game record (it has no "format"'),
+                          (MARKER, "its format is 'ct-referee-tournament'")):
         result = CliRunner().invoke(main, ["replay", "--verify", str(folder / name)])
         assert result.exit_code == 1 and problem in result.output, result.output
 
