@@ -486,3 +486,19 @@ def test_an_unwritable_output_folder_is_a_one_line_error(tmp_path: Path) -> None
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "error: cannot write" in result.stderr
+
+
+def test_a_closed_output_pipe_does_not_end_the_tournament(tmp_path: Path) -> None:
+    """``ct-referee tournament t.yaml | head -1``: the tournament plays on to the end."""
+    path = small_config(tmp_path)
+    proc = subprocess.Popen([*CLI, "tournament", str(path), "-o", str(tmp_path / "out")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith("t: 2 entrants")
+    proc.stdout.close()  # what head does after its first line
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err
+    assert "note: the output stopped being read" in err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    assert (tmp_path / "out" / "standings.json").is_file()
+    assert journal_lines(tmp_path / "out") == 2

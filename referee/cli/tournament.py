@@ -32,6 +32,7 @@ from rich.progress import (
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.cli.pipes import ClosedPipeSafe
 from referee.cluster import ClusterError, ClusterRunner
 from referee.escape import escape_controls
 from referee.ratings import Standing, Standings
@@ -272,8 +273,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     except ConfigError as e:
         err.print(Text(error_lines(e)), soft_wrap=True)
         sys.exit(2)
+    stdout = ClosedPipeSafe(sys.stdout)
     if not console.is_terminal:
-        console = Console(highlight=False, emoji=False, width=120)
+        console = Console(file=stdout, highlight=False, emoji=False, width=120)  # type: ignore[arg-type]
     where = f"on the Dask scheduler {scheduler}" if scheduler is not None else None
     reporter = (LiveReporter(console, where=where) if console.is_terminal
                 else PlainReporter(console, where=where))
@@ -325,4 +327,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         console.print(Text(f"{q.upper} vs {q.lower}: {_verdict(q)}"), soft_wrap=True)
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
+    if stdout.closed_pipe:
+        err.print(Text(f"note: the output stopped being read (a closed pipe); the tournament "
+                       f"played on to the end: standings in {cfg.output}"), soft_wrap=True)
 
