@@ -21,6 +21,7 @@ from typing import Any, NoReturn, TypeVar
 
 import yaml
 
+from referee.command_hints import shell_syntax_warning
 from referee.course import Course, Plan
 from referee.formats import FORMATS, Format, State, capped_total, make_format, plan_round, set_size
 from referee.match import Entrant, Limits
@@ -115,6 +116,9 @@ class Config:
     """The gauntlet's candidates."""
     max_matches: int | None = None
     stop: Stop | None = None
+    warnings: tuple[str, ...] = ()
+    """Things that are allowed but probably not meant (shell syntax in a command), one line
+    each, located like a mistake."""
 
     def tournament_format(self) -> Format:
         """The format that plans the rounds (dispatching on ``format``)."""
@@ -249,6 +253,7 @@ class _Loader:
         self.folder = path.absolute().parent
         self.lines: dict[str, int] = {}
         self.mistakes: list[tuple[float, int, str]] = []
+        self.warnings: list[str] = []
 
     def note(self, key: str, what: str) -> None:
         """Notes a mistake (reported with the others at the end, in file order)."""
@@ -350,6 +355,7 @@ class _Loader:
                 tmp_mb=integer(limits, "limits.tmp_mb", default.tmp_mb, 0),
                 file_mb=integer(limits, "limits.file_mb", default.file_mb, 0)),
             sandbox=sandbox, rating=self.attempt(lambda: self.rating(rating), RatingConfig()),
+            warnings=tuple(self.warnings),
         )
         if self.mistakes:
             raise ConfigError(*(text for _, _, text in sorted(self.mistakes)))
@@ -565,5 +571,10 @@ class _Loader:
             argv = tuple(resolve_command(command, workdir))
         except BotCommandError as err:
             self.fail(key, str(err))
+        hint = shell_syntax_warning(command)
+        if hint is not None:
+            line = self.lines.get(key)
+            self.warnings.append(f"{self.path}:{line}: {key}: {hint}" if line else
+                                 f"{self.path}: {key}: {hint}")
         return command, argv
 

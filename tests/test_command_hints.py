@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from referee.command_hints import shell_syntax_warning
+from referee.tournament_config import load_config
+
+PY = sys.executable
+BOTS = Path(__file__).resolve().parent.parent / "bots"
+CLI = [str(Path(PY).parent / "ct-referee")]
 
 
 @pytest.mark.parametrize(("command", "found"), [
@@ -41,3 +50,25 @@ def test_the_sh_c_form_is_the_command_as_written() -> None:
 ])
 def test_ordinary_commands_get_no_warning(command: str | list[str]) -> None:
     assert shell_syntax_warning(command) is None
+
+
+def test_a_tournament_file_warns_with_the_line_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: a, command: {PY} {BOTS}/random_bot.py}}
+  - name: b
+    command: {PY} {BOTS}/greedy_bot.py 2> err.log
+players: 2
+""")
+    config = load_config(path)
+    assert len(config.warnings) == 1
+    assert config.warnings[0].startswith(f"{path}:4: entrants[2].command: '2>' is shell syntax")
+
+
+def test_check_warns_before_it_starts(tmp_path: Path) -> None:
+    done = subprocess.run([*CLI, "check", f"{PY} {BOTS}/random_bot.py | cat", "--sandbox",
+                           "none", "--startup-ms", "3000", "--move-ms", "300", "--ascii"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.stderr.startswith("warning: '|' is shell syntax"), done.stderr
+    assert f"sh -c '{PY} {BOTS}/random_bot.py | cat'" in done.stderr

@@ -273,6 +273,8 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     except ConfigError as e:
         err.print(Text(error_lines(e)), soft_wrap=True)
         sys.exit(2)
+    for warning in cfg.warnings:
+        err.print(Text(f"warning: {warning}"), soft_wrap=True)
     stdout = ClosedPipeSafe(sys.stdout)
     if not console.is_terminal:
         console = Console(file=stdout, highlight=False, emoji=False, width=120)  # type: ignore[arg-type]
