@@ -348,7 +348,7 @@ class _BotChecker:
         self.log(">", line)
         self.last_sent = line
         for info in answer.info:
-            self.log("<", info)
+            self.log("<", f"info {info}".rstrip())
         self.log("<", answer.line)
         self.report.answer_ms.append(answer.ms)
         self.answered += 1

@@ -50,6 +50,8 @@ def match_steps(record: RecordDict) -> list[dict[str, Any]]:
             first_fallback[seat] = (k, t)
             f = faults[seat]
             step["fault"] = f"{f['fault']}: {f['detail']}"
+        if turn.get("ms"):
+            step["ms"] = turn["ms"]
         if turn.get("info"):
             step["info"] = turn["info"]
         steps.append(step)

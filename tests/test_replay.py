@@ -361,3 +361,24 @@ def test_an_html_file_that_cannot_be_written_is_a_one_line_error(tmp_path: Path)
     assert result.exit_code == 1
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.output.startswith("error: ") and "a-file" in result.output
+
+
+def test_info_comments_are_stored_without_prefix_and_told_under_their_own_move(
+        tmp_path: Path) -> None:
+    commenting = [PY, str(ROOT / "tests" / "checkbots" / "commenting.py")]
+    record = play_match("m", [Entrant("talker", commenting, ROOT),
+                              Entrant("quiet", [PY, str(ROOT / "bots" / "random_bot.py")], ROOT)],
+                        lambda k: Deal.from_seed(2, f"info:{k}"), target=100,
+                        limits=Limits(move_ms=2000), sandbox="none")
+    turns = [turn for entry in record["hands"] for turn in entry["turns"]]
+    comments = [c for turn in turns for c in turn.get("info", [])]
+    assert comments and all(c.startswith("considering ") for c in comments[:3]), comments
+    assert not any(c.startswith("info") for c in comments)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(record))
+    told = run(str(path), "--ascii").output.splitlines()
+    assert not any("info: info" in line for line in told)
+    for i, line in enumerate(told):
+        if "info: considering" in line:
+            mover = next(x for x in reversed(told[:i]) if "info:" not in x)
+            assert "talker" in mover.split(" plays ")[0], (mover, line)
