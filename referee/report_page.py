@@ -45,19 +45,26 @@ def _results(folder: Folder) -> list[MatchResult]:
                               for f in m.faults)) for m in folder.matches]
 
 
+def playing(folder: Folder) -> list[str]:
+    """The entrants that played a finished match (all of them before any match ends)."""
+    seen = {p for m in folder.matches for p in m.players}
+    return [n for n in folder.entrants if n in seen] if seen else list(folder.entrants)
+
+
 def rating_history(folder: Folder) -> tuple[list[int], dict[str, list[float]]]:
     """Each entrant's ``mu`` before any match and after every ``step``-th match in schedule
     order (and after the last): the x positions (matches rated) and the values by name."""
-    table = Table(folder.entrants, folder.rating)
+    names = playing(folder)
+    table = Table(names, folder.rating)
     n = len(folder.matches)
     step = max(1, math.ceil(n / CHART_POINTS))
     xs: list[int] = []
-    ys: dict[str, list[float]] = {name: [] for name in folder.entrants}
+    ys: dict[str, list[float]] = {name: [] for name in names}
 
     def sample(x: int) -> None:
         xs.append(x)
         mus = {row.name: row.mu for row in table.standings()}
-        for name in folder.entrants:
+        for name in names:
             ys[name].append(mus[name])
 
     sample(0)
@@ -174,6 +181,10 @@ def _standings(folder: Folder) -> str:
     note = ("final standings" if final else
             "provisional: rated over the matches finished so far; the final table is written "
             "when the last match is done")
+    left_out = (folder.standings or {}).get("left_out")
+    if isinstance(left_out, dict) and left_out:
+        out.append('<p class="bad">left out: ' + "; ".join(
+            f"{_e(name)} ({_e(why)})" for name, why in left_out.items()) + "</p>")
     stopped = (folder.standings or {}).get("stopped")
     if stopped:
         why = stopped if isinstance(stopped, str) else "the stopping rule settled every pair"
@@ -183,7 +194,7 @@ def _standings(folder: Folder) -> str:
 
 def _crosstable(folder: Folder) -> str:
     cells = crosstable(folder)
-    names = folder.entrants
+    names = playing(folder)
     if not cells:
         return '<p class="muted">no match finished yet</p>'
     out = ['<table class="data cross"><thead><tr><th></th>']
@@ -315,7 +326,7 @@ def index_html(folder: Folder) -> str:
         summary=_e(f"{len(folder.matches)} matches finished · {len(folder.entrants)} entrants · "
                    f"{total_faults} faults"),
         standings=_standings(folder), cross=_crosstable(folder),
-        chart=chart_svg(xs, ys, folder.entrants), faults=_faults(folder), kinds=_e(kinds),
+        chart=chart_svg(xs, ys, playing(folder)), faults=_faults(folder), kinds=_e(kinds),
         matches=_matches(folder), css=_CSS)
 
 

@@ -41,7 +41,9 @@ SANDBOXES = ("auto", "bwrap", "none")
 
 KEYS = ("name", "entrants", "variant", "players", "target", "format", "candidates", "rounds",
         "max_matches", "stop", "seatings", "seed", "concurrency", "limits", "sandbox", "output",
-        "rating")
+        "rating", "preflight", "max_faults")
+PREFLIGHT = ("leave-out", "keep", "off")
+"""``preflight``: what becomes of an entrant that does not start before the matches."""
 ENTRANT_KEYS = ("name", "command", "workdir")
 LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb", "pids", "cpus", "tmp_mb",
                "file_mb")
@@ -116,6 +118,11 @@ class Config:
     """The gauntlet's candidates."""
     max_matches: int | None = None
     stop: Stop | None = None
+    preflight: str = "leave-out"
+    """Each entrant started once before the matches: one that does not start is left out
+    (``leave-out``), plays on and loses by fault (``keep``); ``off``: no pre-flight."""
+    max_faults: int = 0
+    """Faults after which an entrant is disqualified (0: never)."""
     warnings: tuple[str, ...] = ()
     """Things that are allowed but probably not meant (shell syntax in a command), one line
     each, located like a mistake."""
@@ -186,6 +193,8 @@ class Config:
             extra["max_matches"] = self.max_matches
         if self.stop is not None:
             extra["stop"] = {"confidence": self.stop.confidence, "margin": self.stop.margin}
+        if self.max_faults:
+            extra["max_faults"] = self.max_faults
         return extra
 
     def resolved(self) -> dict[str, Any]:
@@ -201,6 +210,7 @@ class Config:
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
             "sandbox": self.sandbox, "output": str(self.output),
             "rating": {k: getattr(self.rating, k) for k in RATING_KEYS},
+            "preflight": self.preflight, "max_faults": self.max_faults,
         } | self._extras()
 
 
@@ -296,6 +306,8 @@ class _Loader:
                            "round-robin")
         seatings = self.attempt(lambda: self.choice(data, "seatings", "all", SEATINGS), "all")
         sandbox = self.attempt(lambda: self.choice(data, "sandbox", "auto", SANDBOXES), "auto")
+        preflight = self.attempt(lambda: self.choice(data, "preflight", "leave-out", PREFLIGHT),
+                                 "leave-out")
         if sandbox == "bwrap" and not bwrap_available():
             self.note("sandbox", "'bwrap' asked for, but the sandbox does not work here (see "
                                  "ct-referee sandbox; or use none)")
@@ -355,6 +367,7 @@ class _Loader:
                 tmp_mb=integer(limits, "limits.tmp_mb", default.tmp_mb, 0),
                 file_mb=integer(limits, "limits.file_mb", default.file_mb, 0)),
             sandbox=sandbox, rating=self.attempt(lambda: self.rating(rating), RatingConfig()),
+            preflight=preflight, max_faults=integer(data, "max_faults", 0, 0),
             warnings=tuple(self.warnings),
         )
         if self.mistakes:

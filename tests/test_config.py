@@ -51,7 +51,9 @@ def test_defaults_are_filled_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     resolved = config.resolved()
     assert set(resolved) == {"name", "entrants", "variant", "players", "target", "format",
                              "rounds", "seatings", "seed", "concurrency", "limits", "sandbox",
-                             "output", "rating"}
+                             "output", "rating", "preflight", "max_faults"}
+    assert (config.preflight, config.max_faults) == ("leave-out", 0)
+    assert "max_faults" not in config.identity()  # folders of earlier versions resume
     assert resolved["limits"] == {"startup_ms": 10000, "move_ms": 1000, "bank_ms": 0,
                                   "memory_mb": 512, "pids": 64, "cpus": 1.0, "tmp_mb": 64,
                                   "file_mb": 64}
@@ -194,6 +196,8 @@ BAD = [
     ("negative-limit", GOOD + "limits: {bank_ms: -1}\n", "limits.bank_ms: must be at least 0"),
     ("seed-type", GOOD + "seed: [1]\n", "seed: expected an integer or a string, got a list"),
     ("output-type", GOOD + "output: 3\n", "output: expected a string, got an integer"),
+    ("preflight", GOOD + "preflight: skip\n", "preflight: unknown preflight 'skip'"),
+    ("max-faults", GOOD + "max_faults: -1\n", "max_faults: must be at least 0, not -1"),
 ]
 
 

@@ -111,8 +111,10 @@ def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_pa
     # The output folder, exactly.
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [MARKER, SECRET, "tournament.yaml", "results.jsonl", "games", "logs", "standings.json",
-         "standings.csv"])
+         "standings.csv", "report"])
     assert (out / SECRET).stat().st_mode & 0o777 == 0o600
+    assert (out / "report" / "index.html").is_file()
+    assert len(list((out / "report" / "games").iterdir())) == MATCHES
     resolved = yaml.safe_load((out / "tournament.yaml").read_text())
     assert resolved["concurrency"] == 2 and resolved["limits"]["move_ms"] == 1000
     assert resolved["output"] == str(out)
@@ -502,3 +504,71 @@ def test_a_closed_output_pipe_does_not_end_the_tournament(tmp_path: Path) -> Non
     assert "Traceback" not in err and "Exception ignored" not in err
     assert (tmp_path / "out" / "standings.json").is_file()
     assert journal_lines(tmp_path / "out") == 2
+
+
+# -- the pre-flight and the fault limit ----------------------------------------------------------
+
+BROKEN = "import sys; print('boom: no model file', file=sys.stderr); sys.exit(3)"
+
+
+def three(tmp_path: Path, third: str, extra: str = "") -> Path:
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+  - name: third
+    command: {third}
+players: 2
+target: 100
+sandbox: none
+{extra}""")
+    return path
+
+
+def test_an_entrant_that_cannot_start_is_left_out_with_its_stderr(tmp_path: Path) -> None:
+    path = three(tmp_path, json.dumps([PY, "-c", BROKEN]))
+    result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert ("warning: third did not start in the pre-flight: startup: exited with code 3 "
+            "before ready") in result.output
+    assert "boom: no model file" in result.output and "left out" in result.output
+    out = tmp_path / "out"
+    assert journal_lines(out) == 2  # random against greedy only, in both seatings
+    doc = json.loads((out / "standings.json").read_text())
+    assert [row["name"] for row in doc["standings"]] == ["greedy", "random"]
+    assert doc["left_out"]["third"].startswith("did not start in the pre-flight: startup")
+    assert "third" in (out / "report" / "index.html").read_text()
+
+
+def test_preflight_keep_plays_it_and_it_loses_by_fault(tmp_path: Path) -> None:
+    path = three(tmp_path, json.dumps([PY, "-c", BROKEN]), "preflight: keep\n")
+    result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "plays all the same" in result.output
+    doc = json.loads((tmp_path / "out" / "standings.json").read_text())
+    assert doc["standings"][-1]["name"] == "third"
+    assert doc["standings"][-1]["faults"]["startup"] == 4 and "left_out" not in doc
+
+
+def test_max_faults_disqualifies_and_the_fallback_plays_on(tmp_path: Path) -> None:
+    faulty = json.dumps([PY, str(ROOT / "tests" / "bots" / "faulty.py"), "garbage", "1"])
+    path = three(tmp_path, faulty, "max_faults: 2\n")
+    result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "warning: third is disqualified after 2 faults (max_faults 2)" in result.output
+    out = tmp_path / "out"
+    lines = sorted((json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()),
+                   key=lambda line: line["id"])
+    third = [line for line in lines if "third" in line["players"]]
+    details = [f["detail"] for line in third for f in line["faults"]]
+    assert len(third) == 4 and len(details) == 4
+    # The matches that start once the second fault is counted have no process for it (the
+    # runner starts the next match before it saves the one that ended: one may slip through).
+    benched = [d.startswith("disqualified: after 2 faults") for d in details]
+    assert benched[:2] == [False, False] and benched[-1]
+    assert benched == sorted(benched)
+    row = next(r for r in json.loads((out / "standings.json").read_text())["standings"]
+               if r["name"] == "third")
+    assert row["disqualified"].startswith("after 2 faults (max_faults 2), the last in r1-")
+    assert "disqualified" in (out / "report" / "index.html").read_text()
