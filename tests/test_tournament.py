@@ -260,6 +260,8 @@ sandbox: none
     assert "fault: r1-g001-s01 quitter (seat 0) crash in hand 1: exited with code 3" \
         in result.output
     assert "fault: r1-g001-s02 quitter (seat 1) crash in hand 1" in result.output
+    log = tmp_path / "out" / "logs" / "r1-g001-s01" / "0-quitter.stderr"
+    assert f"exited with code 3 (its stderr: {log})" in result.output and log.is_file()
     assert "\x1b" not in result.output
     table = json.loads((tmp_path / "out" / "standings.json").read_text())["standings"]
     assert [row["name"] for row in table] == ["greedy", "quitter"]
