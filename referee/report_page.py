@@ -33,6 +33,10 @@ def _num(value: Any, places: int = 2) -> str:
     return f"{value:.{places}f}"
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def _pct(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return ""
@@ -323,8 +327,9 @@ def index_html(folder: Folder) -> str:
     kinds = ", ".join(FAULT_KINDS)
     return _PAGE.format(
         title=_e(f"{folder.name} · tournament report"), name=_e(folder.name),
-        summary=_e(f"{len(folder.matches)} matches finished · {len(folder.entrants)} entrants · "
-                   f"{total_faults} faults"),
+        summary=_e(f"{_count(len(folder.matches), 'match', 'matches')} finished · "
+                   f"{_count(len(folder.entrants), 'entrant')} · "
+                   f"{_count(total_faults, 'fault')}"),
         standings=_standings(folder), cross=_crosstable(folder),
         chart=chart_svg(xs, ys, playing(folder)), faults=_faults(folder), kinds=_e(kinds),
         matches=_matches(folder), css=_CSS)

@@ -27,6 +27,7 @@ from referee.tournament import (
     SECRET,
     ConfigError,
     Journal,
+    Reporter,
     load_config,
     read_deal_secret,
     run,
@@ -574,3 +575,21 @@ def test_max_faults_disqualifies_and_the_fallback_plays_on(tmp_path: Path) -> No
                if r["name"] == "third")
     assert row["disqualified"].startswith("after 2 faults (max_faults 2), the last in r1-")
     assert "disqualified" in (out / "report" / "index.html").read_text()
+
+
+def test_the_report_is_written_as_matches_end(tmp_path: Path) -> None:
+    stop = threading.Event()
+
+    class StopAfterOne(Reporter):
+        def match_done(self, spec: object, result: object, done: int, table: object) -> None:
+            stop.set()
+
+    config = load_config(small_config(tmp_path), output=tmp_path / "out")
+    outcome = run(config, reporter=StopAfterOne(), stop=stop)
+    assert not outcome.finished and outcome.done == 1
+    page = (tmp_path / "out" / "report" / "index.html").read_text()
+    assert "provisional" in page and "1 match finished" in page
+    (match_id,) = [json.loads(x)["id"] for x in
+                   (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert f'href="games/{match_id}.html"' in page
+    assert (tmp_path / "out" / "report" / "games" / f"{match_id}.html").is_file()
