@@ -523,7 +523,7 @@ def linked_page(record: RecordDict, *, assets: str, back: str | None = None) -> 
     from (a tournament's report)."""
     data = page_data(record)
     data["view"], data["start"] = "all", 0
-    blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    blob = script_json(data)
     title = html.escape(f"Chinese Ten · {record['id']} · {' vs '.join(record['players'])}")
     link = "" if back is None else (f'<a class="back" href="{html.escape(back)}">'
                                     "&#8592; tournament report</a>")
