@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.bot import Answer, BotCrash, BotError, BotStartupError, stderr_tail
+from referee.bot import Answer, BotCrash, BotError, BotStartupError
+from referee.faults import Reason
 from referee.match import Entrant, Limits, Player
+from referee.process import stderr_tail
 
 MODES = ("leave-out", "keep", "off")
 """``preflight`` in a configuration: leave out an entrant that does not start (the default),
@@ -110,13 +112,13 @@ class _Bench:
         self.reason = reason
 
     def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
-        raise BotStartupError(BENCHED + self.reason)
+        raise BotStartupError(BENCHED + self.reason, code=Reason.DISQUALIFIED)
 
     def send(self, line: str) -> None:
         """Nothing is listening."""
 
     def request(self, line: str, timeout_ms: float) -> Answer:
-        raise BotCrash("disqualified")
+        raise BotCrash("disqualified", code=Reason.DISQUALIFIED)
 
     def forfeit(self, fault: str) -> None:
         """Nothing is listening."""

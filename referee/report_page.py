@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from referee.ratings import FAULT_KINDS, MatchResult, Table
+from referee.faults import Fault
+from referee.ratings import MatchResult, Standings
 from referee.report import Folder, Match
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
@@ -59,7 +60,7 @@ def rating_history(folder: Folder) -> tuple[list[int], dict[str, list[float]]]:
     """Each entrant's ``mu`` before any match and after every ``step``-th match in schedule
     order (and after the last): the x positions (matches rated) and the values by name."""
     names = playing(folder)
-    table = Table(names, folder.rating)
+    table = Standings(names, folder.rating)
     n = len(folder.matches)
     step = max(1, math.ceil(n / CHART_POINTS))
     xs: list[int] = []
@@ -87,7 +88,7 @@ def standings_rows(folder: Folder) -> tuple[list[dict[str, Any]], bool]:
     whether they are final."""
     if folder.standings is not None:
         return [r for r in folder.standings["standings"] if isinstance(r, dict)], True
-    table = Table(folder.entrants, folder.rating)
+    table = Standings(folder.entrants, folder.rating)
     for result in _results(folder):
         try:
             table.add(result)
@@ -324,7 +325,7 @@ def index_html(folder: Folder) -> str:
     """The report page, as text."""
     xs, ys = rating_history(folder)
     total_faults = sum(len(m.faults) for m in folder.matches)
-    kinds = ", ".join(FAULT_KINDS)
+    kinds = ", ".join(Fault)
     return _PAGE.format(
         title=_e(f"{folder.name} · tournament report"), name=_e(folder.name),
         summary=_e(f"{_count(len(folder.matches), 'match', 'matches')} finished · "
