@@ -20,6 +20,11 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
            "#17becf", "#bcbd22", "#7f7f7f")
 """Line colours of the chart, by entrant (repeating with a dash pattern after ten)."""
 
+STOPPED = {"settled": "stopped early: every adjacent pair has a verdict",
+           "cap": "stopped at the match cap, some pairs still open",
+           "complete": "every planned match played"}
+"""What ``standings.json``'s ``stopped`` means, in words."""
+
 CHART_POINTS = 300
 """At most this many points per line of the rating chart."""
 
@@ -145,10 +150,9 @@ def _verdict(pair: Any) -> str:
     text = _e(pair.get("verdict", ""))
     detail = []
     if isinstance(pair.get("diff"), int | float):
-        interval = ""
-        if isinstance(pair.get("low"), int | float) and isinstance(pair.get("high"), int | float):
-            interval = f" [{_num(pair['low'], 1)}, {_num(pair['high'], 1)}]"
-        detail.append(f"{_num(pair['diff'], 1)}{interval} pts/hand")
+        low = _num(pair.get("low"), 1) or "−∞"
+        high = _num(pair.get("high"), 1) or "∞"
+        detail.append(f"{_num(pair['diff'], 1)} [{low}, {high}] pts/hand")
     if isinstance(pair.get("sets"), int):
         detail.append(f"{pair['sets']} sets")
     return text + (f' <span class="muted">{_e(", ".join(detail))}</span>' if detail else "")
@@ -179,7 +183,11 @@ def _standings(folder: Folder) -> str:
                  _num(row.get("mean_rank")), _num(row.get("points_per_hand"), 1),
                  _faults_cell(folder, name, row.get("faults")), _pct(row.get("p_above_next"))]
         if pairs is not None:
-            cells.append(_verdict(pairs[k]) if k < len(pairs) else "")
+            by_upper = [p for p in pairs if isinstance(p, dict) and p.get("upper") == name]
+            pair = by_upper[0] if by_upper else (
+                pairs[k] if k < len(pairs) and not any(
+                    isinstance(p, dict) and "upper" in p for p in pairs) else None)
+            cells.append(_verdict(pair) if pair is not None else "")
         out.append("<tr>" + "".join(f'<td class="{"t" if i == 1 else "n"}">{c}</td>'
                                     for i, c in enumerate(cells)) + "</tr>")
     out.append("</tbody></table>")
@@ -191,9 +199,10 @@ def _standings(folder: Folder) -> str:
         out.append('<p class="bad">left out: ' + "; ".join(
             f"{_e(name)} ({_e(why)})" for name, why in left_out.items()) + "</p>")
     stopped = (folder.standings or {}).get("stopped")
-    if stopped:
-        why = stopped if isinstance(stopped, str) else "the stopping rule settled every pair"
-        note += f"; stopped early: {_e(why)}"
+    if stopped in STOPPED:
+        note += f"; {_e(STOPPED[stopped])}"
+    elif isinstance(stopped, str) and stopped:
+        note += f"; stopped: {_e(stopped)}"
     return f'<p class="muted">{note}</p>' + "".join(out)
 
 

@@ -133,6 +133,18 @@ def test_every_text_from_a_results_line_is_escaped() -> None:
     assert page.count("&lt;script&gt;") >= 5
 
 
+def test_verdicts_and_the_stopping_reason_are_shown() -> None:
+    m = Match("r1-g001-s01", ("a", "b"), (100, 50), (1, 2), 1, (), "r1-g001", (0, ""))
+    standings = {"standings": [{"rank": 1, "name": "a"}, {"rank": 2, "name": "b"}],
+                 "stopped": "settled",
+                 "pairs": [{"upper": "a", "lower": "b", "verdict": "stronger", "diff": 12.5,
+                            "low": 3.25, "high": None, "sets": 4}]}
+    page = index_html(Folder("t", ["a", "b"], RatingConfig(), [m], standings=standings))
+    assert "verdict vs next" in page
+    assert "stronger <span class=\"muted\">12.5 [3.2, ∞] pts/hand, 4 sets</span>" in page
+    assert "every adjacent pair has a verdict" in page
+
+
 def test_read_folder_skips_broken_lines(folder: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
