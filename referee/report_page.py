@@ -330,6 +330,17 @@ def _matches(folder: Folder) -> str:
     return "".join(out)
 
 
+def _files(folder: Folder) -> str:
+    """Links to the folder's data files that exist by now."""
+    links = []
+    if folder.standings is not None:
+        links += ['<a href="../standings.json">standings.json</a>',
+                  '<a href="../standings.csv">standings.csv</a>']
+    if folder.matches:
+        links.append('<a href="../results.jsonl">results.jsonl</a>')
+    return " ".join(links)
+
+
 def index_html(folder: Folder) -> str:
     """The report page, as text."""
     xs, ys = rating_history(folder)
@@ -342,7 +353,7 @@ def index_html(folder: Folder) -> str:
                    f"{_count(total_faults, 'fault')}"),
         standings=_standings(folder), cross=_crosstable(folder),
         chart=chart_svg(xs, ys, playing(folder)), faults=_faults(folder), kinds=_e(kinds),
-        matches=_matches(folder), css=_CSS)
+        matches=_matches(folder), css=_CSS, files=_files(folder))
 
 
 _PAGE = """<!DOCTYPE html>
@@ -357,7 +368,7 @@ _PAGE = """<!DOCTYPE html>
 <header><h1>{name}</h1><p class="muted">{summary}</p>
 <nav><a href="#standings">standings</a> <a href="#crosstable">crosstable</a>
 <a href="#ratings">ratings</a> <a href="#faults">faults</a> <a href="#matches">matches</a>
-<a href="../standings.csv">standings.csv</a> <a href="../results.jsonl">results.jsonl</a></nav>
+{files}</nav>
 </header>
 <main>
 <section id="standings"><h2>Standings</h2><div class="scroll">{standings}</div></section>

@@ -589,6 +589,7 @@ def test_the_report_is_written_as_matches_end(tmp_path: Path) -> None:
     assert not outcome.finished and outcome.done == 1
     page = (tmp_path / "out" / "report" / "index.html").read_text()
     assert "provisional" in page and "1 match finished" in page
+    assert "standings.csv" not in page  # not written yet: no link that leads nowhere
     (match_id,) = [json.loads(x)["id"] for x in
                    (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert f'href="games/{match_id}.html"' in page
