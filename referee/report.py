@@ -91,6 +91,8 @@ class Folder:
     """Per match id, per seat: the stderr log's path relative to the output folder."""
     pages: set[str] = field(default_factory=set)
     """Match ids whose replay page exists (the others link to their record)."""
+    preflight: dict[str, str] = field(default_factory=dict)
+    """Per entrant, its pre-flight stderr log, relative to the output folder."""
 
 
 def read_folder(out: Path) -> Folder:
@@ -134,6 +136,9 @@ def read_folder(out: Path) -> Folder:
     for match in matches:
         entrants.extend(p for p in match.players if p not in entrants)
     folder = Folder(name, entrants, rating, matches, standings)
+    for name in entrants:
+        if (out / "logs" / "preflight" / f"{name}.stderr").is_file():
+            folder.preflight[name] = f"logs/preflight/{name}.stderr"
     for match in matches:
         folder.logs[match.id] = _logs(out, match)
         if (out / REPORT / "games" / f"{match.id}.html").is_file():

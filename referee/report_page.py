@@ -144,6 +144,11 @@ def _faults_cell(folder: Folder, name: str, faults: Any) -> str:
     return f'<a href="#{_anchor(folder, name)}">{", ".join(parts)}</a>'
 
 
+def _preflight_log(folder: Folder, name: str) -> str:
+    path = folder.preflight.get(name)
+    return f', <a href="../{_e(path)}">its stderr</a>' if path else ""
+
+
 def _verdict(pair: Any) -> str:
     if not isinstance(pair, dict):
         return ""
@@ -172,8 +177,8 @@ def _standings(folder: Folder) -> str:
         flags = ""
         if row.get("disqualified"):
             why = row["disqualified"]
-            label = f"disqualified: {why}" if isinstance(why, str) else "disqualified"
-            flags = f' <span class="tag bad">{_e(label)}</span>'
+            title = f"disqualified {why}" if isinstance(why, str) else "disqualified"
+            flags = f' <span class="tag bad" title="{_e(title)}">disqualified</span>'
         if row.get("excluded"):
             flags += ' <span class="tag bad">left out</span>'
         cells = [_e(row.get("rank", k + 1)),
@@ -197,7 +202,13 @@ def _standings(folder: Folder) -> str:
     left_out = (folder.standings or {}).get("left_out")
     if isinstance(left_out, dict) and left_out:
         out.append('<p class="bad">left out: ' + "; ".join(
-            f"{_e(name)} ({_e(why)})" for name, why in left_out.items()) + "</p>")
+            f"{_e(name)} ({_e(why)}{_preflight_log(folder, name)})"
+            for name, why in left_out.items()) + "</p>")
+    dq = [(str(r.get("name")), r["disqualified"]) for r in rows
+          if isinstance(r.get("disqualified"), str)]
+    if dq:
+        out.append('<p class="bad">' + "; ".join(
+            f"{_e(name)} disqualified {_e(why)}" for name, why in dq) + "</p>")
     stopped = (folder.standings or {}).get("stopped")
     if stopped in STOPPED:
         note += f"; {_e(STOPPED[stopped])}"

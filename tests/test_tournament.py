@@ -541,7 +541,9 @@ def test_an_entrant_that_cannot_start_is_left_out_with_its_stderr(tmp_path: Path
     doc = json.loads((out / "standings.json").read_text())
     assert [row["name"] for row in doc["standings"]] == ["greedy", "random"]
     assert doc["left_out"]["third"].startswith("did not start in the pre-flight: startup")
-    assert "third" in (out / "report" / "index.html").read_text()
+    page = (out / "report" / "index.html").read_text()
+    assert 'href="../logs/preflight/third.stderr"' in page
+    assert "boom: no model file" in (out / "logs" / "preflight" / "third.stderr").read_text()
 
 
 def test_preflight_keep_plays_it_and_it_loses_by_fault(tmp_path: Path) -> None:
