@@ -6,7 +6,7 @@ An entrant that cannot start (no ``ready`` in time, a crash, a wrong first line)
 every one of its matches by a ``startup`` fault, each after waiting out ``startup_ms``.
 :func:`preflight` starts every entrant once, at the same time, with the tournament's limits and
 sandbox, and says which did not start, with the end of their stderr
-(``logs/preflight/<name>.stderr``). The tournament then leaves them out, unless its
+(``preflight/<name>.stderr`` in the output folder). The tournament then leaves them out, unless its
 configuration says otherwise (``preflight: keep``).
 
 **The fault limit** (``max_faults: N``): :class:`FaultLimit` counts each entrant's faults as

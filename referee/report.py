@@ -137,8 +137,8 @@ def read_folder(out: Path) -> Folder:
         entrants.extend(p for p in match.players if p not in entrants)
     folder = Folder(name, entrants, rating, matches, standings)
     for name in entrants:
-        if (out / "logs" / "preflight" / f"{name}.stderr").is_file():
-            folder.preflight[name] = f"logs/preflight/{name}.stderr"
+        if (out / "preflight" / f"{name}.stderr").is_file():
+            folder.preflight[name] = f"preflight/{name}.stderr"
     for match in matches:
         folder.logs[match.id] = _logs(out, match)
         if (out / REPORT / "games" / f"{match.id}.html").is_file():

@@ -78,8 +78,10 @@ SECRET_BYTES = 32
 """Bytes of a new deal secret (from the OS)."""
 MIN_SECRET_BYTES = 16
 """Bytes a deal secret given must hold at least (128 bits)."""
+PREFLIGHT = "preflight"
+"""The folder of the pre-flight's stderr logs, one per entrant."""
 OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "rounds.jsonl", "standings.json",
-         "standings.csv", "games", "logs", REPORT)
+         "standings.csv", "games", "logs", PREFLIGHT, REPORT)
 """Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
 MATCH_ID = re.compile(r"r\d+-g\d+-s\d+")
 """What a match id of a tournament looks like (a journal line with another id is dropped)."""
@@ -695,7 +697,7 @@ def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: str, report
     wanted = list(range(len(entrants)))
     try:
         flights = preflight([entrants[i] for i in wanted], limits=config.limits,
-                            sandbox=sandbox, logs_dir=config.output / "logs" / "preflight",
+                            sandbox=sandbox, logs_dir=config.output / PREFLIGHT,
                             hide=(config.output,), stop=stop)
     except BotCommandError as err:
         raise TournamentError(str(err)) from None

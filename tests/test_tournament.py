@@ -112,7 +112,7 @@ def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_pa
     # The output folder, exactly.
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [MARKER, SECRET, "tournament.yaml", "results.jsonl", "games", "logs", "standings.json",
-         "standings.csv", "report"])
+         "standings.csv", "preflight", "report"])
     assert (out / SECRET).stat().st_mode & 0o777 == 0o600
     assert (out / "report" / "index.html").is_file()
     assert len(list((out / "report" / "games").iterdir())) == MATCHES
@@ -533,8 +533,9 @@ def test_an_entrant_that_cannot_start_is_left_out_with_its_stderr(tmp_path: Path
     path = three(tmp_path, json.dumps([PY, "-c", BROKEN]))
     result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    assert ("warning: third did not start in the pre-flight: startup: exited with code 3 "
-            "before ready") in result.output
+    # (how it ended, 'exited with code 3' or 'closed its output', depends on the machine's load)
+    assert "warning: third did not start in the pre-flight: startup: " in result.output
+    assert " before ready\n" in result.output
     assert "boom: no model file" in result.output and "left out" in result.output
     out = tmp_path / "out"
     assert journal_lines(out) == 2  # random against greedy only, in both seatings
@@ -542,8 +543,8 @@ def test_an_entrant_that_cannot_start_is_left_out_with_its_stderr(tmp_path: Path
     assert [row["name"] for row in doc["standings"]] == ["greedy", "random"]
     assert doc["left_out"]["third"].startswith("did not start in the pre-flight: startup")
     page = (out / "report" / "index.html").read_text()
-    assert 'href="../logs/preflight/third.stderr"' in page
-    assert "boom: no model file" in (out / "logs" / "preflight" / "third.stderr").read_text()
+    assert 'href="../preflight/third.stderr"' in page
+    assert "boom: no model file" in (out / "preflight" / "third.stderr").read_text()
 
 
 def test_preflight_keep_plays_it_and_it_loses_by_fault(tmp_path: Path) -> None:
