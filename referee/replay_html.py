@@ -71,14 +71,23 @@ def _snap(k: int, t: int, hand: Hand, before: list[int]) -> dict[str, Any]:
 
 
 def page_data(record: RecordDict) -> dict[str, Any]:
-    """Everything the page shows: the match and its steps."""
+    """Everything the page shows: the match and its steps, :func:`compact`."""
     return {
         "id": record["id"], "tournament": record.get("tournament"),
         "variant": record["variant"], "target": record["target"],
         "players": record["players"], "hands": len(record["hands"]),
         "totals": record["totals"], "ranks": record["ranks"], "faults": record["faults"],
-        "steps": match_steps(record),
+        "steps": compact(match_steps(record)),
     }
+
+
+def compact(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps without what the page's script derives from the step before: after a hand's
+    first step, each seat's cards (``hands``: the mover's played card removed) and captured
+    piles (``piles``: the played, then the turned card with what each took). About half the
+    size of a match's data; the script restores them as it loads."""
+    return [s if s["turn"] == 0 else {k: v for k, v in s.items() if k not in ("hands", "piles")}
+            for s in steps]
 
 
 def replay_html(record: RecordDict, *, seat: int | None = None, hand: int | None = None) -> str:
@@ -276,6 +285,19 @@ _JS = r"""
   "use strict";
   const D = JSON.parse(document.getElementById("ct-data").textContent);
   const S = D.steps, N = D.players.length;
+  S.forEach((st, k) => {  // restore what compact() left out: it follows from the step before
+    if (st.turn === 0) return;
+    const prev = S[k - 1];
+    if (!st.hands) {
+      st.hands = prev.hands.map((h) => h.slice());
+      st.hands[st.seat].splice(st.hands[st.seat].indexOf(st.play[0]), 1);
+    }
+    if (!st.piles) {
+      st.piles = prev.piles.map((p) => p.slice());
+      [st.play, st.turned].forEach((m) => { if (m[1].length) st.piles[st.seat].push(m[0], ...m[1]); });
+    }
+  });
+  window.ctSteps = S;  // for tests: every step as drawn
   const SUIT = { c: "\u2663", d: "\u2666", h: "\u2665", s: "\u2660" };
   let i = Math.min(D.start || 0, S.length - 1);
   let view = D.view === undefined ? "all" : String(D.view);

@@ -8,9 +8,9 @@ with links to the stderr logs, and every match linked to its replay page
 ``report/viewer.css``), so a tournament of thousands of matches stays light.
 
 The report reads only the output folder's files (``.ct-referee.json``, ``tournament.yaml``,
-``standings.json``, ``results.jsonl``, ``games/``, ``logs/``, ``preflight/``). :func:`read_folder` and the
-writers are the shell; :mod:`referee.report_page` draws the page from a :class:`Folder`
-without I/O.
+``standings.json``, ``results.jsonl``, ``games/``, ``logs/``, ``preflight/``).
+:func:`read_folder` and the writers are the shell; :mod:`referee.report_page` draws the page
+from a :class:`Folder` without I/O.
 """
 
 from __future__ import annotations

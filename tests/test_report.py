@@ -17,6 +17,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from referee.ratings import RatingConfig
+from referee.record import read_record
+from referee.replay_html import match_steps
 from referee.report import Folder, Match, read_folder
 from referee.report_page import crosstable, index_html
 
@@ -378,3 +380,15 @@ def test_a_move_shows_its_time_and_the_bots_comments(folder: Path, profile: Path
     assert "info" not in str(got["action"]).replace("<b>thinking</b>", ""), got
     assert " ms" in str(got["action"]) and " ms" in str(got["log"]), got
     assert "<b>thinking</b> & more" in str(got["log"]), got
+
+
+STEPS = """(w, d, out, done) => { out.steps = w.ctSteps; done(); }"""
+
+
+@pytest.mark.parametrize("faulted", [False, True])
+def test_the_script_restores_every_step_the_page_left_out(
+        folder: Path, profile: Path, faulted: bool) -> None:
+    page, record = replay_page(folder, faulted=faulted)
+    got = measure(profile, page, "step=0&view=all", (1000, 700), STEPS)
+    assert got["steps"] == json.loads(json.dumps(match_steps(read_record(
+        folder / "games" / f"{record['id']}.json"))))
