@@ -21,8 +21,9 @@ def _cards(cards: Any) -> list[str]:
     return [str(c) for c in cards]
 
 
-def match_steps(record: RecordDict) -> list[dict[str, Any]]:
+def match_steps(record: RecordDict, *, compact: bool = False) -> list[dict[str, Any]]:
     """One snapshot per step: each hand once dealt (``turn`` 0), then after each of its turns.
+    ``compact`` leaves out what the page's script derives (see :func:`compact_steps`).
 
     .. warning:: The record must verify (:func:`referee.replay.check_replayable`).
     """
@@ -42,7 +43,7 @@ def match_steps(record: RecordDict) -> list[dict[str, Any]]:
         k, t, turn, seat = pos.number, pos.turn, pos.record, pos.seat
         options = _cards(pos.at_pick.pick_options) if pos.at_pick is not None else []
         play, turned = pos.play, pos.turned
-        step = _snap(k, t, pos.after, totals)
+        step = _snap(k, t, pos.after, totals, cards=not compact)
         step.update(seat=seat, by=turn.get("by", "bot"),
                     play=[str(play.card), _cards(play.captured)],
                     turned=[str(turned.card), _cards(turned.captured), options])
@@ -58,30 +59,34 @@ def match_steps(record: RecordDict) -> list[dict[str, Any]]:
     return steps
 
 
-def _snap(k: int, t: int, hand: Hand, before: list[int]) -> dict[str, Any]:
+def _snap(k: int, t: int, hand: Hand, before: list[int], *, cards: bool = True
+          ) -> dict[str, Any]:
     """The position of ``hand`` after turn ``t`` of hand ``k``; ``before``: the totals before
-    the hand."""
+    the hand. Without ``cards``, no seat's cards nor piles."""
     points = hand.scores()
-    return {
+    step: dict[str, Any] = {
         "hand": k, "turn": t, "dealer": hand.dealer, "to_move": hand.to_move,
-        "hands": [_cards(h) for h in hand.hands], "table": _cards(hand.table),
-        "stock": len(hand.stock), "piles": [_cards(p) for p in hand.captured],
+        "table": _cards(hand.table), "stock": len(hand.stock),
         "points": points, "totals": [a + b for a, b in zip(before, points, strict=True)],
     }
+    if cards:
+        step["hands"] = [_cards(h) for h in hand.hands]
+        step["piles"] = [_cards(p) for p in hand.captured]
+    return step
 
 
 def page_data(record: RecordDict) -> dict[str, Any]:
-    """Everything the page shows: the match and its steps, :func:`compact`."""
+    """Everything the page shows: the match and its steps, compact (:func:`compact_steps`)."""
     return {
         "id": record["id"], "tournament": record.get("tournament"),
         "variant": record["variant"], "target": record["target"],
         "players": record["players"], "hands": len(record["hands"]),
         "totals": record["totals"], "ranks": record["ranks"], "faults": record["faults"],
-        "steps": compact(match_steps(record)),
+        "steps": match_steps(record, compact=True),
     }
 
 
-def compact(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def compact_steps(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The steps without what the page's script derives from the step before: after a hand's
     first step, each seat's cards (``hands``: the mover's played card removed) and captured
     piles (``piles``: the played, then the turned card with what each took). About half the

@@ -19,6 +19,8 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,7 @@ from typing import Any
 import yaml
 
 from referee.ratings import RatingConfig
-from referee.record import RecordError, read_record, write_atomic
+from referee.record import RecordDict, RecordError, read_record, write_atomic
 from referee.replay import check_replayable
 from referee.replay_html import ASSETS, linked_page
 
@@ -203,12 +205,14 @@ def write_assets(out: Path) -> None:
         write_atomic(path, text)
 
 
-def write_match_page(out: Path, match_id: str) -> bool:
-    """Writes ``report/games/<id>.html`` from the match's record; ``False`` if the record
-    cannot be read or does not replay (the report then links to the record itself)."""
+def write_match_page(out: Path, match_id: str, *, record: RecordDict | None = None) -> bool:
+    """Writes ``report/games/<id>.html`` from the match's record (``record``: as the referee
+    just made it, else read from its file and verified); ``False`` if the record cannot be
+    read or does not verify (the report then links to the record itself)."""
     try:
-        record = read_record(out / "games" / f"{match_id}.json")
-        check_replayable(record, strict=True)
+        if record is None:
+            record = read_record(out / "games" / f"{match_id}.json")
+            check_replayable(record, strict=True)
         page = linked_page(record, assets="../", back="../index.html")
     except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
         return False
@@ -241,41 +245,48 @@ def build(out: Path) -> Path:
 
 
 class Refresher:
-    """Keeps a running tournament's report current: each finished match gets its replay page at
-    once; the index is rewritten at most every ``interval`` seconds (and by :meth:`finish`), so
-    a tournament of thousands of matches does not spend its time redrawing the page."""
+    """Keeps a running tournament's report current, from a thread of its own so that no match
+    waits for it: each finished match gets its replay page, and the index is rewritten at most
+    every ``interval`` seconds (more seldom when it takes long: a tournament of thousands of
+    matches does not spend its time redrawing the page), and at :meth:`finish`."""
 
     def __init__(self, out: Path, *, interval: float = 2.0) -> None:
         self.out = out
         self.interval = interval
-        self._last = float("-inf")
+        self._next = float("-inf")
         self._ready = False
+        self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="report")
 
-    def match_done(self, match_id: str) -> None:
-        """Writes the match's page, and the index if it is due. Never raises for a report
-        that cannot be written: the report is a view, the results are what count."""
-        try:
-            if not self._ready:
-                write_assets(self.out)
-                self._ready = True
-            write_match_page(self.out, match_id)
-            if time.monotonic() - self._last >= self.interval:
-                self._index()
-        except OSError:
-            pass
+    def match_done(self, match_id: str, record: RecordDict | None = None) -> None:
+        """Queues the match's page (from ``record``, as the referee just wrote it, else read
+        from its file) and the index if it is due."""
+        if self._pool is not None:
+            self._pool.submit(self._quietly, self._page, match_id, record)
 
     def finish(self) -> None:
-        """Writes the index now."""
-        try:
+        """Writes the queued pages, then the index, and stops the thread."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.submit(self._quietly, self._index).result()
+            pool.shutdown()
+
+    def _quietly(self, job: Callable[..., None], *args: Any) -> None:
+        try:  # the report is a view: the results are what count, and they are saved
             if not self._ready:
                 write_assets(self.out)
                 self._ready = True
-            self._index()
-        except OSError:
+            job(*args)
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
             pass
+
+    def _page(self, match_id: str, record: RecordDict | None) -> None:
+        write_match_page(self.out, match_id, record=record)
+        if time.monotonic() >= self._next:
+            self._index()
 
     def _index(self) -> None:
         start = time.monotonic()
         write_index(self.out)
         took = time.monotonic() - start
-        self._last = time.monotonic() + max(0.0, 4 * took - self.interval)
+        self._next = time.monotonic() + max(self.interval, 10 * took)  # <= 10 % of a core

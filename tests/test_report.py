@@ -18,7 +18,7 @@ import pytest
 
 from referee.ratings import RatingConfig
 from referee.record import read_record
-from referee.replay_html import match_steps
+from referee.replay_html import compact_steps, match_steps
 from referee.report import Folder, Match, read_folder
 from referee.report_page import crosstable, index_html
 
@@ -392,3 +392,11 @@ def test_the_script_restores_every_step_the_page_left_out(
     got = measure(profile, page, "step=0&view=all", (1000, 700), STEPS)
     assert got["steps"] == json.loads(json.dumps(match_steps(read_record(
         folder / "games" / f"{record['id']}.json"))))
+
+
+def test_compact_steps_leave_out_only_the_derived_cards(folder: Path) -> None:
+    record = read_record(next((folder / "games").glob("*.json")))
+    full = match_steps(record)
+    compact = match_steps(record, compact=True)
+    assert compact == compact_steps(full)
+    assert all(("hands" in s) == (s["turn"] == 0) for s in compact)
