@@ -6,8 +6,9 @@ An entrant that cannot start (no ``ready`` in time, a crash, a wrong first line)
 every one of its matches by a ``startup`` fault, each after waiting out ``startup_ms``.
 :func:`preflight` starts every entrant once, at the same time, with the tournament's limits and
 sandbox, and says which did not start, with the end of their stderr
-(``preflight/<name>.stderr`` in the output folder). The tournament then leaves them out, unless its
-configuration says otherwise (``preflight: keep``).
+(``preflight/<name>.stderr`` in the output folder). The tournament then leaves them out of
+play (a :class:`Benched` seat, as below), unless its configuration says otherwise
+(``preflight: keep``).
 
 **The fault limit** (``max_faults: N``): :class:`FaultLimit` counts each entrant's faults as
 matches end; after its N-th, the entrant is disqualified, and its matches that start from then
@@ -101,18 +102,18 @@ def preflight(entrants: Sequence[Entrant], *, limits: Limits, sandbox: str, logs
 
 # -- the fault limit ---------------------------------------------------------------------------
 
-BENCHED = "disqualified: "
-"""How the detail of a benched entrant's fault starts (such faults are not counted again)."""
+BENCHED = ("disqualified: ", "left out: ")
+"""How the detail of a benched seat's fault starts (such faults are not counted again)."""
 
 
 class _Bench:
     """A player that never starts: the match records a ``startup`` fault and plays on."""
 
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
 
     def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
-        raise BotStartupError(BENCHED + self.reason, code=Reason.DISQUALIFIED)
+        raise BotStartupError(self.detail, code=Reason.DISQUALIFIED)
 
     def send(self, line: str) -> None:
         """Nothing is listening."""
@@ -129,14 +130,15 @@ class _Bench:
 
 @dataclass(frozen=True)
 class Benched(Entrant):
-    """A disqualified entrant's seat: no process (see :class:`FaultLimit`)."""
+    """A disqualified or left-out entrant's seat: no process (see :class:`FaultLimit`)."""
 
-    reason: str = ""
+    detail: str = ""
+    """The detail of its ``startup`` fault (it starts with one of :data:`BENCHED`)."""
 
     def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
               hide: Sequence[Path]) -> Player:
         """A player that does not start."""
-        return _Bench(self.reason)
+        return _Bench(self.detail)
 
 
 class FaultLimit:
@@ -149,6 +151,8 @@ class FaultLimit:
         self.counts = [0] * len(self.names)
         self.disqualified: dict[int, str] = {}
         """Entrant index: why (``after 3 faults, the last in r1-g004-s02``)."""
+        self.left_out: dict[int, str] = {}
+        """Entrant index: why the pre-flight left it out (it gets no process either)."""
 
     def count(self, match_id: str, seats: Sequence[int], faults: Sequence[Any]) -> list[int]:
         """Counts a finished match's faults (``seats``: entrant index by seat); returns the
@@ -170,9 +174,13 @@ class FaultLimit:
 
     def entrant(self, i: int, entrant: Entrant) -> Entrant:
         """Who sits for entrant ``i`` in a match starting now."""
-        reason = self.disqualified.get(i)
-        return entrant if reason is None else Benched(entrant.name, entrant.command,
-                                                      entrant.workdir, reason)
+        if i in self.left_out:
+            detail = BENCHED[1] + self.left_out[i]
+        elif i in self.disqualified:
+            detail = BENCHED[0] + self.disqualified[i]
+        else:
+            return entrant
+        return Benched(entrant.name, entrant.command, entrant.workdir, detail)
 
 
 __all__ = ["BENCHED", "MODES", "Benched", "FaultLimit", "Flight", "preflight"]

@@ -179,7 +179,7 @@ def _standings(folder: Folder) -> str:
             why = row["disqualified"]
             title = f"disqualified {why}" if isinstance(why, str) else "disqualified"
             flags = f' <span class="tag bad" title="{_e(title)}">disqualified</span>'
-        if row.get("excluded"):
+        if row.get("left_out"):
             flags += ' <span class="tag bad">left out</span>'
         cells = [_e(row.get("rank", k + 1)),
                  f'<a href="#{_anchor(folder, name)}">{_e(name)}</a>{flags}',

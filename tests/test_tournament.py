@@ -538,10 +538,19 @@ def test_an_entrant_that_cannot_start_is_left_out_with_its_stderr(tmp_path: Path
     assert " before ready\n" in result.output
     assert "boom: no model file" in result.output and "left out" in result.output
     out = tmp_path / "out"
-    assert journal_lines(out) == 2  # random against greedy only, in both seatings
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    third = [line for line in lines if "third" in line["players"]]
+    assert len(lines) == 6 and len(third) == 4  # the schedule stays whole
+    for line in third:  # no process: a startup fault at once, the fallback plays the seat
+        (fault,) = line["faults"]
+        seat = line["players"].index("third")
+        assert fault["seat"] == seat and fault["fault"] == "startup"
+        assert fault["detail"].startswith("left out: did not start in the pre-flight: ")
+        assert not (out / "logs" / line["id"] / f"{seat}-third.stderr").exists()
     doc = json.loads((out / "standings.json").read_text())
-    assert [row["name"] for row in doc["standings"]] == ["greedy", "random"]
+    assert [row["name"] for row in doc["standings"]][-1] == "third"
     assert doc["left_out"]["third"].startswith("did not start in the pre-flight: startup")
+    assert doc["standings"][-1]["left_out"] == doc["left_out"]["third"]
     page = (out / "report" / "index.html").read_text()
     assert 'href="../preflight/third.stderr"' in page
     assert "boom: no model file" in (out / "preflight" / "third.stderr").read_text()
@@ -555,6 +564,9 @@ def test_preflight_keep_plays_it_and_it_loses_by_fault(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "out" / "standings.json").read_text())
     assert doc["standings"][-1]["name"] == "third"
     assert doc["standings"][-1]["faults"]["startup"] == 4 and "left_out" not in doc
+    details = [f["detail"] for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+               for f in json.loads(x)["faults"]]
+    assert details and not any(d.startswith("left out") for d in details)
 
 
 def test_max_faults_disqualifies_and_the_fallback_plays_on(tmp_path: Path) -> None:
