@@ -159,7 +159,7 @@ def _verdict(pair: Any) -> str:
         high = _num(pair.get("high"), 1) or "∞"
         detail.append(f"{_num(pair['diff'], 1)} [{low}, {high}] pts/hand")
     if isinstance(pair.get("sets"), int):
-        detail.append(f"{pair['sets']} sets")
+        detail.append(_count(pair["sets"], "set"))
     return text + (f' <span class="muted">{_e(", ".join(detail))}</span>' if detail else "")
 
 
@@ -419,8 +419,9 @@ p.muted { margin: 4px 0 8px; font-size: 13px; }
 .scroll { overflow-x: auto; }
 table.data { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 14px; }
 table.data th { background: var(--head); text-align: left; font-weight: 600; }
-table.data th, table.data td { padding: 4px 8px; border-bottom: 1px solid var(--line);
+table.data th, table.data td { padding: 4px 7px; border-bottom: 1px solid var(--line);
   white-space: nowrap; }
+table.standings { font-size: 13px; }
 td.n { text-align: right; }
 td.detail { white-space: normal; min-width: 240px; max-width: 520px; word-break: break-word; }
 td small { display: block; color: var(--muted); font-size: 11px; }
