@@ -193,7 +193,7 @@ def _standings(folder: Folder) -> str:
                 pairs[k] if k < len(pairs) and not any(
                     isinstance(p, dict) and "upper" in p for p in pairs) else None)
             cells.append(_verdict(pair) if pair is not None else "")
-        out.append("<tr>" + "".join(f'<td class="{"t" if i == 1 else "n"}">{c}</td>'
+        out.append("<tr>" + "".join(f'<td class="{"t" if i in (1, 11) else "n"}">{c}</td>'
                                     for i, c in enumerate(cells)) + "</tr>")
     out.append("</tbody></table>")
     note = ("final standings" if final else
