@@ -298,7 +298,8 @@ class _Loader:
         if not NAME_RE.fullmatch(name):
             self.note("name", f"{name!r} may only hold letters, digits, '-', '_' and '.'")
         players = self.attempt(lambda: self.integer(data, "players", 3, 2, 4), 2)
-        entrants = self.attempt(lambda: self.entrants(data, players), ())
+        entrants: tuple[EntrantConfig, ...] = self.attempt(
+            lambda: self.entrants(data, players), ())
         variant = self.attempt(
             lambda: self.choice(data, "variant", "classic", [v.value for v in Variant]),
             "classic")
@@ -315,8 +316,10 @@ class _Loader:
         if isinstance(seed, bool) or not isinstance(seed, int | str):
             self.note("seed", f"expected an integer or a string, got {_type_name(seed)}")
             seed = 1
-        limits = self.attempt(lambda: self.section(data, "limits", LIMITS_KEYS), {})
-        rating = self.attempt(lambda: self.section(data, "rating", RATING_KEYS), {})
+        limits: dict[str, Any] = self.attempt(
+            lambda: self.section(data, "limits", LIMITS_KEYS), {})
+        rating: dict[str, Any] = self.attempt(
+            lambda: self.section(data, "rating", RATING_KEYS), {})
         default = Limits()
         out = self.attempt(lambda: self.text(data, "output", ""), "")
         if output is not None:
@@ -332,7 +335,8 @@ class _Loader:
             return self.attempt(lambda: self.integer(source, key, default, lo), default)
 
         names = [e.name for e in entrants]
-        candidates = self.attempt(lambda: self.candidates(data, fmt, names, players), ())
+        candidates: tuple[str, ...] = self.attempt(
+            lambda: self.candidates(data, fmt, names, players), ())
         stop = self.attempt(lambda: self.stop(data), None)
         max_matches = None
         if "max_matches" in data:
@@ -532,11 +536,12 @@ class _Loader:
         if not isinstance(items, list):
             self.fail("entrants", f"expected a list of entrants, got {_type_name(items)}")
         seen: dict[str, str] = {}
-        result = []
+        result: list[EntrantConfig] = []
         for i, item in enumerate(items, 1):
-            entrant = self.attempt(lambda i=i, item=item: self.entrant(i, item, seen), None)
-            if entrant is not None:
-                result.append(entrant)
+            try:
+                result.append(self.entrant(i, item, seen))
+            except _Mistake:  # noted; the other entrants are checked all the same
+                continue
         if len(items) < players:
             self.fail("entrants", f"{len(items)} entrant(s) cannot fill a table of "
                                   f"{players} players")

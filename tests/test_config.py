@@ -109,7 +109,7 @@ def test_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # tournament.yaml holds absolute paths, commands included (as strings or lists).
     resolved = load_config(Path("conf/t.yaml")).resolved()
     assert resolved["entrants"][3]["command"] == f"{bot} --fast"
-    assert resolved["entrants"][1]["command"] == [PY, str(BOTS / "greedy_bot.py")]
+    assert resolved["entrants"][1]["command"] == [PY, str(EXAMPLES / "greedy_bot.py")]
     assert resolved["output"] == str(tmp_path / "results" / "t")
 
 

@@ -369,7 +369,7 @@ def test_an_html_file_that_cannot_be_written_is_a_one_line_error(tmp_path: Path)
 
 def test_info_comments_are_stored_without_prefix_and_told_under_their_own_move(
         tmp_path: Path) -> None:
-    commenting = [PY, str(ROOT / "tests" / "checkbots" / "commenting.py")]
+    commenting = [PY, str(ROOT / "tests" / "bots" / "commenting.py")]
     record = play_match("m", [Entrant("talker", commenting, ROOT),
                               Entrant("quiet", [PY, str(ROOT / "bots" / "random_bot.py")], ROOT)],
                         lambda k: Deal.from_seed(2, f"info:{k}"), target=100,
