@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [str(Path(sys.executable).parent / "ct-referee")]
 BOT = f"{sys.executable} {ROOT / 'bots' / 'random_bot.py'}"

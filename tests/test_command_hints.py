@@ -66,6 +66,7 @@ players: 2
     assert config.warnings[0].startswith(f"{path}:4: entrants[2].command: '2>' is shell syntax")
 
 
+@pytest.mark.process
 def test_check_warns_before_it_starts(tmp_path: Path) -> None:
     done = subprocess.run([*CLI, "check", f"{PY} {BOTS}/random_bot.py | cat", "--sandbox",
                            "none", "--startup-ms", "3000", "--move-ms", "300", "--ascii"],

@@ -314,6 +314,8 @@ def test_in_process_mc_beats_random() -> None:
 # -- --playouts: a fixed amount of work, the same tournament every time -------------------------
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_playouts_make_a_tournament_reproducible_and_resumable(tmp_path: Path) -> None:
     import json
     import threading
@@ -361,6 +363,7 @@ limits: {{move_ms: 5000}}
         assert (tmp_path / other / "standings.json").read_text() == standings
 
 
+@pytest.mark.process
 def test_playouts_and_max_ms_exclude_each_other() -> None:
     bot = str(Path(__file__).resolve().parent.parent / "bots" / "mc_bot.py")
     for args in (["--playouts", "5", "--max-ms", "10"], ["--playouts", "0"]):

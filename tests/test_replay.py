@@ -367,6 +367,7 @@ def test_an_html_file_that_cannot_be_written_is_a_one_line_error(tmp_path: Path)
     assert result.output.startswith("error: ") and "a-file" in result.output
 
 
+@pytest.mark.process
 def test_info_comments_are_stored_without_prefix_and_told_under_their_own_move(
         tmp_path: Path) -> None:
     commenting = [PY, str(ROOT / "tests" / "bots" / "commenting.py")]

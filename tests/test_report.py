@@ -22,6 +22,7 @@ from referee.replay_html import compact_steps, match_steps
 from referee.report import Folder, Match, read_folder
 from referee.report_page import crosstable, index_html
 
+pytestmark = pytest.mark.process
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 CLI = [str(Path(PY).parent / "ct-referee")]
@@ -29,7 +30,7 @@ CLI = [str(Path(PY).parent / "ct-referee")]
 EVIL_BOT = f"""\
 import sys
 sys.path.insert(0, {str(ROOT / 'tests' / 'bots')!r})
-from faulty import legal
+from legal import answer
 n = 0
 for line in sys.stdin:
     if line.startswith("chinese-ten"):
@@ -42,7 +43,7 @@ for line in sys.stdin:
             print("<img src=x onerror=alert(1)>", flush=True)
         else:
             print("info <b>thinking</b> & more", flush=True)
-            print(legal(line), flush=True)
+            print(answer(line), flush=True)
     elif line.startswith("quit"):
         break
 """

@@ -493,6 +493,7 @@ def test_an_unwritable_output_folder_is_a_one_line_error(tmp_path: Path) -> None
     assert "error: cannot write" in result.stderr
 
 
+@pytest.mark.process
 def test_a_closed_output_pipe_does_not_end_the_tournament(tmp_path: Path) -> None:
     """``ct-referee tournament t.yaml | head -1``: the tournament plays on to the end."""
     path = small_config(tmp_path)
@@ -529,6 +530,7 @@ sandbox: none
     return path
 
 
+@pytest.mark.process
 def test_an_entrant_that_cannot_start_is_left_out_with_its_stderr(tmp_path: Path) -> None:
     path = three(tmp_path, json.dumps([PY, "-c", BROKEN]))
     result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
@@ -556,6 +558,7 @@ def test_an_entrant_that_cannot_start_is_left_out_with_its_stderr(tmp_path: Path
     assert "boom: no model file" in (out / "preflight" / "third.stderr").read_text()
 
 
+@pytest.mark.process
 def test_preflight_keep_plays_it_and_it_loses_by_fault(tmp_path: Path) -> None:
     path = three(tmp_path, json.dumps([PY, "-c", BROKEN]), "preflight: keep\n")
     result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
@@ -569,6 +572,7 @@ def test_preflight_keep_plays_it_and_it_loses_by_fault(tmp_path: Path) -> None:
     assert details and not any(d.startswith("left out") for d in details)
 
 
+@pytest.mark.process
 def test_max_faults_disqualifies_and_the_fallback_plays_on(tmp_path: Path) -> None:
     faulty = json.dumps([PY, str(ROOT / "tests" / "bots" / "faulty.py"), "garbage", "1"])
     path = three(tmp_path, faulty, "max_faults: 2\n")
@@ -592,6 +596,7 @@ def test_max_faults_disqualifies_and_the_fallback_plays_on(tmp_path: Path) -> No
     assert "disqualified" in (out / "report" / "index.html").read_text()
 
 
+@pytest.mark.process
 def test_the_report_is_written_as_matches_end(tmp_path: Path) -> None:
     stop = threading.Event()
 
