@@ -18,7 +18,6 @@ detail says why, and the referee's fallback plays the seat.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.bot import Answer, BotCrash, BotError, BotStartupError
+from referee.bot import Answer, BotCrash, BotError, BotStartupError, CancelSignal
 from referee.faults import Reason
 from referee.match import Entrant, Limits, Player
 from referee.process import stderr_tail
@@ -66,7 +65,7 @@ class Flight:
 
 
 def preflight(entrants: Sequence[Entrant], *, limits: Limits, sandbox: str, logs_dir: Path,
-              hide: Sequence[Path] = (), stop: threading.Event | None = None) -> list[Flight]:
+              hide: Sequence[Path] = (), stop: CancelSignal | None = None) -> list[Flight]:
     """Starts each entrant once (all at once), waits for its ``ready``, and stops it.
 
     :raises referee.bot.BotCommandError: if a command cannot be started at all.
@@ -112,7 +111,7 @@ class _Bench:
     def __init__(self, detail: str) -> None:
         self.detail = detail
 
-    def start(self, startup_ms: float, stop: threading.Event | None = None) -> str:
+    def start(self, startup_ms: float, stop: CancelSignal | None = None) -> str:
         raise BotStartupError(self.detail, code=Reason.DISQUALIFIED)
 
     def send(self, line: str) -> None:

@@ -689,7 +689,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
 
 
 def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: str, reporter: Reporter,
-               stop: threading.Event) -> dict[int, str]:
+               stop: CancelSignal) -> dict[int, str]:
     """Starts each entrant once (``preflight`` not ``off``), reports each that did not start,
     and returns those to leave out (``leave-out``), with why."""
     if config.preflight == "off":
