@@ -179,7 +179,7 @@ class FaultLimit:
             detail = BENCHED[0] + self.disqualified[i]
         else:
             return entrant
-        return Benched(entrant.name, entrant.command, entrant.workdir, detail)
+        return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hide, detail)
 
 
 __all__ = ["BENCHED", "MODES", "Benched", "FaultLimit", "Flight", "preflight"]
