@@ -174,7 +174,7 @@ BAD = [
     ("not-found", GOOD + "  - name: x\n    command: no-such-bot-xyz --go\n",
      "t.yaml:10: entrants[4].command: 'no-such-bot-xyz' not found or not executable on PATH"),
     ("not-executable", GOOD + "  - name: x\n    command: ./t.yaml\n",
-     "entrants[4].command: './t.yaml' not found or not executable in"),
+     "entrants[4].command: './t.yaml' is in "),
     ("missing-script", GOOD + "  - name: x\n    command: python3 ../bots/no_such_bot.py\n",
      "entrants[4].command: '../bots/no_such_bot.py' does not exist"),
     ("unclosed-quote", GOOD + "  - name: x\n    command: python3 'bot.py\n",
