@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 
 # Type-checked with --strict: the functional core (no I/O). The rest of referee/ gets plain mypy.
 CORE := $(addprefix referee/,cards.py rules.py protocol.py schedule.py ratings.py verify.py \
-	narration.py positions.py faults.py escape.py formats.py stopping.py course.py encoding.py seccomp.py)
+	narration.py positions.py faults.py escape.py formats.py stopping.py course.py encoding.py \
+	seccomp.py command_hints.py)
 
 .PHONY: demo test lint bench clean
 

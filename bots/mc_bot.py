@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mc-bot: a Monte Carlo (determinization) bot for Chinese Ten, protocol v1.
 
-Run:  python3 bots/mc_bot.py [--max-ms N] [--seed N]
+Run:  python3 bots/mc_bot.py [--max-ms N | --playouts N] [--seed N]
 
 Tracking: the bot keeps its dealt cards, the layout and every public event of the hand. At each
 decision it rebuilds the position as a :class:`referee.rules.Hand` by replaying those events on a
@@ -15,12 +15,18 @@ counts, and the stock order) uniformly at random, apply every candidate move in 
 policy (:class:`EpsilonGreedy`). The candidate with the best mean point margin (own points minus
 the opponents' mean; with a constant total per hand this ranks moves exactly like own points)
 wins. It stops at its time budget:
-``min(ms / 2, ms - 150)`` from when the request was read, capped by ``--max-ms``.
+``min(ms / 2, ms - 150)`` from when the request was read, capped by ``--max-ms``; or, with
+``--playouts N``, after exactly N sampled worlds per decision, whatever the clock says: the same
+work, so the same answers, for the same seed and match (the seed is the ``--seed``, else derived
+from the match id and seat), on any machine and under any load. A tournament that includes it
+then gives the same results when it is played again or resumed. Choose N so that a decision
+fits the move time: the bot no longer watches the clock.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
@@ -263,14 +269,20 @@ def cards(values: Sequence[str]) -> list[Card]:
 class Bot:
     """The protocol loop around a :class:`Brain`."""
 
-    def __init__(self, max_ms: float | None, seed: int | None) -> None:
+    def __init__(self, max_ms: float | None, seed: int | None,
+                 playouts: int | None = None) -> None:
         self.max_ms = max_ms
         self.seed = seed
+        self.playouts = playouts
+        """Worlds per decision, regardless of time (``None``: think until the budget)."""
         self.brain = Brain(0 if seed is None else seed)
         self.track = Tracker()
 
     def budget(self, ms: float, start: float) -> float:
-        """The deadline for a request with ``ms`` milliseconds, read at ``start``."""
+        """The deadline for a request with ``ms`` milliseconds, read at ``start`` (none with
+        :attr:`playouts`)."""
+        if self.playouts is not None:
+            return math.inf
         think = min(ms * 0.5, ms - 150.0)
         if self.max_ms is not None:
             think = min(think, self.max_ms)
@@ -327,7 +339,7 @@ class Bot:
             if sorted(base.hands[base.to_move]) != sorted(holding) or sorted(base.table) != sorted(
                     table) or base.to_move != self.track.seat or base.pick_card is not None:
                 raise ValueError("tracked position differs from the request")
-            move = self.brain.choose_move(base, deadline)
+            move = self.brain.choose_move(base, deadline, self.playouts or 10**9)
         except (ValueError, IndexError) as exc:
             log(f"{exc}; answering greedily from the request")
             move = request_greedy(holding, table, self.track.variant)
@@ -343,7 +355,7 @@ class Bot:
             base = self.track.position(pending=turned)
             if sorted(base.pick_options) != sorted(offered):
                 raise ValueError("tracked pick differs from the request")
-            target = self.brain.choose_pick(base, deadline)
+            target = self.brain.choose_pick(base, deadline, self.playouts or 10**9)
         except (ValueError, IndexError) as exc:
             log(f"{exc}; picking greedily")
             target = max(offered, key=self.track.variant.points.__getitem__)
@@ -389,10 +401,21 @@ def request_greedy(holding: list[Card], table: list[Card], variant: Variant) -> 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--max-ms", type=float, default=None, help="cap on thinking time per move")
+    work = ap.add_mutually_exclusive_group()
+    work.add_argument("--max-ms", type=float, default=None, help="cap on thinking time per move")
+    work.add_argument("--playouts", type=_positive, default=None, metavar="N",
+                      help="exactly N sampled worlds per decision, whatever the time: the same "
+                           "answers for the same seed and match (reproducible tournaments)")
     ap.add_argument("--seed", type=int, default=None, help="RNG seed (default: from match id)")
     args = ap.parse_args(argv)
-    return Bot(args.max_ms, args.seed).run()
+    return Bot(args.max_ms, args.seed, args.playouts).run()
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 if __name__ == "__main__":

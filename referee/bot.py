@@ -111,7 +111,8 @@ class BotStartupError(BotError):
 
 @dataclass(frozen=True)
 class Answer:
-    """One answer line, the time it took and the ``info`` lines that came with it."""
+    """One answer line, the time it took and the ``info`` comments that came with it (their
+    text, after ``info ``)."""
 
     line: str
     ms: float
@@ -495,9 +496,10 @@ def _long_line(buf: bytearray) -> BotGarbled:
 
 
 def _keep_info(text: str, info: list[str]) -> bool:
-    """If ``text`` is an ``info`` comment, keep it in ``info`` (cut, bounded) and say so."""
+    """If ``text`` is an ``info`` comment, keep its text (after ``info ``) in ``info`` (cut,
+    bounded) and say so."""
     if text.startswith("info ") or text == "info":
         if len(info) < INFO_KEEP:
-            info.append(text[:INFO_MAX])
+            info.append(text[5:][:INFO_MAX])
         return True
     return False

@@ -199,6 +199,15 @@ SCENARIOS: tuple[_Scenario, ...] = (
 )
 
 
+STEPS: tuple[str, ...] = (
+    "start-up: `ready <name>`",
+    *(title for sc in SCENARIOS
+      for title in (*(m.title for m in sc.marks), f"{sc.title}: played to `end`")),
+    "quit: the bot exits",
+)
+"""Every step a check reports, in order: each exactly once, whatever fails."""
+
+
 # -- the checker ------------------------------------------------------------------------------
 
 
@@ -226,6 +235,8 @@ class _BotChecker:
         self.ended = 0
         """Matches this process has seen end."""
         self.pending_warnings: list[str] = []
+        self.asking: _Mark | None = None
+        """The situation the pending request asserts, if any (a failure is that step)."""
 
     # Plumbing.
 
@@ -261,8 +272,9 @@ class _BotChecker:
 
     # Start-up and quit.
 
-    def start(self, title: str) -> bool:
-        """Starts a fresh bot; adds a failed step (titled ``title``) unless it says ``ready``."""
+    def start(self, title: str) -> StepResult | None:
+        """Starts a fresh bot; returns a failed step (titled ``title``, not yet added) unless
+        it says ``ready``."""
         bot = self.bot = self.spawn()
         self.log(">", protocol.HELLO)
         t0 = time.monotonic()
@@ -286,14 +298,13 @@ class _BotChecker:
                     step.hint = f"it stopped before `ready`: see its stderr; {HINT_READY}"
             step.stderr = self.stderr_tail()
             self.close()
-            self.add(step)
-            return False
+            return step
         ms = (time.monotonic() - t0) * 1000
         self.log("<", f"ready {name}".rstrip())
         if self.report.startup_ms is None:
             self.report.startup_ms = ms
             self.report.name = name
-        return True
+        return None
 
     def quit(self) -> None:
         bot = self.bot
@@ -348,7 +359,7 @@ class _BotChecker:
         self.log(">", line)
         self.last_sent = line
         for info in answer.info:
-            self.log("<", info)
+            self.log("<", f"info {info}".rstrip())
         self.log("<", answer.line)
         self.report.answer_ms.append(answer.ms)
         self.answered += 1
@@ -395,34 +406,51 @@ class _BotChecker:
     # Playing.
 
     def run(self) -> None:
-        if not self.start("start-up: `ready <name>`"):
-            for sc in SCENARIOS:
-                for mark in sc.marks:
-                    self.add(StepResult(mark.title, SKIP))
-                self.add(StepResult(f"{sc.title}: played to `end`", SKIP))
-            self.add(StepResult("quit: the bot exits", SKIP))
-            return
-        step = StepResult("start-up: `ready <name>`", note=f"{self.report.name!r} in "
-                          f"{self.report.startup_ms:.0f} ms")
-        if not self.report.name:
-            step.warnings.append("no name given: `ready <name>` names your bot in the records")
-        self.add(step)
+        """Every step of :data:`STEPS`, each reported once: start-up, each scenario's
+        situations and its `end`, quit. After any failure (start-up included) the next
+        scenario starts a fresh process; only if a fresh process does not start either are the
+        remaining steps skipped."""
+        failed = self.start("start-up: `ready <name>`")
+        if failed is not None:
+            self.add(failed)
+        else:
+            step = StepResult("start-up: `ready <name>`", note=f"{self.report.name!r} in "
+                              f"{self.report.startup_ms:.0f} ms")
+            if not self.report.name:
+                step.warnings.append("no name given: `ready <name>` names your bot in the "
+                                     "records")
+            self.add(step)
+        stuck = False  # a fresh process did not start: nothing more can be checked
         for n, sc in enumerate(SCENARIOS, 1):
-            if self.bot is None:
+            if self.bot is None and not stuck:
                 self.log("#", "fresh process after the failure above")
-                if not self.start(f"restart for {sc.title}"):
-                    for rest in SCENARIOS[n - 1:]:
-                        for mark in rest.marks:
-                            self.add(StepResult(mark.title, SKIP))
-                    break
+                failed = self.start(f"{sc.title}: played to `end`")
+                if failed is not None:
+                    stuck = True
+                    failed.note = "a fresh process did not start"
+                    for mark in sc.marks:
+                        self.add(StepResult(mark.title, SKIP, note="not run"))
+                    self.add(failed)
+                    continue
+            if stuck:
+                for mark in sc.marks:
+                    self.add(StepResult(mark.title, SKIP, note="not run: the bot does not start"))
+                self.add(StepResult(f"{sc.title}: played to `end`", SKIP,
+                                    note="not run: the bot does not start"))
+                continue
             self.scenario(n, sc)
+        if self.bot is None and not stuck:
+            self.log("#", "fresh process for quit")
+            stuck = self.start("quit: the bot exits") is not None
         if self.bot is not None:
             self.quit()
         else:
-            self.add(StepResult("quit: the bot exits", SKIP, note="the bot was stopped"))
+            self.add(StepResult("quit: the bot exits", SKIP,
+                                note="not run: the bot does not start"))
 
     def scenario(self, n: int, sc: _Scenario) -> None:
         self.log("#", sc.title)
+        self.asking = None
         self.answered = 0
         pending = list(sc.marks)
         match = Match(sc.players, variant=sc.variant, target=sc.target)
@@ -448,8 +476,7 @@ class _BotChecker:
             self.ended += 1
         except _Failed as failed:
             step = failed.step
-            mark = next((m for m in pending if m.hand == match.hand_number and m.card is None),
-                        None)
+            mark, self.asking = self.asking, None  # the situation being asked, if any
             step.title = mark.title if mark else f"{sc.title}: played to `end`"
             if mark:
                 pending.remove(mark)
@@ -458,11 +485,12 @@ class _BotChecker:
             if self.bot is not None:
                 self.send(protocol.format_forfeit(failed.fault))
             self.close()
-            self.add(step)
+            if mark is not None:
+                self.add(step)
             for m in pending:
                 self.add(StepResult(m.title, SKIP, note="not reached"))
-            if mark is not None or pending:
-                self.add(StepResult(f"{sc.title}: played to `end`", SKIP))
+            self.add(step if mark is None else  # else the failure is that step
+                     StepResult(f"{sc.title}: played to `end`", SKIP, note="not reached"))
             return
         for m in pending:  # cannot happen with these deals; reported rather than hidden
             self.add(StepResult(m.title, FAIL, expected="this situation",
@@ -514,8 +542,10 @@ class _BotChecker:
         line = ask.line(self.move_ms)
         mark = next((m for m in pending if m.hand == k and m.kind == "go" and m.card is None),
                     None)
+        self.asking = mark
         answer = self.request(line)
         move = _judge_go(hand, line, answer.line)
+        self.asking = None
         if mark is None:
             mark = next((m for m in pending if m.hand == k and m.card is not None
                          and Card.parse(m.card) == move.card), None)
@@ -529,6 +559,7 @@ class _BotChecker:
         """Asks the bot's pick, judges it and applies it; marks the step it asserts."""
         line = ask.line(self.move_ms)
         mark = next((m for m in pending if m.hand == k and m.kind == "pick"), None)
+        self.asking = mark
         answer = self.request(line)
         try:
             hand.pick(protocol.parse_pick(answer.line))
@@ -541,6 +572,7 @@ class _BotChecker:
                 expected="one of the cards after `from`"),
                 Fault.GARBLED if isinstance(err, protocol.GarbledError) else Fault.ILLEGAL
             ) from None
+        self.asking = None
         if mark is not None:
             pending.remove(mark)
             self.add(StepResult(mark.title, note=f"{line}  →  {answer.line}",

@@ -63,3 +63,5 @@ class Reason(StrEnum):
     """The command was found but could not be started, twice (``startup``)."""
     OUT_OF_MEMORY = "out-of-memory"
     """The memory limit killed a process of the bot (``memory``)."""
+    DISQUALIFIED = "disqualified"
+    """The entrant was disqualified (``max_faults``): its seat has no process."""

@@ -142,8 +142,13 @@ def read_record(path: Path) -> RecordDict:
     """
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise RecordError(f"{path}: cannot read: {err}") from None
+    except IsADirectoryError:
+        raise RecordError(f"{path}: is a folder, not a record file (replay --verify reads "
+                          f"folders)") from None
+    except OSError as err:
+        raise RecordError(f"{path}: cannot read: {(err.strerror or str(err)).lower()}") from None
+    except UnicodeDecodeError:
+        raise RecordError(f"{path}: not a game record (not UTF-8 text)") from None
     return loads(text, source=str(path))
 
 
@@ -158,8 +163,11 @@ def loads(text: str, *, source: str = "record") -> RecordDict:
         raise RecordError(f"{source}: not JSON ({err})") from None
     if not isinstance(data, dict):
         raise RecordError(f"{source}: not a game record (a JSON {type(data).__name__})")
-    if data.get("format") != FORMAT:
-        raise RecordError(f"{source}: unknown format {data.get('format')!r}, expected {FORMAT!r}")
+    if "format" not in data:
+        raise RecordError(f"{source}: not a game record (it has no \"format\": {FORMAT!r})")
+    if data["format"] != FORMAT:
+        raise RecordError(f"{source}: not a game record (its format is {data['format']!r}, "
+                          f"not {FORMAT!r})")
     if data.get("version") != VERSION:
         raise RecordError(f"{source}: unsupported version {data.get('version')!r}, "
                           f"this referee reads version {VERSION}")

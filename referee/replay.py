@@ -412,7 +412,7 @@ def replay_text(
         yield Text(f"as seen by seat {seat} ({names[seat]})", style="bold")
     faults = [f for f in record["faults"] if seat is None or f["seat"] == seat]
     first_fallback = _first_fallbacks(record)
-    lines: list[tuple[Text, list[int], list[Text]]] = []
+    lines: list[tuple[Text, list[int], list[Text], list[Text]]] = []
     for step in positions(record):
         k = step.number
         if hand is not None and k != hand:
@@ -434,16 +434,18 @@ def replay_text(
                              parse_cards(turn["turn_capture"]), ascii_only=ascii_only)
             if turn.get("by") == "fallback" and (seat is None or seat == mover):
                 line.append(" (fallback)", style="dim")
+            comments: list[Text] = []  # under the move they came with
             if seat is None or seat == mover:
-                notes += [Text(f"      info: {escape_controls(i)}", style="dim")
-                          for i in turn.get("info", [])]
-            lines.append((Text(f"  {t:>2}  ") + line, step.after.scores(), notes))
+                comments = [Text(f"      info: {escape_controls(i)}", style="dim")
+                            for i in turn.get("info", [])]
+            lines.append((Text(f"  {t:>2}  ") + line, step.after.scores(), notes, comments))
         else:
-            wide = max((x.cell_len for x, _, _ in lines), default=0)
-            for text, p, notes in lines:
+            wide = max((x.cell_len for x, _, _, _ in lines), default=0)
+            for text, p, notes, comments in lines:
                 yield from notes
                 yield (text + Text(" " * (wide - text.cell_len + 2))
                        + Text(_numbers(p), style="dim"))
+                yield from comments
             yield Text(f"  scores {_numbers(step.scores)}{sep}totals {_numbers(step.totals)}",
                        style="bold")
     if hand is None:

@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from referee.admission import FaultLimit, preflight
 from referee.faults import Fault
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
 from referee.process import BotCommandError, bwrap_available
@@ -49,6 +50,7 @@ from referee.record import (
     write_atomic,
     write_record,
 )
+from referee.report import REPORT, Refresher
 from referee.rules import Variant
 from referee.runners import (
     CancelSignal,
@@ -76,8 +78,10 @@ SECRET_BYTES = 32
 """Bytes of a new deal secret (from the OS)."""
 MIN_SECRET_BYTES = 16
 """Bytes a deal secret given must hold at least (128 bits)."""
+PREFLIGHT = "preflight"
+"""The folder of the pre-flight's stderr logs, one per entrant."""
 OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "rounds.jsonl", "standings.json",
-         "standings.csv", "games", "logs")
+         "standings.csv", "games", "logs", PREFLIGHT, REPORT)
 """Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
 MATCH_ID = re.compile(r"r\d+-g\d+-s\d+")
 """What a match id of a tournament looks like (a journal line with another id is dropped)."""
@@ -389,15 +393,23 @@ def _dumps_line(line: dict[str, Any]) -> str:
 
 def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
                     stopped: str = "complete", pairs: Sequence[Pair] = (),
-                    questions: Sequence[Pair] = ()) -> None:
+                    questions: Sequence[Pair] = (),
+                    notes: dict[str, dict[str, str]] | None = None,
+                    left_out: dict[str, str] | None = None) -> None:
     """Writes ``standings.json`` and ``standings.csv`` in the output folder; ``questions``
-    (a gauntlet's candidates against the others) go into the JSON when given."""
-    doc = {"tournament": config.name, "matches": matches, "stopped": stopped,
-           "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
-           "standings": [row.to_json() for row in rows],
-           "pairs": [p.to_json() for p in pairs]}
+    (a gauntlet's candidates against the others) go into the JSON when given, ``notes`` add
+    keys to an entrant's row (``disqualified``, ``left_out``), ``left_out`` lists the entrants
+    the pre-flight left out, and why."""
+    notes = notes or {}
+    doc: dict[str, Any] = {
+        "tournament": config.name, "matches": matches, "stopped": stopped,
+        "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
+        "standings": [row.to_json() | notes.get(row.name, {}) for row in rows],
+        "pairs": [p.to_json() for p in pairs]}
     if questions:
         doc["questions"] = [p.to_json() for p in questions]
+    if left_out:
+        doc["left_out"] = left_out
     verdicts = {p.upper: p for p in pairs}
     write_atomic(config.output / "standings.json", json.dumps(doc, indent=2) + "\n")
     kinds = sorted({k for row in rows for k in row.faults}, key=Fault.order)
@@ -553,6 +565,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     out = config.output
     names = [e.name for e in config.entrants]
     kept: dict[str, _Kept] = {}
+    kept_faults: dict[str, list[Any]] = {}  # of the matches kept from earlier runs
 
     def accept(line: dict[str, Any]) -> bool:
         match_id = line.get("id")
@@ -569,6 +582,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
               and all(len(h) == len(result.players) for h in hands))
         if ok:
             kept[match_id] = _Kept(result, hands)  # a later line for the same id wins
+            kept_faults[match_id] = line.get("faults") or []
         return ok
 
     journal = Journal(out / "results.jsonl")
@@ -596,10 +610,14 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     entrants = [dataclasses.replace(e.entrant(), hide=hidden.get(e.name, ()))
                 for e in config.entrants]
     played = done = 0
+    limit = FaultLimit(names, config.max_faults)
+    if not getattr(runner, "remote", False):  # the bots start on the workers, not here
+        limit.left_out.update(_preflight(config, entrants, mode, reporter, stop))
+    refresher = Refresher(out)
 
     def job(spec: MatchSpec) -> MatchJob:
-        return MatchJob(spec, tuple(entrants[i] for i in spec.seats), config.variant,
-                        config.target, config.limits, mode, config.name,
+        return MatchJob(spec, tuple(limit.entrant(i, entrants[i]) for i in spec.seats),
+                        config.variant, config.target, config.limits, mode, config.name,
                         logs_dir=out / "logs" / spec.id, hide=(out,))
 
     def on_done(job: MatchJob, record: RecordDict) -> None:
@@ -616,6 +634,10 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         done += 1
         played += 1
         reporter.match_done(spec, result, done, course.table)
+        for i in limit.count(spec.id, spec.seats, record["faults"]):
+            reporter.warn(f"{names[i]} is disqualified {limit.disqualified[i]}: the referee's "
+                          f"fallback plays its seat in the matches still to start")
+        refresher.match_done(spec.id, record)
 
     def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
         reporter.fault(job.spec, name, fault)
@@ -636,6 +658,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 old = kept.pop(spec.id, None)
                 if old is not None and list(old.result.players) == [names[i] for i in spec.seats]:
                     course.add(spec, old.result, old.hands)
+                    limit.count(spec.id, spec.seats, kept_faults.get(spec.id, []))
                 else:
                     done -= old is not None
                     missing.append(spec)
@@ -643,15 +666,49 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 play_jobs(runner, (job(spec) for spec in missing), on_done, stop, on_fault)
             if not course.complete():
                 break
+    except BaseException:
+        refresher.finish()
+        raise
     finally:
         journal.close()
         rounds_log.close()
     if course.stopped is None:
+        refresher.finish()
         return Outcome(config.total(), done, played, None)
     standings = course.standings()
     pairs = course.pairs()
     questions = course.questions() if config.format == "gauntlet" else None
+    notes = {names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
+    notes |= {names[i]: {"left_out": why} for i, why in limit.left_out.items()}
     write_standings(config, standings, course.matches, stopped=course.stopped, pairs=pairs,
-                    questions=questions or ())
+                    questions=questions or (), notes=notes,
+                    left_out={names[i]: why for i, why in limit.left_out.items()})
     reporter.finished(standings)
+    refresher.finish()
     return Outcome(course.matches, done, played, standings, course.stopped, pairs, questions)
+
+
+def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: str, reporter: Reporter,
+               stop: CancelSignal) -> dict[int, str]:
+    """Starts each entrant once (``preflight`` not ``off``), reports each that did not start,
+    and returns those to leave out (``leave-out``), with why."""
+    if config.preflight == "off":
+        return {}
+    wanted = list(range(len(entrants)))
+    try:
+        flights = preflight([entrants[i] for i in wanted], limits=config.limits,
+                            sandbox=sandbox, logs_dir=config.output / PREFLIGHT,
+                            hide=(config.output,), stop=stop)
+    except BotCommandError as err:
+        raise TournamentError(str(err)) from None
+    failed: dict[int, str] = {}
+    for i, flight in zip(wanted, flights, strict=True):
+        if not flight.ok:
+            failed[i] = f"did not start in the pre-flight: {flight.fault}: {flight.detail}"
+            then = ("it is left out: no process in its matches, which it loses by fault "
+                    "(preflight: keep starts it in each match all the same)"
+                    if config.preflight == "leave-out" else
+                    "it plays all the same and loses by fault (preflight: keep)")
+            reporter.warn(f"{flight.report()}\n  {then}")
+    return failed if config.preflight == "leave-out" else {}
+

@@ -1,7 +1,8 @@
 """The tournament configuration (``tournament.md``): reading, checking, resolving.
 
-:func:`load_config` reads a YAML file and checks every key before any bot starts; each mistake is
-a :class:`ConfigError` whose one-line message names the file (and line), the key and the problem:
+:func:`load_config` reads a YAML file and checks every key before any bot starts; the mistakes
+are one :class:`ConfigError` with a line for each, in file order, naming the file (and line),
+the key and the problem:
 
 >>> load_config(Path("tournaments/demo.yaml")).players  # doctest: +SKIP
 3
@@ -10,18 +11,26 @@ a :class:`ConfigError` whose one-line message names the file (and line), the key
 from __future__ import annotations
 
 import difflib
+import os
 import re
-from collections.abc import Sequence
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import yaml
 
+from referee.command_hints import shell_syntax_warning
 from referee.course import Course, Plan
 from referee.formats import FORMATS, Format, State, capped_total, make_format, plan_round, set_size
 from referee.match import Entrant, Limits
-from referee.process import BotCommandError, bwrap_available, resolve_command
+from referee.process import (
+    SCRIPT_SUFFIXES,
+    BotCommandError,
+    bwrap_available,
+    resolve_command,
+)
 from referee.ratings import RatingConfig
 from referee.rules import DEFAULT_TARGET, Variant
 from referee.schedule import SEATINGS, MatchSpec
@@ -32,7 +41,9 @@ SANDBOXES = ("auto", "bwrap", "none")
 
 KEYS = ("name", "entrants", "variant", "players", "target", "format", "candidates", "rounds",
         "max_matches", "stop", "seatings", "seed", "concurrency", "limits", "sandbox", "output",
-        "rating")
+        "rating", "preflight", "max_faults")
+PREFLIGHT = ("leave-out", "keep", "off")
+"""``preflight``: what becomes of an entrant that does not start before the matches."""
 ENTRANT_KEYS = ("name", "command", "workdir")
 LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb", "pids", "cpus", "tmp_mb",
                "file_mb")
@@ -41,7 +52,18 @@ STOP_KEYS = ("confidence", "margin")
 
 
 class ConfigError(ValueError):
-    """A configuration or output folder that cannot be used; the message is one line."""
+    """A configuration or output folder that cannot be used: one line per mistake."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class _Mistake(Exception):
+    """One mistake was noted; the check that found it gives up on its key."""
+
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -56,6 +78,20 @@ class EntrantConfig:
     def entrant(self) -> Entrant:
         """The :class:`referee.match.Entrant` that plays its matches."""
         return Entrant(self.name, self.argv, self.workdir)
+
+    def absolute_command(self) -> str | list[str]:
+        """The command with absolute paths: its program when it names a file (has a ``/``) and
+        its script arguments (:data:`referee.bot.SCRIPT_SUFFIXES`), as they were found in the
+        ``workdir``; a string stays a string (quoted like a shell would need), a list a list."""
+        argv = list(self.argv)
+        if "/" in argv[0]:
+            argv[0] = os.path.normpath(self.workdir / argv[0])
+        for i, arg in enumerate(argv[1:], 1):
+            if arg.endswith(SCRIPT_SUFFIXES) and not arg.startswith("-"):
+                argv[i] = os.path.normpath(self.workdir / arg)
+        if not isinstance(self.command, str):
+            return argv
+        return self.command if argv == list(self.argv) else shlex.join(argv)
 
 
 @dataclass(frozen=True)
@@ -82,6 +118,14 @@ class Config:
     """The gauntlet's candidates."""
     max_matches: int | None = None
     stop: Stop | None = None
+    preflight: str = "leave-out"
+    """Each entrant started once before the matches: one that does not start is left out
+    (``leave-out``), plays on and loses by fault (``keep``); ``off``: no pre-flight."""
+    max_faults: int = 0
+    """Faults after which an entrant is disqualified (0: never)."""
+    warnings: tuple[str, ...] = ()
+    """Things that are allowed but probably not meant (shell syntax in a command), one line
+    each, located like a mistake."""
 
     def tournament_format(self) -> Format:
         """The format that plans the rounds (dispatching on ``format``)."""
@@ -149,6 +193,8 @@ class Config:
             extra["max_matches"] = self.max_matches
         if self.stop is not None:
             extra["stop"] = {"confidence": self.stop.confidence, "margin": self.stop.margin}
+        if self.max_faults:
+            extra["max_faults"] = self.max_faults
         return extra
 
     def resolved(self) -> dict[str, Any]:
@@ -156,7 +202,7 @@ class Config:
         return {
             "name": self.name,
             "entrants": [{"name": e.name,
-                          "command": e.command if isinstance(e.command, str) else list(e.command),
+                          "command": e.absolute_command(),
                           "workdir": str(e.workdir)} for e in self.entrants],
             "variant": self.variant.value, "players": self.players, "target": self.target,
             "format": self.format, "rounds": self.rounds, "seatings": self.seatings,
@@ -164,6 +210,7 @@ class Config:
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
             "sandbox": self.sandbox, "output": str(self.output),
             "rating": {k: getattr(self.rating, k) for k in RATING_KEYS},
+            "preflight": self.preflight, "max_faults": self.max_faults,
         } | self._extras()
 
 
@@ -215,11 +262,28 @@ class _Loader:
         self.path = path
         self.folder = path.absolute().parent
         self.lines: dict[str, int] = {}
+        self.mistakes: list[tuple[float, int, str]] = []
+        self.warnings: list[str] = []
 
-    def fail(self, key: str, what: str) -> NoReturn:
+    def note(self, key: str, what: str) -> None:
+        """Notes a mistake (reported with the others at the end, in file order)."""
         line = self.lines.get(key)
         where = f"{self.path}:{line}" if line else str(self.path)
-        raise ConfigError(f"{where}: {key}: {what}" if key else f"{where}: {what}")
+        text = f"{where}: {key}: {what}" if key else f"{where}: {what}"
+        if all(text != m[2] for m in self.mistakes):
+            self.mistakes.append((line or float("inf"), len(self.mistakes), text))
+
+    def fail(self, key: str, what: str) -> NoReturn:
+        """Notes a mistake and gives up on the key being checked (see :meth:`attempt`)."""
+        self.note(key, what)
+        raise _Mistake
+
+    def attempt(self, check: Callable[[], _T], default: _T) -> _T:
+        """``check()``, or ``default`` if it found a mistake (noted): the checks go on."""
+        try:
+            return check()
+        except _Mistake:
+            return default
 
     def load(self, output: Path | str | None, concurrency: int | None,
              overrides: dict[str, Any]) -> Config:
@@ -230,25 +294,34 @@ class _Loader:
             for where in [k for k in self.lines if k == key or k.startswith(inside)]:
                 del self.lines[where]
         self.keys(data, "", KEYS)
-        name = self.text(data, "name", self.path.stem)
+        name = self.attempt(lambda: self.text(data, "name", self.path.stem), self.path.stem)
         if not NAME_RE.fullmatch(name):
-            self.fail("name", f"{name!r} may only hold letters, digits, '-', '_' and '.'")
-        players = self.integer(data, "players", 3, 2, 4)
-        entrants = self.entrants(data, players)
-        variant = self.choice(data, "variant", "classic", [v.value for v in Variant])
-        fmt = self.choice(data, "format", "round-robin", FORMATS)
-        seatings = self.choice(data, "seatings", "all", SEATINGS)
-        sandbox = self.choice(data, "sandbox", "auto", SANDBOXES)
+            self.note("name", f"{name!r} may only hold letters, digits, '-', '_' and '.'")
+        players = self.attempt(lambda: self.integer(data, "players", 3, 2, 4), 2)
+        entrants: tuple[EntrantConfig, ...] = self.attempt(
+            lambda: self.entrants(data, players), ())
+        variant = self.attempt(
+            lambda: self.choice(data, "variant", "classic", [v.value for v in Variant]),
+            "classic")
+        fmt = self.attempt(lambda: self.choice(data, "format", "round-robin", FORMATS),
+                           "round-robin")
+        seatings = self.attempt(lambda: self.choice(data, "seatings", "all", SEATINGS), "all")
+        sandbox = self.attempt(lambda: self.choice(data, "sandbox", "auto", SANDBOXES), "auto")
+        preflight = self.attempt(lambda: self.choice(data, "preflight", "leave-out", PREFLIGHT),
+                                 "leave-out")
         if sandbox == "bwrap" and not bwrap_available():
-            self.fail("sandbox", "'bwrap' asked for, but the sandbox does not work here (see "
+            self.note("sandbox", "'bwrap' asked for, but the sandbox does not work here (see "
                                  "ct-referee sandbox; or use none)")
         seed = data.get("seed", 1)
         if isinstance(seed, bool) or not isinstance(seed, int | str):
-            self.fail("seed", f"expected an integer or a string, got {_type_name(seed)}")
-        limits = self.section(data, "limits", LIMITS_KEYS)
-        rating = self.section(data, "rating", RATING_KEYS)
+            self.note("seed", f"expected an integer or a string, got {_type_name(seed)}")
+            seed = 1
+        limits: dict[str, Any] = self.attempt(
+            lambda: self.section(data, "limits", LIMITS_KEYS), {})
+        rating: dict[str, Any] = self.attempt(
+            lambda: self.section(data, "rating", RATING_KEYS), {})
         default = Limits()
-        out = self.text(data, "output", "")
+        out = self.attempt(lambda: self.text(data, "output", ""), "")
         if output is not None:
             out_path = Path(output).absolute()
         elif out:
@@ -256,43 +329,54 @@ class _Loader:
         else:
             out_path = (Path("results") / name).absolute()
         if concurrency is not None and concurrency < 1:
-            self.fail("concurrency", f"must be at least 1, not {concurrency}")
-        candidates = self.candidates(data, fmt, [e.name for e in entrants], players)
-        stop = self.stop(data)
+            self.note("concurrency", f"must be at least 1, not {concurrency}")
+
+        def integer(source: dict[str, Any], key: str, default: int, lo: int) -> int:
+            return self.attempt(lambda: self.integer(source, key, default, lo), default)
+
+        names = [e.name for e in entrants]
+        candidates: tuple[str, ...] = self.attempt(
+            lambda: self.candidates(data, fmt, names, players), ())
+        stop = self.attempt(lambda: self.stop(data), None)
         max_matches = None
         if "max_matches" in data:
-            max_matches = self.integer(data, "max_matches", 0, 1)
+            max_matches = self.attempt(lambda: self.integer(data, "max_matches", 0, 1), None)
             per_set = set_size(players, seatings)
-            if max_matches < per_set:
-                self.fail("max_matches", f"{max_matches} is too small for one duplicate set "
+            if max_matches is not None and max_matches < per_set:
+                self.note("max_matches", f"{max_matches} is too small for one duplicate set "
                                          f"({per_set} matches: {players} players, seatings "
                                          f"{seatings})")
-        rounds: int | None = self.integer(data, "rounds", 1, 1)
-        if "rounds" not in data and (max_matches is not None or stop is not None):
+        rounds: int | None = integer(data, "rounds", 1, 1)
+        if "rounds" not in data and ("max_matches" in data or "stop" in data):
             rounds = None
-        if rounds is None and max_matches is None:
-            self.fail("stop", "needs a cap: add rounds or max_matches")
-        if fmt == "ladder" and "rounds" not in data and max_matches is None:
-            self.fail("format", "a ladder needs a cap: add rounds or max_matches")
-        return Config(
+        if rounds is None and "max_matches" not in data:
+            self.note("stop", "needs a cap: add rounds or max_matches")
+        if fmt == "ladder" and "rounds" not in data and "max_matches" not in data:
+            self.note("format", "a ladder needs a cap: add rounds or max_matches")
+        config = Config(
             path=self.path.absolute(), name=name, entrants=entrants, output=out_path,
             variant=Variant(variant), players=players,
-            target=self.integer(data, "target", DEFAULT_TARGET, 1),
+            target=integer(data, "target", DEFAULT_TARGET, 1),
             format=fmt, rounds=rounds, seatings=seatings, candidates=candidates,
             max_matches=max_matches, stop=stop,
             seed=seed,
-            concurrency=concurrency or self.integer(data, "concurrency", 1, 1),
+            concurrency=concurrency or integer(data, "concurrency", 1, 1),
             limits=Limits(
-                startup_ms=self.integer(limits, "limits.startup_ms", default.startup_ms, 1),
-                move_ms=self.integer(limits, "limits.move_ms", default.move_ms, 1),
-                bank_ms=self.integer(limits, "limits.bank_ms", default.bank_ms, 0),
-                memory_mb=self.integer(limits, "limits.memory_mb", default.memory_mb, 0),
-                pids=self.integer(limits, "limits.pids", default.pids, 0),
-                cpus=self.cpus(limits, default.cpus),
-                tmp_mb=self.integer(limits, "limits.tmp_mb", default.tmp_mb, 0),
-                file_mb=self.integer(limits, "limits.file_mb", default.file_mb, 0)),
-            sandbox=sandbox, rating=self.rating(rating),
+                startup_ms=integer(limits, "limits.startup_ms", default.startup_ms, 1),
+                move_ms=integer(limits, "limits.move_ms", default.move_ms, 1),
+                bank_ms=integer(limits, "limits.bank_ms", default.bank_ms, 0),
+                memory_mb=integer(limits, "limits.memory_mb", default.memory_mb, 0),
+                pids=integer(limits, "limits.pids", default.pids, 0),
+                cpus=self.attempt(lambda: self.cpus(limits, default.cpus), default.cpus),
+                tmp_mb=integer(limits, "limits.tmp_mb", default.tmp_mb, 0),
+                file_mb=integer(limits, "limits.file_mb", default.file_mb, 0)),
+            sandbox=sandbox, rating=self.attempt(lambda: self.rating(rating), RatingConfig()),
+            preflight=preflight, max_faults=integer(data, "max_faults", 0, 0),
+            warnings=tuple(self.warnings),
         )
+        if self.mistakes:
+            raise ConfigError(*(text for _, _, text in sorted(self.mistakes)))
+        return config
 
     def _parse(self) -> dict[str, Any]:
         try:
@@ -322,8 +406,11 @@ class _Loader:
             for key_node, value_node in node.value:
                 key = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
                 if key in self.lines:
+                    first = self.lines[key]
                     self.lines[key] = key_node.start_mark.line + 1
-                    self.fail(key, "duplicate key")
+                    self.note(key, "duplicate key")
+                    self.lines[key] = first
+                    continue
                 self.lines[key] = key_node.start_mark.line + 1
                 self._positions(value_node, key)
         elif isinstance(node, yaml.SequenceNode):
@@ -338,7 +425,7 @@ class _Loader:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f" (did you mean {prefix + close[0]!r}?)" if close else \
                     f" (known keys: {', '.join(allowed)})"
-                self.fail(full, f"unknown key{hint}")
+                self.note(full, f"unknown key{hint}")
 
     def section(self, data: dict[str, Any], key: str, allowed: Sequence[str]) -> dict[str, Any]:
         value = data.get(key, {})
@@ -425,16 +512,20 @@ class _Loader:
 
     def rating(self, data: dict[str, Any]) -> RatingConfig:
         d = RatingConfig()
-        mu = self.number(data, "rating.mu", d.mu)
-        values = {k: self.number(data, f"rating.{k}", getattr(d, k))
-                  for k in ("sigma", "beta", "tau", "draw_probability")}
+
+        def number(key: str) -> float:
+            return self.attempt(lambda: self.number(data, f"rating.{key}", getattr(d, key)),
+                                getattr(d, key))
+
+        mu = number("mu")
+        values = {k: number(k) for k in ("sigma", "beta", "tau", "draw_probability")}
         for k in ("sigma", "beta"):
             if values[k] <= 0:
-                self.fail(f"rating.{k}", f"must be above 0, not {values[k]}")
+                self.note(f"rating.{k}", f"must be above 0, not {values[k]}")
         if values["tau"] < 0:
-            self.fail("rating.tau", f"must be 0 or more, not {values['tau']}")
+            self.note("rating.tau", f"must be 0 or more, not {values['tau']}")
         if not 0 < values["draw_probability"] < 1:
-            self.fail("rating.draw_probability",
+            self.note("rating.draw_probability",
                       f"must be between 0 and 1, both excluded, not {values['draw_probability']}")
         return RatingConfig(mu=mu, **values)
 
@@ -445,38 +536,44 @@ class _Loader:
         if not isinstance(items, list):
             self.fail("entrants", f"expected a list of entrants, got {_type_name(items)}")
         seen: dict[str, str] = {}
-        result = []
+        result: list[EntrantConfig] = []
         for i, item in enumerate(items, 1):
-            key = f"entrants[{i}]"
-            if not isinstance(item, dict):
-                self.fail(key, f"expected a mapping with name and command, got "
-                               f"{_type_name(item)}")
-            self.keys(item, f"{key}.", ENTRANT_KEYS)
-            item = {f"{key}.{k}": v for k, v in item.items()}
-            for need in ("name", "command"):
-                if f"{key}.{need}" not in item:
-                    self.fail(key, f"missing {need}")
-            name = item[f"{key}.name"]
-            if not isinstance(name, str | int) or isinstance(name, bool):
-                self.fail(f"{key}.name", f"expected a string, got {_type_name(name)}")
-            name = str(name)
-            if not NAME_RE.fullmatch(name):
-                self.fail(f"{key}.name",
-                          f"{name!r} may only hold letters, digits, '-', '_' and '.'")
-            if name in seen:
-                self.fail(f"{key}.name", f"{name!r} is already the name of {seen[name]}")
-            seen[name] = key
-            workdir = self.folder
-            if f"{key}.workdir" in item:
-                workdir = (self.folder / self.text(item, f"{key}.workdir", "")).absolute()
-                if not workdir.is_dir():
-                    self.fail(f"{key}.workdir", f"{str(workdir)!r} is not a folder")
-            command, argv = self.command(item[f"{key}.command"], f"{key}.command", workdir)
-            result.append(EntrantConfig(name, command, argv, workdir))
-        if len(result) < players:
-            self.fail("entrants", f"{len(result)} entrant(s) cannot fill a table of "
+            try:
+                result.append(self.entrant(i, item, seen))
+            except _Mistake:  # noted; the other entrants are checked all the same
+                continue
+        if len(items) < players:
+            self.fail("entrants", f"{len(items)} entrant(s) cannot fill a table of "
                                   f"{players} players")
         return tuple(result)
+
+    def entrant(self, i: int, item: object, seen: dict[str, str]) -> EntrantConfig:
+        """One entrant, every key checked."""
+        key = f"entrants[{i}]"
+        if not isinstance(item, dict):
+            self.fail(key, f"expected a mapping with name and command, got "
+                           f"{_type_name(item)}")
+        self.keys(item, f"{key}.", ENTRANT_KEYS)
+        item = {f"{key}.{k}": v for k, v in item.items()}
+        for need in ("name", "command"):
+            if f"{key}.{need}" not in item:
+                self.fail(key, f"missing {need}")
+        name = item[f"{key}.name"]
+        if not isinstance(name, str | int) or isinstance(name, bool):
+            self.note(f"{key}.name", f"expected a string, got {_type_name(name)}")
+        name = str(name)
+        if not NAME_RE.fullmatch(name):
+            self.note(f"{key}.name", f"{name!r} may only hold letters, digits, '-', '_' and '.'")
+        if name in seen:
+            self.note(f"{key}.name", f"{name!r} is already the name of {seen[name]}")
+        seen.setdefault(name, key)
+        workdir = self.folder
+        if f"{key}.workdir" in item:
+            workdir = (self.folder / self.text(item, f"{key}.workdir", "")).absolute()
+            if not workdir.is_dir():
+                self.fail(f"{key}.workdir", f"{str(workdir)!r} is not a folder")
+        command, argv = self.command(item[f"{key}.command"], f"{key}.command", workdir)
+        return EntrantConfig(name, command, argv, workdir)
 
     def command(self, value: object, key: str,
                 workdir: Path) -> tuple[str | tuple[str, ...], tuple[str, ...]]:
@@ -492,5 +589,10 @@ class _Loader:
             argv = tuple(resolve_command(command, workdir))
         except BotCommandError as err:
             self.fail(key, str(err))
+        hint = shell_syntax_warning(command)
+        if hint is not None:
+            line = self.lines.get(key)
+            self.warnings.append(f"{self.path}:{line}: {key}: {hint}" if line else
+                                 f"{self.path}: {key}: {hint}")
         return command, argv
 

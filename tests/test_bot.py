@@ -74,16 +74,17 @@ def test_info_lines() -> None:
         answer = b.request(GO, 5000)
     assert answer.line == "ok"
     assert len(answer.info) == 32
-    assert answer.info[0].startswith("info 0 yyy") and len(answer.info[0]) == 1024
-    assert answer.info[31] == "info 31 "
+    # Each comment's text, after its 'info ' prefix, cut to 1 KiB.
+    assert answer.info[0].startswith("0 yyy") and len(answer.info[0]) == 1024
+    assert answer.info[31] == "31 "
 
 
 def test_info_lines_between_requests() -> None:
     with started(misbehave("info-after")) as b:
         first, second, third = (b.request(GO, 5000) for _ in range(3))
     assert first == Answer("ok", first.ms, ())  # its info line came after the answer
-    assert second.info == ("info after 1",)
-    assert third.info == ("info after 2",)
+    assert second.info == ("after 1",)
+    assert third.info == ("after 2",)
 
 
 # -- faults -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from referee.check import FAIL, PASS, run_check
+from referee.check import FAIL, PASS, SKIP, STEPS, run_check
 
 CLI = [str(Path(sys.executable).parent / "ct-referee")]
 CHECKBOTS = "tests/bots"
@@ -55,6 +55,16 @@ def test_c_starter_passes(tmp_path: Path) -> None:
     subprocess.run(["cc", "-O2", "-o", str(binary), str(ROOT / "bots/starter.c")], check=True,
                    timeout=60)
     done = check(str(binary), "--ascii")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_rust_starter_passes(tmp_path: Path) -> None:
+    needs("cargo")
+    subprocess.run(["cargo", "build", "--offline", "--locked", "--release", "--quiet",
+                    "--manifest-path", str(ROOT / "bots/starter-rust/Cargo.toml"),
+                    "--target-dir", str(tmp_path)], check=True, timeout=300)
+    done = check(str(tmp_path / "release" / "starter-rust"), "--ascii")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -194,3 +204,39 @@ def test_hint_keys_on_the_reason_code(mode: str, received: str, hint: str) -> No
     failed = next(s for s in report.steps if s.status == FAIL)
     assert failed.received == received
     assert failed.hint is not None and failed.hint.startswith(hint), failed.hint
+
+
+# -- every run reports the same steps, once each ------------------------------------------------
+
+
+@pytest.mark.parametrize("bot", ["noflush", "unheld", "chatty", "noready", "nonewline", "noquit",
+                                 "thirdgo", "base"])
+def test_every_step_is_reported_once_in_order(bot: str) -> None:
+    report = run_check(["python3", f"{CHECKBOTS}/{bot}.py"], workdir=ROOT, move_ms=400,
+                       startup_ms=1500)
+    assert [s.title for s in report.steps] == list(STEPS), [s.title for s in report.steps]
+    assert len(STEPS) == 14
+
+
+def test_a_failure_between_situations_is_its_matchs_end_step() -> None:
+    report = run_check(["python3", f"{CHECKBOTS}/thirdgo.py"], workdir=ROOT, move_ms=400)
+    failed = [s for s in report.steps if s.status == FAIL]
+    assert failed and all(s.title.endswith("played to `end`") for s in failed)
+    assert all(s.hint == "you played a card not in your hand" for s in failed)
+    assert report.steps[-1].status == PASS  # quit is checked on a fresh process
+
+
+def test_after_a_start_up_failure_a_fresh_process_goes_on(tmp_path: Path) -> None:
+    report = run_check(["python3", f"{CHECKBOTS}/slowfirst.py", str(tmp_path / "marker")],
+                       workdir=ROOT, move_ms=400, startup_ms=1500)
+    assert report.steps[0].status == FAIL and report.steps[0].title == STEPS[0]
+    assert [s.status for s in report.steps[1:]] == [PASS] * (len(STEPS) - 1)
+    assert report.transcript.count("> chinese-ten 1") == 2
+
+
+def test_a_bot_that_never_starts_is_tried_once_more_then_skipped() -> None:
+    report = run_check(["python3", f"{CHECKBOTS}/noready.py"], workdir=ROOT, move_ms=400,
+                       startup_ms=800)
+    statuses = [s.status for s in report.steps]
+    assert statuses.count(FAIL) == 2 and statuses.count(SKIP) == len(STEPS) - 2
+    assert report.transcript.count("> chinese-ten 1") == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -50,7 +51,9 @@ def test_defaults_are_filled_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     resolved = config.resolved()
     assert set(resolved) == {"name", "entrants", "variant", "players", "target", "format",
                              "rounds", "seatings", "seed", "concurrency", "limits", "sandbox",
-                             "output", "rating"}
+                             "output", "rating", "preflight", "max_faults"}
+    assert (config.preflight, config.max_faults) == ("leave-out", 0)
+    assert "max_faults" not in config.identity()  # folders of earlier versions resume
     assert resolved["limits"] == {"startup_ms": 10000, "move_ms": 1000, "bank_ms": 0,
                                   "memory_mb": 512, "pids": 64, "cpus": 1.0, "tmp_mb": 64,
                                   "file_mb": 64}
@@ -103,6 +106,19 @@ def test_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A relative config path works from anywhere.
     monkeypatch.chdir(tmp_path)
     assert load_config(Path("conf/t.yaml")).entrants[3].workdir == conf / "bots"
+    # tournament.yaml holds absolute paths, commands included (as strings or lists).
+    resolved = load_config(Path("conf/t.yaml")).resolved()
+    assert resolved["entrants"][3]["command"] == f"{bot} --fast"
+    assert resolved["entrants"][1]["command"] == [PY, str(EXAMPLES / "greedy_bot.py")]
+    assert resolved["output"] == str(tmp_path / "results" / "t")
+
+
+def test_resolved_commands_are_absolute(tmp_path: Path) -> None:
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "my bot.py").write_text("")
+    path = write(tmp_path, GOOD + "  - name: mine\n    command: python3 'bots/my bot.py' -v\n")
+    command = load_config(path).resolved()["entrants"][3]["command"]
+    assert shlex.split(command) == ["python3", str(tmp_path / "bots" / "my bot.py"), "-v"]
 
 
 BAD = [
@@ -158,7 +174,7 @@ BAD = [
     ("not-found", GOOD + "  - name: x\n    command: no-such-bot-xyz --go\n",
      "t.yaml:10: entrants[4].command: 'no-such-bot-xyz' not found or not executable on PATH"),
     ("not-executable", GOOD + "  - name: x\n    command: ./t.yaml\n",
-     "entrants[4].command: './t.yaml' not found or not executable in"),
+     "entrants[4].command: './t.yaml' is in "),
     ("missing-script", GOOD + "  - name: x\n    command: python3 ../bots/no_such_bot.py\n",
      "entrants[4].command: '../bots/no_such_bot.py' does not exist"),
     ("unclosed-quote", GOOD + "  - name: x\n    command: python3 'bot.py\n",
@@ -180,6 +196,8 @@ BAD = [
     ("negative-limit", GOOD + "limits: {bank_ms: -1}\n", "limits.bank_ms: must be at least 0"),
     ("seed-type", GOOD + "seed: [1]\n", "seed: expected an integer or a string, got a list"),
     ("output-type", GOOD + "output: 3\n", "output: expected a string, got an integer"),
+    ("preflight", GOOD + "preflight: skip\n", "preflight: unknown preflight 'skip'"),
+    ("max-faults", GOOD + "max_faults: -1\n", "max_faults: must be at least 0, not -1"),
 ]
 
 
@@ -188,14 +206,32 @@ def test_mistakes_are_refused_in_one_line(tmp_path: Path, text: str, message: st
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as info:
         load_config(path)
-    got = str(info.value)
-    assert message in got
-    assert got.startswith(str(path))
-    assert "\n" not in got
-    # The command line says the same, as one 'error:' line with exit status 2, no traceback.
+    lines = info.value.lines
+    assert any(message in line for line in lines), lines
+    assert all(line.startswith(str(path)) and "\n" not in line for line in lines)
+    # The command line says the same, one 'error:' line each, exit status 2, no traceback.
     result = CliRunner().invoke(main, ["tournament", str(path)])
     assert result.exit_code == 2, result.output
-    assert result.output == f"error: {got}\n"
+    assert result.output == "".join(f"error: {line}\n" for line in lines)
+
+
+def test_every_mistake_is_reported_at_once_in_file_order(tmp_path: Path) -> None:
+    text = GOOD.replace("name: t\n", "name: a/b\n") + (
+        "  - name: greedy\n    command: python3 ../bots/no_such_bot.py\n"
+        "players: 5\nseatting: all\nlimits: {move_ms: 0}\n")
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    lines = [line.removeprefix(f"{path}:") for line in info.value.lines]
+    assert lines == [
+        "1: name: 'a/b' may only hold letters, digits, '-', '_' and '.'",
+        "9: entrants[4].name: 'greedy' is already the name of entrants[2]",
+        f"10: entrants[4].command: '../bots/no_such_bot.py' does not exist (bot script not "
+        f"found: {str(tmp_path / '../bots/no_such_bot.py')!r})",
+        "11: players: must be from 2 to 4, not 5",
+        "12: seatting: unknown key (did you mean 'seatings'?)",
+        "13: limits.move_ms: must be at least 1, not 0",
+    ]
 
 
 def test_missing_file_and_bad_options(tmp_path: Path) -> None:

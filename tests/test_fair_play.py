@@ -204,7 +204,8 @@ def test_bot_text_cannot_drive_the_terminal_or_break_the_page(tmp_path: Path) ->
     text = CliRunner().invoke(main, ["replay", str(tmp_path / "game.json")])
     assert text.exit_code == 0, text.output
     assert "\x1b" not in text.output
-    assert "info: info \\x1b[2J\\x1b[1;1Hfault: r1-g001-s01 greedy (seat 1) forfeits" in text.output
+    assert "info: \\x1b[2J\\x1b[1;1Hfault: r1-g001-s01 greedy (seat 1) forfeits" in text.output
+    assert "info: info" not in text.output
     # The HTML page: its data block is intact and holds the bot's text as it was.
     html_path = tmp_path / "game.html"
     page = CliRunner().invoke(main, ["replay", str(tmp_path / "game.json"), "--html",

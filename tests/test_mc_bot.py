@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES
@@ -308,3 +309,64 @@ def test_in_process_mc_beats_random() -> None:
     mc_mean = sum(mc_points) / len(mc_points)
     random_mean = sum(random_points) / len(random_points)
     assert mc_mean > random_mean + 25, (mc_mean, random_mean)
+
+
+# -- --playouts: a fixed amount of work, the same tournament every time -------------------------
+
+
+@pytest.mark.process
+@pytest.mark.slow
+def test_playouts_make_a_tournament_reproducible_and_resumable(tmp_path: Path) -> None:
+    import json
+    import threading
+
+    from referee.tournament import Reporter, load_config, read_deal_secret, run
+
+    bots = Path(__file__).resolve().parent.parent / "bots"
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: mc, command: {sys.executable} {bots}/mc_bot.py --playouts 25}}
+  - {{name: mc-b, command: {sys.executable} {bots}/mc_bot.py --playouts 40}}
+  - {{name: greedy, command: {sys.executable} {bots}/greedy_bot.py}}
+players: 2
+target: 300
+sandbox: none
+concurrency: 2
+limits: {{move_ms: 5000}}
+""")
+
+    def outcome(out: Path, secret: bytes | None, stop_after: int | None = None) -> None:
+        stop = threading.Event()
+
+        class Stopper(Reporter):
+            def match_done(self, spec: object, result: object, done: int,
+                           table: object) -> None:
+                if stop_after is not None and done >= stop_after:
+                    stop.set()
+
+        run(load_config(path, output=out), deal_secret=secret, reporter=Stopper(), stop=stop)
+
+    def results(out: Path) -> list[str]:
+        return sorted((out / "results.jsonl").read_text().splitlines())
+
+    outcome(tmp_path / "a", None)
+    secret = read_deal_secret(tmp_path / "a" / ".deal-secret")
+    outcome(tmp_path / "b", secret)  # played again, with the same deals
+    outcome(tmp_path / "c", secret, stop_after=2)  # interrupted...
+    assert len(results(tmp_path / "c")) < len(results(tmp_path / "a"))
+    outcome(tmp_path / "c", None)  # ...and resumed
+    standings = (tmp_path / "a" / "standings.json").read_text()
+    assert len(json.loads(standings)["standings"]) == 3
+    for other in ("b", "c"):
+        assert results(tmp_path / other) == results(tmp_path / "a")
+        assert (tmp_path / other / "standings.json").read_text() == standings
+
+
+@pytest.mark.process
+def test_playouts_and_max_ms_exclude_each_other() -> None:
+    bot = str(Path(__file__).resolve().parent.parent / "bots" / "mc_bot.py")
+    for args in (["--playouts", "5", "--max-ms", "10"], ["--playouts", "0"]):
+        done = subprocess.run([sys.executable, bot, *args], capture_output=True, text=True,
+                              timeout=30, check=False, stdin=subprocess.DEVNULL)
+        assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -27,6 +27,7 @@ from referee.tournament import (
     SECRET,
     ConfigError,
     Journal,
+    Reporter,
     load_config,
     read_deal_secret,
     run,
@@ -111,8 +112,10 @@ def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_pa
     # The output folder, exactly.
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [MARKER, SECRET, "tournament.yaml", "results.jsonl", "games", "logs", "standings.json",
-         "standings.csv"])
+         "standings.csv", "preflight", "report"])
     assert (out / SECRET).stat().st_mode & 0o777 == 0o600
+    assert (out / "report" / "index.html").is_file()
+    assert len(list((out / "report" / "games").iterdir())) == MATCHES
     resolved = yaml.safe_load((out / "tournament.yaml").read_text())
     assert resolved["concurrency"] == 2 and resolved["limits"]["move_ms"] == 1000
     assert resolved["output"] == str(out)
@@ -258,6 +261,8 @@ sandbox: none
     assert "fault: r1-g001-s01 quitter (seat 0) crash in hand 1: exited with code 3" \
         in result.output
     assert "fault: r1-g001-s02 quitter (seat 1) crash in hand 1" in result.output
+    log = tmp_path / "out" / "logs" / "r1-g001-s01" / "0-quitter.stderr"
+    assert f"exited with code 3 (its stderr: {log})" in result.output and log.is_file()
     assert "\x1b" not in result.output
     table = json.loads((tmp_path / "out" / "standings.json").read_text())["standings"]
     assert [row["name"] for row in table] == ["greedy", "quitter"]
@@ -336,8 +341,8 @@ def test_verify_a_tournament_folder_counts_only_its_records(setup: tuple[Path, s
     assert result.output.splitlines()[-1] == f"{MATCHES} records: {MATCHES} ok, 0 bad"
     assert "standings.json" not in result.output and MARKER not in result.output
     # Named explicitly, a file that is not a record is still reported.
-    for name, problem in (("standings.json", "unknown format None"),
-                          (MARKER, "unknown format 'ct-referee-tournament'")):
+    for name, problem in (("standings.json", 'not a game record (it has no "format"'),
+                          (MARKER, "its format is 'ct-referee-tournament'")):
         result = CliRunner().invoke(main, ["replay", "--verify", str(folder / name)])
         assert result.exit_code == 1 and problem in result.output, result.output
 
@@ -486,3 +491,126 @@ def test_an_unwritable_output_folder_is_a_one_line_error(tmp_path: Path) -> None
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "error: cannot write" in result.stderr
+
+
+@pytest.mark.process
+def test_a_closed_output_pipe_does_not_end_the_tournament(tmp_path: Path) -> None:
+    """``ct-referee tournament t.yaml | head -1``: the tournament plays on to the end."""
+    path = small_config(tmp_path)
+    proc = subprocess.Popen([*CLI, "tournament", str(path), "-o", str(tmp_path / "out")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith("t: 2 entrants")
+    proc.stdout.close()  # what head does after its first line
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err
+    assert "note: the output stopped being read" in err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    assert (tmp_path / "out" / "standings.json").is_file()
+    assert journal_lines(tmp_path / "out") == 2
+
+
+# -- the pre-flight and the fault limit ----------------------------------------------------------
+
+BROKEN = "import sys; print('boom: no model file', file=sys.stderr); sys.exit(3)"
+
+
+def three(tmp_path: Path, third: str, extra: str = "") -> Path:
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+  - name: third
+    command: {third}
+players: 2
+target: 100
+sandbox: none
+{extra}""")
+    return path
+
+
+@pytest.mark.process
+def test_an_entrant_that_cannot_start_is_left_out_with_its_stderr(tmp_path: Path) -> None:
+    path = three(tmp_path, json.dumps([PY, "-c", BROKEN]))
+    result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    # (how it ended, 'exited with code 3' or 'closed its output', depends on the machine's load)
+    assert "warning: third did not start in the pre-flight: startup: " in result.output
+    assert " before ready\n" in result.output
+    assert "boom: no model file" in result.output and "left out" in result.output
+    out = tmp_path / "out"
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    third = [line for line in lines if "third" in line["players"]]
+    assert len(lines) == 6 and len(third) == 4  # the schedule stays whole
+    for line in third:  # no process: a startup fault at once, the fallback plays the seat
+        (fault,) = line["faults"]
+        seat = line["players"].index("third")
+        assert fault["seat"] == seat and fault["fault"] == "startup"
+        assert fault["detail"].startswith("left out: did not start in the pre-flight: ")
+        assert not (out / "logs" / line["id"] / f"{seat}-third.stderr").exists()
+    doc = json.loads((out / "standings.json").read_text())
+    assert [row["name"] for row in doc["standings"]][-1] == "third"
+    assert doc["left_out"]["third"].startswith("did not start in the pre-flight: startup")
+    assert doc["standings"][-1]["left_out"] == doc["left_out"]["third"]
+    page = (out / "report" / "index.html").read_text()
+    assert 'href="../preflight/third.stderr"' in page
+    assert "boom: no model file" in (out / "preflight" / "third.stderr").read_text()
+
+
+@pytest.mark.process
+def test_preflight_keep_plays_it_and_it_loses_by_fault(tmp_path: Path) -> None:
+    path = three(tmp_path, json.dumps([PY, "-c", BROKEN]), "preflight: keep\n")
+    result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "plays all the same" in result.output
+    doc = json.loads((tmp_path / "out" / "standings.json").read_text())
+    assert doc["standings"][-1]["name"] == "third"
+    assert doc["standings"][-1]["faults"]["startup"] == 4 and "left_out" not in doc
+    details = [f["detail"] for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+               for f in json.loads(x)["faults"]]
+    assert details and not any(d.startswith("left out") for d in details)
+
+
+@pytest.mark.process
+def test_max_faults_disqualifies_and_the_fallback_plays_on(tmp_path: Path) -> None:
+    faulty = json.dumps([PY, str(ROOT / "tests" / "bots" / "faulty.py"), "garbage", "1"])
+    path = three(tmp_path, faulty, "max_faults: 2\n")
+    result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "warning: third is disqualified after 2 faults (max_faults 2)" in result.output
+    out = tmp_path / "out"
+    lines = sorted((json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()),
+                   key=lambda line: line["id"])
+    third = [line for line in lines if "third" in line["players"]]
+    details = [f["detail"] for line in third for f in line["faults"]]
+    assert len(third) == 4 and len(details) == 4
+    # The matches that start once the second fault is counted have no process for it (the
+    # runner starts the next match before it saves the one that ended: one may slip through).
+    benched = [d.startswith("disqualified: after 2 faults") for d in details]
+    assert benched[:2] == [False, False] and benched[-1]
+    assert benched == sorted(benched)
+    row = next(r for r in json.loads((out / "standings.json").read_text())["standings"]
+               if r["name"] == "third")
+    assert row["disqualified"].startswith("after 2 faults (max_faults 2), the last in r1-")
+    assert "disqualified" in (out / "report" / "index.html").read_text()
+
+
+@pytest.mark.process
+def test_the_report_is_written_as_matches_end(tmp_path: Path) -> None:
+    stop = threading.Event()
+
+    class StopAfterOne(Reporter):
+        def match_done(self, spec: object, result: object, done: int, table: object) -> None:
+            stop.set()
+
+    config = load_config(small_config(tmp_path), output=tmp_path / "out")
+    outcome = run(config, reporter=StopAfterOne(), stop=stop)
+    assert not outcome.finished and outcome.done == 1
+    page = (tmp_path / "out" / "report" / "index.html").read_text()
+    assert "provisional" in page and "1 match finished" in page
+    assert "standings.csv" not in page  # not written yet: no link that leads nowhere
+    (match_id,) = [json.loads(x)["id"] for x in
+                   (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert f'href="games/{match_id}.html"' in page
+    assert (tmp_path / "out" / "report" / "games" / f"{match_id}.html").is_file()

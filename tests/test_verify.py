@@ -280,7 +280,7 @@ def test_cli_verify_folder(tmp_path: Path) -> None:
     assert by_name["bad.json"].startswith(f"BAD {games / 'bad.json'}: hand 1 turn ")
     assert ": capture: record says [" in by_name["bad.json"]
     assert "not JSON" in by_name["notjson.json"]
-    assert "unknown format 'pgn'" in by_name["other.json"]
+    assert "its format is 'pgn'" in by_name["other.json"]
     assert "unsupported version 2" in by_name["new.json"]
     assert lines[-1] == f"{len(RECORDS) + 4} records: {len(RECORDS)} ok, 4 bad"
     assert "Traceback" not in result.output

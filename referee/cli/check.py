@@ -11,6 +11,7 @@ from rich.text import Text
 
 from referee.check import FAIL, PASS, SKIP, CheckReport, StepResult, run_check
 from referee.cli.sandbox import limit_options
+from referee.command_hints import shell_syntax_warning
 from referee.escape import escape_controls
 from referee.match import Limits
 from referee.process import BotCommandError, resolve_command, resolve_sandbox
@@ -111,6 +112,8 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, memory_mb: 
     if sandbox == "auto" and mode == "none":
         click.echo(f"warning: no working sandbox here, the bot runs UNSANDBOXED "
                    f"({capabilities().summary()}; see ct-referee sandbox)", err=True)
+    if (hint := shell_syntax_warning(bot_cmd)) is not None:
+        click.echo(f"warning: {hint}", err=True)
     if transcript is not None:
         try:  # before the run, so a bad path is not found only at the end
             transcript.parent.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from referee.cli.sandbox import limit_options
+from referee.command_hints import shell_syntax_warning
 from referee.display import cards_text, move_text
 from referee.escape import escape_controls
 from referee.human import HUMAN, HumanEntrant
@@ -175,6 +176,8 @@ def play(
             commands.append(resolve_command(command, Path.cwd()))
         except BotCommandError as err:
             raise click.ClickException(f"bot {command!r}: {err}") from None
+        if (hint := shell_syntax_warning(command)) is not None:
+            click.echo(f"warning: bot {command!r}: {hint}", err=True)
     try:
         mode = resolve_sandbox(sandbox, warn=False)
     except BotCommandError as err:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from referee.bot import Bot, BotError
+from referee.command_hints import shell_syntax_warning
 from referee.escape import escape_controls
 from referee.match import Limits
 from referee.process import BotCommandError, resolve_command, resolve_sandbox, stderr_tail
@@ -137,6 +138,8 @@ def _reask(
         mode = resolve_sandbox(sandbox)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
+    if (hint := shell_syntax_warning(command)) is not None:
+        click.echo(f"warning: {hint}", err=True)
     with tempfile.TemporaryDirectory(prefix="ct-replay-") as tmp:
         stderr_path = Path(tmp, "stderr")
         bot = Bot(argv, workdir=Path.cwd(), sandbox=mode, stderr_path=stderr_path)

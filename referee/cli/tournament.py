@@ -9,6 +9,7 @@ kept; the same command resumes).
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
 import threading
@@ -32,6 +33,8 @@ from rich.progress import (
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.admission import BENCHED
+from referee.cli.pipes import ClosedPipeSafe
 from referee.cluster import ClusterError, ClusterRunner
 from referee.escape import escape_controls
 from referee.ratings import Standing, Standings
@@ -100,6 +103,17 @@ def _fault_line(spec: MatchSpec, name: str, fault: FaultDict) -> str:
             f"in hand {fault['hand']}: {escape_controls(fault['detail'])}")
 
 
+def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -> str:
+    """Where the bot's stderr in that match is (nothing for a disqualified seat's fault: it
+    had no process)."""
+    if logs is None or str(fault["detail"]).startswith(BENCHED):
+        return ""
+    path = logs / spec.id / f"{fault['seat']}-{name}.stderr"
+    with contextlib.suppress(ValueError):
+        path = path.relative_to(Path.cwd())
+    return f" (its stderr: {path})"
+
+
 def _header(config: Config, total: int, done: int, sandbox: str, where: str | None) -> str:
     kept = f", {done} already played" if done else ""
     fmt = "" if config.format == "round-robin" else f"{config.format}, "
@@ -120,6 +134,7 @@ class PlainReporter(Reporter):
 
     def __init__(self, console: Console, *, where: str | None = None) -> None:
         self.console, self.where = console, where
+        self.logs: Path | None = None
         self.total = self.kept = self.shown = 0
         self.t0 = time.monotonic()
 
@@ -127,6 +142,7 @@ class PlainReporter(Reporter):
         self.console.print(Text(text), soft_wrap=True)
 
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
+        self.logs = config.output / "logs"
         self.total, self.kept, self.shown = total, done, done * 10 // max(total, 1)
         self.t0 = time.monotonic()
         self._print(_header(config, total, done, sandbox, self.where))
@@ -135,7 +151,7 @@ class PlainReporter(Reporter):
         self._print(f"warning: {message}")
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
-        self._print(_fault_line(spec, name, fault))
+        self._print(_fault_line(spec, name, fault) + _log_note(self.logs, spec, name, fault))
 
     def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         total = max(self.total, done, 1)
@@ -157,6 +173,7 @@ class LiveReporter(Reporter):
 
     def __init__(self, console: Console, *, where: str | None = None) -> None:
         self.console, self.where = console, where
+        self.logs: Path | None = None
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console)
@@ -166,6 +183,7 @@ class LiveReporter(Reporter):
         self.t0 = time.monotonic()
 
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
+        self.logs = config.output / "logs"
         self.console.print(Text(_header(config, total, done, sandbox, self.where)),
                            highlight=False)
         self.kept, self.t0 = done, time.monotonic()
@@ -177,7 +195,8 @@ class LiveReporter(Reporter):
         self.console.print(Text(f"warning: {message}", style="yellow"))
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
-        self.console.print(Text(_fault_line(spec, name, fault), style="yellow"))
+        self.console.print(Text(_fault_line(spec, name, fault)
+                                + _log_note(self.logs, spec, name, fault), style="yellow"))
 
     def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         assert self.task is not None and self.live is not None
@@ -197,6 +216,12 @@ class LiveReporter(Reporter):
         if self.live is not None:
             self.live.stop()
             self.live = None
+
+
+def error_lines(e: Exception) -> str:
+    """One ``error:`` line per line of the exception's message (a configuration with several
+    mistakes has one line for each)."""
+    return "\n".join(f"error: {line}" for line in str(e).splitlines())
 
 
 @click.command()
@@ -264,10 +289,13 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         cfg = load_config(config, output=output, concurrency=concurrency, overrides=overrides)
         secret = read_deal_secret(secret_file) if secret_file is not None else None
     except ConfigError as e:
-        err.print(Text(f"error: {e}"), soft_wrap=True)
+        err.print(Text(error_lines(e)), soft_wrap=True)
         sys.exit(2)
+    for warning in cfg.warnings:
+        err.print(Text(f"warning: {warning}"), soft_wrap=True)
+    stdout = ClosedPipeSafe(sys.stdout)
     if not console.is_terminal:
-        console = Console(highlight=False, emoji=False, width=120)
+        console = Console(file=stdout, highlight=False, emoji=False, width=120)  # type: ignore[arg-type]
     where = f"on the Dask scheduler {scheduler}" if scheduler is not None else None
     reporter = (LiveReporter(console, where=where) if console.is_terminal
                 else PlainReporter(console, where=where))
@@ -286,7 +314,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
             outcome = run(cfg, fresh=fresh, deal_secret=secret, reporter=reporter,
                           runner=runner, stop=stop)
     except ConfigError as e:
-        err.print(Text(f"error: {e}"), soft_wrap=True)
+        err.print(Text(error_lines(e)), soft_wrap=True)
         sys.exit(2)
     except TournamentError as e:
         err.print(Text(f"error: {e}"), soft_wrap=True)
@@ -319,4 +347,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         console.print(Text(f"{q.upper} vs {q.lower}: {_verdict(q)}"), soft_wrap=True)
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
+    if stdout.closed_pipe:
+        err.print(Text(f"note: the output stopped being read (a closed pipe); the tournament "
+                       f"played on to the end: standings in {cfg.output}"), soft_wrap=True)
 
