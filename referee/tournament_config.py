@@ -246,7 +246,13 @@ def parse_stop(text: str) -> dict[str, float]:
     except ValueError:
         raise ValueError(f"expected CONFIDENCE or CONFIDENCE:MARGIN (like 0.95 or 0.95:2), "
                          f"not {text!r}") from None
-    return {"confidence": values[0], "margin": values[1] if len(values) > 1 else 0.0}
+    confidence, margin = values[0], values[1] if len(values) > 1 else 0.0
+    if not 0.5 <= confidence < 1:
+        raise ValueError(f"the confidence must be from 0.5 up to 1 (excluded), not {confidence:g}"
+                         f" (0.95, say, not 95)")
+    if margin < 0:
+        raise ValueError(f"the margin must not be negative, not {margin:g}")
+    return {"confidence": confidence, "margin": margin}
 
 
 def _type_name(value: object) -> str:

@@ -288,6 +288,10 @@ def test_formats_stop_and_command_line_overrides(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.output == ("error: --stop: expected CONFIDENCE or CONFIDENCE:MARGIN (like 0.95 "
                              "or 0.95:2), not 'high'\n")
+    result = CliRunner().invoke(main, ["tournament", str(path), "--stop", "95"])
+    assert result.exit_code == 2  # the option is to blame, not the file
+    assert result.output == ("error: --stop: the confidence must be from 0.5 up to 1 (excluded), "
+                             "not 95 (0.95, say, not 95)\n")
     result = CliRunner().invoke(main, ["tournament", str(path), "--max-matches", "1"])
     assert result.exit_code == 2
     assert result.output == (f"error: {path}: max_matches: 1 is too small for one duplicate set "

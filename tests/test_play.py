@@ -27,6 +27,21 @@ def play(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120, check=False)
 
 
+def test_a_faulting_bot_shows_its_last_stderr_lines_without_a_record(folder: Path) -> None:
+    (folder / "bots" / "crash.py").write_text(
+        "import sys\n"
+        "for line in sys.stdin:\n"
+        "    if line.startswith('chinese-ten'):\n"
+        "        print('ready crash', flush=True)\n"
+        "    elif line.startswith('go'):\n"
+        "        raise ValueError('boom in my bot')\n")
+    done = play(folder, "python3 bots/crash.py", "python3 bots/random_bot.py", "--seed", "1")
+    assert done.returncode == 0, done.stderr
+    assert "stderr of crash (last lines):" in done.stdout
+    assert "ValueError: boom in my bot" in done.stdout
+    assert not list(folder.glob("*logs*"))  # nothing left behind
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """A user's folder: ``bots/`` with random_bot.py and a bot that lists the logs folder."""

@@ -6,6 +6,7 @@ import hashlib
 import re
 import secrets
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -19,7 +20,13 @@ from referee.display import cards_text, move_text
 from referee.escape import escape_controls
 from referee.human import HUMAN, HumanEntrant
 from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
-from referee.process import BotCommandError, resolve_command, resolve_sandbox, split_command
+from referee.process import (
+    BotCommandError,
+    resolve_command,
+    resolve_sandbox,
+    split_command,
+    stderr_tail,
+)
 from referee.record import FaultDict, RecordDict, write_record
 from referee.rules import DEFAULT_TARGET, Deal, Event, Hand, Variant
 from referee.sandbox import capabilities
@@ -194,6 +201,10 @@ def play(
             entrants.append(Entrant(name, tuple(argv), Path.cwd()))
     if logs_dir is None and record_path is not None:
         logs_dir = record_path.with_suffix("").with_name(record_path.stem + "-logs")
+    scratch = None
+    if logs_dir is None:  # kept only for the match: a faulting bot's last lines are shown
+        scratch = tempfile.TemporaryDirectory(prefix="ct-play-logs-")
+        logs_dir = Path(scratch.name)
     # Made before any bot starts, so every sandboxed bot gets the logs folder hidden (only an
     # existing folder can be); the record is written after the match, so its folder needs no
     # hiding (and hiding it could hide the bots themselves: it is often the current folder).
@@ -240,9 +251,17 @@ def play(
         console.print("interrupted: bots stopped, no record written")
         sys.exit(130)
     print_result(console, record)
-    if record_path is not None:
+    for seat in sorted({f["seat"] for f in record["faults"]}):
+        tail = stderr_tail(logs_dir / f"{seat}-{names[seat]}.stderr")
+        if tail:
+            console.print(Text(f"stderr of {escape_controls(names[seat])} (last lines):",
+                               style="dim"))
+            for line in tail:
+                console.print(Text(f"  {escape_controls(line)}", style="dim"))
+    if scratch is not None:
+        scratch.cleanup()
+    elif record_path is not None:
         write_record(record, record_path)
-        console.print(Text(f"record: {record_path}"
-                           + (f" · logs: {logs_dir}" if logs_dir else "")))
-    elif logs_dir is not None:
+        console.print(Text(f"record: {record_path} · logs: {logs_dir}"))
+    else:
         console.print(Text(f"logs: {logs_dir}"))
