@@ -426,6 +426,20 @@ def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int
     return mode
 
 
+def check_readable(binds: Binds, uid: int | None = None) -> None:
+    """Refuse a bot folder that the bot's uid (any bot uid, with ``None``) cannot list and read:
+    a referee running as root starts bots as users of their own.
+
+    :raises SandboxError: naming the folder and the fix.
+    """
+    for folder in binds.bot:
+        st = os.stat(folder)
+        if st.st_uid != uid and (st.st_mode & 0o005) != 0o005:
+            who = "the bot's uid" if uid is None else f"the bot's uid {uid}"
+            raise SandboxError(f"the bot folder {str(folder)!r} is not readable by {who} "
+                               f"(mode {stat.filemode(st.st_mode)}): chmod o+rx it")
+
+
 def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
                caps: Capabilities, hide: Sequence[Path] = (), uid: int | None = None) -> Spec:
     """The bwrap command line that runs ``argv`` in ``workdir`` under ``policy``.
@@ -438,11 +452,8 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     binds = bot_binds(argv, workdir)
     uid = policy.uid if uid is None else uid
     mode = _pick_mode(policy, binds, caps, uid)
-    for folder in binds.bot if caps.root else ():
-        st = os.stat(folder)
-        if st.st_uid != uid and (st.st_mode & 0o005) != 0o005:
-            raise SandboxError(f"the bot folder {str(folder)!r} is not readable by the bot's "
-                               f"uid {uid} (mode {stat.filemode(st.st_mode)}): chmod o+rx it")
+    if caps.root:
+        check_readable(binds, uid)
     fds: list[int] = []
     out = ["bwrap"]
     if mode == "userns":

@@ -61,7 +61,7 @@ from referee.runners import (
     RunnerError,
     local_runner,
 )
-from referee.sandbox import SandboxError, bot_binds, capabilities, check_binds
+from referee.sandbox import SandboxError, bot_binds, capabilities, check_binds, check_readable
 from referee.schedule import MatchSpec
 from referee.stopping import Pair
 from referee.tournament_config import RATING_KEYS, Config, ConfigError, load_config
@@ -506,6 +506,8 @@ def check_entrant_folders(config: Config) -> dict[str, tuple[Path, ...]]:
     for e in config.entrants:
         try:
             binds.append(bot_binds(e.argv, e.workdir))
+            if os.geteuid() == 0:  # bots run as users of their own
+                check_readable(binds[-1])
         except SandboxError as err:
             raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
     hidden: dict[str, tuple[Path, ...]] = {}

@@ -214,6 +214,24 @@ def test_a_bot_folder_showing_the_output_is_refused_before_play(world: World) ->
         check_entrant_folders(load_config(config))
 
 
+def test_an_unreadable_bot_folder_is_refused_before_play(world: World) -> None:
+    from referee.tournament import run
+    from referee.tournament_config import ConfigError, load_config
+
+    private = world.root / "private"
+    private.mkdir(mode=0o700)
+    shutil.copy(INSTANT, private / "bot.py")
+    config = world.root / "t.yaml"
+    config.write_text(f"entrants:\n  - {{name: a, command: {sys.executable} private/bot.py}}\n"
+                      f"  - {{name: b, command: {sys.executable} {INSTANT}}}\nplayers: 2\n"
+                      f"output: fresh-out\n")
+    with pytest.raises(ConfigError, match=r"entrant 'a': the bot folder .*private' is not "
+                                          r"readable by the bot's uid \(mode drwx------\): "
+                                          r"chmod o\+rx it"):
+        run(load_config(config))
+    assert not (world.root / "fresh-out").exists()  # refused before anything was made
+
+
 def test_seccomp_table_matches_the_kernel_headers() -> None:
     import re
 
