@@ -8,7 +8,28 @@ CORE := $(addprefix referee/,cards.py rules.py protocol.py schedule.py ratings.p
 	narration.py positions.py faults.py escape.py formats.py stopping.py course.py encoding.py \
 	seccomp.py command_hints.py)
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean system-demo system-test
+
+# The system packages ct-referee uses: bubblewrap (the bots' sandbox: tournaments refuse to run
+# without one) and, for the tests, chromium (the report page's browser tests). Installed with
+# apt-get when missing and this runs as root; otherwise the line says what to install.
+define need
+	@missing=""; for p in $(1); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	pkgs=$$(echo "$$missing" | sed 's/\bbwrap\b/bubblewrap/'); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing$$pkgs (apt-get)"; \
+	    (apt-get update -qq && apt-get install -y -qq $$pkgs) >/dev/null 2>&1 \
+	      || echo "note: could not install$$pkgs"; \
+	  else echo "note: install$$pkgs (as root: apt-get install$$pkgs); ct-referee sandbox says what is missing"; fi; \
+	fi
+endef
+
+system-demo:
+	$(call need,bwrap)
+
+system-test:
+	$(call need,bwrap chromium)
 
 $(BIN)/ct-referee: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,11 +37,11 @@ $(BIN)/ct-referee: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,rl,distributed]'
 	touch $@
 
-demo: $(BIN)/ct-referee
+demo: system-demo $(BIN)/ct-referee
 	$(BIN)/ct-referee tournament tournaments/demo.yaml --fresh
 
 # ruff, mypy, then pytest: the tests, tests/bots excluded, and the doctests in referee/.
-test: $(BIN)/ct-referee
+test: system-test $(BIN)/ct-referee
 	$(BIN)/ruff check referee tests bots bench
 	$(BIN)/mypy --strict $(CORE)
 	$(BIN)/mypy referee
