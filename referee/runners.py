@@ -20,7 +20,7 @@ import queue
 import signal
 import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -119,12 +119,23 @@ FAULTS_WAIT_S = 5.0
 """How long a finished match's result waits for its faults, relayed on their own channel."""
 
 
+class _Settable(Protocol):
+    """A cancel signal this process can raise: a ``threading`` or ``multiprocessing`` event."""
+
+    def set(self) -> None: ...
+    def is_set(self) -> bool: ...
+
+
 class _PoolRunner:
     """What the thread and process runners share: a pool of ``concurrency`` workers, and one
     queue of events filled by the futures' callbacks (each match's faults before its end)."""
 
-    def __init__(self, concurrency: int) -> None:
+    def __init__(self, concurrency: int, cancel: _Settable) -> None:
         self.concurrency = max(1, concurrency)
+        self._cancel = cancel
+        """Set by :meth:`cancel`: the running matches see it and abandon."""
+        self._executor: Executor | None = None
+        """The pool, made on the first match."""
         self._events: queue.SimpleQueue[RunnerEvent] = queue.SimpleQueue()
         self._jobs: dict[str, MatchJob] = {}
         self._futures: dict[Future[RecordDict], MatchJob] = {}
@@ -187,18 +198,26 @@ class _PoolRunner:
                 events.append(self._events.get_nowait())
         return events
 
-    def _cancel_queued(self) -> None:
+    def cancel(self) -> None:
+        """See :meth:`Runner.cancel`."""
+        self._cancel.set()
         with self._lock:
             futures = list(self._futures)
         for future in futures:
             future.cancel()  # a queued job: its callback reports it aborted
+
+    def close(self) -> None:
+        """See :meth:`Runner.close`."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
 
     def __enter__(self) -> _PoolRunner:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.close()  # type: ignore[attr-defined]
+        self.close()
 
 
 class ThreadRunner(_PoolRunner):
@@ -207,27 +226,15 @@ class ThreadRunner(_PoolRunner):
     this process's interpreter (the GIL), so a second thread adds little."""
 
     def __init__(self, concurrency: int = 1) -> None:
-        super().__init__(concurrency)
         self._stop = threading.Event()
-        self._pool: ThreadPoolExecutor | None = None
+        super().__init__(concurrency, self._stop)
 
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match")
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match")
         relay = _Relay(job.spec.id, _Calls(self._fault))
-        self._track(job, self._pool.submit(job.play, self._stop, relay))
-
-    def cancel(self) -> None:
-        """See :meth:`Runner.cancel`."""
-        self._stop.set()
-        self._cancel_queued()
-
-    def close(self) -> None:
-        """See :meth:`Runner.close`."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        self._track(job, self._executor.submit(job.play, self._stop, relay))
 
 
 @dataclass(frozen=True)
@@ -290,22 +297,21 @@ class ProcessRunner(_PoolRunner):
     happen, records as results."""
 
     def __init__(self, concurrency: int = 2, *, start_method: str = "spawn") -> None:
-        super().__init__(concurrency)
         self._context = multiprocessing.get_context(start_method)
         self._stop = self._context.Event()
+        super().__init__(concurrency, self._stop)
         self._faults = self._context.SimpleQueue()
-        self._pool: ProcessPoolExecutor | None = None
         self._drain: threading.Thread | None = None
 
-    def _start(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
-                                             initializer=_init_worker,
-                                             initargs=(self._stop, self._faults))
+    def _start(self) -> Executor:
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
+                                                 initializer=_init_worker,
+                                                 initargs=(self._stop, self._faults))
             self._drain = threading.Thread(target=self._drain_faults, name="faults",
                                            daemon=True)
             self._drain.start()
-        return self._pool
+        return self._executor
 
     def _drain_faults(self) -> None:
         while True:
@@ -331,16 +337,9 @@ class ProcessRunner(_PoolRunner):
             future.set_exception(BrokenProcessPool("broken"))
         self._track(job, future)
 
-    def cancel(self) -> None:
-        """See :meth:`Runner.cancel`."""
-        self._stop.set()
-        self._cancel_queued()
-
     def close(self) -> None:
-        """See :meth:`Runner.close`."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        """See :meth:`Runner.close`: the pool, then the thread that relays faults."""
+        super().close()
         if self._drain is not None:
             self._faults.put(None)
             self._drain.join()
