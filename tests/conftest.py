@@ -37,6 +37,15 @@ EXAMPLES = ROOT / "bots"
 """The example bots users start from."""
 DATA = TESTS / "data"
 PY = sys.executable
+QUITTER = """\
+import sys
+for line in sys.stdin:
+    if line.startswith('chinese-ten'):
+        print('ready quitter', flush=True)
+    elif line.startswith(('go', 'pick')):
+        sys.exit(3)
+"""
+"""A bot that starts, then exits at its first decision: a ``crash`` fault every match."""
 CLI = str(Path(PY).parent / "ct-referee")
 
 collect_ignore = ["bots"]  # scripts, not tests (and some read stdin when imported)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOTS, PY, ROOT
+from conftest import BOTS, PY, QUITTER, ROOT
 from distributed import Client, LocalCluster
 
 from referee.cluster import ClusterError, ClusterRunner
@@ -231,15 +231,6 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
     ids = journal_ids(out)
     assert len(ids) == len(set(ids)) == MATCHES
 
-
-QUITTER = """\
-import sys
-for line in sys.stdin:
-    if line.startswith('chinese-ten'):
-        print('ready quitter', flush=True)
-    elif line.startswith(('go', 'pick')):
-        sys.exit(3)
-"""
 
 
 @pytest.mark.parametrize("where", ["processes", "cluster"])

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import PY, ROOT, Scripted, ScriptedEntrant, live_processes
+from conftest import PY, QUITTER, ROOT, Scripted, ScriptedEntrant, live_processes
 
 from referee.cli import main
 from referee.process import bwrap_available
@@ -242,11 +242,7 @@ def test_another_tournament_is_refused_and_fresh_starts_over(tmp_path: Path) -> 
 @pytest.mark.process
 def test_faults_are_shown_and_counted(tmp_path: Path) -> None:
     quitter = tmp_path / "quitter.py"
-    quitter.write_text("import sys\nfor line in sys.stdin:\n"
-                       "    if line.startswith('chinese-ten'):\n"
-                       "        print('ready quitter', flush=True)\n"
-                       "    elif line.startswith(('go', 'pick')):\n"
-                       "        sys.exit(3)\n")
+    quitter.write_text(QUITTER)
     path = tmp_path / "t.yaml"
     path.write_text(f"""\
 entrants:
