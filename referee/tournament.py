@@ -537,8 +537,8 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
 
     :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`), no
         sandbox works here (unless the configuration says ``sandbox: none``; on a cluster each
-        worker checks its own), or an entrant's folder would show what it must not
-        (:func:`check_entrant_folders`).
+        worker checks its own), or an entrant lives inside the output folder or the
+        configuration, or in a folder its bots' users cannot read (:func:`check_entrant_folders`).
     :raises TournamentError: if a bot command cannot be started, or where matches run is gone.
     """
     reporter = reporter or Reporter()
@@ -557,11 +557,12 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
                           f"(see ct-referee sandbox)")
     with contextlib.closing(runner or local_runner(config.concurrency)) as where:
         return _run(config, fresh=fresh, deal_secret=deal_secret, reporter=reporter,
-                    runner=where, stop=stop, hidden=hidden)
+                    runner=where, stop=stop, hidden=hidden, remote=remote)
 
 
 def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Reporter,
-         runner: Runner, stop: CancelSignal, hidden: dict[str, tuple[Path, ...]]) -> Outcome:
+         runner: Runner, stop: CancelSignal, hidden: dict[str, tuple[Path, ...]],
+         remote: bool) -> Outcome:
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
     course = config.course(secret=secret)
     out = config.output
@@ -605,7 +606,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     rounds_log.load(accept_round)
     # A tournament's ``auto`` requires a sandbox: a worker without one refuses (bwrap).
     mode = "none" if config.sandbox == "none" else "bwrap"
-    if getattr(runner, "remote", False):  # the machine that spawns the bots checks it
+    if remote:  # the machine that spawns the bots checks it
         sandbox = f"{mode} (resolved on each worker)"
     else:
         sandbox = f"bwrap ({capabilities().summary()})" if mode == "bwrap" else "none"
@@ -613,7 +614,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 for e in config.entrants]
     played = done = 0
     limit = FaultLimit(names, config.max_faults)
-    if not getattr(runner, "remote", False):  # the bots start on the workers, not here
+    if not remote:  # the bots start on the workers, not here
         limit.left_out.update(_preflight(config, entrants, mode, reporter, stop))
     refresher = Refresher(out)
 
