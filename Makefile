@@ -4,9 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 # Type-checked with --strict: the functional core (no I/O). The rest of referee/ gets plain mypy.
-CORE := $(addprefix referee/,cards.py rules.py protocol.py schedule.py ratings.py verify.py \
-	narration.py positions.py faults.py escape.py formats.py stopping.py course.py encoding.py \
-	seccomp.py command_hints.py)
+CORE := $(addprefix referee/,game/cards.py game/rules.py protocol/wire.py tournament/schedule.py tournament/ratings.py records/verify.py \
+	protocol/narration.py records/positions.py game/faults.py protocol/escape.py tournament/formats.py tournament/stopping.py tournament/course.py game/encoding.py \
+	bots/seccomp.py bots/command_hints.py)
 
 .PHONY: demo test lint bench clean system-demo system-test
 
@@ -40,9 +40,10 @@ $(BIN)/ct-referee: pyproject.toml
 demo: system-demo $(BIN)/ct-referee
 	$(BIN)/ct-referee tournament tournaments/demo.yaml --fresh
 
-# ruff, mypy, then pytest: the tests, tests/bots excluded, and the doctests in referee/.
+# ruff, the layers (lint-imports: pyproject.toml), mypy, then pytest: the tests, tests/bots excluded, and the doctests in referee/.
 test: system-test $(BIN)/ct-referee
 	$(BIN)/ruff check referee tests bots bench
+	$(BIN)/lint-imports
 	$(BIN)/mypy --strict $(CORE)
 	$(BIN)/mypy referee
 	$(BIN)/pytest -q

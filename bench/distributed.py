@@ -9,9 +9,9 @@ processes per match, the protocol, the rules, records and the journal (fsync inc
 same tournament (4 entrants, 3 seats, every seating, ``--rounds`` rounds: 144 matches by
 default) is played
 
-- locally at concurrency 1 (one referee process: :class:`~referee.runners.ThreadRunner`),
+- locally at concurrency 1 (one referee process: :class:`~referee.runners.local.ThreadRunner`),
 - with two threads (the old concurrency 2, for comparison: one interpreter, the GIL),
-- at concurrency 2 (two worker processes: :class:`~referee.runners.ProcessRunner`),
+- at concurrency 2 (two worker processes: :class:`~referee.runners.local.ProcessRunner`),
 - on a two-worker ``LocalCluster`` (processes, one match each: :class:`ClusterRunner`;
   the cluster's start-up is not timed, as a standing cluster's would not be),
 
@@ -46,9 +46,9 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 
-from referee.cluster import ClusterRunner  # noqa: E402
-from referee.runners import ProcessRunner, Runner, ThreadRunner  # noqa: E402
-from referee.tournament import (  # noqa: E402
+from referee.runners.cluster import ClusterRunner  # noqa: E402
+from referee.runners.local import ProcessRunner, Runner, ThreadRunner  # noqa: E402
+from referee.tournament.run import (  # noqa: E402
     SECRET,
     Config,
     load_config,
@@ -121,7 +121,7 @@ class Bench:
     def record_bytes(self) -> int:
         """The size of one pickled record of the tournament (what a worker sends back)."""
         games = sorted((self.folder / "out1" / "games").iterdir())
-        from referee.record import read_record
+        from referee.records.record import read_record
         return len(pickle.dumps(read_record(games[len(games) // 2])))
 
 
@@ -162,11 +162,11 @@ def per_second(action: Callable[[int], object], *, seconds: float = 2.0) -> floa
 def coordinator(entrants: int) -> None:
     """What the coordinator alone can do per second: write records (atomically, synced),
     append journal lines (synced), and rate matches in a table of ``entrants``."""
-    from referee.match import Entrant, play_match
-    from referee.ratings import MatchResult, Standings
-    from referee.record import write_record
-    from referee.rules import Deal
-    from referee.tournament import Journal
+    from referee.game.rules import Deal
+    from referee.match.play import Entrant, play_match
+    from referee.records.record import write_record
+    from referee.tournament.ratings import MatchResult, Standings
+    from referee.tournament.run import Journal
 
     with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp:
         folder = Path(tmp)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.rules import Deal, Hand, Variant
+from referee.game.rules import Deal, Hand, Variant
 
 
 def api_hand(rng: random.Random) -> None:

@@ -1,9 +1,11 @@
 """Environment speed: PettingZoo steps per second with random legal actions, on one core.
 
-Plays 3-player classic single-hand episodes of :mod:`referee.env` (the unwrapped ``raw_env``,
+Plays 3-player classic single-hand episodes of :mod:`referee.learning.env` (the unwrapped
+``raw_env``,
 and the wrapped ``env`` for comparison): each step is ``last()`` (observation and mask of the
 agent to decide), a uniform choice among the mask's legal actions, and ``step()``. The engine's
-own roll-out rate (:meth:`referee.rules.Hand.rollout`, turns per second) is measured in the same
+own roll-out rate (:meth:`referee.game.rules.Hand.rollout`, turns per second) is measured in the
+same
 run for scale. Both are timed in CPU time of this process (:func:`time.process_time`), so that
 other load on a shared machine distorts them less. Needs the ``rl`` extra. The last line is the
 figure:
@@ -22,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
-from referee.env import env as wrapped_env
-from referee.env import raw_env
-from referee.rules import TURNS_PER_HAND, Deal, Hand, Variant
+from referee.game.rules import TURNS_PER_HAND, Deal, Hand, Variant
+from referee.learning.env import env as wrapped_env
+from referee.learning.env import raw_env
 
 
 def env_steps(make: Callable[..., object], seconds: float) -> float:

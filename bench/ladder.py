@@ -8,10 +8,11 @@ probability ``i / (entrants - 1)``, it plays a uniform random legal move instead
 greedy, the last is random, and the true order is by index). They are listed in the configuration
 in a shuffled order, so no tie-break leaks the truth. Matches are played in-process (the rules
 engine and the bots' own decision logic, as ``bench/ranking.py`` does), 3 players, all seatings,
-target 1000, through :class:`referee.course.Course`: the real formats and ratings code.
+target 1000, through :class:`referee.tournament.course.Course`: the real formats and ratings code.
 
 * **round robin**: every group once (C(n, 3) x 6 matches);
-* **ladder**: :class:`referee.formats.Ladder` with ``max_matches`` a tenth of that, ``--reps``
+* **ladder**: :class:`referee.tournament.formats.Ladder` with ``max_matches`` a tenth of that,
+``--reps``
   times with independent seeds.
 
 For each: Kendall's tau between the final standings and the true order, and the place of the
@@ -42,11 +43,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 import ranking  # noqa: E402
 from stopping import play  # noqa: E402
 
-from referee.cards import Card  # noqa: E402
-from referee.course import Course, Plan  # noqa: E402
-from referee.formats import Format, Ladder, RoundRobin, State  # noqa: E402
-from referee.rules import Hand, Move, Variant  # noqa: E402
-from referee.schedule import MatchSpec, size  # noqa: E402
+from referee.game.cards import Card  # noqa: E402
+from referee.game.rules import Hand, Move, Variant  # noqa: E402
+from referee.match.job import MatchSpec  # noqa: E402
+from referee.tournament.course import Course, Plan  # noqa: E402
+from referee.tournament.formats import Format, Ladder, RoundRobin, State  # noqa: E402
+from referee.tournament.schedule import size  # noqa: E402
 
 
 class Blunderer(ranking.Policy):

@@ -6,20 +6,23 @@ Run:  .venv/bin/python bench/ranking.py                  # 4 runs of each schedu
 Two schedules of the same three entrants (``random``, ``greedy``, ``mc``, in that configuration
 order), with the same number of matches and the same seat orders:
 
-* **duplicate**: :func:`referee.schedule.schedule` with ``seatings: all``, exactly as a tournament
+* **duplicate**: :func:`referee.tournament.schedule.schedule` with ``seatings: all``, exactly as a
+tournament
   builds it: each round, the group plays the 6 seat orders of the *same* deals;
 * **fresh deals**: the same match specs in the same order, but every match gets deals of its own
   (its deal seed prefix has the seating appended), so the luck of the cards no longer cancels out.
 
-Matches are played in-process with the rules engine (:class:`referee.rules.Match` and
-:class:`~referee.rules.Hand`, deals from the seed alone as
-:meth:`referee.rules.Deal.from_seed` makes them, no secret) and the bots' own decision logic:
+Matches are played in-process with the rules engine (:class:`referee.game.rules.Match` and
+:class:`~referee.game.rules.Hand`, deals from the seed alone as
+:meth:`referee.game.rules.Deal.from_seed` makes them, no secret) and the bots' own decision logic:
 ``random`` picks a uniform legal move (and a uniform pick target); ``greedy`` is
 ``bots/greedy_bot.py``'s ``choose_move``/``choose_pick``, asked with the hand and table in the
 referee's order; ``mc`` is ``bots/mc_bot.py``'s :class:`Brain` with a fixed ``--worlds`` budget
 per decision and no deadline, so results do not depend on the machine's speed. Each match becomes
-a :class:`referee.ratings.MatchResult` (ranks by :func:`referee.rules.rank`), fed to a
-:class:`referee.ratings.Standings` in schedule order, as :func:`referee.tournament.run` does.
+a :class:`referee.tournament.ratings.MatchResult` (ranks by :func:`referee.game.rules.rank`), fed
+to a
+:class:`referee.tournament.ratings.Standings` in schedule order, as
+:func:`referee.tournament.run.run` does.
 
 **Definition.** The standings are *settled* after match n when the table (rows sorted by
 ``mu - 3 sigma``, as always) reads ``mc``, ``greedy``, ``random`` and *both* ``p_above_next``
@@ -65,10 +68,11 @@ sys.path.insert(0, str(ROOT))
 
 import trueskill  # noqa: E402
 
-from referee.cards import Card  # noqa: E402
-from referee.ratings import MatchResult, Standings, p_stronger  # noqa: E402
-from referee.rules import Deal, Hand, Match, Move, Variant  # noqa: E402
-from referee.schedule import MatchSpec, deal_seed, schedule  # noqa: E402
+from referee.game.cards import Card  # noqa: E402
+from referee.game.rules import Deal, Hand, Match, Move, Variant  # noqa: E402
+from referee.match.job import MatchSpec, deal_seed  # noqa: E402
+from referee.tournament.ratings import MatchResult, Standings, p_stronger  # noqa: E402
+from referee.tournament.schedule import schedule  # noqa: E402
 
 NAMES = ("random", "greedy", "mc")
 """Entrants in configuration order (as in ``tournaments/strength.yaml``)."""

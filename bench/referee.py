@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.match import Entrant, Limits, play_match  # noqa: E402
-from referee.rules import Deal  # noqa: E402
+from referee.game.rules import Deal  # noqa: E402
+from referee.match.play import Entrant, Limits, play_match  # noqa: E402
 
 ECHO = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"
 BOT = (sys.executable, str(ROOT / "bench" / "instant_bot.py"))
@@ -39,7 +39,7 @@ def referee_us(matches: int) -> tuple[float, float]:
 
 def play_only_us(matches: int) -> float:
     """Microseconds per decision counting only the decisions themselves (no start-up)."""
-    from referee import match as match_module
+    from referee.match import play as match_module
 
     times: list[float] = []
     decisions = 0

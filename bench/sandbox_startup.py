@@ -2,7 +2,7 @@
 
 Times spawn to first line of ``python3 -c 'print("ready x")'`` (Debian's ``/usr/bin/python3``
 and ``python3`` as found on ``PATH``, e.g. a pyenv one), ``RUNS`` interleaved runs each, with
-:func:`referee.process.start_process`: no sandbox; sandboxed with cgroups; sandboxed with
+:func:`referee.bots.process.start_process`: no sandbox; sandboxed with cgroups; sandboxed with
 rlimits only. Prints the median and minimum per variant, and the median of ``Process.stop``.
 Needs a working sandbox (``ct-referee sandbox``); run as root for cgroups.
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.process import Process, start_process  # noqa: E402
-from referee.sandbox import SandboxPolicy, capabilities  # noqa: E402
+from referee.bots.process import Process, start_process  # noqa: E402
+from referee.bots.sandbox import SandboxPolicy, capabilities  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 CODE = "print('ready x', flush=True)"

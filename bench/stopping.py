@@ -10,8 +10,10 @@ bots in-process (``random``, ``greedy`` and a second ``random`` with other seeds
 entrant's points in that hand averaged over the seatings, minus the entrant's mean: the luck a
 deal leaves after duplicate play. It prints their spread.
 
-**Simulation.** A simulated tournament runs through the real code: :class:`referee.course.Course`
-with a :class:`referee.formats.RoundRobin` or :class:`~referee.formats.Gauntlet`, TrueSkill
+**Simulation.** A simulated tournament runs through the real code:
+:class:`referee.tournament.course.Course`
+with a :class:`referee.tournament.formats.RoundRobin` or
+:class:`~referee.tournament.formats.Gauntlet`, TrueSkill
 ratings, the evidence, ``stop`` and its elimination. Each duplicate set draws as many deals as a
 real set had (resampled), and each deal a real residual triple (resampled, its values given to
 the group's members in a random order) added to the members' planted points per hand; every
@@ -66,12 +68,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import ranking  # noqa: E402
 
-from referee.course import Course, Plan  # noqa: E402
-from referee.formats import Format, Gauntlet, RoundRobin  # noqa: E402
-from referee.ratings import MatchResult  # noqa: E402
-from referee.rules import Match, Variant, rank  # noqa: E402
-from referee.schedule import MatchSpec, schedule  # noqa: E402
-from referee.stopping import Stop  # noqa: E402
+from referee.game.rules import Match, Variant, rank  # noqa: E402
+from referee.match.job import MatchSpec  # noqa: E402
+from referee.tournament.course import Course, Plan  # noqa: E402
+from referee.tournament.formats import Format, Gauntlet, RoundRobin  # noqa: E402
+from referee.tournament.ratings import MatchResult  # noqa: E402
+from referee.tournament.schedule import schedule  # noqa: E402
+from referee.tournament.stopping import Stop  # noqa: E402
 
 PolicyFactory = Callable[[int, MatchSpec, int], ranking.Policy]
 """``(entrant, spec, seat) -> policy`` for one seat of one match."""

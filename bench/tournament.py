@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.ratings import MatchResult, Standings
-from referee.schedule import MatchSpec
-from referee.tournament import Reporter, load_config, run
+from referee.match.job import MatchSpec
+from referee.tournament.ratings import MatchResult, Standings
+from referee.tournament.run import Reporter, load_config, run
 
 HERE = Path(__file__).resolve().parent
 BOT = HERE / "instant_bot.py" if (HERE / "instant_bot.py").exists() else \

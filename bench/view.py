@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parent.parent)  # not bench/: bench/referee.py
 
-from referee import narration  # noqa: E402
-from referee.rules import Deal, Hand  # noqa: E402
+from referee.game.rules import Deal, Hand  # noqa: E402
+from referee.protocol import narration  # noqa: E402
 
 
 def positions() -> list[Hand]:

@@ -7,7 +7,8 @@ Enter it as a bot (needs the ``rl`` extra, numpy):
 ``act(observation, action_mask)`` scores every legal action with a weighted sum of a few
 features read from the observation (docs/learning.md has the layout) and plays the best. The
 weights in ``linear_policy.json`` beside this file were learned by ``bots/train_linear.py`` in
-the PettingZoo environment (``referee.env``); ``GREEDY`` are hand-set weights that play like
+the PettingZoo environment (``referee.learning.env``); ``GREEDY`` are hand-set weights that play
+like
 greedy_bot (the training opponents).
 
 Features of a ``go`` action (points are the match variant's, divided by 50):
@@ -36,8 +37,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee import encoding as enc
-from referee.rules import PARTNER, Variant
+from referee.game import encoding as enc
+from referee.game.rules import PARTNER, Variant
 
 FEATURES = ("capture", "capture_value", "sweep", "capture_denial", "throw_value", "throw_risk",
             "throw_retake", "throw_stock", "card_value", "pick_value")

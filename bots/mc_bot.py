@@ -4,7 +4,8 @@
 Run:  python3 bots/mc_bot.py [--max-ms N | --playouts N] [--seed N]
 
 Tracking: the bot keeps its dealt cards, the layout and every public event of the hand. At each
-decision it rebuilds the position as a :class:`referee.rules.Hand` by replaying those events on a
+decision it rebuilds the position as a :class:`referee.game.rules.Hand` by replaying those events
+on a
 deal that fills the unseen cards in arbitrarily (so the engine itself keeps the table, the
 captured piles, the sweep ranks, who moves and how many cards each seat holds), and checks the
 result against the request line.
@@ -37,8 +38,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.cards import DECK, Card, CardError
-from referee.rules import PARTNER, TURNS_PER_HAND, Deal, Hand, Move, Variant
+from referee.game.cards import DECK, Card, CardError
+from referee.game.rules import PARTNER, TURNS_PER_HAND, Deal, Hand, Move, Variant
 
 NAME = "mc-bot 1.0"
 EPSILON = 0.1
@@ -51,7 +52,7 @@ def log(message: str) -> None:
 
 
 class EpsilonGreedy:
-    """The playout policy (a :class:`referee.rules.RolloutPolicy`): with chance ``eps`` a
+    """The playout policy (a :class:`referee.game.rules.RolloutPolicy`): with chance ``eps`` a
     uniform random card, else the greedy one; a capture always takes the best target.
 
     Greedy: play the card whose capture scores most (card + best target, a sweep counts all
@@ -205,7 +206,7 @@ class Tracker:
         """The current position rebuilt by replaying the hand's events; ``pending`` is a turned
         card awaiting our pick. Unseen cards are filled in arbitrarily.
 
-        :raises ValueError: (also :class:`referee.rules.RulesError`) if the events do not fit.
+        :raises ValueError: (also :class:`referee.game.rules.RulesError`) if the events do not fit.
         """
         size = TURNS_PER_HAND // self.players
         played: list[list[Card]] = [[] for _ in range(self.players)]

@@ -5,7 +5,8 @@ Run:  python bots/train_linear.py [--generations 12] [--population 24] [--hands 
 
 Method: the cross-entropy method. Each generation samples ``population`` weight vectors from a
 Gaussian (starting at zero: a policy that knows nothing), plays each one for ``hands`` single
-3-player classic hands in ``referee.env`` against two opponents playing greedy_bot's rule, on
+3-player classic hands in ``referee.learning.env`` against two opponents playing greedy_bot's rule,
+on
 the same deals for every candidate and in every seat in turn, keeps the best quarter by mean
 points per hand, and refits the Gaussian to them. The final mean is written to
 ``bots/linear_policy.json`` with its evaluation on fresh deals: points per hand in a seat
@@ -32,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from linear_policy import FEATURES, GREEDY, WEIGHTS_FILE, choose, load_weights
 
-from referee.env import raw_env
+from referee.learning.env import raw_env
 
 Policy = Callable[[np.ndarray, np.ndarray], int]
 PLAYERS = 3

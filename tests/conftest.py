@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from referee.bot import Answer
-from referee.cards import Card
-from referee.faults import Fault
-from referee.match import Entrant, Limits, Player
-from referee.process import bwrap_available
-from referee.protocol import format_forfeit
-from referee.rules import legal_moves_on
+from referee.bots.bot import Answer
+from referee.bots.process import bwrap_available
+from referee.game.cards import Card
+from referee.game.faults import Fault
+from referee.game.rules import legal_moves_on
+from referee.match.play import Entrant, Limits, Player
+from referee.protocol.wire import format_forfeit
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -102,7 +102,7 @@ def live_processes(*, holding: str | None = None, group: int | None = None) -> l
 
 @dataclass
 class Scripted:
-    """An in-process seat (a :class:`referee.match.Player`): answers from a list, then the
+    """An in-process seat (a :class:`referee.match.play.Player`): answers from a list, then the
     first legal answer; logs every line it is sent. ``gate``, if given, holds its start-up
     until set; ``closed`` is set when the match closes it."""
 
@@ -131,7 +131,7 @@ class Scripted:
         return Answer(str(legal_moves_on(hand, table)[0]), 1.0)
 
     def forfeit(self, fault: Fault) -> None:
-        self.lines.append(format_forfeit(fault))  # as referee.bot.Bot.forfeit, which closes
+        self.lines.append(format_forfeit(fault))  # as referee.bots.bot.Bot.forfeit, which closes
         self.close()
 
     def close(self) -> None:

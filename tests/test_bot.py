@@ -1,4 +1,4 @@
-"""Tests for :mod:`referee.bot`, against real processes: the fixture bots in ``tests/bots``."""
+"""Tests for :mod:`referee.bots.bot`, against real processes: the fixture bots in ``tests/bots``."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from conftest import BOTS, alive, live_processes, needs_bwrap
 
-from referee.bot import Answer, Bot, BotCrash, BotGarbled, BotStartupError, BotTimeout
-from referee.faults import Fault, Reason
-from referee.process import BotCommandError
+from referee.bots.bot import Answer, Bot, BotCrash, BotGarbled, BotStartupError, BotTimeout
+from referee.bots.process import BotCommandError
+from referee.game.faults import Fault, Reason
 
 pytestmark = pytest.mark.process
 GO = "go hand 7c Kd table 3h stock 24 ms 1000"

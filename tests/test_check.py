@@ -1,5 +1,5 @@
 """``ct-referee check`` against the starter bots and against deliberately broken bots, all run as
-real subprocesses; plus :func:`referee.check.run_check` in-process for the report's data."""
+real subprocesses; plus :func:`referee.match.check.run_check` in-process for the report's data."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from referee.check import FAIL, PASS, SKIP, STEPS, run_check
+from referee.match.check import FAIL, PASS, SKIP, STEPS, run_check
 
 CLI = [str(Path(sys.executable).parent / "ct-referee")]
 CHECKBOTS = "tests/bots"

@@ -19,10 +19,10 @@ import pytest
 from conftest import BOTS, PY, QUITTER, ROOT
 from distributed import Client, LocalCluster
 
-from referee.cluster import ClusterError, ClusterRunner
-from referee.process import bwrap_available
-from referee.runners import ProcessRunner
-from referee.tournament import (
+from referee.bots.process import bwrap_available
+from referee.runners.cluster import ClusterError, ClusterRunner
+from referee.runners.local import ProcessRunner
+from referee.tournament.run import (
     SECRET,
     Outcome,
     TournamentError,
@@ -300,9 +300,9 @@ def test_stop_cancels_the_cluster_tasks_and_a_resume_completes(
 
 def _without_bwrap() -> None:
     """Run on a worker: bubblewrap no longer works there."""
-    import referee.process
+    import referee.bots.process
 
-    referee.process.bwrap_available = lambda: False  # type: ignore[assignment]
+    referee.bots.process.bwrap_available = lambda: False  # type: ignore[assignment]
 
 
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")

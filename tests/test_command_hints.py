@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.command_hints import shell_syntax_warning
-from referee.tournament_config import load_config
+from referee.bots.command_hints import shell_syntax_warning
+from referee.tournament.config import load_config
 
 PY = sys.executable
 BOTS = Path(__file__).resolve().parent.parent / "bots"

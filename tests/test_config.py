@@ -12,11 +12,11 @@ from click.testing import CliRunner
 from conftest import EXAMPLES, PY
 
 from referee.cli import main
-from referee.match import Limits
-from referee.ratings import RatingConfig
-from referee.rules import Variant
-from referee.stopping import Stop
-from referee.tournament import ConfigError, load_config
+from referee.game.rules import Variant
+from referee.match.play import Limits
+from referee.tournament.ratings import RatingConfig
+from referee.tournament.run import ConfigError, load_config
+from referee.tournament.stopping import Stop
 
 GOOD = f"""\
 name: t
@@ -251,7 +251,7 @@ def test_limits_are_checked(tmp_path: Path) -> None:
 
 
 def test_bwrap_refused_when_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from referee import tournament_config
+    from referee.tournament import config as tournament_config
 
     monkeypatch.setattr(tournament_config, "bwrap_available", lambda: False)
     path = write(tmp_path, GOOD + "sandbox: bwrap\n")
@@ -262,7 +262,7 @@ def test_bwrap_refused_when_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_a_tournament_without_a_working_sandbox_stops(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """``sandbox: auto`` never falls back silently: a one-line error before any match."""
-    from referee import tournament
+    from referee.tournament import run as tournament
 
     monkeypatch.setattr(tournament, "bwrap_available", lambda: False)
     config = load_config(write(tmp_path, GOOD), output=tmp_path / "out")

@@ -1,4 +1,4 @@
-"""The observation and action encoding (:mod:`referee.encoding`), without numpy: actions map
+"""The observation and action encoding (:mod:`referee.game.encoding`), without numpy: actions map
 one-to-one onto the engine's legal decisions, and the observation depends on nothing a seat may
 not see."""
 
@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from referee import encoding
-from referee.cards import DECK, Card, parse_cards
-from referee.rules import Deal, Hand, Move, Variant
+from referee.game import encoding
+from referee.game.cards import DECK, Card, parse_cards
+from referee.game.rules import Deal, Hand, Move, Variant
 
 
 def random_positions(seed: int, players: int, variant: Variant = Variant.CLASSIC):

@@ -1,4 +1,5 @@
-"""The PettingZoo environment (:mod:`referee.env`): PettingZoo's own API and seed tests, the
+"""The PettingZoo environment (:mod:`referee.learning.env`): PettingZoo's own API and seed tests,
+the
 deals of ``ct-referee play --seed``, rewards, matches, and refusal of illegal actions."""
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from referee import encoding
-from referee.env import env, raw_env
-from referee.rules import Deal
+from referee.game import encoding
+from referee.game.rules import Deal
+from referee.learning.env import env, raw_env
 
 CONFIGS = [
     {"players": 3},
@@ -141,7 +142,8 @@ def test_render_shows_the_table_as_text() -> None:
 
 @pytest.mark.process
 def test_the_core_package_does_not_import_the_rl_extra() -> None:
-    code = ("import sys, referee.cli, referee.encoding, referee.policy_bot, referee.tournament; "
+    code = ("import sys, referee.cli, referee.game.encoding, referee.learning.policy_bot, "
+            "referee.tournament.run; "
             "bad = [m for m in ('numpy', 'gymnasium', 'pettingzoo') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

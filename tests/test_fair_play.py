@@ -15,12 +15,10 @@ from click.testing import CliRunner
 from conftest import CLI, PY, ROOT, bot
 
 from referee.cli import main
-from referee.match import Observer
-from referee.record import RecordDict, read_record
-from referee.replay_html import page_data
-from referee.runners import ThreadRunner
-from referee.schedule import schedule
-from referee.tournament import (
+from referee.match.play import Observer
+from referee.records.record import RecordDict, read_record
+from referee.runners.local import ThreadRunner
+from referee.tournament.run import (
     SECRET,
     ConfigError,
     load_config,
@@ -28,6 +26,8 @@ from referee.tournament import (
     read_deal_secret,
     run,
 )
+from referee.tournament.schedule import schedule
+from referee.web.replay_html import page_data
 
 HOSTILE = " ".join(bot("hostile"))
 HEX12 = re.compile(r"[0-9a-f]{12}")

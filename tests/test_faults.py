@@ -1,10 +1,11 @@
-"""Tests for :mod:`referee.faults`: the fault kinds are the protocol's and the record's words."""
+"""Tests for :mod:`referee.game.faults`: the fault kinds are the protocol's and the record's
+words."""
 
 from __future__ import annotations
 
 import json
 
-from referee.faults import Fault, Reason
+from referee.game.faults import Fault, Reason
 
 
 def test_fault_values_are_the_words_of_the_protocol_and_the_record() -> None:

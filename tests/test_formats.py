@@ -8,8 +8,9 @@ from collections import Counter
 
 import pytest
 
-from referee.course import Course, Plan
-from referee.formats import (
+from referee.game.rules import rank
+from referee.tournament.course import Course, Plan
+from referee.tournament.formats import (
     Gauntlet,
     Ladder,
     RoundRobin,
@@ -18,9 +19,8 @@ from referee.formats import (
     make_format,
     plan_round,
 )
-from referee.ratings import MatchResult
-from referee.rules import rank
-from referee.schedule import schedule
+from referee.tournament.ratings import MatchResult
+from referee.tournament.schedule import schedule
 
 KEY = bytes(range(32))
 

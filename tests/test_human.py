@@ -9,10 +9,10 @@ import pytest
 from conftest import CLI, ROOT
 from rich.console import Console
 
-from referee.cards import parse_cards
-from referee.faults import Fault
-from referee.human import HumanLeft, HumanPlayer, legal_moves
-from referee.rules import Move
+from referee.game.cards import parse_cards
+from referee.game.faults import Fault
+from referee.game.rules import Move
+from referee.match.human import HumanLeft, HumanPlayer, legal_moves
 
 PLAY = [CLI, "play", "human", "python3 bots/random_bot.py", "python3 bots/greedy_bot.py",
         "--target", "1", "--seed", "3", "--sandbox", "none"]

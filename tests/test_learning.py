@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.tournament import load_config, run
+from referee.tournament.run import load_config, run
 
 pytestmark = pytest.mark.process
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, Scripted, ScriptedEntrant, bot, live_processes
 
-from referee.cards import DECK
-from referee.match import Entrant, Limits, play_match
-from referee.rules import Deal, Variant, rank
+from referee.game.cards import DECK
+from referee.game.rules import Deal, Variant, rank
+from referee.match.play import Entrant, Limits, play_match
 
 INSTANT = (sys.executable, str(ROOT / "bench" / "instant_bot.py"))
 LIMITS = Limits(startup_ms=2000, move_ms=400)
@@ -25,7 +25,7 @@ def deals(players: int, seed: str = "t") -> object:
 
 def replay_totals(record: dict) -> list[int]:
     """Totals recomputed by the rules from the record's deals and moves."""
-    from referee.positions import Played, Scored, positions
+    from referee.records.positions import Played, Scored, positions
 
     totals: list[int] = []
     for pos in positions(record):  # type: ignore[arg-type]
@@ -145,7 +145,7 @@ def test_stderr_flood_is_capped_and_does_not_block(tmp_path: Path) -> None:
 
 
 def test_missing_command_is_a_clear_error() -> None:
-    from referee.process import BotCommandError
+    from referee.bots.process import BotCommandError
 
     with pytest.raises(BotCommandError, match="no-such-bot"):
         play_match("m", [Entrant("x", ("./no-such-bot",)), ScriptedEntrant("b", "-")], deals(2),
@@ -158,7 +158,7 @@ def test_stop_during_start_up_aborts_within_a_moment() -> None:
     (here: never) ends at once, not after the start-up limit, and leaves no process."""
     import threading
 
-    from referee.match import MatchAborted
+    from referee.match.play import MatchAborted
 
     marker = f"ct-test-{uuid.uuid4().hex}"
     silent = Entrant("silent", (sys.executable, "-c", "import time; time.sleep(60)", marker))

@@ -1,6 +1,6 @@
 """mc-bot (bots/mc_bot.py): protocol v1 transcripts against the real process, and strength.
 
-A small referee of its own plays hands with :mod:`referee.rules`: the bot's seat is asked over
+A small referee of its own plays hands with :mod:`referee.game.rules`: the bot's seat is asked over
 stdin/stdout (read with select-based deadlines), the other seats move at random. Every answer is
 applied with :meth:`Hand.play` / :meth:`Hand.pick`, which raise on anything illegal.
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES
 
-from referee.cards import DECK, Card, format_cards
-from referee.rules import TURNS_PER_HAND, Deal, Hand, Variant
+from referee.game.cards import DECK, Card, format_cards
+from referee.game.rules import TURNS_PER_HAND, Deal, Hand, Variant
 
 BOT = EXAMPLES / "mc_bot.py"
 sys.path.insert(0, str(EXAMPLES))
@@ -320,7 +320,7 @@ def test_playouts_make_a_tournament_reproducible_and_resumable(tmp_path: Path) -
     import json
     import threading
 
-    from referee.tournament import Reporter, load_config, read_deal_secret, run
+    from referee.tournament.run import Reporter, load_config, read_deal_secret, run
 
     bots = Path(__file__).resolve().parent.parent / "bots"
     path = tmp_path / "t.yaml"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from conftest import Scripted, scripted
 
-from referee import narration
-from referee.cards import DECK, Card
-from referee.match import play_match
-from referee.replay import seat_lines
-from referee.rules import Deal, Hand
+from referee.game.cards import DECK, Card
+from referee.game.rules import Deal, Hand
+from referee.match.play import play_match
+from referee.protocol import narration
+from referee.records.replay import seat_lines
 
 SEAT0 = "5s 3d 2c 2d 6c 6d 7h 8h 9s Th Ts Jc"
 SEAT1 = "6h Kc 2s 2h 7c 7d 8c 8d 9d 9h Tc Td"

@@ -1,4 +1,5 @@
-"""The policy-to-bot bridge (:mod:`referee.policy_bot`, ``ct-referee bot``): the tracked view is
+"""The policy-to-bot bridge (:mod:`referee.learning.policy_bot`, ``ct-referee bot``): the tracked
+view is
 the engine's view, a policy plays the same moves through the bridge as in the environment on
 the same deals, and the bridge passes ``ct-referee check``."""
 
@@ -14,11 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from referee import encoding, protocol
-from referee.env import raw_env
-from referee.policy_bot import PolicyError, SeatTracker, load_policy, run
-from referee.record import read_record
-from referee.rules import Deal, Hand, Match, Variant
+from referee.game import encoding
+from referee.game.rules import Deal, Hand, Match, Variant
+from referee.learning.env import raw_env
+from referee.learning.policy_bot import PolicyError, SeatTracker, load_policy, run
+from referee.protocol import wire as protocol
+from referee.records.record import read_record
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = str(Path(sys.executable).parent / "ct-referee")

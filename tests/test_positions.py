@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from conftest import DATA
 
-from referee.cards import Card
-from referee.positions import (
+from referee.game.cards import Card
+from referee.game.rules import Hand, Move, Variant
+from referee.records.positions import (
     Dealt,
     Played,
     Position,
@@ -19,8 +20,7 @@ from referee.positions import (
     hand_positions,
     positions,
 )
-from referee.record import RecordDict, read_record
-from referee.rules import Hand, Move, Variant
+from referee.records.record import RecordDict, read_record
 
 RECORDS = sorted(DATA.glob("*.json"))
 

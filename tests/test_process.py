@@ -1,4 +1,4 @@
-"""Tests for :mod:`referee.process`: commands, the sandbox's command line, limits, spawning and
+"""Tests for :mod:`referee.bots.process`: commands, the sandbox's command line, limits, spawning and
 stopping, against real processes (the fixture bots in ``tests/bots``)."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import BOTS, alive, needs_bwrap
 
-from referee import process as procmod
-from referee.bot import Bot, BotCrash
-from referee.process import (
+from referee.bots import process as procmod
+from referee.bots.bot import Bot, BotCrash
+from referee.bots.process import (
     SCRIPT_SUFFIXES,
     BotCommandError,
     PopenCall,
@@ -83,7 +83,7 @@ def test_resolve_sandbox(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCapt
     with pytest.raises(BotCommandError, match="bwrap"):
         resolve_sandbox("bwrap")
     procmod._warn_no_bwrap.cache_clear()
-    with caplog.at_level(logging.WARNING, logger="referee.process"):
+    with caplog.at_level(logging.WARNING, logger="referee.bots.process"):
         assert resolve_sandbox("auto") == "none"
         assert resolve_sandbox("auto") == "none"
     assert len([r for r in caplog.records if "bwrap" in r.message]) == 1
@@ -240,7 +240,7 @@ def test_rlimits_wrap() -> None:
 
 
 def test_sandbox_command_line(tmp_path: Path) -> None:
-    from referee.sandbox import SandboxPolicy, build_argv, capabilities
+    from referee.bots.sandbox import SandboxPolicy, build_argv, capabilities
 
     own, hidden = tmp_path / "bots", tmp_path / "bots" / "results"
     hidden.mkdir(parents=True)

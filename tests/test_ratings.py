@@ -8,12 +8,12 @@ import random
 import pytest
 import trueskill
 
-from referee.ratings import MatchResult, RatingConfig, Standings, p_stronger, standings
+from referee.tournament.ratings import MatchResult, RatingConfig, Standings, p_stronger, standings
 
 
 def result(players: str, totals: tuple[int, ...], faults: tuple[tuple[int, str], ...] = (),
            hands: int = 4) -> MatchResult:
-    from referee.rules import rank
+    from referee.game.rules import rank
 
     ranks = tuple(rank(totals, [s for s, _ in faults]))
     return MatchResult(tuple(players.split()), totals, ranks, hands=hands, faults=faults)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.process import Process, start_process
-from referee.sandbox import SandboxError, SandboxPolicy, bot_binds, capabilities
+from referee.bots.process import Process, start_process
+from referee.bots.sandbox import SandboxError, SandboxPolicy, bot_binds, capabilities
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "bots" / "hostile"
@@ -140,9 +140,9 @@ def test_a_bots_own_interpreter_path_must_be_public(folder: Path) -> None:
 def test_info_lines_cannot_bloat_the_record(tmp_path: Path) -> None:
     """32 info lines of 1 KiB with every answer, for a whole match: the record keeps at most
     :data:`INFO_BUDGET` characters of them for that seat, the other seat is untouched."""
-    from referee.bot import INFO_BUDGET
-    from referee.match import Entrant, play_match
-    from referee.rules import Deal
+    from referee.bots.bot import INFO_BUDGET
+    from referee.game.rules import Deal
+    from referee.match.play import Entrant, play_match
 
     bots = [Entrant("bloat", (sys.executable, str(HOSTILE / "bloat.py"))),
             Entrant("instant", (sys.executable, str(ROOT / "bench" / "instant_bot.py")))]

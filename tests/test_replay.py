@@ -15,13 +15,14 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA, PY, ROOT, bot
 
-from referee.bot import Bot
+from referee.bots.bot import Bot
 from referee.cli import main
-from referee.match import Entrant, Limits, play_match
-from referee.record import RecordDict, read_record
-from referee.replay import Reask, replay_text, seat_lines
-from referee.replay_html import compact_steps, match_steps, replay_html
-from referee.rules import Deal
+from referee.game.rules import Deal
+from referee.match.play import Entrant, Limits, play_match
+from referee.match.reask import Reask
+from referee.records.record import RecordDict, read_record
+from referee.records.replay import replay_text, seat_lines
+from referee.web.replay_html import compact_steps, match_steps, replay_html
 
 GOLDEN = DATA / "golden.json"
 

@@ -16,11 +16,12 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from referee.ratings import RatingConfig
-from referee.record import read_record
-from referee.replay_html import compact_steps, match_steps
-from referee.report import Folder, Match, read_folder
-from referee.report_page import crosstable, index_html
+from referee.records.record import read_record
+from referee.tournament.ratings import RatingConfig
+from referee.web.folder import Folder, Match
+from referee.web.replay_html import compact_steps, match_steps
+from referee.web.report import read_folder
+from referee.web.report_page import crosstable, index_html
 
 pytestmark = pytest.mark.process
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from referee.cards import DECK, Card, card, parse_cards
-from referee.rules import (
+from referee.game.cards import DECK, Card, card, parse_cards
+from referee.game.rules import (
     TURNS_PER_HAND,
     Deal,
     DealError,

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.cards import DECK, Card
-from referee.rules import TURNS_PER_HAND, Deal, Hand, IllegalMoveError, Move, Variant
+from referee.game.cards import DECK, Card
+from referee.game.rules import TURNS_PER_HAND, Deal, Hand, IllegalMoveError, Move, Variant
 
 # Strategies and helpers.
 

@@ -1,5 +1,5 @@
 """The hardened sandbox against hostile bots, through the real referee (:func:`play_match`
-with the default sandbox): each attack of ``referee/probes/attacks.py`` in a bot of its own
+with the default sandbox): each attack of ``referee/bots/probes/attacks.py`` in a bot of its own
 (``tests/bots/hostile/attacker.py``), asserted refused, and faulted as it should be."""
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-import referee.process as procmod
-from referee.match import Entrant, Limits, play_match
-from referee.probes.attacks import ATTACKS
-from referee.rules import Deal
-from referee.sandbox import SandboxPolicy, capabilities
-from referee.seccomp import SYSCALLS, seccomp_filter
+import referee.bots.process as procmod
+from referee.bots.probes.attacks import ATTACKS
+from referee.bots.sandbox import SandboxPolicy, capabilities
+from referee.bots.seccomp import SYSCALLS, seccomp_filter
+from referee.game.rules import Deal
+from referee.match.play import Entrant, Limits, play_match
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTACKER = ROOT / "tests" / "bots" / "hostile" / "attacker.py"
@@ -160,7 +160,7 @@ def test_cpu_burners_are_throttled_to_their_quota(world: World) -> None:
     """setsid'd burners in one match, beside a concurrent match: the burners' cgroup is
     throttled (its CPU capped at its quota of 0.05 core), so they cannot take the neighbour's
     share; no timing is asserted."""
-    from referee.cgroups import PARENT
+    from referee.bots.cgroups import PARENT
 
     layout = CAPS.layout
     mount = layout.v1.get("cpu") or layout.v2
@@ -198,8 +198,8 @@ def test_cpu_burners_are_throttled_to_their_quota(world: World) -> None:
 
 
 def test_a_bot_folder_showing_the_output_is_refused_before_play(world: World) -> None:
-    from referee.tournament import check_entrant_folders
-    from referee.tournament_config import ConfigError, load_config
+    from referee.tournament.config import ConfigError, load_config
+    from referee.tournament.run import check_entrant_folders
 
     link = world.root / "entrants"
     link.mkdir()
@@ -215,8 +215,8 @@ def test_a_bot_folder_showing_the_output_is_refused_before_play(world: World) ->
 
 
 def test_an_unreadable_bot_folder_is_refused_before_play(world: World) -> None:
-    from referee.tournament import run
-    from referee.tournament_config import ConfigError, load_config
+    from referee.tournament.config import ConfigError, load_config
+    from referee.tournament.run import run
 
     private = world.root / "private"
     private.mkdir(mode=0o700)
@@ -253,7 +253,7 @@ V2_MOUNTINFO = """\
 
 def test_cgroup_v2_files_on_a_fake_hierarchy(tmp_path: Path) -> None:
     """The v2 code path (this machine may only have v1): the files written, OOM kills read."""
-    from referee.cgroups import Cgroup, find_layout
+    from referee.bots.cgroups import Cgroup, find_layout
 
     (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids rdma\n")
     (tmp_path / "cgroup.subtree_control").write_text("")
@@ -281,8 +281,8 @@ def test_without_cgroups_rlimits_stop_forks_and_memory(world: World) -> None:
     and RLIMIT_DATA."""
     import dataclasses
 
-    from referee.process import start_process
-    from referee.sandbox import SandboxPolicy
+    from referee.bots.process import start_process
+    from referee.bots.sandbox import SandboxPolicy
 
     code = ("import os, time\nn = 0\nwhile n < 200:\n    try:\n        pid = os.fork()\n"
             "    except OSError as e:\n        print('stopped', e.errno, n, flush=True)\n"
@@ -307,9 +307,9 @@ def test_without_cgroups_rlimits_stop_forks_and_memory(world: World) -> None:
 def test_every_probe_is_refused_in_both_privilege_modes(mode: str) -> None:
     """What ``ct-referee sandbox`` runs, in each way of dropping privileges, with Debian's
     Python (reachable by the bot's uid, so ``userns`` mode can run it)."""
-    from referee.probes.world import World as ProbeWorld
-    from referee.probes.world import run_attack
-    from referee.sandbox import SandboxPolicy
+    from referee.bots.probes.world import World as ProbeWorld
+    from referee.bots.probes.world import run_attack
+    from referee.bots.sandbox import SandboxPolicy
 
     if mode == "setpriv" and not CAPS.ok("setpriv"):
         pytest.skip(f"setpriv mode needs a root referee and setpriv: {CAPS.summary()}")
@@ -341,8 +341,8 @@ def test_the_sandbox_command_fails_without_a_sandbox(monkeypatch: pytest.MonkeyP
     from click.testing import CliRunner
 
     import referee.cli.sandbox as cli_sandbox
+    from referee.bots.sandbox import Capabilities, Check
     from referee.cli import main
-    from referee.sandbox import Capabilities, Check
 
     broken = Capabilities((Check("bwrap", False, "bwrap not found", "apt-get install "
                                  "bubblewrap"),), CAPS.layout, CAPS.root)

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from referee.rules import Deal
-from referee.schedule import groups, schedule, seatings, size
+from referee.game.rules import Deal
+from referee.tournament.schedule import groups, schedule, seatings, size
 
 KEY = bytes(range(32))
 

@@ -8,12 +8,12 @@ import random
 
 import pytest
 
-from referee.course import Course, Plan
-from referee.formats import RoundRobin
-from referee.ratings import MatchResult
-from referee.rules import rank
-from referee.schedule import MatchSpec
-from referee.stopping import Evidence, Interval, Stop, half_width, reorder, verdict
+from referee.game.rules import rank
+from referee.match.job import MatchSpec
+from referee.tournament.course import Course, Plan
+from referee.tournament.formats import RoundRobin
+from referee.tournament.ratings import MatchResult
+from referee.tournament.stopping import Evidence, Interval, Stop, half_width, reorder, verdict
 
 
 def test_evidence_pairs_the_deals_every_seating_reached() -> None:

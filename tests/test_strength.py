@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import PY, ROOT
 
-from referee.tournament import load_config, run
+from referee.tournament.run import load_config, run
 
 CLI = [str(Path(sys.executable).parent / "ct-referee")]
 

@@ -19,10 +19,10 @@ import yaml
 from click.testing import CliRunner
 from conftest import PY, QUITTER, ROOT, Scripted, ScriptedEntrant, live_processes
 
+from referee.bots.process import bwrap_available
 from referee.cli import main
-from referee.process import bwrap_available
-from referee.record import read_record
-from referee.tournament import (
+from referee.records.record import read_record
+from referee.tournament.run import (
     MARKER,
     SECRET,
     ConfigError,
@@ -32,6 +32,7 @@ from referee.tournament import (
     read_deal_secret,
     run,
 )
+from referee.web.report import Refresher
 
 CLI = [PY, "-c", "from referee.cli import main; main()"]
 MATCHES = 2 * 4 * 6  # rounds x C(4, 3) groups x 3! seatings
@@ -104,7 +105,7 @@ def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_pa
     path, reference = setup
     config = load_config(path, output=tmp_path / "out", concurrency=2)
     secret = read_deal_secret(reference_secret(path))
-    outcome = run(config, deal_secret=secret)
+    outcome = run(config, deal_secret=secret, pages=Refresher)
     out = config.output
     assert outcome.finished and outcome.total == outcome.played == MATCHES
     # Identical standings whatever the concurrency: schedule-order rating, the same deals.
@@ -384,12 +385,12 @@ def test_matches_finished_beside_a_failing_one_are_saved() -> None:
     """A match that cannot start stops the tournament, but every match that finished is still
     saved, in order. In-process players, ordered by events: m0 finishes first; while it is
     being saved, m1 fails to start and m2 finishes."""
-    from referee.match import Limits, Player
-    from referee.process import BotCommandError
-    from referee.rules import Variant
-    from referee.runners import ThreadRunner
-    from referee.schedule import MatchSpec
-    from referee.tournament import MatchJob, TournamentError, play_jobs
+    from referee.bots.process import BotCommandError
+    from referee.game.rules import Variant
+    from referee.match.job import MatchJob, MatchSpec
+    from referee.match.play import Limits, Player
+    from referee.runners.local import ThreadRunner
+    from referee.tournament.run import TournamentError, play_jobs
 
     gate = threading.Event()
 
@@ -430,11 +431,11 @@ def test_a_bot_that_cannot_be_spawned_is_a_seat_fault(tmp_path: Path) -> None:
     """A command that is found but cannot be started (here: exec fails, ENOEXEC, behind the
     prlimit wrapper) is a startup fault of its seat: the other matches play on (fork EAGAIN
     at spawn: tests/test_bot.py)."""
-    from referee.match import Entrant, Limits
-    from referee.rules import Variant
-    from referee.runners import ThreadRunner
-    from referee.schedule import MatchSpec
-    from referee.tournament import MatchJob, play_jobs
+    from referee.game.rules import Variant
+    from referee.match.job import MatchJob, MatchSpec
+    from referee.match.play import Entrant, Limits
+    from referee.runners.local import ThreadRunner
+    from referee.tournament.run import play_jobs
 
     instant = Entrant("instant", (PY, str(ROOT / "bench" / "instant_bot.py")))
     broken = tmp_path / "broken-bot"
@@ -601,7 +602,7 @@ def test_the_report_is_written_as_matches_end(tmp_path: Path) -> None:
             stop.set()
 
     config = load_config(small_config(tmp_path), output=tmp_path / "out")
-    outcome = run(config, reporter=StopAfterOne(), stop=stop)
+    outcome = run(config, reporter=StopAfterOne(), stop=stop, pages=Refresher)
     assert not outcome.finished and outcome.done == 1
     page = (tmp_path / "out" / "report" / "index.html").read_text()
     assert "provisional" in page and "1 match finished" in page

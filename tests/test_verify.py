@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA, PY, ROOT, bot
 
-from referee import positions
 from referee.cli import main
-from referee.match import Entrant, Limits, play_match
-from referee.record import read_record, write_record
-from referee.rules import PARTNER, Deal, Variant
-from referee.verify import Discrepancy, first_discrepancy, verify_record
+from referee.game.rules import PARTNER, Deal, Variant
+from referee.match.play import Entrant, Limits, play_match
+from referee.records import positions
+from referee.records.record import read_record, write_record
+from referee.records.verify import Discrepancy, first_discrepancy, verify_record
 
 RECORDS = sorted(DATA.glob("*.json"))
 

@@ -1,5 +1,5 @@
 """``ct-referee bot MODULE:FUNCTION``: a Python policy as a protocol bot
-(:mod:`referee.policy_bot`)."""
+(:mod:`referee.learning.policy_bot`)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def bot(policy: str, name: str | None) -> None:
     except ImportError:
         click.echo("error: the policy bridge needs numpy: pip install 'ct-referee[rl]'", err=True)
         sys.exit(2)
-    from referee.policy_bot import PolicyError, load_policy, run
+    from referee.learning.policy_bot import PolicyError, load_policy, run
 
     try:
         fn = load_policy(policy, base=Path.cwd())

@@ -1,4 +1,4 @@
-"""``ct-referee check``: the conformance checker (:mod:`referee.check`) on the terminal."""
+"""``ct-referee check``: the conformance checker (:mod:`referee.match.check`) on the terminal."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from referee.check import FAIL, PASS, SKIP, CheckReport, StepResult, run_check
+from referee.bots.command_hints import shell_syntax_warning
+from referee.bots.process import BotCommandError, resolve_command, resolve_sandbox
+from referee.bots.sandbox import capabilities
 from referee.cli.sandbox import limit_options
-from referee.command_hints import shell_syntax_warning
-from referee.escape import escape_controls
-from referee.match import Limits
-from referee.process import BotCommandError, resolve_command, resolve_sandbox
-from referee.sandbox import capabilities
+from referee.match.check import FAIL, PASS, SKIP, CheckReport, StepResult, run_check
+from referee.match.play import Limits
+from referee.protocol.escape import escape_controls
 
 _MARKS = {PASS: ("✓", "OK  ", "green"), FAIL: ("✗", "FAIL", "bold red"),
           SKIP: ("–", "SKIP", "dim")}

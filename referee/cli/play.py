@@ -14,22 +14,22 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from referee.cli.sandbox import limit_options
-from referee.command_hints import shell_syntax_warning
-from referee.display import cards_text, move_text
-from referee.escape import escape_controls
-from referee.human import HUMAN, HumanEntrant
-from referee.match import Entrant, Limits, MatchAborted, Observer, play_match
-from referee.process import (
+from referee.bots.command_hints import shell_syntax_warning
+from referee.bots.process import (
     BotCommandError,
     resolve_command,
     resolve_sandbox,
     split_command,
     stderr_tail,
 )
-from referee.record import FaultDict, RecordDict, write_record
-from referee.rules import DEFAULT_TARGET, Deal, Event, Hand, Variant
-from referee.sandbox import capabilities
+from referee.bots.sandbox import capabilities
+from referee.cli.sandbox import limit_options
+from referee.game.rules import DEFAULT_TARGET, Deal, Event, Hand, Variant
+from referee.match.human import HUMAN, HumanEntrant
+from referee.match.play import Entrant, Limits, MatchAborted, Observer, play_match
+from referee.protocol.escape import escape_controls
+from referee.records.display import cards_text, move_text
+from referee.records.record import FaultDict, RecordDict, write_record
 
 _NAME_OK = re.compile(r"[^A-Za-z0-9._-]+")
 

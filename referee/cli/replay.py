@@ -10,14 +10,14 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from referee.bot import Bot, BotError
-from referee.command_hints import shell_syntax_warning
-from referee.escape import escape_controls
-from referee.match import Limits
-from referee.process import BotCommandError, resolve_command, resolve_sandbox, stderr_tail
-from referee.record import RecordDict, RecordError, read_record
-from referee.replay import (
-    Reask,
+from referee.bots.bot import Bot, BotError
+from referee.bots.command_hints import shell_syntax_warning
+from referee.bots.process import BotCommandError, resolve_command, resolve_sandbox, stderr_tail
+from referee.match.play import Limits
+from referee.match.reask import Reask
+from referee.protocol.escape import escape_controls
+from referee.records.record import RecordDict, RecordError, read_record
+from referee.records.replay import (
     ReplayError,
     check_replayable,
     record_files,
@@ -97,7 +97,7 @@ def replay(
         _reask(console, record, seat, bot_command, move_ms, startup_ms, sandbox)
         return
     if html_path:
-        from referee.replay_html import replay_html
+        from referee.web.replay_html import replay_html
 
         html_path.parent.mkdir(parents=True, exist_ok=True)
         html_path.write_text(replay_html(record, seat=seat, hand=hand_number),

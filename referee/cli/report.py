@@ -1,4 +1,4 @@
-"""``ct-referee report``: rebuild a tournament's report page (:mod:`referee.report`)."""
+"""``ct-referee report``: rebuild a tournament's report page (:mod:`referee.web.report`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from referee.report import ReportError, build
+from referee.web.report import ReportError, build
 
 
 @click.command()

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from referee.match import Limits
-from referee.sandbox import SandboxPolicy, capabilities
+from referee.bots.sandbox import SandboxPolicy, capabilities
+from referee.match.play import Limits
 
 _LIMITS = Limits()
 
@@ -44,8 +44,8 @@ def sandbox(no_probes: bool, ascii_only: bool, memory_mb: int, pids: int, cpus: 
 
     Exit status: 0 when the sandbox works and every probe is refused, 1 otherwise.
     """
-    from referee.probes.attacks import ATTACKS
-    from referee.probes.world import World, run_attack
+    from referee.bots.probes.attacks import ATTACKS
+    from referee.bots.probes.world import World, run_attack
 
     yes, no = ("OK", "NO") if ascii_only else ("✓", "✗")
     caps = capabilities()

@@ -33,16 +33,16 @@ from rich.progress import (
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from referee.admission import BENCHED
 from referee.cli.pipes import ClosedPipeSafe
-from referee.cluster import ClusterError, ClusterRunner
-from referee.escape import escape_controls
-from referee.ratings import Standing, Standings
-from referee.record import FaultDict
-from referee.runners import Runner
-from referee.schedule import MatchSpec
-from referee.stopping import Pair, Stop
-from referee.tournament import (
+from referee.match.job import MatchSpec
+from referee.protocol.escape import escape_controls
+from referee.records.record import FaultDict
+from referee.runners.cluster import ClusterError, ClusterRunner
+from referee.runners.local import Runner
+from referee.tournament.admission import BENCHED
+from referee.tournament.config import parse_stop
+from referee.tournament.ratings import Standing, Standings
+from referee.tournament.run import (
     Config,
     ConfigError,
     Reporter,
@@ -52,7 +52,8 @@ from referee.tournament import (
     run,
     stop_on_sigint,
 )
-from referee.tournament_config import parse_stop
+from referee.tournament.stopping import Pair, Stop
+from referee.web.report import Refresher
 
 TOP = 8
 """Rows of the table shown while the tournament runs."""
@@ -312,7 +313,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     try:
         with stop_on_sigint(stop):
             outcome = run(cfg, fresh=fresh, deal_secret=secret, reporter=reporter,
-                          runner=runner, stop=stop)
+                          runner=runner, stop=stop, pages=Refresher)
     except ConfigError as e:
         err.print(Text(error_lines(e)), soft_wrap=True)
         sys.exit(2)

@@ -1,4 +1,4 @@
-"""A hostile bot: runs one attack of referee/probes/attacks.py (``argv[1]``) before ``ready``,
+"""A hostile bot: runs one attack of referee/bots/probes/attacks.py (``argv[1]``) before ``ready``,
 writes its outcome to stderr (the referee keeps it), then plays its first legal card."""
 
 import os
@@ -6,7 +6,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))))
-from referee.probes import attacks
+from referee.bots.probes import attacks
 
 name = sys.argv[1]
 got = {**attacks.ATTACKS, "burn": attacks.burn, "orphan": attacks.orphan}[name]()

@@ -1,0 +1,505 @@
+"""One bot, talking protocol v1: handshake, timed requests, queued events, quit.
+
+A :class:`Bot` runs its command as a :class:`referee.bots.process.Process` (own process group,
+optional sandbox, resource limits, stderr drained to a capped file) and speaks the protocol over
+its pipes. Requests are read with ``poll`` and ``os.read`` against a monotonic deadline, so no
+bot can stall the referee: not one that is silent, writes half a line, or floods its output.
+Every way a bot breaks the protocol is a :class:`BotError` carrying its
+:class:`~referee.game.faults.Fault` and a :class:`~referee.game.faults.Reason`.
+
+>>> with Bot(["./greedy-bot"], workdir=Path("bots")) as bot:  # doctest: +SKIP
+...     bot.start(startup_ms=5000)
+...     bot.send("match id demo-17 seat 1 ...")
+...     answer = bot.request("go hand 7c Kd table 3h stock 24 ms 1000", timeout_ms=1000)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import select
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol
+
+from referee.bots.process import (
+    Process,
+    Rlimits,
+    Spawner,
+    SpawnError,
+    resolve_sandbox,
+    split_command,
+    start_process,
+)
+from referee.bots.sandbox import SandboxPolicy
+from referee.game.faults import Fault, Reason
+from referee.protocol import wire as protocol
+
+LINE_MAX = 4096  #: longest answer line accepted, in bytes, without its newline
+SEND_BATCH = 1 << 16  #: queued event bytes past which ``Bot.send`` writes at once
+INFO_MAX = 1024  #: ``info`` lines are cut to this many characters
+INFO_KEEP = 32  #: at most this many ``info`` lines are kept per request
+INFO_BUDGET = 1 << 18  #: characters of ``info`` lines kept per bot process (one match)
+CHUNK = 1 << 16
+STOP_POLL_S = 0.1  #: how often a start-up wait looks at its stop event, in seconds
+
+
+class CancelSignal(Protocol):
+    """What a bot starting up, or a running match, watches to know it must stop: a
+    :class:`threading.Event` is one, and so is a cancel signal that crosses process boundaries
+    (see :mod:`referee.runners.local`)."""
+
+    def is_set(self) -> bool:
+        """Whether to stop."""
+        ...
+_POLLIN = select.POLLIN | select.POLLHUP | select.POLLERR
+
+
+class BotError(RuntimeError):
+    """A bot broke the protocol: :attr:`fault` is the fault to record, :attr:`code` the
+    reason (what tools key on), :attr:`detail` the one-line message for people, and
+    :attr:`quoted` the offending bot text, quoted as in the detail (``None``: there is none)."""
+
+    fault = Fault.CRASH
+
+    def __init__(self, detail: str, *, code: Reason, fault: Fault | None = None,
+                 quoted: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.code = code
+        self.quoted = quoted
+        if fault is not None:
+            self.fault = fault
+
+
+class BotTimeout(BotError):
+    """No complete answer line within the time allowed."""
+
+    fault = Fault.TIMEOUT
+
+
+class BotCrash(BotError):
+    """The process exited or closed its stdout (or its stdin)."""
+
+    fault = Fault.CRASH
+
+
+class BotGarbled(BotError):
+    """A line over :data:`LINE_MAX` bytes, or a line that arrived when no request was
+    pending."""
+
+    fault = Fault.GARBLED
+
+
+class BotMemory(BotError):
+    """The memory limit killed a process of the bot (where a memory cgroup tells)."""
+
+    fault = Fault.MEMORY
+
+
+class BotStartupError(BotError):
+    """No ``ready`` within the start-up limit, a wrong first line, or an exit before it; the
+    code says which (as the error it stands for would)."""
+
+    fault = Fault.STARTUP
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer line, the time it took and the ``info`` comments that came with it (their
+    text, after ``info ``)."""
+
+    line: str
+    ms: float
+    info: tuple[str, ...] = ()
+
+
+def _quote(data: str | bytes | bytearray, limit: int = 80) -> str:
+    """Quote a bot's text for a one-line message, cut to about ``limit`` characters."""
+    if isinstance(data, bytes | bytearray):
+        data = bytes(data[: limit + 1]).decode("ascii", "replace")
+    text = repr(data[:limit])
+    return text + "..." if len(data) > limit else text
+
+
+class Bot:
+    """One bot process, talking protocol v1 over its stdin and stdout.
+
+    :param command: the command, a string (split like a shell would) or an argument list.
+    :param workdir: the folder it runs in (and its relative ``argv[0]`` is found in).
+    :param stderr_path: where its stderr goes (parents created); ``None`` discards it.
+    :param stderr_cap: at most this many bytes of stderr are kept.
+    :param sandbox: ``auto``, ``bwrap`` (the hardened sandbox) or ``none``.
+    :param hide: folders inside the bot's own that the sandboxed bot sees empty.
+    :param memory_mb: memory limit in MiB (0: none): a cgroup counting ``/tmp`` and
+        ``/dev/shm`` where the machine has one, else (and without sandbox) ``RLIMIT_DATA``.
+    :param file_mb: largest file it may write, in MiB.
+    :param tmp_mb: size of the sandbox's private ``/tmp`` (and ``/dev/shm``), in MiB.
+    :param pids: processes and threads of the sandboxed bot (0: no limit).
+    :param cpus: CPU cores the sandboxed bot may use (0: no limit).
+    :param spawner: what forks the process (default: :func:`referee.bots.process.default_spawner`).
+
+    Call :meth:`close` (or :meth:`forfeit`) after any error; the context manager does it.
+    """
+
+    def __init__(self, command: str | Sequence[str], *, workdir: Path | None = None,
+                 stderr_path: Path | None = None, stderr_cap: int = 1 << 20,
+                 sandbox: str = "none", hide: Sequence[Path] = (), memory_mb: int = 0,
+                 file_mb: int = 64, tmp_mb: int = 64, pids: int = 64, cpus: float = 1.0,
+                 spawner: Spawner | None = None) -> None:
+        self.argv = split_command(command)
+        self.workdir = Path(workdir or os.getcwd()).absolute()
+        self.stderr_path = stderr_path
+        self.stderr_cap = stderr_cap
+        self.sandbox = sandbox
+        self.hide = tuple(hide)
+        self.policy = SandboxPolicy(memory_mb=memory_mb, pids=pids, cpus=cpus, tmp_mb=tmp_mb,
+                                    file_mb=file_mb)
+        self.limits = Rlimits(memory_mb, file_mb)
+        self.spawner = spawner
+        self.name = ""
+        self.process: Process | None = None
+        self._in = self._out = -1
+        self._buf = bytearray()
+        self._pending = bytearray()  # event bytes the bot's full stdin pipe has not taken
+        self._poll = select.poll()  # stdout
+        self._poll_exit = select.poll()  # stdout and the leader's exit (pidfd)
+        self._eof = self._broken = self._closed = False
+        self._info_left = INFO_BUDGET
+
+    @property
+    def pid(self) -> int | None:
+        """The process id (of the outermost wrapper, which leads the group), once started."""
+        return self.process.pid if self.process else None
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    def start(self, startup_ms: float, stop: CancelSignal | None = None) -> str:
+        """Spawn the bot, send ``chinese-ten 1`` (:data:`referee.protocol.wire.HELLO`) and wait for
+        ``ready [name]``.
+
+        :param stop: when set while waiting, give up within :data:`STOP_POLL_S` seconds.
+        :return: the name it gave (``""`` if none).
+        :raises referee.bots.process.BotCommandError: if the command cannot be found or sandboxed.
+        :raises BotStartupError: on anything else that goes wrong before ``ready`` (or if
+            ``stop`` was set, or it could not be spawned, twice); its code is the one of the
+            error it stands for.
+        :raises BotMemory: if the memory limit killed it before ``ready``.
+        """
+        try:
+            self._spawn()
+        except SpawnError:  # fork EAGAIN, say: once more, then a fault of the seat
+            try:
+                self._spawn()
+            except SpawnError as err:
+                raise BotStartupError(str(err), code=Reason.SPAWN_FAILED) from None
+        try:
+            deadline = time.monotonic() + startup_ms / 1000
+            self._write(f"{protocol.HELLO}\n".encode(), deadline)
+            line = self._wait_ready(deadline, stop)
+        except BotTimeout as e:
+            raise BotStartupError(f"no ready within {startup_ms:g} ms", code=e.code,
+                                  quoted=e.quoted) from None
+        except BotCrash as e:
+            self._check_memory(e)
+            raise BotStartupError(f"{e.detail} before ready", code=e.code) from None
+        except BotGarbled as e:
+            raise BotStartupError(f"wrong first line: {e.detail}", code=e.code,
+                                  quoted=e.quoted) from None
+        try:
+            self.name = protocol.parse_ready(line)[:74].strip()
+        except protocol.GarbledError as err:
+            raise BotStartupError(str(err), code=Reason.NOT_READY, quoted=_quote(line)) from None
+        return self.name
+
+    def _wait_ready(self, deadline: float, stop: CancelSignal | None) -> str:
+        """The first line, waited for in slices of :data:`STOP_POLL_S` while ``stop`` is
+        unset."""
+        if stop is None:
+            return self._wait_line(deadline, [])
+        while True:
+            if stop.is_set():
+                raise BotStartupError("stopped before ready", code=Reason.STOPPED)
+            try:
+                return self._wait_line(min(deadline, time.monotonic() + STOP_POLL_S), [])
+            except BotTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+
+    def _spawn(self) -> None:
+        policy = self.policy if resolve_sandbox(self.sandbox) == "bwrap" else None
+        process = start_process(self.argv, workdir=self.workdir, sandbox=policy,
+                                hide=self.hide, limits=self.limits, stderr_path=self.stderr_path,
+                                stderr_cap=self.stderr_cap, spawner=self.spawner)
+        self.process = process
+        self._in, self._out = process.stdin, process.stdout
+        self._poll.register(self._out, _POLLIN)
+        self._poll_exit.register(self._out, _POLLIN)
+        if process.pidfd is not None:
+            self._poll_exit.register(process.pidfd, select.POLLIN)
+
+    def close(self, grace_ms: float = 200) -> None:
+        """Send ``quit``, give the bot ``grace_ms`` to exit, then kill its process group.
+
+        Idempotent, and safe after any fault.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        if self.process is None:
+            return
+        if not self._broken:
+            with contextlib.suppress(OSError):
+                os.write(self._in, self._pending + b"quit\n")
+        self.process.stop(grace_ms / 1000)
+
+    def forfeit(self, fault: Fault) -> None:
+        """Tell the bot ``forfeit <fault>``, then :meth:`close` it."""
+        self.send(protocol.format_forfeit(fault))
+        self.close()
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once closed (negative: killed by that signal), else ``None``."""
+        return self.process.returncode if self.process else None
+
+    def __enter__(self) -> Bot:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Bot {shlex.join(self.argv)!r} pid={self.pid}>"
+
+    # -- talking -------------------------------------------------------------------------
+
+    def send(self, line: str) -> None:
+        """Queue an event line. Queued lines go out in order, in one write with the next request
+        (or :meth:`close`), so events cost the bot no extra wake-up; past :data:`SEND_BATCH`
+        bytes they are written at once. Never raises nor blocks: a full pipe keeps the rest for
+        later, a broken one is remembered and the next request raises :class:`BotCrash`."""
+        if self.process is None or self._broken or self._closed:
+            return
+        self._pending += line.encode("ascii", "replace") + b"\n"
+        if len(self._pending) >= SEND_BATCH:
+            self._push()
+
+    def request(self, line: str, timeout_ms: float) -> Answer:
+        """Write a request line and wait for one complete non-``info`` answer line.
+
+        Lines already waiting before the request are unsolicited (``info`` lines excepted).
+
+        :raises BotGarbled: on an unsolicited or over-long line.
+        :raises BotTimeout: if no answer line is complete within ``timeout_ms``.
+        :raises BotCrash: if the bot exited or closed its stdin or stdout.
+        """
+        if self.process is None or self._closed:
+            raise BotCrash("bot is not running", code=Reason.NOT_RUNNING)
+        info: list[str] = []
+        if self._buf or self._eof or self._poll.poll(0):
+            try:
+                self._check_unsolicited(info)
+            except BotCrash as e:
+                self._check_memory(e)
+                raise
+        data = line.encode("ascii", "replace") + b"\n"
+        t0 = time.monotonic()
+        deadline = t0 + timeout_ms / 1000
+        try:
+            self._write(data, deadline)
+            answer = self._wait_line(deadline, info)
+        except BotCrash as e:
+            self._check_memory(e)
+            raise
+        except BotTimeout as e:
+            self._check_memory(e)
+            waited = (time.monotonic() - t0) * 1000
+            raise BotTimeout(f"no answer within {timeout_ms:g} ms (waited {waited:.0f} ms)"
+                             f"{e.detail}", code=e.code, quoted=e.quoted) from None
+        return Answer(answer, (time.monotonic() - t0) * 1000, self._budget(info))
+
+    def drain(self, wait_ms: float, *, quit: bool = False) -> str:
+        """Return the bot's unread stdout, partial line included, after waiting up to
+        ``wait_ms`` for a complete line (with ``quit``: for the bot to close its stdout, after
+        ``quit`` is sent and its stdin closed). For diagnosis after a timeout: a late answer
+        shows up, and at ``quit`` an answer the bot held in an unflushed buffer. Call
+        :meth:`close` afterwards as usual.
+        """
+        if self.process is None or self._closed:
+            return ""
+        if quit and not self._broken:
+            with contextlib.suppress(OSError):
+                os.write(self._in, self._pending + b"quit\n")
+            self._pending.clear()
+            self._broken = True  # nothing more is written to it
+            self.process.close_stdin()
+        deadline = time.monotonic() + wait_ms / 1000
+        while not self._eof and (quit or b"\n" not in self._buf):
+            wait = deadline - time.monotonic()
+            if wait <= 0 or len(self._buf) > LINE_MAX:
+                break
+            if self._poll.poll(math.ceil(wait * 1000)):
+                self._fill()
+        text = self._buf.decode("ascii", "replace")
+        self._buf.clear()
+        return text
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _budget(self, info: list[str]) -> tuple[str, ...]:
+        """The ``info`` lines that fit in what is left of :data:`INFO_BUDGET` (a bot cannot
+        bloat its match record: escaped control characters would cost six bytes each)."""
+        kept = []
+        for text in info:
+            if len(text) > self._info_left:
+                self._info_left = 0
+                break
+            self._info_left -= len(text)
+            kept.append(text)
+        return tuple(kept)
+
+    def _check_unsolicited(self, info: list[str]) -> None:
+        for _ in range(16):  # bounded: a bot flooding info lines cannot keep us here
+            if not self._poll.poll(0) or not self._fill():
+                break
+        while (text := self._take_line()) is not None:
+            if not _keep_info(text, info):
+                quoted = _quote(text)
+                raise BotGarbled(f"unsolicited line: {quoted}", code=Reason.UNSOLICITED,
+                                 quoted=quoted)
+        if self._eof:
+            raise self._crash()
+
+    def _push(self) -> bool:
+        """Writes as much of the queued bytes as the pipe takes now, without blocking;
+        ``False`` (and remembered) if the bot closed its input."""
+        try:
+            del self._pending[: os.write(self._in, self._pending)]
+        except BlockingIOError:
+            pass
+        except OSError:
+            self._broken = True
+        return not self._broken
+
+    def _write(self, data: bytes, deadline: float) -> None:
+        """Queues ``data`` after the pending events and writes it all by ``deadline``."""
+        if self._broken:
+            raise self._crash(closed_input=True)
+        self._pending += data
+        poller = None
+        while True:
+            if not self._push():
+                raise self._crash(closed_input=True)
+            if not self._pending:
+                return
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise BotTimeout(" (it does not read its input)", code=Reason.NOT_READING)
+            if poller is None:
+                poller = select.poll()
+                poller.register(self._in, select.POLLOUT)
+            poller.poll(math.ceil(wait * 1000))
+
+    def _fill(self) -> bool:
+        """Read what is there into the buffer; ``False`` at EOF."""
+        try:
+            chunk = os.read(self._out, CHUNK)
+        except BlockingIOError:
+            return True
+        except OSError:
+            chunk = b""
+        if chunk:
+            self._buf += chunk
+            return True
+        self._eof = True
+        return False
+
+    def _take_line(self) -> str | None:
+        """Pop one complete line from the buffer, without its ``\\r\\n``."""
+        buf = self._buf
+        i = buf.find(b"\n")
+        if i < 0:
+            if len(buf) > LINE_MAX:
+                raise _long_line(buf)
+            return None
+        if i > LINE_MAX + 1 or (i == LINE_MAX + 1 and buf[i - 1] != 13):
+            raise _long_line(buf)
+        end = i - 1 if i and buf[i - 1] == 13 else i
+        text = buf[:end].decode("ascii", "replace")
+        del buf[: i + 1]
+        return text
+
+    def _wait_line(self, deadline: float, info: list[str]) -> str:
+        """Wait for one complete non-``info`` line until ``deadline``."""
+        buf = self._buf
+        process = self.process
+        assert process is not None
+        while True:
+            text = self._take_line() if buf else None
+            if text is not None:
+                if text.startswith("info") and _keep_info(text, info):
+                    continue
+                return text
+            if self._eof:
+                raise self._crash()
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                if not buf:
+                    raise BotTimeout("", code=Reason.NO_ANSWER)
+                quoted = _quote(buf)
+                raise BotTimeout(f", partial line {quoted}", code=Reason.PARTIAL_LINE,
+                                 quoted=quoted)
+            if self._poll_exit.poll(int(wait * 1000) + 1):
+                try:
+                    chunk = os.read(self._out, CHUNK)
+                except BlockingIOError:
+                    if process.exit_status(0):  # a process the leader left holds stdout
+                        raise self._crash() from None
+                    continue
+                except OSError:
+                    chunk = b""
+                if chunk:
+                    buf += chunk
+                else:
+                    self._eof = True
+
+    def _check_memory(self, err: BotError) -> None:
+        """Raise :class:`BotMemory` instead of ``err`` if the memory limit killed a process
+        of the bot."""
+        if self.process is not None and self.process.memory_fault():
+            raise BotMemory(f"memory limit ({self.policy.memory_mb} MiB) exceeded: "
+                            f"{err.detail.strip(' ,')}", code=Reason.OUT_OF_MEMORY) from None
+
+    def _crash(self, closed_input: bool = False) -> BotCrash:
+        """The crash error: how the process exited if it did (within 0.1 s), else which of
+        its pipes it closed."""
+        assert self.process is not None
+        status = self.process.exit_status(0.1)
+        if status:
+            return BotCrash(status, code=Reason.EXITED)
+        if closed_input:
+            return BotCrash("closed its input", code=Reason.CLOSED_INPUT)
+        return BotCrash("closed its output", code=Reason.CLOSED_OUTPUT)
+
+
+def _long_line(buf: bytearray) -> BotGarbled:
+    quoted = _quote(buf)
+    return BotGarbled(f"line over {LINE_MAX} bytes: {quoted}", code=Reason.LONG_LINE,
+                      quoted=quoted)
+
+
+def _keep_info(text: str, info: list[str]) -> bool:
+    """If ``text`` is an ``info`` comment, keep its text (after ``info ``) in ``info`` (cut,
+    bounded) and say so."""
+    if text.startswith("info ") or text == "info":
+        if len(info) < INFO_KEEP:
+            info.append(text[5:][:INFO_MAX])
+        return True
+    return False

@@ -1,0 +1,498 @@
+"""Bot processes, without the protocol: commands, the sandbox, limits, spawning, stderr, kill.
+
+:func:`start_process` runs a bot command in its own session and process group (Ctrl-C at the
+referee's terminal does not reach it), optionally inside the hardened sandbox
+(:mod:`referee.bots.sandbox`, given a :class:`~referee.bots.sandbox.SandboxPolicy`), else under
+:class:`Rlimits`, forked by a :class:`Spawner`; its stderr is drained at all times by a daemon
+thread into a size-capped file. The :class:`Process` it returns hands its stdin and stdout, both
+non-blocking, to whoever speaks to it (:class:`referee.bots.bot.Bot`), says how it exited, and kills
+its whole group.
+
+No Python code runs in the child between fork and exec (the referee is threaded): limits are set
+by the ``prlimit`` wrapper, or, where it is missing, by ``resource.prlimit`` on the child's pid
+while a ``/bin/sh`` gate holds it before it execs the bot; a sandboxed bot always starts behind
+the gate, which holds it until it is in its cgroup.
+
+>>> p = start_process(["./greedy-bot"], workdir=Path("bots"))  # doctest: +SKIP
+>>> p.stop(grace_s=0.2)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import math
+import os
+import resource
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Protocol
+
+from referee.bots.cgroups import Cgroup
+from referee.bots.sandbox import GATE, Launch, SandboxError, SandboxPolicy, capabilities, prepare
+
+logger = logging.getLogger(__name__)
+
+CHUNK = 1 << 16
+_POLLIN = select.POLLIN | select.POLLHUP | select.POLLERR
+
+
+class BotCommandError(ValueError):
+    """The bot's command cannot be started at all (empty, unparsable, not found, not
+    executable, or a script it names is missing); the message is one line."""
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".bash", ".jar",
+                   ".lua", ".php", ".R", ".jl", ".exs", ".dart", ".hs", ".tcl")
+"""Command arguments with these endings are taken for script files, which must exist."""
+
+
+def split_command(command: str | Sequence[str]) -> list[str]:
+    """Split a command string like a POSIX shell would; pass a sequence through as a list.
+
+    :raises BotCommandError: for an empty command or one a shell could not split (an unclosed
+        quote, say).
+    """
+    if isinstance(command, str):
+        try:
+            argv = shlex.split(command)
+        except ValueError as err:
+            raise BotCommandError(f"cannot split the command line: {err}") from None
+        # A shell expands a leading ~ (~/bot.py, ~user/bot.py): so does a command string.
+        argv = [os.path.expanduser(a) if a.startswith("~") else a for a in argv]
+    else:
+        argv = [str(a) for a in command]
+    if not argv:
+        raise BotCommandError("empty bot command")
+    if any("\0" in a for a in argv):
+        raise BotCommandError("the command line holds a NUL character")
+    return argv
+
+
+def resolve_command(command: str | Sequence[str], workdir: Path | str | None = None) -> list[str]:
+    """Split ``command`` and check that it can be started in ``workdir`` (default: the current
+    folder): its program is found and executable (with a slash, relative to ``workdir``; else
+    on ``PATH``), and every argument that names a script (see :data:`SCRIPT_SUFFIXES`, options
+    excepted) exists. Return the argument list.
+
+    :raises BotCommandError: saying, in one line, what is wrong.
+    """
+    argv = split_command(command)
+    folder = Path(workdir or os.getcwd()).absolute()
+    if which_command(argv, folder) is None:
+        raise BotCommandError(_not_found(argv[0], folder))
+    for arg in argv[1:]:
+        if arg.endswith(SCRIPT_SUFFIXES) and not arg.startswith("-"):
+            path = folder / arg
+            if not path.exists():
+                raise BotCommandError(f"{arg!r} does not exist (bot script not found: "
+                                      f"{str(path)!r})")
+    return argv
+
+
+def _not_found(prog: str, workdir: Path) -> str:
+    path = workdir / prog
+    if path.is_file() and not os.access(path, os.X_OK):
+        how = (f"run it with its interpreter (python3 {prog}, say)"
+               if prog.endswith(SCRIPT_SUFFIXES) else f"chmod +x {prog}")
+        return f"{prog!r} is in {str(workdir)!r} but not executable: {how}"
+    if "/" not in prog and path.is_file():
+        return (f"{prog!r} is not on PATH, but a file of that name is in {str(workdir)!r}: "
+                f"write ./{prog}, or run it with its interpreter")
+    where = f"in {str(workdir)!r}" if "/" in prog else "on PATH"
+    return f"{prog!r} not found or not executable {where}"
+
+
+def which_command(argv: Sequence[str], workdir: Path | str | None = None) -> str | None:
+    """Resolve ``argv[0]`` like ``execvp`` would: with a slash relative to ``workdir``, else
+    on ``PATH``. Return the absolute path of the executable file, or ``None``."""
+    if not argv:
+        return None
+    prog = argv[0]
+    if "/" in prog:
+        path = Path(workdir or ".", prog).absolute()
+        ok = path.is_file() and os.access(path, os.X_OK)
+        return str(path) if ok else None
+    found = shutil.which(prog)
+    return str(Path(found).absolute()) if found else None
+
+
+# -- the sandbox --------------------------------------------------------------------------------
+
+
+def bwrap_available() -> bool:
+    """Whether the hardened sandbox can be built here, in some mode (probed once)."""
+    return capabilities().works
+
+
+@functools.cache
+def _warn_no_bwrap() -> None:
+    logger.warning("no working sandbox here: bots run unsandboxed (%s)", capabilities().summary())
+
+
+def resolve_sandbox(mode: str, *, warn: bool = True) -> str:
+    """Turn a configured sandbox mode (``auto``, ``bwrap``, ``none``) into ``bwrap`` or
+    ``none``. ``auto`` without a working sandbox logs a warning once per process (unless
+    ``warn`` is false: the caller tells the user itself).
+
+    :raises BotCommandError: for an unknown mode, or ``bwrap`` where it does not work.
+    """
+    if mode == "none":
+        return "none"
+    if mode not in ("auto", "bwrap"):
+        raise BotCommandError(f"unknown sandbox mode: {mode!r} (use auto, bwrap or none)")
+    if bwrap_available():
+        return "bwrap"
+    if mode == "bwrap":
+        raise BotCommandError(f"sandbox 'bwrap' requested but it does not work here: "
+                              f"{capabilities().summary()} (see ct-referee sandbox)")
+    if warn:
+        _warn_no_bwrap()
+    return "none"
+
+
+# -- limits -------------------------------------------------------------------------------------
+
+_GATE = ["/bin/sh", "-c", GATE, "ct-referee-gate"]
+"""Waits for one line on stdin, then execs its arguments: holds the child while its limits are
+set by pid. A shell reads a pipe a byte at a time, so the bot's input starts after that line."""
+
+
+@dataclass(frozen=True)
+class Rlimits:
+    """Resource limits of a bot process (and of everything it starts): no core files, files up
+    to ``file_mb`` MiB, a data size (heap and private writable mappings, ``RLIMIT_DATA``) of
+    ``memory_mb`` MiB (0: unlimited). Not the address space: Java and Node reserve far more
+    of it than they use."""
+
+    memory_mb: int = 0
+    file_mb: int = 64
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """``(resource, bytes)`` for each limit set."""
+        limits = [(resource.RLIMIT_CORE, 0)]
+        if self.file_mb > 0:
+            limits.append((resource.RLIMIT_FSIZE, self.file_mb << 20))
+        if self.memory_mb > 0:
+            limits.append((resource.RLIMIT_DATA, self.memory_mb << 20))
+        return limits
+
+    def wrap(self, argv: Sequence[str], *, prlimit: str | None) -> tuple[list[str], bool]:
+        """The command line that runs ``argv`` under these limits: behind the ``prlimit``
+        wrapper (path given) or else the gate; and whether it is the gate, which
+        :meth:`apply` must then release."""
+        if prlimit:
+            names = {resource.RLIMIT_CORE: "core", resource.RLIMIT_FSIZE: "fsize",
+                     resource.RLIMIT_DATA: "data"}
+            return [prlimit, *(f"--{names[k]}={v}" for k, v in self.pairs()), "--", *argv], False
+        return [*_GATE, *argv], True
+
+    def apply(self, pid: int) -> None:
+        """Set the limits on the running process ``pid`` (held at the gate)."""
+        for key, value in self.pairs():
+            resource.prlimit(pid, key, (value, value))
+
+
+@functools.cache
+def _prlimit() -> str | None:
+    return shutil.which("prlimit")
+
+
+# -- spawning -----------------------------------------------------------------------------------
+
+
+PopenCall = Callable[[], "subprocess.Popen[bytes]"]
+"""A call of ``subprocess.Popen`` with its arguments bound."""
+
+
+class Spawner(Protocol):
+    """Runs the fork of a bot process (a call of ``subprocess.Popen``) somewhere."""
+
+    def run(self, popen: PopenCall) -> subprocess.Popen[bytes]:
+        """Call ``popen`` and return the process (or raise its ``OSError``)."""
+        ...
+
+
+class ThreadSpawner:
+    """Forks every child from one thread of its own, which lives until :meth:`close`.
+
+    bwrap's ``--die-with-parent`` (``PR_SET_PDEATHSIG``) fires when the *thread* that forked it
+    exits: forking from a short-lived thread (a match's start-up thread) would kill the bot.
+    """
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="bot-spawner")
+
+    def run(self, popen: PopenCall) -> subprocess.Popen[bytes]:
+        """Call ``popen`` on the spawner thread."""
+        return self._pool.submit(popen).result()
+
+    def close(self) -> None:
+        """Stop the thread; sandboxed bots it forked are killed with it."""
+        self._pool.shutdown()
+
+
+@functools.cache
+def default_spawner() -> ThreadSpawner:
+    """The spawner bots use unless given one: made on first use, it lives as long as the
+    referee."""
+    return ThreadSpawner()
+
+
+# -- one process --------------------------------------------------------------------------------
+
+
+class SpawnError(RuntimeError):
+    """The bot's command was found but could not be started this time (fork ``EAGAIN``, an
+    exec error, a cgroup that cannot be made): a fault of the seat, not the end of play."""
+
+
+def start_process(argv: Sequence[str], *, workdir: Path, sandbox: SandboxPolicy | None = None,
+                  hide: Sequence[Path] = (), limits: Rlimits = Rlimits(),
+                  stderr_path: Path | None = None, stderr_cap: int = 1 << 20,
+                  spawner: Spawner | None = None) -> Process:
+    """Start ``argv`` in ``workdir``, in its own session, inside the hardened ``sandbox``
+    (``None``: none, and then under ``limits``; the policy carries its own), forked by
+    ``spawner`` (default: :func:`default_spawner`); its stderr goes to ``stderr_path``
+    (parents created; ``None``: discarded), at most ``stderr_cap`` bytes. ``hide``: folders
+    inside the bot's own that the sandboxed bot sees empty.
+
+    :raises BotCommandError: if the command cannot be found or sandboxed.
+    :raises SpawnError: if it was found but could not be started.
+    """
+    if which_command(argv, workdir) is None:
+        raise BotCommandError(_not_found(argv[0], workdir))
+    launch: Launch | None = None
+    if sandbox is not None:
+        try:
+            launch = prepare(argv, workdir, policy=sandbox, hide=hide)
+        except SandboxError as err:
+            raise BotCommandError(str(err)) from None
+        except OSError as err:
+            raise SpawnError(f"cannot make the cgroup of {argv[0]!r}: {err}") from None
+        cmd, gated, extra = launch.argv, True, launch.popen_kwargs()
+    else:
+        cmd, gated = limits.wrap(list(argv), prlimit=_prlimit())
+        extra = {"cwd": workdir}
+    out = None
+    if stderr_path:
+        stderr_path.parent.mkdir(parents=True, exist_ok=True)
+        out = open(stderr_path, "wb", buffering=0)  # noqa: SIM115 (the drain thread closes it)
+
+    def popen() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
+                                **extra)  # type: ignore[call-overload]
+
+    try:
+        proc = (spawner or default_spawner()).run(popen)
+    except OSError as e:
+        if out:
+            out.close()
+        if launch is not None:
+            launch.discard()
+        raise SpawnError(f"cannot start bot command {argv[0]!r}: {e}") from None
+    finally:
+        if launch is not None:
+            launch.cleanup()
+    process = Process(proc, out, stderr_cap, cgroup=launch.cgroup if launch else None)
+    process.active = launch.active if launch else []
+    if gated:
+        try:
+            if launch is not None:
+                launch.attach(proc.pid)
+            else:
+                limits.apply(proc.pid)
+            os.write(process.stdin, b"go\n")
+        except OSError as e:
+            process.stop(0)
+            raise SpawnError(f"cannot limit bot command {argv[0]!r}: {e}") from None
+    os.set_blocking(process.stdin, False)
+    return process
+
+
+class Process:
+    """A started bot process: its pipes, its exit, its stderr drain, and its group's kill.
+
+    :attr:`stdin` and :attr:`stdout` are file descriptors, which the caller reads and writes;
+    :attr:`stdout` is non-blocking, and :attr:`stdin` is once :func:`start_process` returns.
+    A sandboxed process has its :attr:`cgroup` (where the machine has one), emptied and
+    removed by :meth:`stop`.
+    """
+
+    def __init__(self, proc: subprocess.Popen[bytes], out: BinaryIO | None, cap: int,
+                 cgroup: Cgroup | None = None) -> None:
+        assert proc.stdin and proc.stdout and proc.stderr
+        self.pid = proc.pid
+        self._proc = proc
+        self.cgroup = cgroup
+        self.active: list[str] = []
+        """The protections in force (empty: not sandboxed)."""
+        self.oom_kills = 0
+        self.stdin, self.stdout = proc.stdin.fileno(), proc.stdout.fileno()
+        os.set_blocking(self.stdout, False)
+        self.pidfd = _pidfd_open(proc.pid)
+        """A file descriptor readable once the leader has exited (``None`` where unsupported)."""
+        wake_r, self._wake = os.pipe()
+        err_fd = os.dup(proc.stderr.fileno())
+        proc.stderr.close()
+        self._thread = threading.Thread(
+            target=_drain_stderr, args=(err_fd, wake_r, out, cap),
+            name=f"bot-stderr-{proc.pid}", daemon=True)
+        self._thread.start()
+        self._stopped = False
+
+    def memory_fault(self) -> bool:
+        """Whether the memory limit killed a process of the bot (known only where a memory
+        cgroup exists; kept after :meth:`stop`)."""
+        if self.cgroup is not None:
+            self.oom_kills = max(self.oom_kills, self.cgroup.oom_kills())
+        return self.oom_kills > 0
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once stopped (negative: killed by that signal), else ``None``."""
+        return self._proc.returncode
+
+    @property
+    def draining(self) -> bool:
+        """Whether the stderr thread still runs."""
+        return self._thread.is_alive()
+
+    def close_stdin(self) -> None:
+        """Close the bot's input (it reads end of file)."""
+        with contextlib.suppress(OSError):
+            self._proc.stdin.close()  # type: ignore[union-attr]
+
+    def wait_exit(self, seconds: float) -> bool:
+        """Wait until the leader has exited, without reaping it."""
+        if self.pidfd is not None:
+            poller = select.poll()
+            poller.register(self.pidfd, select.POLLIN)
+            return bool(poller.poll(max(0, math.ceil(seconds * 1000))))
+        deadline = time.monotonic() + seconds
+        while self.exit_status(0) is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return self.exit_status(0) is not None
+
+    def exit_status(self, wait_s: float) -> str | None:
+        """Describe how the leader exited (``None`` if it is still running after ``wait_s``
+        seconds); no reaping."""
+        proc = self._proc
+        if proc.returncode is not None:
+            return describe_exit(proc.returncode)
+        if wait_s and not self.wait_exit(wait_s):
+            return None
+        try:
+            got = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return None
+        if got is None:
+            return None
+        code = got.si_status if got.si_code == os.CLD_EXITED else -got.si_status
+        return describe_exit(code)
+
+    def stop(self, grace_s: float) -> None:
+        """Give the leader ``grace_s`` seconds to exit, kill the whole process group, reap the
+        leader, close the pipes and finish the stderr file. Idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        proc = self._proc
+        self.wait_exit(grace_s)
+        # The leader is not reaped yet (a zombie keeps its pid), so the group id is still
+        # ours: kill the whole group even if the leader is gone.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+        if self.cgroup is not None:  # what left the group (a double fork) dies here
+            self.memory_fault()
+            self.cgroup.kill_all()
+            self.cgroup.remove()
+            self.cgroup = None
+        for f in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError):
+                f.close()  # type: ignore[union-attr]
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        self._thread.join(timeout=1)
+        if self._thread.is_alive():  # a process that left the group holds stderr open
+            with contextlib.suppress(OSError):
+                os.write(self._wake, b"x")
+            self._thread.join(timeout=1)
+        with contextlib.suppress(OSError):
+            os.close(self._wake)
+
+
+def describe_exit(code: int) -> str:
+    """``exited with code 3``, ``killed by SIGKILL``: a return code in words."""
+    if code >= 0:
+        return f"exited with code {code}"
+    with contextlib.suppress(ValueError):
+        return f"killed by {signal.Signals(-code).name}"
+    return f"killed by signal {-code}"
+
+
+def stderr_tail(path: Path | None, lines: int = 6) -> list[str]:
+    """The last ``lines`` lines of a bot's stderr file (``[]`` if there is none): for showing
+    why a bot failed. Read it after the process is stopped, which flushes the file."""
+    if path is None:
+        return []
+    try:
+        text = path.read_text("utf-8", "replace")
+    except OSError:
+        return []
+    return text.splitlines()[-lines:]
+
+
+def _drain_stderr(fd: int, wake: int, out: BinaryIO | None, cap: int) -> None:
+    """Copy the bot's stderr into ``out`` (at most ``cap`` bytes, then a note) and discard
+    the rest, until EOF or a byte on the ``wake`` pipe."""
+    written, cut = 0, False
+    poller = select.poll()
+    poller.register(fd, _POLLIN)
+    poller.register(wake, _POLLIN)
+    try:
+        while True:
+            ready = {f for f, _ in poller.poll()}
+            if fd not in ready:
+                return  # woken by stop(): a process outside the group holds the pipe
+            chunk = os.read(fd, CHUNK)
+            if not chunk:
+                return
+            if out is None or cut:
+                continue
+            room = cap - written
+            out.write(chunk[:room])
+            written += min(room, len(chunk))
+            if len(chunk) > room:
+                cut = True
+                out.write(f"\n[ct-referee: stderr cut at {cap} bytes]\n".encode())
+    except OSError:
+        return
+    finally:
+        if out:
+            out.close()
+        os.close(fd)
+        os.close(wake)
+
+
+def _pidfd_open(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None

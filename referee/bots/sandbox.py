@@ -1,0 +1,635 @@
+"""The hardened bot sandbox: bubblewrap, an unprivileged uid, seccomp, cgroups or rlimits.
+
+A bot runs as an unprivileged host uid without capabilities (and no way to regain them), sees
+the system folders, its runtime's install prefix, the referee's own package and its own
+folders (all read-only), a bounded private ``/tmp`` and ``/dev/shm``, its own ``/proc``, no
+network and a cleared environment, under a seccomp filter (:mod:`referee.bots.seccomp`) and a
+cgroup of its own (:mod:`referee.bots.cgroups`) or, where there is none, rlimits.
+
+Two ways to drop privileges (:class:`SandboxPolicy` ``mode``):
+
+``userns``
+    bwrap itself runs as the bot uid (the referee's own uid when it is not root) with
+    ``--unshare-user --disable-userns --cap-drop ALL``. Every bound path must be traversable
+    by that uid: bwrap resolves its sources as that uid.
+``setpriv``
+    (root only) bwrap runs as root without a user namespace, builds the mounts (it can reach
+    a runtime under ``/root``), and execs ``setpriv``, which drops to the bot uid, clears every
+    capability set and sets no-new-privs before it execs the bot. Nested user namespaces are
+    refused by the seccomp filter.
+
+``auto`` picks ``userns`` unless the referee is root and a bound path is unreachable for the
+bot uid, or user namespaces do not work here. The policy is plain, picklable data; what the
+machine can do (:func:`capabilities`) is probed where the bot is spawned, once per process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import os
+import re
+import secrets
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import referee
+from referee.bots.cgroups import Cgroup, CgroupLayout, find_layout
+from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl",
+               "ca-certificates", "localtime", "timezone", "nsswitch.conf", "host.conf",
+               "hosts", "os-release", "mime.types", "java-*", "fonts")
+SANDBOX_UID = 1000
+"""The uid (and gid) the bot sees inside in ``userns`` mode."""
+BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
+ENV = ("PATH", "HOME", "LANG", "TMPDIR")
+"""The only environment variables a sandboxed bot gets (with ``PWD``, set by its shell, and
+``JAVA_TOOL_OPTIONS=-XX:-UsePerfData`` for ``java``, whose perf-data file needs ``flock``)."""
+GATE = 'IFS= read -r _ || exit 111; exec "$@"'
+"""The launcher: waits for one line on stdin (the cgroup is ready), then execs the rest."""
+BOT_UIDS = range(64000, 65000)
+"""Host uids a root referee runs its bots as, each bot a uid of its own (taken in turn, from
+an offset drawn per referee process): the kernel counts some resources per uid across
+namespaces (pipe buffers against ``fs.pipe-user-pages-soft``, processes against
+``RLIMIT_NPROC``, pending signals, message-queue bytes), and a bot that lowers its own limit
+and probes it would read what other bots of the same uid hold: a channel between sandboxes."""
+MODES = ("auto", "userns", "setpriv")
+
+
+class SandboxError(ValueError):
+    """A bot that cannot be sandboxed as asked; the message is one line."""
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """What a sandboxed bot may use: plain data (a runner can send it to another process).
+
+    Sizes in MiB, ``cpus`` in cores; 0 means no limit (``tmp_mb``: the tmpfs default). The
+    memory limit counts what the bot keeps in ``/tmp`` and ``/dev/shm`` where a memory cgroup
+    exists. ``uid``/``gid``: the host ids the bot runs as when the referee is root (``uid``
+    only where :func:`build_argv` is called without one: :func:`prepare` gives each bot a uid
+    of its own from :data:`BOT_UIDS`).
+    """
+
+    memory_mb: int = 512
+    pids: int = 64
+    cpus: float = 1.0
+    tmp_mb: int = 64
+    file_mb: int = 64
+    mode: str = "auto"
+    uid: int = 65534
+    gid: int = 65534
+    seccomp: bool = True
+    cgroups: bool = True
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Check:
+    """One protection of this machine: whether it works, what it is, how to enable it."""
+
+    name: str
+    ok: bool
+    detail: str
+    enable: str = ""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What this machine supports (see :func:`capabilities`)."""
+
+    checks: tuple[Check, ...]
+    layout: CgroupLayout
+    root: bool
+
+    def ok(self, name: str) -> bool:
+        """Whether the check ``name`` passed."""
+        return any(c.ok for c in self.checks if c.name == name)
+
+    @property
+    def works(self) -> bool:
+        """Whether a sandbox can be built here at all (in some mode)."""
+        userns = self.ok("userns") and self.ok("disable-userns")
+        return self.ok("bwrap") and (userns or self.ok("setpriv"))
+
+    def cgroup_ok(self, controller: str) -> bool:
+        """Whether a cgroup ``controller`` can be used."""
+        return self.ok(f"cgroup {controller}")
+
+    def summary(self) -> str:
+        """One line: the protections in force, and what is missing."""
+        if not self.works:
+            return "no sandbox (" + "; ".join(
+                f"{c.name}: {c.detail}" for c in self.checks[:4] if not c.ok) + ")"
+        on = ["bwrap", "seccomp" if self.ok("seccomp") else "", *(
+            f"cgroup {c}" for c in ("memory", "pids", "cpu") if self.cgroup_ok(c))]
+        limits = [f"rlimit {r}" for c, r in (("memory", "data"), ("pids", "nproc"))
+                  if not self.cgroup_ok(c)]
+        if not self.cgroup_ok("cpu"):
+            limits.append("no cpu limit")
+        return ", ".join(x for x in [*on, *limits] if x)
+
+
+def _run(argv: Sequence[str], **kw: object) -> subprocess.CompletedProcess[str]:
+    kw = {"env": {"PATH": BASE_PATH}, "cwd": "/", **kw}
+    try:
+        return subprocess.run(list(argv), capture_output=True, text=True, timeout=10,  # type: ignore[call-overload]
+                              check=False, **kw)
+    except (OSError, subprocess.SubprocessError) as err:
+        return subprocess.CompletedProcess(list(argv), 127, "", str(err))
+
+
+def probe_capabilities(uid: int = 65534, gid: int = 65534) -> Capabilities:
+    """Probe bwrap (version, user namespaces, ``--disable-userns``), seccomp, setpriv and the
+    cgroup controllers, each with what it is and how to enable it."""
+    root = os.geteuid() == 0
+    bwrap = shutil.which("bwrap", path=BASE_PATH)
+    version = _run([bwrap, "--version"]).stdout.strip() if bwrap else ""
+    nums = tuple(int(n) for n in re.findall(r"\d+", version)[:3])
+    checks = [Check("bwrap", bool(bwrap) and nums >= (0, 8, 0), version or "bwrap not found",
+                    "apt-get install bubblewrap (0.8.0 or later, for --disable-userns)")]
+    user: dict[str, object] = {"user": uid, "group": gid, "extra_groups": []} if root else {}
+    base = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+            "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"]
+    for name, extra, enable in (
+            ("userns", [], "sysctl kernel.unprivileged_userns_clone=1 and "
+                           "user.max_user_namespaces>0; on Ubuntu also "
+                           "kernel.apparmor_restrict_unprivileged_userns=0"),
+            ("disable-userns", ["--disable-userns"], "bubblewrap 0.8.0 or later")):
+        done = _run([bwrap, "--unshare-all", "--unshare-user", *extra, *base, "--", "true"],
+                    **user) if bwrap else None
+        ok = done is not None and done.returncode == 0
+        detail = "works" if ok else (done.stderr.strip().splitlines() or ["fails"])[-1] \
+            if done else "bwrap missing"
+        checks.append(Check(name, ok, detail, enable))
+    sec = Check("seccomp", False, "no Seccomp line in /proc/self/status",
+                "a kernel with CONFIG_SECCOMP_FILTER")
+    with contextlib.suppress(OSError, ValueError):
+        seccomp_filter()
+        if "Seccomp:" in Path("/proc/self/status").read_text():
+            sec = Check("seccomp", True, f"filter for {native_arch()}")
+    checks.append(sec)
+    setpriv = shutil.which("setpriv", path=BASE_PATH)
+    checks.append(Check("setpriv", bool(setpriv) and root,
+                        (setpriv or "setpriv not found") if root else "the referee is not root",
+                        "apt-get install util-linux" if root else "run the referee as root"))
+    layout = find_layout()
+    for c in ("memory", "pids", "cpu"):
+        where = layout.where(c)
+        if where is None:
+            checks.append(Check(f"cgroup {c}", False, layout.missing[c],
+                                "mount cgroup2 (or the v1 controller) on /sys/fs/cgroup"))
+        elif not root:
+            checks.append(Check(f"cgroup {c}", False, f"{where} present, the referee is not "
+                                "root", "run as root or delegate a writable cgroup subtree"))
+        else:
+            mount = layout.v1[c] if where == "v1" else layout.v2
+            checks.append(Check(f"cgroup {c}", True, f"{where} at {mount}"))
+    return Capabilities(tuple(checks), layout, root)
+
+
+@functools.cache
+def capabilities() -> Capabilities:
+    """:func:`probe_capabilities`, once per process (it runs bwrap twice)."""
+    return probe_capabilities()
+
+
+# -- what a bot may see -------------------------------------------------------------------------
+
+
+def resolve_executable(prog: str, workdir: Path) -> Path | None:
+    """The absolute path that runs for ``prog`` (relative to ``workdir`` when it has a slash,
+    else on ``PATH``), symlinks kept (a venv's ``bin/python`` stays one); a pyenv shim resolves
+    to ``pyenv which`` run in ``workdir``."""
+    if "/" in prog:
+        found = Path(os.path.abspath(Path(workdir, prog)))
+        return found if found.is_file() else None
+    exe = shutil.which(prog)
+    if exe is None:
+        return None
+    shim = Path(exe)
+    if shim.parent.name == "shims" and (shim.parent.parent / "libexec" / "pyenv").is_file():
+        return _pyenv_which(str(shim), prog, str(workdir))
+    return Path(os.path.abspath(exe))
+
+
+@functools.lru_cache(maxsize=256)
+def _pyenv_which(shim: str, prog: str, workdir: str) -> Path:
+    """What a pyenv shim runs in ``workdir`` (``pyenv which``, run once per folder)."""
+    pyenv = Path(shim).parent.parent / "libexec" / "pyenv"
+    done = _run([str(pyenv), "which", prog], cwd=workdir,
+                env={**os.environ, "PATH": os.environ.get("PATH", BASE_PATH)})
+    out = done.stdout.strip() if done.returncode == 0 else ""
+    return Path(os.path.abspath(out or shim))
+
+
+def _install_prefix(exe: Path) -> Path:
+    return exe.parent.parent if exe.parent.name == "bin" else exe.parent
+
+
+def _shebang(exe: Path) -> str | None:
+    """The interpreter ``exe``'s ``#!`` line names, read as the kernel does (words split at
+    spaces and tabs only); after the system's ``env``, the program it runs."""
+    try:
+        with open(exe, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return None
+    if head[:2] != b"#!":
+        return None
+    line = head[2:].split(b"\n")[0].replace(b"\t", b" ").decode(errors="replace")
+    words = [w for w in line.split(" ") if w]
+    if len(words) > 1 and Path(words[0]).name == "env" and \
+            _system(Path(os.path.realpath(words[0]))):
+        return words[1]
+    return words[0] if words else None
+
+
+def _public(path: Path) -> bool:
+    """Whether any user can traverse every folder down to ``path`` (mode bits), or it is
+    inside the referee's own Python install (a bot folder's venv made from it)."""
+    own = {Path(os.path.realpath(p)) for p in (sys.prefix, sys.base_prefix)}
+    return reachable(path, -1, -1) or any(path.is_relative_to(p) for p in own)
+
+
+def _system(path: Path) -> bool:
+    return any(path.is_relative_to(d) for d in SYSTEM_DIRS)
+
+
+@dataclass(frozen=True)
+class Binds:
+    """The folders a bot is shown: its own (``bot``: those of the files its command names,
+    its program if given relative to the working folder, else its working folder) and
+    runtimes (``runtime``: install prefixes of its program and ``#!`` interpreter, symlinks
+    and resolved, and the referee package), with the program's path."""
+
+    exe: Path
+    bot: tuple[Path, ...]
+    runtime: tuple[Path, ...]
+
+    @property
+    def all(self) -> tuple[Path, ...]:
+        return (*self.bot, *self.runtime)
+
+
+def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
+    """What :func:`build_argv` binds for ``argv`` run in ``workdir``.
+
+    :raises SandboxError: when the program or its ``#!`` interpreter cannot be found.
+    """
+    workdir = Path(os.path.abspath(workdir))
+    exe = resolve_executable(argv[0], workdir)
+    if exe is None:
+        raise SandboxError(f"bot command not found: {argv[0]!r}")
+    bot: list[Path] = []
+    program = Path(os.path.abspath(Path(workdir, argv[0])))
+    in_venv = program.parent.name == "bin" and (program.parent.parent / "pyvenv.cfg").exists()
+    # A program given by a relative path is the bot's own, unless it is a virtual
+    # environment's (a runtime: its prefix is bound as one, below).
+    named = [argv[0]] if "/" in argv[0] and not argv[0].startswith("/") and not in_venv else []
+    named += [a for a in argv[1:] if not a.startswith("-")]
+    # ``FILE.py:FUNCTION`` (a policy for ``ct-referee bot``) names FILE.py too.
+    named += [a.rpartition(":")[0] for a in named if ":" in a]
+    for arg in named:
+        if not arg:
+            continue
+        path = Path(os.path.abspath(Path(workdir, arg)))
+        with contextlib.suppress(OSError):
+            folder = path if path.is_dir() else path.parent if path.is_file() else None
+            if folder is not None and folder not in bot:
+                bot.append(folder)
+    if not bot:
+        bot.append(workdir)
+    runtime: list[Path] = []
+    # (path, trusted): the organiser's command and PATH are trusted; a path the bot's own
+    # files choose (its #! line, a symlink in its folder) may only show what anyone can reach;
+    # a public path's own symlinks (a venv's python, say) are the host's, not the bot's
+    def inside(path: Path) -> bool:
+        return any(path.is_relative_to(b) for b in bot)
+
+    paths = [(exe, True), (Path(os.path.realpath(exe)), not inside(exe))]
+    interpreter = _shebang(exe)
+    if interpreter:
+        found = resolve_executable(interpreter, workdir)
+        if found is None:
+            raise SandboxError(f"interpreter {interpreter!r} (named by {str(exe)!r}) not found")
+        by_path = "/" not in interpreter
+        paths += [(found, by_path), (Path(os.path.realpath(found)),
+                                     by_path or not inside(found))]
+    for path, trusted in paths:
+        prefix = _install_prefix(path)
+        if _system(path) or inside(prefix) or prefix in runtime:
+            continue
+        if not trusted and not _public(prefix):
+            raise SandboxError(f"{str(path)!r} (named by {str(exe)!r}) is in a folder other "
+                               f"users cannot reach: a bot's own #! line or symlink may only "
+                               f"name a runtime anyone can reach, or one on PATH")
+        runtime.append(prefix)
+    package = Path(referee.__file__).resolve().parent  # bots may import the rules
+    if not any(package.is_relative_to(b) for b in (*bot, *runtime)):
+        runtime.append(package)
+    return Binds(exe, tuple(bot), tuple(runtime))
+
+
+def check_binds(binds: Binds, *, protected: Sequence[Path] = (),
+                others: Sequence[Path] = ()) -> tuple[Path, ...]:
+    """The paths inside the bot's folders that it must be shown empty: a ``protected`` path
+    (the output folder, the configuration) or another entrant's folder (``others``; an equal
+    folder is shared, not another's) that lies inside one of them, symlinks and ``..``
+    resolved, written as the sandbox sees them (pass them to :func:`build_argv` as ``hide``).
+
+    :raises SandboxError: for a bot folder that is, or lies inside, a protected path: it
+        cannot be hidden from the bot that lives in it.
+    """
+    hidden: list[Path] = []
+    for folder in binds.all:
+        real = Path(os.path.realpath(folder))
+        for path in protected:
+            other = Path(os.path.realpath(path))
+            if real.is_relative_to(other):
+                raise SandboxError(f"the bot folder {str(folder)!r} is inside the protected path "
+                                   f"{str(path)!r} (move the bot, or that path, elsewhere)")
+        for path in [*protected, *others]:
+            other = Path(os.path.realpath(path))
+            if other != real and other.is_relative_to(real):
+                seen = Path(folder) / other.relative_to(real)
+                if seen not in hidden:
+                    hidden.append(seen)
+    return tuple(hidden)
+
+
+def reachable(path: Path, uid: int, gid: int) -> bool:
+    """Whether ``uid``/``gid`` (no other groups, no capabilities) can traverse every folder
+    down to ``path`` and read it (mode bits only)."""
+    parts = [*reversed(path.parents), path]
+    for i, part in enumerate(parts):
+        try:
+            st = os.stat(part)
+        except OSError:
+            return False
+        need = 1 if (stat.S_ISDIR(st.st_mode) or i < len(parts) - 1) else 4
+        shift = 6 if st.st_uid == uid else 3 if st.st_gid == gid else 0
+        if not (st.st_mode >> shift) & need:
+            return False
+    return True
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+@dataclass
+class Spec:
+    """A built launch: run ``argv`` with ``pass_fds`` as ``user``/``group`` (``None``: as the
+    referee); call ``cleanup`` once it has started."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...]
+    cleanup: Callable[[], None]
+    mode: str
+    user: int | None
+    group: int | None
+    uid: int
+    binds: Binds | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _data_fd(data: bytes) -> int:
+    fd = os.memfd_create("ct-data", os.MFD_CLOEXEC)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int) -> str:
+    blocked = [str(p) for p in binds.all if caps.root and not reachable(p, uid, policy.gid)]
+    mode = policy.mode
+    if mode == "auto":
+        userns = caps.ok("userns") and caps.ok("disable-userns")
+        mode = "setpriv" if caps.root and (blocked or not userns) else "userns"
+    elif mode == "userns" and blocked:
+        raise SandboxError(f"uid {uid} cannot reach {', '.join(map(repr, blocked))}: use "
+                           f"sandbox mode 'setpriv' (or 'auto')")
+    if mode not in MODES[1:]:
+        raise SandboxError(f"unknown sandbox mode {mode!r} (use {', '.join(MODES)})")
+    if mode == "setpriv" and not caps.root:
+        raise SandboxError("sandbox mode 'setpriv' needs the referee to run as root")
+    return mode
+
+
+def check_readable(binds: Binds, uid: int | None = None) -> None:
+    """Refuse a bot folder that the bot's uid (any bot uid, with ``None``) cannot list and read:
+    a referee running as root starts bots as users of their own.
+
+    :raises SandboxError: naming the folder and the fix.
+    """
+    for folder in binds.bot:
+        st = os.stat(folder)
+        if st.st_uid != uid and (st.st_mode & 0o005) != 0o005:
+            who = "the bot's uid" if uid is None else f"the bot's uid {uid}"
+            raise SandboxError(f"the bot folder {str(folder)!r} is not readable by {who} "
+                               f"(mode {stat.filemode(st.st_mode)}): chmod o+rx it")
+
+
+def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
+               caps: Capabilities, hide: Sequence[Path] = (), uid: int | None = None) -> Spec:
+    """The bwrap command line that runs ``argv`` in ``workdir`` under ``policy``.
+
+    ``hide``: folders (files) inside a bound folder that the bot sees empty.
+
+    :raises SandboxError: for a command that cannot be found or a mode that cannot work here.
+    """
+    workdir = Path(os.path.abspath(workdir))
+    binds = bot_binds(argv, workdir)
+    uid = policy.uid if uid is None else uid
+    mode = _pick_mode(policy, binds, caps, uid)
+    if caps.root:
+        check_readable(binds, uid)
+    fds: list[int] = []
+    out = ["bwrap"]
+    if mode == "userns":
+        out += ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+                "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+        inner = SANDBOX_UID
+    else:  # root bwrap, no user namespace: name each namespace (no --unshare-user-try)
+        out += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                "--unshare-cgroup-try"]
+        inner = uid
+    out += ["--new-session", "--die-with-parent", "--hostname", "bot"]
+    for d in SYSTEM_DIRS:
+        p = Path(d)
+        if p.is_symlink():
+            out += ["--symlink", os.readlink(p), d]
+        elif p.is_dir():
+            out += ["--ro-bind", d, d]
+    made = {"/", "/tmp", "/dev", "/proc", "/etc"}
+    bound: list[Path] = [Path(d) for d in SYSTEM_DIRS]
+
+    def parents(dest: Path) -> list[str]:
+        """``--dir`` for each folder above ``dest`` (bwrap would make them 0700)."""
+        args: list[str] = []
+        for parent in reversed(dest.parents):
+            if str(parent) in made or any(parent.is_relative_to(b) for b in bound):
+                continue
+            made.add(str(parent))
+            args += ["--perms", "0755", "--dir", str(parent)]
+        return args
+
+    out += ["--perms", "0755", "--dir", "/etc"]
+    for pattern in ETC_ENTRIES:
+        for entry in sorted(Path("/etc").glob(pattern)):
+            out += [*parents(entry), "--ro-bind", str(entry), str(entry)]
+    passwd = (f"root:x:0:0:root:/:/usr/sbin/nologin\nbot:x:{inner}:{inner}:bot:/tmp:"
+              f"/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+    group = f"root:x:0:\nbot:x:{inner}:\nnogroup:x:65534:\n"
+    for text, dest in ((passwd, "/etc/passwd"), (group, "/etc/group")):
+        fds.append(_data_fd(text.encode()))
+        out += ["--perms", "0444", "--ro-bind-data", str(fds[-1]), dest]
+    out += ["--proc", "/proc", "--dev", "/dev"]
+    for dest in ("/tmp", "/dev/shm"):
+        out += ["--perms", "01777"]
+        if policy.tmp_mb > 0:
+            out += ["--size", str(policy.tmp_mb << 20)]
+        out += ["--tmpfs", dest]
+    for p in binds.all:
+        out += [*parents(p), "--ro-bind", os.path.realpath(p), str(p)]
+        bound.append(p)
+    named = {Path(os.path.abspath(Path(workdir, a))) for a in argv}
+    for item in hide:
+        item = Path(os.path.abspath(item))
+        if item in named or any(b.is_relative_to(item) for b in binds.all) or \
+                not any(item.is_relative_to(b) for b in binds.all):
+            continue  # never hides the bot from itself; not bound: invisible anyway
+        if item.is_dir():
+            out += ["--tmpfs", str(item), "--remount-ro", str(item)]
+        elif item.exists():  # an empty file (a device node would not open: binds are nodev)
+            fds.append(_data_fd(b""))
+            out += ["--perms", "0444", "--ro-bind-data", str(fds[-1]), str(item)]
+    if not any(workdir.is_relative_to(b) for b in bound):
+        out += [*parents(workdir), "--perms", "0755", "--dir", str(workdir)]
+    path = ":".join([*(str(p / "bin") for p in binds.runtime if (p / "bin").is_dir()),
+                     BASE_PATH])
+    out += ["--clearenv", "--setenv", "PATH", path, "--setenv", "HOME", "/tmp",
+            "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp"]
+    if binds.exe.name.startswith("java"):  # its perf-data file needs flock: it would warn
+        out += ["--setenv", "JAVA_TOOL_OPTIONS", "-XX:-UsePerfData"]  # on stdout otherwise
+    for key, value in policy.env:
+        out += ["--setenv", key, value]
+    if policy.seccomp and caps.ok("seccomp"):
+        fds.append(_seccomp_fd())
+        out += ["--seccomp", str(fds[-1])]
+    out += ["--chdir", str(workdir), "--"]
+    if mode == "setpriv":
+        out += [shutil.which("setpriv", path=BASE_PATH) or "setpriv", f"--reuid={uid}",
+                f"--regid={policy.gid}", "--clear-groups", "--inh-caps=-all",
+                "--bounding-set=-all", "--no-new-privs", "--"]
+    out += [str(binds.exe), *argv[1:]]
+
+    def cleanup() -> None:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    user = uid if (caps.root and mode == "userns") else None
+    return Spec(out, tuple(fds), cleanup, mode, user, policy.gid if user is not None else None,
+                uid if caps.root else os.getuid(), binds)
+
+
+def _seccomp_fd() -> int:
+    return seccomp_fd()
+
+
+# -- launching ----------------------------------------------------------------------------------
+
+_uids = itertools.islice(itertools.cycle(BOT_UIDS),
+                         secrets.randbelow(len(BOT_UIDS)), None)
+_uids_lock = threading.Lock()
+
+
+@dataclass
+class Launch:
+    """Everything :func:`referee.bots.process.start_process` needs to start a sandboxed bot: the
+    launcher's command line (gate, prlimit, bwrap), how to run it, the cgroup to put it in,
+    and the protections in force."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...]
+    user: int | None
+    group: int | None
+    cgroup: Cgroup | None
+    active: list[str]
+    cleanup: Callable[[], None]
+
+    def popen_kwargs(self) -> dict[str, object]:
+        """Keyword arguments of ``subprocess.Popen`` for the launcher."""
+        ids: dict[str, object] = ({"user": self.user, "group": self.group, "extra_groups": []}
+                                  if self.user is not None else {})
+        return {"pass_fds": self.pass_fds, "cwd": "/", "env": {"PATH": BASE_PATH}, **ids}
+
+    def attach(self, pid: int) -> None:
+        """Put the launcher (held at the gate) into the bot's cgroup."""
+        if self.cgroup is not None:
+            self.cgroup.attach(pid)
+
+    def discard(self) -> None:
+        """Remove the cgroup of a launch that did not start."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+
+
+def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
+            hide: Sequence[Path] = (), caps: Capabilities | None = None) -> Launch:
+    """Build the launch of ``argv`` in ``workdir``: its cgroup (made now, with its limits),
+    the rlimits the cgroups do not cover, and the gated command line.
+
+    :raises SandboxError: see :func:`build_argv`. :raises OSError: if the cgroup cannot be made.
+    """
+    caps = caps or capabilities()
+    cgroups = policy.cgroups and caps.root
+    have = {c for c in ("memory", "pids", "cpu") if cgroups and caps.cgroup_ok(c)}
+    uid = policy.uid
+    if caps.root:  # a uid of its own: no per-uid kernel counter shared with another bot
+        with _uids_lock:
+            uid = next(_uids)
+    spec = build_argv(argv, workdir, policy=policy, caps=caps, hide=hide, uid=uid)
+    active = [f"bwrap {spec.mode}", f"uid {spec.uid}", "no network", "cleared environment"]
+    if policy.seccomp and caps.ok("seccomp"):
+        active.append("seccomp")
+    cgroup = None
+    if have:
+        try:
+            cgroup = Cgroup.create(f"bot-{uuid.uuid4().hex[:12]}", memory_mb=policy.memory_mb,
+                                   pids=policy.pids, cpu_cores=policy.cpus, layout=caps.layout)
+        except OSError:
+            spec.cleanup()
+            raise
+        active += [f"cgroup {c} {cgroup.version(c)}" for c in sorted(cgroup.dirs)]
+        have = set(cgroup.dirs)
+    limits = {"core": 0}
+    if policy.file_mb > 0:
+        limits["fsize"] = policy.file_mb << 20
+    if "memory" not in have and policy.memory_mb > 0:
+        limits["data"] = policy.memory_mb << 20  # not "as": Java and Node reserve more
+        active.append("rlimit data")
+    if "pids" not in have and policy.pids > 0:
+        limits["nproc"] = policy.pids
+        active.append("rlimit nproc")
+    prlimit = shutil.which("prlimit", path=BASE_PATH)
+    if prlimit is None:
+        spec.cleanup()
+        if cgroup is not None:
+            cgroup.remove()
+        raise SandboxError("prlimit (util-linux) is missing: it sets the bot's rlimits")
+    wrap = [prlimit, *(f"--{k}={v}" for k, v in limits.items()), "--"]
+    return Launch(["/bin/sh", "-c", GATE, "ct-referee-gate", *wrap, *spec.argv],
+                  spec.pass_fds, spec.user, spec.group, cgroup, active, spec.cleanup)

@@ -1,0 +1,103 @@
+"""One match as plain data: which match of the schedule (:class:`MatchSpec`: its id, its seats and
+the deals it plays) and everything needed to play it (:class:`MatchJob`), so that a job can
+travel to a worker process or a cluster and be played there.
+
+>>> spec = MatchSpec("r1-g001-s01", 0, 1, 1, 1, (0, 1, 2), "1:1:1", bytes(32))
+>>> spec.deal(1) == MatchSpec("r1-g001-s02", 1, 1, 1, 2, (0, 2, 1), "1:1:1", bytes(32)).deal(1)
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from referee.bots.bot import CancelSignal
+from referee.game.rules import Deal, Variant
+from referee.match.play import Entrant, Limits, Observer, play_match
+from referee.records.record import RecordDict
+
+__all__ = ["MatchJob", "MatchSpec", "deal_seed"]
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """One match of the schedule: who sits where, and which deals it plays."""
+
+    id: str
+    """Sortable id like ``r1-g007-s03``: round, group, seating, zero-padded (groups to at least
+    3 digits, seatings to 2, rounds to the width of the last round)."""
+    index: int
+    """Position in the schedule (0-based): matches are rated in this order."""
+    round: int
+    """Round, 1-based."""
+    group: int
+    """Group, 1-based, in :func:`groups` order."""
+    seating: int
+    """Seating within the group, 1-based."""
+    seats: tuple[int, ...]
+    """Entrant indices (configuration order) by seat."""
+    seed: str
+    """Deal label prefix of the group in this round (every seating): ``seed:round:group``."""
+    secret: bytes = field(repr=False)
+    """The tournament's deal secret: with the label it keys every deal."""
+
+    @property
+    def players(self) -> int:
+        """Seats at the table."""
+        return len(self.seats)
+
+    def deal(self, hand_number: int) -> Deal:
+        """The deal of the match's hand ``hand_number`` (1-based): the same in every seating of
+        the group, keyed by :attr:`secret` (HMAC-SHA256 of ``seed:round:group:hand``)."""
+        return Deal.from_key(self.players, self.secret, deal_seed(self.seed, hand_number))
+
+    @property
+    def bot_id(self) -> str:
+        """The id the bots are told: 12 hex digits of HMAC-SHA256(:attr:`secret`, ``id:<id>``),
+        which say nothing of the round, group, seating or seed without the secret, and are the
+        same when the match is played again (resumed) with the same secret."""
+        return hmac.new(self.secret, f"id:{self.id}".encode(), hashlib.sha256).hexdigest()[:12]
+
+    @property
+    def deals_key(self) -> tuple[int, int]:
+        """Round and group: matches with the same key play the same deals."""
+        return (self.round, self.group)
+
+
+def deal_seed(prefix: str, hand_number: int) -> str:
+    """The label of one hand's deal: ``<seed>:<round>:<group>:<hand>``."""
+    return f"{prefix}:{hand_number}"
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    """Everything needed to play one match of the schedule (plain data: a job can travel)."""
+
+    spec: MatchSpec
+    entrants: tuple[Entrant, ...]
+    """By seat."""
+    variant: Variant
+    target: int
+    limits: Limits
+    sandbox: str
+    """``bwrap`` or ``none``, already resolved; for a remote runner (one with ``remote``
+    true: :class:`~referee.runners.cluster.ClusterRunner`), the configured mode, resolved where the
+    bots are spawned."""
+    tournament: str
+    logs_dir: Path | None = None
+    hide: tuple[Path, ...] = ()
+
+    def play(self, stop: CancelSignal | None = None,
+             observer: Observer | None = None) -> RecordDict:
+        """Plays the match with fresh bot processes and returns its record.
+
+        :raises referee.match.play.MatchAborted: if ``stop`` was set.
+        :raises referee.bots.process.BotCommandError: if a bot command cannot be started.
+        """
+        return play_match(self.spec.id, self.entrants, self.spec.deal, variant=self.variant,
+                          target=self.target, limits=self.limits, sandbox=self.sandbox,
+                          tournament=self.tournament, logs_dir=self.logs_dir, hide=self.hide,
+                          observer=observer, stop=stop, bot_id=self.spec.bot_id)

@@ -1,0 +1,174 @@
+"""Game record v1: one JSON document per match, enough to replay and re-verify it.
+
+A record is a plain dict shaped as ``record.md`` says (typed here with :class:`RecordDict`).
+:func:`write_record` writes it atomically; :func:`read_record` reads and checks its format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, NotRequired, TypedDict
+
+from referee.game.rules import Deal
+
+FORMAT = "chinese-ten-record"
+VERSION = 1
+
+
+class TurnDict(TypedDict):
+    """One turn: the card played and the card turned, with what each captured."""
+
+    seat: int
+    play: str
+    capture: list[str]
+    turn: str
+    turn_capture: list[str]
+    ms: NotRequired[list[float]]
+    by: NotRequired[str]
+    info: NotRequired[list[str]]
+
+
+class HandDict(TypedDict):
+    """One hand: its deal, its turns in order and its scores."""
+
+    dealer: int
+    hands: list[list[str]]
+    layout: list[str]
+    stock: list[str]
+    turns: list[TurnDict]
+    scores: list[int]
+
+
+class FaultDict(TypedDict):
+    """A bot's fault: which seat, in which hand, what kind, and what happened."""
+
+    seat: int
+    hand: int
+    fault: str
+    """A :class:`referee.game.faults.Fault` value."""
+    detail: str
+
+
+class RecordDict(TypedDict):
+    """A whole match."""
+
+    format: str
+    version: int
+    id: str
+    bot_id: NotRequired[str]
+    tournament: str | None
+    variant: str
+    target: int
+    players: list[str]
+    started: str
+    hands: list[HandDict]
+    totals: list[int]
+    ranks: list[int]
+    faults: list[FaultDict]
+
+
+class RecordError(ValueError):
+    """Raised for a file that is not a readable game record v1."""
+
+
+def deal_to_json(deal: Deal, dealer: int) -> HandDict:
+    """A hand entry holding the deal, with no turns yet."""
+    return {
+        "dealer": dealer,
+        "hands": [[str(c) for c in h] for h in deal.hands],
+        "layout": [str(c) for c in deal.layout],
+        "stock": [str(c) for c in deal.stock],
+        "turns": [],
+        "scores": [],
+    }
+
+
+def deal_from_json(entry: HandDict | dict[str, Any]) -> Deal:
+    """The deal of a hand entry, checked to be exactly one deck.
+
+    :raises referee.game.rules.DealError: if it is not.
+    :raises referee.game.cards.CardError: for a string that is not a card.
+    """
+    return Deal.from_cards(entry["hands"], entry["layout"], entry["stock"])
+
+
+def dumps(record: RecordDict) -> str:
+    """The record as JSON text (one turn per line, so records diff and grep well)."""
+    hands = []
+    for h in record["hands"]:
+        turns = ",\n".join("        " + json.dumps(t) for t in h["turns"])
+        head = {k: v for k, v in h.items() if k not in ("turns", "scores")}
+        body = json.dumps(head)[:-1]
+        hands.append(f'    {body}, "turns": [\n{turns}\n      ], '
+                     f'"scores": {json.dumps(h["scores"])}}}')
+    top = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in record.items() if k != "hands"]
+    return "{\n" + ",\n".join(top) + ',\n  "hands": [\n' + ",\n".join(hands) + "\n  ]\n}\n"
+
+
+def write_record(record: RecordDict, path: Path) -> None:
+    """Writes ``record`` to ``path`` atomically (see :func:`write_atomic`)."""
+    write_atomic(path, dumps(record))
+
+
+def write_atomic(path: Path, text: str, *, mode: int = 0o644) -> None:
+    """Writes ``text`` to ``path`` through a temporary file in the same folder, synced, then
+    renamed over ``path``: a reader never sees half a file, even after a crash. The file gets
+    permissions ``mode``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        try:
+            os.fchmod(fd, mode)  # mkstemp makes it private
+        except BaseException:
+            os.close(fd)  # not yet owned by a file object
+            raise
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_record(path: Path) -> RecordDict:
+    """Reads a record and checks its format and version (not its content: see verification).
+
+    :raises RecordError: for a missing file, text that is not JSON, or another format or version.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise RecordError(f"{path}: is a folder, not a record file (replay --verify reads "
+                          f"folders)") from None
+    except OSError as err:
+        raise RecordError(f"{path}: cannot read: {(err.strerror or str(err)).lower()}") from None
+    except UnicodeDecodeError:
+        raise RecordError(f"{path}: not a game record (not UTF-8 text)") from None
+    return loads(text, source=str(path))
+
+
+def loads(text: str, *, source: str = "record") -> RecordDict:
+    """Parses record JSON text and checks its format and version.
+
+    :raises RecordError: as :func:`read_record`.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise RecordError(f"{source}: not JSON ({err})") from None
+    if not isinstance(data, dict):
+        raise RecordError(f"{source}: not a game record (a JSON {type(data).__name__})")
+    if "format" not in data:
+        raise RecordError(f"{source}: not a game record (it has no \"format\": {FORMAT!r})")
+    if data["format"] != FORMAT:
+        raise RecordError(f"{source}: not a game record (its format is {data['format']!r}, "
+                          f"not {FORMAT!r})")
+    if data.get("version") != VERSION:
+        raise RecordError(f"{source}: unsupported version {data.get('version')!r}, "
+                          f"this referee reads version {VERSION}")
+    return data  # type: ignore[return-value]

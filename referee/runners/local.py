@@ -1,0 +1,353 @@
+"""Where matches run: threads of this process, or worker processes of this machine (a Dask
+cluster is in :mod:`referee.runners.cluster`).
+
+A :class:`Runner` is only *where*: it starts the matches it is given (``submit``), reports
+what became of them (``wait``: :class:`Finished`, :class:`Failed`, :class:`Faulted`), and
+abandons them on request (``cancel``). Which match may start, in what order results are saved
+and what an error means is the tournament's policy (:func:`referee.tournament.run.run`).
+
+A match in another process cannot watch a :class:`threading.Event`: each runner hands its
+matches a :class:`CancelSignal` that crosses its own boundary (a ``multiprocessing`` event for
+worker processes, the task's own state on a Dask worker), set by :meth:`Runner.cancel`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing
+import queue
+import signal
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from referee.bots.bot import CancelSignal
+from referee.match.play import MatchAborted, Observer
+from referee.records.record import FaultDict, RecordDict
+
+if TYPE_CHECKING:
+    from multiprocessing.synchronize import Event as ProcessEvent
+    from types import TracebackType
+
+    from referee.match.job import MatchJob
+
+__all__ = ["CancelSignal", "Failed", "Faulted", "Finished", "ProcessRunner", "Runner",
+           "RunnerError", "RunnerEvent", "ThreadRunner", "local_runner"]
+
+
+class RunnerError(RuntimeError):
+    """Where matches run is gone (a worker process died, the cluster's scheduler went away):
+    the tournament stops; finished matches are kept; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A match ended and this is its record."""
+
+    job: MatchJob
+    record: RecordDict
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A match did not end: :class:`~referee.match.play.MatchAborted` (cancelled),
+    :class:`~referee.bots.process.BotCommandError` (a bot cannot be started), :class:`RunnerError`,
+    or any other error raised while playing it."""
+
+    job: MatchJob
+    error: BaseException
+
+
+@dataclass(frozen=True)
+class Faulted:
+    """A bot faulted in a match that is still running (always before the match's
+    :class:`Finished`)."""
+
+    job: MatchJob
+    fault: FaultDict
+    name: str
+
+
+RunnerEvent = Finished | Failed | Faulted
+
+
+class Runner(Protocol):
+    """Where matches run: the one seam between the tournament and the machines."""
+
+    def slots(self) -> int:
+        """How many matches it can play at once now (at least 1): the tournament keeps that
+        many submitted."""
+        ...
+
+    def submit(self, job: MatchJob) -> None:
+        """Starts playing ``job`` (or queues it); what becomes of it comes from :meth:`wait`."""
+        ...
+
+    def wait(self, timeout: float) -> list[RunnerEvent]:
+        """What happened since the last call, waiting up to ``timeout`` seconds for something
+        when nothing has yet. Every submitted job ends with one :class:`Finished` or
+        :class:`Failed`."""
+        ...
+
+    def cancel(self) -> None:
+        """Abandons every submitted job: queued ones never start, running ones stop at their
+        next turn and their bots are stopped; each is reported :class:`Failed` with
+        :class:`~referee.match.play.MatchAborted` (or :class:`Finished`, if it ended meanwhile)."""
+        ...
+
+    def close(self) -> None:
+        """Releases the runner's threads, processes or connections (after :meth:`cancel` if
+        jobs are still running)."""
+        ...
+
+
+class _Relay(Observer):
+    """Puts each fault of one match on a queue, with the match's id."""
+
+    def __init__(self, match_id: str, faults: Any) -> None:
+        self.match_id, self.faults = match_id, faults
+
+    def fault(self, fault: FaultDict, name: str) -> None:
+        self.faults.put((self.match_id, fault, name))
+
+
+FAULTS_WAIT_S = 5.0
+"""How long a finished match's result waits for its faults, relayed on their own channel."""
+
+
+class _Settable(Protocol):
+    """A cancel signal this process can raise: a ``threading`` or ``multiprocessing`` event."""
+
+    def set(self) -> None: ...
+    def is_set(self) -> bool: ...
+
+
+class _PoolRunner:
+    """What the thread and process runners share: a pool of ``concurrency`` workers, and one
+    queue of events filled by the futures' callbacks (each match's faults before its end)."""
+
+    def __init__(self, concurrency: int, cancel: _Settable) -> None:
+        self.concurrency = max(1, concurrency)
+        self._cancel = cancel
+        """Set by :meth:`cancel`: the running matches see it and abandon."""
+        self._executor: Executor | None = None
+        """The pool, made on the first match."""
+        self._events: queue.SimpleQueue[RunnerEvent] = queue.SimpleQueue()
+        self._jobs: dict[str, MatchJob] = {}
+        self._futures: dict[Future[RecordDict], MatchJob] = {}
+        self._faults_seen: dict[str, int] = {}
+        self._lock = threading.Condition()
+
+    def slots(self) -> int:
+        """See :meth:`Runner.slots`: the concurrency."""
+        return self.concurrency
+
+    def _track(self, job: MatchJob, future: Future[RecordDict]) -> None:
+        with self._lock:
+            self._jobs[job.spec.id] = job
+            self._futures[future] = job
+            self._faults_seen[job.spec.id] = 0
+        future.add_done_callback(self._done)
+
+    def _done(self, future: Future[RecordDict]) -> None:
+        with self._lock:
+            job = self._futures.pop(future)
+        event = self._outcome(future, job)
+        with self._lock:
+            if isinstance(event, Finished):  # its faults first: they travel on another channel
+                want = len(event.record.get("faults", ()))
+                self._lock.wait_for(lambda: self._faults_seen[job.spec.id] >= want,
+                                    timeout=FAULTS_WAIT_S)
+            self._jobs.pop(job.spec.id, None)
+            self._faults_seen.pop(job.spec.id, None)
+        self._events.put(event)  # a callback never raises: each job ends with one event
+
+    @staticmethod
+    def _outcome(future: Future[RecordDict], job: MatchJob) -> Finished | Failed:
+        if future.cancelled():
+            return Failed(job, MatchAborted(f"match {job.spec.id} stopped"))
+        error = future.exception()
+        if error is None:
+            return Finished(job, future.result())
+        if isinstance(error, BrokenProcessPool):
+            return Failed(job, RunnerError(
+                f"a referee worker process died while match {job.spec.id} was played"))
+        return Failed(job, error)
+
+    def _fault(self, match_id: str, fault: FaultDict, name: str) -> None:
+        with self._lock:
+            job = self._jobs.get(match_id)
+            if job is None:
+                return
+            self._events.put(Faulted(job, fault, name))
+            self._faults_seen[match_id] += 1
+            self._lock.notify_all()
+
+    def wait(self, timeout: float) -> list[RunnerEvent]:
+        """See :meth:`Runner.wait`."""
+        try:
+            events = [self._events.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                events.append(self._events.get_nowait())
+        return events
+
+    def cancel(self) -> None:
+        """See :meth:`Runner.cancel`."""
+        self._cancel.set()
+        with self._lock:
+            futures = list(self._futures)
+        for future in futures:
+            future.cancel()  # a queued job: its callback reports it aborted
+
+    def close(self) -> None:
+        """See :meth:`Runner.close`."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+
+    def __enter__(self) -> _PoolRunner:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class ThreadRunner(_PoolRunner):
+    """Plays ``concurrency`` matches at once in threads of this process: the referee mostly
+    waits on the bots' pipes (the bots are processes), but every match's referee loop shares
+    this process's interpreter (the GIL), so a second thread adds little."""
+
+    def __init__(self, concurrency: int = 1) -> None:
+        self._stop = threading.Event()
+        super().__init__(concurrency, self._stop)
+
+    def submit(self, job: MatchJob) -> None:
+        """See :meth:`Runner.submit`."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match")
+        relay = _Relay(job.spec.id, _Calls(self._fault))
+        self._track(job, self._executor.submit(job.play, self._stop, relay))
+
+
+@dataclass(frozen=True)
+class _Calls:
+    """A queue-like ``put`` that calls a function (a fault relayed within one process)."""
+
+    call: Any
+
+    def put(self, item: tuple[str, FaultDict, str]) -> None:
+        self.call(*item)
+
+
+# -- worker processes --------------------------------------------------------------------------
+
+PR_SET_PDEATHSIG = 1
+"""Linux's prctl option: the signal a process gets when its parent ends."""
+_worker_stop: ProcessEvent | None = None
+_worker_faults: Any = None
+
+
+def _init_worker(stop: ProcessEvent, faults: Any) -> None:
+    """Runs first in each worker process: Ctrl-C (sent to the whole foreground process group)
+    is the coordinator's to handle; the worker learns of it through ``stop``."""
+    global _worker_stop, _worker_faults
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by its parent
+    _die_with_parent()
+    _worker_stop, _worker_faults = stop, faults
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Holds Ctrl-C back in this thread while inside (a worker process started meanwhile
+    inherits the blocked signal until its initializer ignores it); delivered on the way out."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _die_with_parent() -> None:
+    """On Linux, asks for SIGKILL when the parent (the coordinator) is gone: a coordinator
+    killed outright leaves no worker playing on (the bots then read the end of their input)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _play_in_worker(job: MatchJob) -> RecordDict:
+    """Plays one match in a worker process, relaying its faults as they happen."""
+    return job.play(_worker_stop, _Relay(job.spec.id, _worker_faults))
+
+
+class ProcessRunner(_PoolRunner):
+    """Plays ``concurrency`` matches at once, each in one of ``concurrency`` worker processes
+    of this machine (started once, on the first match; they end with this process, even when
+    it is killed outright): the referee's own work is spread over the cores. The cancel signal
+    is a ``multiprocessing`` event; faults come back on a ``multiprocessing`` queue as they
+    happen, records as results."""
+
+    def __init__(self, concurrency: int = 2, *, start_method: str = "spawn") -> None:
+        self._context = multiprocessing.get_context(start_method)
+        self._stop = self._context.Event()
+        super().__init__(concurrency, self._stop)
+        self._faults = self._context.SimpleQueue()
+        self._drain: threading.Thread | None = None
+
+    def _start(self) -> Executor:
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
+                                                 initializer=_init_worker,
+                                                 initargs=(self._stop, self._faults))
+            self._drain = threading.Thread(target=self._drain_faults, name="faults",
+                                           daemon=True)
+            self._drain.start()
+        return self._executor
+
+    def _drain_faults(self) -> None:
+        while True:
+            item = self._faults.get()
+            if item is None:
+                return
+            self._fault(*item)
+
+    def slots(self) -> int:
+        """See :meth:`Runner.slots`: twice the concurrency, so that each worker process has
+        its next match at hand when one ends (no round trip through this process between
+        two matches)."""
+        return 2 * self.concurrency
+
+    def submit(self, job: MatchJob) -> None:
+        """See :meth:`Runner.submit`."""
+        pool = self._start()
+        try:
+            with _sigint_blocked():  # a worker started here ignores Ctrl-C from its first step
+                future = pool.submit(_play_in_worker, job)
+        except BrokenProcessPool:
+            future = Future()
+            future.set_exception(BrokenProcessPool("broken"))
+        self._track(job, future)
+
+    def close(self) -> None:
+        """See :meth:`Runner.close`: the pool, then the thread that relays faults."""
+        super().close()
+        if self._drain is not None:
+            self._faults.put(None)
+            self._drain.join()
+            self._drain = None
+
+
+def local_runner(concurrency: int) -> ThreadRunner | ProcessRunner:
+    """The runner for ``concurrency`` matches at once on this machine: this process for one,
+    worker processes for more."""
+    return ThreadRunner(1) if concurrency <= 1 else ProcessRunner(concurrency)
+

@@ -1,0 +1,171 @@
+"""The course of a tournament: rounds planned one at a time from the results so far.
+
+Pure code, no I/O. A :class:`Course` asks its :class:`referee.tournament.formats.Format` for the
+next round
+once the current one is complete, rates finished matches in schedule order (so the table never
+depends on the order matches finish in), gathers the paired evidence of every finished duplicate
+set (:class:`referee.tournament.stopping.Evidence`), and says why the tournament ended:
+
+* ``complete``: every round of the format was played (no ``stop``);
+* ``settled``: ``stop`` decided every pair it asks about;
+* ``cap``: ``rounds`` or ``max_matches`` ran out first.
+
+:func:`referee.tournament.run.run` drives it with real matches; the benchmarks drive it in-process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import trueskill
+
+from referee.match.job import MatchSpec
+from referee.tournament.formats import Format, State, plan_round
+from referee.tournament.ratings import MatchResult, RatingConfig, Standing, Standings, p_stronger
+from referee.tournament.stopping import Evidence, Pair, Stop, adjacent, judge, reorder
+
+STOPPED = ("settled", "cap", "complete")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What does not change while a tournament runs."""
+
+    players: int
+    seatings: str
+    seed: int | str
+    rounds: int | None = None
+    max_matches: int | None = None
+    stop: Stop | None = None
+    secret: bytes = bytes(32)
+    """Keys the deals (:meth:`referee.tournament.schedule.MatchSpec.deal`); a tournament's is its
+    output
+    folder's secret, the benchmarks' a fixed one."""
+
+
+class Course:
+    """A tournament in progress: feed it each finished match (:meth:`add`), ask it for the next
+    round when the current one is complete (:meth:`next_round`)."""
+
+    def __init__(self, fmt: Format, names: Sequence[str], plan: Plan,
+                 rating: RatingConfig | None = None) -> None:
+        self.format, self.names, self.plan = fmt, list(names), plan
+        self.table = Standings(self.names, rating or RatingConfig())
+        self.evidence = Evidence(len(self.names))
+        self.round = 0
+        self.matches = 0
+        """Matches rated so far."""
+        self.current: list[MatchSpec] = []
+        self.stopped: str | None = None
+        self._last: frozenset[tuple[int, ...]] = frozenset()
+        self._results: dict[str, tuple[MatchResult, Sequence[Sequence[int]]]] = {}
+        self._position = 0
+        self._sets: dict[int, list[tuple[MatchSpec, Sequence[Sequence[int]]]]] = {}
+        self._size: Counter[int] = Counter()
+
+    # -- planning ----------------------------------------------------------------------------
+
+    def state(self) -> State:
+        """What the next round may depend on."""
+        rows = {r.name: r for r in self.table.standings()}
+        order = self.order(rows=list(rows.values()))
+        stop = self.plan.stop
+        open_pairs = None
+        if stop is not None and self.round > 0:  # the first round is played in full
+            pairs = self.format.questions(order)
+            verdicts = judge(pairs, self.names, self.evidence, stop)
+            open_pairs = frozenset(p for p, v in zip(pairs, verdicts, strict=True)
+                                   if v.verdict == "open")
+        return State(len(self.names), self.round + 1, self.matches, tuple(order),
+                     tuple(rows[n].mu for n in self.names),
+                     tuple(rows[n].sigma for n in self.names), open_pairs, self._last)
+
+    def complete(self) -> bool:
+        """Whether every match of the current round is rated."""
+        return self._position == len(self.current)
+
+    def next_round(self, planned: Sequence[tuple[int, tuple[int, ...]]] | None = None
+                   ) -> list[MatchSpec]:
+        """Plans the next round and returns its matches; ``[]`` (and :attr:`stopped` set) when
+        the tournament is over. ``planned``: the round's ``(group number, members)`` as planned
+        by an earlier run (the entrants may have grown since), played as they were.
+
+        :raises RuntimeError: if the current round is not complete.
+        """
+        if not self.complete():
+            raise RuntimeError("the current round is not complete")
+        if self.stopped is not None:
+            return []
+        state = self.state()
+        p = self.plan
+        specs = plan_round(self.format, state, players=p.players, seatings=p.seatings,
+                           seed=p.seed, secret=p.secret, rounds=p.rounds,
+                           max_matches=p.max_matches, planned=planned)
+        if not specs:
+            if state.open is not None and not state.open:
+                self.stopped = "settled"
+            elif p.stop is None and (p.rounds is not None and state.round > p.rounds):
+                self.stopped = "complete"
+            else:
+                self.stopped = "cap"
+            self.current = []
+            self._position = 0
+            return []
+        self.round = state.round
+        self.current = specs
+        self._position = 0
+        self._last = frozenset(tuple(sorted(s.seats)) for s in specs)
+        self._sets = {}
+        self._size = Counter(s.group for s in specs)
+        return specs
+
+    # -- results -----------------------------------------------------------------------------
+
+    def add(self, spec: MatchSpec, result: MatchResult,
+            hand_scores: Sequence[Sequence[int]]) -> None:
+        """Takes one finished match of the current round (any order); rates every match of
+        the round's finished prefix, and adds every finished set to the evidence."""
+        self._results[spec.id] = (result, hand_scores)
+        while self._position < len(self.current) and \
+                self.current[self._position].id in self._results:
+            done = self.current[self._position]
+            res, hands = self._results.pop(done.id)
+            self.table.add(res)
+            self.matches += 1
+            self._position += 1
+            members = self._sets.setdefault(done.group, [])
+            members.append((done, hands))
+            if len(members) == self._size[done.group]:
+                self.evidence.add_set([s.seats for s, _ in members], [h for _, h in members])
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def order(self, rows: list[Standing] | None = None) -> list[int]:
+        """Entrant indices, best first: the table's order, corrected by decided evidence."""
+        rows = self.table.standings() if rows is None else rows
+        index = {n: i for i, n in enumerate(self.names)}
+        return reorder([index[r.name] for r in rows], self.evidence, self.plan.stop or Stop())
+
+    def standings(self) -> list[Standing]:
+        """The table in :meth:`order`, ranks and ``p_above_next`` following that order."""
+        rows = {r.name: r for r in self.table.standings()}
+        ordered = [rows[self.names[i]] for i in self.order(list(rows.values()))]
+        out = []
+        for place, row in enumerate(ordered):
+            below = ordered[place + 1] if place + 1 < len(ordered) else None
+            p = None if below is None else p_stronger(trueskill.Rating(row.mu, row.sigma),
+                                                      trueskill.Rating(below.mu, below.sigma))
+            out.append(dataclasses.replace(row, rank=place + 1, p_above_next=p))
+        return out
+
+    def pairs(self) -> list[Pair]:
+        """The verdict on every adjacent pair of :meth:`order`."""
+        return judge(adjacent(self.order()), self.names, self.evidence, self.plan.stop or Stop())
+
+    def questions(self) -> list[Pair]:
+        """The verdicts on the pairs ``stop`` decides (the format's questions)."""
+        return judge(self.format.questions(self.order()), self.names, self.evidence,
+                     self.plan.stop or Stop())
