@@ -53,14 +53,21 @@ control. About 20 minutes on 2 busy cores.
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
+import math
 import random
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -220,26 +227,188 @@ def _sim_batch(args: tuple[Scenario, Noise, range, int, float]) -> list[SimResul
     return [simulate(scenario, noise, rep=i, cap_sets=cap, confidence=confidence) for i in reps]
 
 
-# -- real bots ---------------------------------------------------------------------------------
+# -- real bots through the CLI ----------------------------------------------------------------
+
+FIELDS = {
+    "ladder": (3, [("random", "python3 {root}/bots/random_bot.py"),
+                   ("greedy", "python3 {root}/bots/greedy_bot.py"),
+                   ("mc", "python3 {root}/bots/mc_bot.py --playouts {playouts}")]),
+    "twins": (2, [("random-a", "python3 {root}/bots/random_bot.py"),
+                  ("random-b", "python3 {root}/bots/random_bot.py")]),
+    "near": (2, [("greedy", "python3 {root}/bots/greedy_bot.py"),
+                 ("eps-greedy", "python3 {root}/bench/bots/eps_greedy.py 0.002")]),
+}
+"""The real fields: random < greedy < mc; two copies of the random bot (each seat seeded by the
+match id); greedy against greedy with a random move one time in 500 (truly weaker by 0.13 +-
+0.018 points a hand, issue 22)."""
 
 
-def real_run(rep: int, *, cap: int, target: int, worlds: int, seed: str) -> tuple[int, str, str]:
-    """A round robin of random, greedy, mc with ``stop``: matches played, why it stopped, and
-    the final order with its verdicts."""
-    names = list(ranking.NAMES)
-    settings = ranking.Settings(target=target, worlds=worlds)
-    run_seed = f"{seed}-{rep}"
+@dataclass
+class RealRun:
+    """One tournament through the CLI."""
 
-    def policy(e: int, spec: MatchSpec, seat: int) -> ranking.Policy:
-        return ranking.policy(names[e], spec, seat, settings, run_seed)
+    kind: str
+    seed: int
+    matches: int
+    stopped: str
+    pairs: list[dict[str, Any]]
+    records: list[dict[str, Any]]
+    seconds: float
+    margin: float
 
-    course = Course(RoundRobin(3, 3), names, Plan(players=3, seatings="all", seed=run_seed,
-                                                  max_matches=cap, stop=Stop(0.95)))
-    while specs := course.next_round():
-        for spec in specs:
-            course.add(spec, *play(spec, policy, target=target, names=names))
-    line = " ".join(f"{p.upper}>{p.lower}:{p.verdict}({p.diff:+.1f})" for p in course.pairs())
-    return course.matches, course.stopped or "?", line
+
+def real_run(kind: str, seed: int, args: argparse.Namespace, folder: Path) -> RealRun:
+    """Runs one ``kind`` tournament with ``ct-referee tournament`` (its own process, fresh
+    bots per match) and reads back its standings and records."""
+    players, entrants = FIELDS[kind]
+    margin = args.margin
+    config = {
+        "name": f"{kind}-{seed}", "players": players, "target": args.target,
+        "seatings": args.seatings, "seed": seed, "sandbox": args.sandbox,
+        "entrants": [{"name": n, "command": c.format(root=ROOT, playouts=args.playouts)}
+                     for n, c in entrants],
+        "stop": {"confidence": args.confidence, "margin": margin},
+        "max_matches": args.real_cap if kind == "ladder" else args.twin_cap,
+        "limits": {"move_ms": 5000, "startup_ms": 20000},
+    }
+    path = folder / f"{kind}-{seed}.yaml"
+    path.write_text(json.dumps(config))
+    out = folder / f"{kind}-{seed}"
+    t0 = time.perf_counter()
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "ct-referee"), "tournament", str(path),
+                           "--output", str(out), "--fresh"], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{kind} {seed}: exit {done.returncode}: {done.stderr[-2000:]}")
+    standings = json.loads((out / "standings.json").read_text())
+    records = [json.loads(p.read_text()) for p in sorted((out / "games").glob("*.json"))]
+    shutil.rmtree(out, ignore_errors=True)
+    return RealRun(kind, seed, standings["matches"], standings["stopped"], standings["pairs"],
+                   records, time.perf_counter() - t0, margin)
+
+
+def _decided(run: RealRun) -> bool:
+    return (run.stopped == "settled"
+            and [(p["upper"], p["lower"], p["verdict"]) for p in run.pairs]
+            == [("mc", "greedy", "stronger"), ("greedy", "random", "stronger")])
+
+
+def _wrong(run: RealRun) -> bool:
+    """A verdict that contradicts the truth: a pair called stronger the wrong way, twins
+    called different, or a tie where the margin is narrower than the true difference."""
+    truth = {"random": 0, "greedy": 1, "mc": 2, "random-a": 0, "random-b": 0, "eps-greedy": 0}
+    for p in run.pairs:
+        up, low = truth[p["upper"]], truth[p["lower"]]
+        if p["verdict"] == "stronger" and up <= low:
+            return True
+        if p["verdict"] == "tie" and run.kind == "near" and run.margin < 0.13:
+            return True
+    return False
+
+
+def seat_study(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """From real ``seatings: all`` sets of 3 seats: the per-deal variance of a pair's
+    difference over the whole set (raw and adjusted by the flips' luck), and over the 3 seatings
+    of one rotation class (what ``seatings: rotate`` would have played)."""
+    sets: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for r in records:
+        _, g, _ = r["id"].split("-")
+        rnd = int(r["id"].split("-")[0][1:])
+        sets.setdefault((rnd, int(g[1:])), []).append(r)
+    rows: dict[str, list[float]] = {"raw": [], "adjusted": [], "rotate": [], "rotate_raw": []}
+    for group in sets.values():
+        if len(group) != 6:
+            continue
+        common = min(len(r["hands"]) for r in group)
+        names = sorted(group[0]["players"])
+        for k in range(common):
+            for cls in (None, 0, 1):
+                for adjust in (False, True):
+                    pts = {n: 0.0 for n in names}
+                    chosen = [r for r in group if cls is None or _cyclic(r["players"]) == cls]
+                    for r in chosen:
+                        h = r["hands"][k]
+                        for seat, n in enumerate(r["players"]):
+                            pts[n] += (h["scores"][seat] - (h["luck"][seat] if adjust else 0.0)) \
+                                / len(chosen)
+                    for a, b in itertools.combinations(names, 2):
+                        key = ("adjusted" if adjust else "raw") if cls is None else \
+                            ("rotate" if adjust else "rotate_raw")
+                        rows[key].append(pts[a] - pts[b])
+    return {k: statistics.pvariance(v) for k, v in rows.items() if len(v) > 1}
+
+
+def _cyclic(players: Sequence[str]) -> int:
+    """Which of the two cyclic orders of three seats a seating is."""
+    order = sorted(players)
+    i = list(players).index(order[0])
+    return 0 if players[(i + 1) % 3] == order[1] else 1
+
+
+def real(args: argparse.Namespace) -> list[str]:
+    """The real-bot part; returns its summary lines."""
+    queues = [[("ladder", s) for s in range(args.real)], [("near", s) for s in range(args.near)],
+              [("twins", s) for s in range(args.twins)]]
+    kinds = [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
+    print(f"real bots through the CLI: {args.real} random/greedy/mc tournaments (mc --playouts "
+          f"{args.playouts}, cap {args.real_cap}), {args.near} near-twin and {args.twins} twin "
+          f"tournaments (cap {args.twin_cap}); target {args.target}, seatings {args.seatings}, "
+          f"stop confidence {args.confidence} margin {args.margin}, sandbox {args.sandbox}, "
+          f"{args.jobs} at once", flush=True)
+    runs: dict[str, list[RealRun]] = {"ladder": [], "near": [], "twins": []}
+    deadline = time.monotonic() + args.real_minutes * 60
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        futures = [pool.submit(_maybe, kind, seed, args, Path(tmp), deadline)
+                   for kind, seed in kinds]
+        for f in futures:
+            run = f.result()
+            if run is None:
+                continue
+            runs[run.kind].append(run)
+            line = " ".join(f"{p['upper']}>{p['lower']}:{p['verdict']}"
+                            f"({(p['diff'] or 0):+.1f})" for p in run.pairs)
+            print(f"  {run.kind} {run.seed}: {run.matches} matches, {run.stopped}: {line} "
+                  f"({run.seconds:.0f} s)", flush=True)
+    out = []
+    ladder = runs["ladder"]
+    if ladder:
+        cap = args.real_cap
+        counts = sorted(r.matches if _decided(r) else cap + 1 for r in ladder)
+        med = statistics.median(counts)
+        p90 = counts[min(len(counts) - 1, math.ceil(0.9 * len(counts)) - 1)]
+        study = seat_study([rec for r in ladder for rec in r.records])
+        if study:
+            out.append(f"seatings (from the {len(ladder)} random/greedy/mc runs' sets): per-deal "
+                       f"variance of a pair's difference: all {study['raw']:.1f} raw, "
+                       f"{study['adjusted']:.1f} adjusted; one rotation class (rotate) "
+                       f"{study['rotate_raw']:.1f} raw, {study['rotate']:.1f} adjusted")
+        out.append(f"random<greedy<mc: matches to decide {' '.join(map(str, counts))} "
+                   f"({cap + 1} = not decided by the cap {cap}); "
+                   f"{sum(_wrong(r) for r in ladder)} wrong")
+    else:
+        med = p90 = math.nan
+    twins, near = runs["twins"], runs["near"]
+    err = 100 * sum(_wrong(r) for r in twins) / len(twins) if twins else math.nan
+    wrong_ties = 100 * sum(_wrong(r) for r in near) / len(near) if near else math.nan
+    if near:
+        out.append(f"near-twins: {len(near)} tournaments, verdicts "
+                   f"{', '.join(p['verdict'] for r in near for p in r.pairs)}; "
+                   f"matches {' '.join(str(r.matches) for r in near)}")
+    out.append(f"twins: {len(twins)} tournaments, {sum(_wrong(r) for r in twins)} called "
+               f"different; matches mean "
+               f"{statistics.fmean(r.matches for r in twins) if twins else math.nan:.1f}")
+    alpha = 100 * (1 - args.confidence)
+    out.append(f"stopping: median {med:g} matches (p90 {p90:g}) to decide random<greedy<mc; "
+               f"error {err:.1f}% on twins, {wrong_ties:.1f}% wrong ties on near-twins, "
+               f"at {alpha:g}%")
+    return out
+
+
+def _maybe(kind: str, seed: int, args: argparse.Namespace, folder: Path,
+           deadline: float) -> RealRun | None:
+    if time.monotonic() > deadline:
+        return None
+    return real_run(kind, seed, args, folder)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -249,9 +418,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--cap", type=int, default=30, help="sets at most per simulated tournament")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--measure", type=int, default=24, help="real sets measured for the noise")
-    ap.add_argument("--real", type=int, default=0, help="real-bot runs (slow: minutes each)")
+    ap.add_argument("--real", type=int, default=0,
+                    help="random/greedy/mc tournaments through the CLI (minutes each)")
+    ap.add_argument("--near", type=int, default=0, help="near-twin tournaments")
+    ap.add_argument("--twins", type=int, default=0, help="twin tournaments")
     ap.add_argument("--real-cap", type=int, default=60, help="matches at most per real run")
-    ap.add_argument("--target", type=int, default=ranking.TARGET)
+    ap.add_argument("--twin-cap", type=int, default=40, help="matches at most per (near-)twin run")
+    ap.add_argument("--margin", type=float, default=3.0, help="stop.margin of the real runs")
+    ap.add_argument("--seatings", default="all")
+    ap.add_argument("--playouts", type=int, default=100)
+    ap.add_argument("--sandbox", default="none")
+    ap.add_argument("--real-minutes", type=float, default=60.0,
+                    help="start no real tournament after this many minutes")
+    ap.add_argument("--target", type=int, default=1000)
     ap.add_argument("--worlds", type=int, default=ranking.WORLDS)
     ap.add_argument("--seed", default="stopping")
     ap.add_argument("--jobs", type=int, default=2)
@@ -286,20 +465,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"({time.perf_counter() - t1:.1f} s)", flush=True)
             lines.append(f"stopping: {sc.name} error {err:.3f} (<= {alpha:.2f}), matches mean "
                          f"{statistics.fmean(matches):.1f} p90 {p90}")
-        if args.real:
-            print(f"real bots: {args.real} runs, round robin random/greedy/mc, target "
-                  f"{args.target}, mc {args.worlds} worlds per decision, stop confidence 0.95, "
-                  f"cap {args.real_cap} matches", flush=True)
-            futures = [pool.submit(real_run, i, cap=args.real_cap, target=args.target,
-                                   worlds=args.worlds, seed=args.seed) for i in range(args.real)]
-            runs = []
-            for i, f in enumerate(futures):
-                matches, stopped, line = f.result()
-                runs.append(matches)
-                print(f"  run {i}: {matches} matches, {stopped}: {line}", flush=True)
-            lines.append(f"stopping: real bots settled in {statistics.median(runs):g} matches "
-                         f"(median of {len(runs)} runs: {' '.join(map(str, runs))}; "
-                         f"bench/ranking.py: 36)")
+    if args.real or args.near or args.twins:
+        lines += real(args)
     for line in lines:
         print(line)
     print(f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)

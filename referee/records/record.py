@@ -40,6 +40,9 @@ class HandDict(TypedDict):
     stock: list[str]
     turns: list[TurnDict]
     scores: list[int]
+    luck: NotRequired[list[float]]
+    """The luck of the stock flips by seat (:mod:`referee.records.luck`); absent in older
+    records."""
 
 
 class FaultDict(TypedDict):

@@ -476,10 +476,19 @@ class _Kept:
 
     result: MatchResult
     hands: list[list[int]]
+    luck: list[list[float]] | None = None
 
 
 def _hand_scores(record: RecordDict | dict[str, Any]) -> list[list[int]]:
     return [[int(x) for x in hand["scores"]] for hand in record.get("hands", ())]
+
+
+def _hand_luck(record: RecordDict | dict[str, Any]) -> list[list[float]] | None:
+    """Every hand's luck by seat (``None`` when a hand has none: an older record)."""
+    hands = record.get("hands", ())
+    if not all("luck" in hand for hand in hands):
+        return None
+    return [[float(x) for x in hand["luck"]] for hand in hands]
 
 
 def check_entrant_folders(config: Config) -> dict[str, tuple[Path, ...]]:
@@ -570,13 +579,15 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
             result = MatchResult.from_json(line)
             record = read_record(out / "games" / f"{match_id}.json")
             hands = _hand_scores(record)
+            luck = _hand_luck(record)
         except (KeyError, TypeError, ValueError, RecordError):
             return False
         ok = (record.get("id") == match_id
               and list(record.get("totals", ())) == list(result.totals)
-              and all(len(h) == len(result.players) for h in hands))
+              and all(len(h) == len(result.players) for h in hands)
+              and (luck is None or all(len(h) == len(result.players) for h in luck)))
         if ok:
-            kept[match_id] = _Kept(result, hands)  # a later line for the same id wins
+            kept[match_id] = _Kept(result, hands, luck)  # a later line for the same id wins
             kept_faults[match_id] = line.get("faults") or []
         return ok
 
@@ -625,7 +636,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 "hands": len(record["hands"]), "record": f"games/{spec.id}.json"}
         journal.append(line)
         result = MatchResult.from_json(line)
-        course.add(spec, result, _hand_scores(record))
+        course.add(spec, result, _hand_scores(record), _hand_luck(record))
         done += 1
         played += 1
         reporter.match_done(spec, result, done, course.table)
@@ -652,7 +663,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
             for spec in specs:
                 old = kept.pop(spec.id, None)
                 if old is not None and list(old.result.players) == [names[i] for i in spec.seats]:
-                    course.add(spec, old.result, old.hands)
+                    course.add(spec, old.result, old.hands, old.luck)
                     limit.count(spec.id, spec.seats, kept_faults.get(spec.id, []))
                 else:
                     done -= old is not None
