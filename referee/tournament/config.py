@@ -542,7 +542,7 @@ class _Loader:
         if not 0 < values["draw_probability"] < 1:
             self.note("rating.draw_probability",
                       f"must be between 0 and 1, both excluded, not {values['draw_probability']}")
-        per = data.get("per", d.per)
+        per = data.get("rating.per", d.per)
         if per not in ("set", "match"):
             self.note("rating.per", f"must be set or match, not {str(per)[:40]!r}")
             per = d.per
