@@ -60,11 +60,11 @@ HAND_POINTS = 240
 TRUNCATION = 0.75
 """The largest bet of the empirical-Bernstein sequence (Waudby-Smith & Ramdas suggest 1/2 to
 3/4)."""
-MIN_DEALS = 10
+MIN_DEALS = 20
 """Deals a pair must share before the ratio test reads its evidence."""
-PRIOR_SD = 10.0
+PRIOR_SD = 12.0
 """The test's variance estimate is shrunk toward this standard deviation per deal (points)..."""
-PRIOR_DEALS = 5.0
+PRIOR_DEALS = 10.0
 """... with the weight of this many deals, so a few quiet deals never make it small."""
 FULL_REORDER = 24
 """Fields up to this size have every pair checked against the order, larger ones the adjacent
