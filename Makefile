@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 # Type-checked with --strict: the functional core (no I/O). The rest of referee/ gets plain mypy.
-CORE := $(addprefix referee/,game/cards.py game/rules.py protocol/wire.py tournament/schedule.py tournament/ratings.py records/verify.py \
+CORE := $(addprefix referee/,game/cards.py game/rules.py protocol/wire.py tournament/schedule.py tournament/ratings.py records/verify.py records/luck.py \
 	protocol/narration.py records/positions.py game/faults.py protocol/escape.py tournament/formats.py tournament/stopping.py tournament/course.py game/encoding.py \
 	bots/seccomp.py bots/command_hints.py)
 

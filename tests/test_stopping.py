@@ -154,7 +154,7 @@ def test_near_twins_are_not_a_tie_without_a_margin() -> None:
     now margin 0 never says tie, and with a margin the test needs real evidence to."""
     course = _simulate([50.0, 50.5, 120.0], seed=1, margin=0.0, cap_sets=6, sparse=0.98)
     assert all(p.verdict != "tie" for p in course.pairs())
-    close = [p for p in course.pairs() if {p.upper, p.lower} == {"e0", "e1"}][0]
+    close = next(p for p in course.pairs() if {p.upper, p.lower} == {"e0", "e1"})
     assert close.low is not None and close.high is not None and close.low < close.high
 
 
