@@ -1,53 +1,33 @@
-"""Does ``stop`` keep its promise? Realized error rate and matches to a decision, simulated; and
-matches to settle random < greedy < mc with real bots.
+"""Does ``stop`` keep its promise? Realised error and matches to a decision, simulated, and with
+real bots through the CLI.
 
-Run:  .venv/bin/python bench/stopping.py                 # simulation only: ~1 min
-      .venv/bin/python bench/stopping.py --real 4        # and 4 real-bot runs: ~10 min a run
+Run:  .venv/bin/python bench/stopping.py                        # simulation only: ~1 min
+      .venv/bin/python bench/stopping.py --sims 0 --real 12 --near 6 --twins 300   # real bots
 
-**Noise from real records.** The script first plays ``--measure`` duplicate sets of three real
-bots in-process (``random``, ``greedy`` and a second ``random`` with other seeds; target 1000,
-3 players, all seatings) and keeps, for every deal played by all six seatings of its set, each
-entrant's points in that hand averaged over the seatings, minus the entrant's mean: the luck a
-deal leaves after duplicate play. It prints their spread.
+**Noise from real play.** The script first plays ``--measure`` duplicate sets of three bots
+in-process (``random``, ``greedy`` and a second ``random``; target 1000, 3 players, all
+seatings) and keeps, for every deal played by all six seatings of its set, each entrant's points
+minus the luck of its stock flips (``--noise raw``: the points) averaged over the seatings, minus
+the entrant's mean: what a deal leaves after duplicate play.
 
-**Simulation.** A simulated tournament runs through the real code:
-:class:`referee.tournament.course.Course`
-with a :class:`referee.tournament.formats.RoundRobin` or
-:class:`~referee.tournament.formats.Gauntlet`, TrueSkill
-ratings, the evidence, ``stop`` and its elimination. Each duplicate set draws as many deals as a
-real set had (resampled), and each deal a real residual triple (resampled, its values given to
-the group's members in a random order) added to the members' planted points per hand; every
-seating of the set sees the same deal points (the residuals are already seat-averaged). Each
-scenario runs ``--sims`` tournaments, at most ``--cap`` sets each. An *error* is a tournament
-whose final verdicts (the pairs of the format's questions, once it stopped) call a pair
-``stronger`` the wrong way, or call two entrants of equal planted strength different. The
-realized error rate must stay at or below ``1 - confidence``.
+**Simulation.** A simulated tournament runs through the real code (:class:`Course`, the formats,
+ratings, evidence, ``stop`` and its elimination); each set draws as many deals as a real set had
+and each deal a real residual triple added to the members' planted points per hand. An *error*
+is a pair called ``stronger`` the wrong way or between equal entrants, or a ``tie`` between
+entrants at least the margin apart. ``--sims`` tournaments per scenario, ``--cap`` sets at most.
 
-**Real bots.** ``--real N`` runs a round robin of ``random``, ``greedy`` and ``mc`` (configuration
-order; ``bench/ranking.py``'s in-process policies, mc with ``--worlds`` sampled worlds per decision
-and no deadline, target ``--target``) with ``stop: {confidence: 0.95}`` and a cap of ``--real-cap``
-matches, N times with independent seeds, and prints the matches each took to stop (versus
-``bench/ranking.py``'s 36 for the same settings, which reads TrueSkill's P >= 0.95).
+**Real bots** (``--real``, ``--near``, ``--twins``): tournaments written as configuration files
+and run by ``ct-referee tournament`` (fresh bot processes per match, ``sandbox: none`` by default
+since the bots are ours), ``--jobs`` at once, stop at ``--confidence`` and ``--margin``:
+random < greedy < mc (3 seats, mc ``--playouts``, cap ``--real-cap``), equal twins (two random
+bots, 2 seats, cap ``--twin-cap``) and near-twins (greedy against greedy with a random move one
+time in 500: ``bench/bots/eps_greedy.py``). No real tournament starts after
+``--real-minutes``. From the random/greedy/mc records it also measures the per-deal variance of
+a pair's difference raw and adjusted, over all six seatings and over one rotation class (what
+``seatings: rotate`` plays). The last line is ``stopping: median <n> matches (p90 <m>) to decide
+random<greedy<mc; error <e>% on twins, <t>% wrong ties on near-twins, at 5%``.
 
-The last lines are ``stopping: <scenario> error <e> (<= <alpha>), matches mean <m> p90 <q>`` per
-scenario, and with ``--real``, ``stopping: real bots settled in <median> matches (runs ...)``.
-
-Measured on 2026-11-30, 2 shared cores (noise: per-deal pair residual sd 15 points, 9.1 deals a
-set; 400 tournaments a scenario, cap 30 sets = 180 matches; confidence 0.95):
-
-    scenario (planted points/hand)      error   settled  matches mean  p90
-    random<greedy<mc (0, 35.7, 40.7)    0.000   99 %      64.8         114
-    twins+1 (0, 0, 6), margin 0         0.005    0 %     179.7         180   (twins stay open)
-    twins+1 (0, 0, 6), margin 5         0.003   98 %      94.8         138
-    four twins, margin 5                0.000   16 %     178.7         180
-    steps of 6 (0, 6, 12, 18)           0.000   94 %     128.8         174
-    steps of 2 (0, 2, 4, 6)             0.000    0 %     180.0         180
-    gauntlet (0, 12, 24 | 18, 6)        0.000   42 %     171.8         180
-
-Real bots (``--real 4``: target 2000, mc 150 worlds, cap 60): settled in 18, 30, 12 and 24
-matches, median 21, every verdict right (mc > greedy by 3.5 to 6.1 points a hand, greedy >
-random by about 34); ``bench/ranking.py`` needs 36 for TrueSkill's P >= 0.95, which has no error
-control. About 20 minutes on 2 busy cores.
+Measured: see docs/statistics.md (figures and commands).
 """
 
 from __future__ import annotations
