@@ -20,9 +20,19 @@ true best. Then the time to plan one ladder round for 500 entrants. The last lin
 ``ladder: tau <t> (place of best <p>) with <m> matches; round robin tau <t> (...) with <m>`` and
 ``ladder: planning a round for 500 entrants takes <ms> ms``.
 
-Measured on 2026-11-30, 2 shared cores, 16 entrants: the ladder (336 matches) tau 0.933, 0.917,
-0.967, 0.967 (mean 0.946), the best placed first in all four; the round robin (3,360 matches)
-tau 0.983, the best first. Planning a ladder round for 500 entrants: 2 ms. About 5 minutes.
+A baseline with the same budget: **random groups** (every round the field shuffled and cut into
+groups of 3, ``RandomGroups``). ``--field uneven`` cubes the blunder rates, so the best third lie
+within 4 % of each other: a field that is not evenly spaced.
+
+Measured on 2026-12-01, 2 shared cores (other benchmarks running), 16 entrants, ratings per set
+(``rating.per: set``, the default), 4 runs each, tau as mean +- standard error:
+
+    field    ladder (336 matches)            random groups (336)            round robin (3,360)
+    even     0.958 +- 0.008, best 1st 4/4    0.900 +- 0.025, best 1st 3/4   1.000, best 1st
+    uneven   0.942 +- 0.008, best 1st 2/4    0.846 +- 0.026, best 1st 2/4   0.967, best 2nd
+
+``.venv/bin/python bench/ladder.py --reps 4 --jobs 1 [--field uneven]``: about 6 minutes each.
+Planning a ladder round for 500 entrants: 1-5 ms.
 """
 
 from __future__ import annotations
