@@ -22,11 +22,12 @@ from pathlib import Path
 import pytest
 
 from referee.bots.bot import Answer
-from referee.bots.process import bwrap_available
+from referee.bots.limits import Limits
+from referee.bots.process import Launcher, bwrap_available
 from referee.game.cards import Card
 from referee.game.faults import Fault
 from referee.game.rules import legal_moves_on
-from referee.match.play import Entrant, Limits, Player
+from referee.match.play import Entrant, Player
 from referee.protocol.wire import format_forfeit
 
 TESTS = Path(__file__).resolve().parent
@@ -52,6 +53,12 @@ collect_ignore = ["bots"]  # scripts, not tests (and some read stdin when import
 
 needs_bwrap = pytest.mark.skipif(not bwrap_available(),
                                  reason="bwrap is missing or cannot build a sandbox here")
+
+
+def launcher(sandbox: str = "none", **limits: int) -> Launcher:
+    """A launcher for a :class:`~referee.bots.bot.Bot` made by hand: in ``sandbox`` (resolved
+    now), without a memory limit unless ``limits`` sets one (as a ``Bot`` has by default)."""
+    return Launcher.resolve(sandbox, Limits(**{"memory_mb": 0, **limits}))
 
 
 def bot(name: str, *args: str) -> tuple[str, ...]:
@@ -146,7 +153,7 @@ class ScriptedEntrant(Entrant):
 
     make: Callable[[], Player] = field(default=lambda: Scripted([]))
 
-    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
+    def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
               hide: Sequence[Path]) -> Player:
         return self.make()
 

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, Scripted, ScriptedEntrant, bot, live_processes
 
+from referee.bots.limits import Limits
 from referee.game.cards import DECK
 from referee.game.rules import Deal, Variant, rank
-from referee.match.play import Entrant, Limits, play_match
+from referee.match.play import Entrant, play_match
 
 INSTANT = (sys.executable, str(ROOT / "bench" / "instant_bot.py"))
 LIMITS = Limits(startup_ms=2000, move_ms=400)

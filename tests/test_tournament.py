@@ -385,10 +385,11 @@ def test_matches_finished_beside_a_failing_one_are_saved() -> None:
     """A match that cannot start stops the tournament, but every match that finished is still
     saved, in order. In-process players, ordered by events: m0 finishes first; while it is
     being saved, m1 fails to start and m2 finishes."""
+    from referee.bots.limits import Limits
     from referee.bots.process import BotCommandError
     from referee.game.rules import Variant
     from referee.match.job import MatchJob, MatchSpec
-    from referee.match.play import Limits, Player
+    from referee.match.play import Player
     from referee.runners.local import ThreadRunner
     from referee.tournament.run import TournamentError, play_jobs
 
@@ -431,9 +432,10 @@ def test_a_bot_that_cannot_be_spawned_is_a_seat_fault(tmp_path: Path) -> None:
     """A command that is found but cannot be started (here: exec fails, ENOEXEC, behind the
     prlimit wrapper) is a startup fault of its seat: the other matches play on (fork EAGAIN
     at spawn: tests/test_bot.py)."""
+    from referee.bots.limits import Limits
     from referee.game.rules import Variant
     from referee.match.job import MatchJob, MatchSpec
-    from referee.match.play import Entrant, Limits
+    from referee.match.play import Entrant
     from referee.runners.local import ThreadRunner
     from referee.tournament.run import play_jobs
 

@@ -28,15 +28,13 @@ from types import TracebackType
 from typing import Protocol
 
 from referee.bots.process import (
+    Launcher,
     Process,
-    Rlimits,
     Spawner,
     SpawnError,
-    resolve_sandbox,
     split_command,
     start_process,
 )
-from referee.bots.sandbox import SandboxPolicy
 from referee.game.faults import Fault, Reason
 from referee.protocol import wire as protocol
 
@@ -46,6 +44,8 @@ INFO_MAX = 1024  #: ``info`` lines are cut to this many characters
 INFO_KEEP = 32  #: at most this many ``info`` lines are kept per request
 INFO_BUDGET = 1 << 18  #: characters of ``info`` lines kept per bot process (one match)
 CHUNK = 1 << 16
+UNSANDBOXED = Launcher()
+"""The default launcher: no sandbox, no memory limit, files up to 64 MiB."""
 STOP_POLL_S = 0.1  #: how often a start-up wait looks at its stop event, in seconds
 
 
@@ -133,34 +133,24 @@ class Bot:
     :param command: the command, a string (split like a shell would) or an argument list.
     :param workdir: the folder it runs in (and its relative ``argv[0]`` is found in).
     :param stderr_path: where its stderr goes (parents created); ``None`` discards it.
-    :param stderr_cap: at most this many bytes of stderr are kept.
-    :param sandbox: ``auto``, ``bwrap`` (the hardened sandbox) or ``none``.
+    :param launcher: how its process starts: in the hardened sandbox or not, under which limits,
+        how much stderr is kept (default: unsandboxed, no memory limit, files up to 64 MiB);
+        :meth:`referee.bots.process.Launcher.resolve` makes one from a mode and
+        :class:`~referee.bots.limits.Limits`.
     :param hide: folders inside the bot's own that the sandboxed bot sees empty.
-    :param memory_mb: memory limit in MiB (0: none): a cgroup counting ``/tmp`` and
-        ``/dev/shm`` where the machine has one, else (and without sandbox) ``RLIMIT_DATA``.
-    :param file_mb: largest file it may write, in MiB.
-    :param tmp_mb: size of the sandbox's private ``/tmp`` (and ``/dev/shm``), in MiB.
-    :param pids: processes and threads of the sandboxed bot (0: no limit).
-    :param cpus: CPU cores the sandboxed bot may use (0: no limit).
     :param spawner: what forks the process (default: :func:`referee.bots.process.default_spawner`).
 
     Call :meth:`close` (or :meth:`forfeit`) after any error; the context manager does it.
     """
 
     def __init__(self, command: str | Sequence[str], *, workdir: Path | None = None,
-                 stderr_path: Path | None = None, stderr_cap: int = 1 << 20,
-                 sandbox: str = "none", hide: Sequence[Path] = (), memory_mb: int = 0,
-                 file_mb: int = 64, tmp_mb: int = 64, pids: int = 64, cpus: float = 1.0,
-                 spawner: Spawner | None = None) -> None:
+                 stderr_path: Path | None = None, launcher: Launcher = UNSANDBOXED,
+                 hide: Sequence[Path] = (), spawner: Spawner | None = None) -> None:
         self.argv = split_command(command)
         self.workdir = Path(workdir or os.getcwd()).absolute()
         self.stderr_path = stderr_path
-        self.stderr_cap = stderr_cap
-        self.sandbox = sandbox
+        self.launcher = launcher
         self.hide = tuple(hide)
-        self.policy = SandboxPolicy(memory_mb=memory_mb, pids=pids, cpus=cpus, tmp_mb=tmp_mb,
-                                    file_mb=file_mb)
-        self.limits = Rlimits(memory_mb, file_mb)
         self.spawner = spawner
         self.name = ""
         self.process: Process | None = None
@@ -232,10 +222,9 @@ class Bot:
                     raise
 
     def _spawn(self) -> None:
-        policy = self.policy if resolve_sandbox(self.sandbox) == "bwrap" else None
-        process = start_process(self.argv, workdir=self.workdir, sandbox=policy,
-                                hide=self.hide, limits=self.limits, stderr_path=self.stderr_path,
-                                stderr_cap=self.stderr_cap, spawner=self.spawner)
+        process = start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
+                                hide=self.hide, stderr_path=self.stderr_path,
+                                spawner=self.spawner)
         self.process = process
         self._in, self._out = process.stdin, process.stdout
         self._poll.register(self._out, _POLLIN)
@@ -474,7 +463,8 @@ class Bot:
         """Raise :class:`BotMemory` instead of ``err`` if the memory limit killed a process
         of the bot."""
         if self.process is not None and self.process.memory_fault():
-            raise BotMemory(f"memory limit ({self.policy.memory_mb} MiB) exceeded: "
+            memory_mb = (self.launcher.policy or self.launcher.rlimits).memory_mb
+            raise BotMemory(f"memory limit ({memory_mb} MiB) exceeded: "
                             f"{err.detail.strip(' ,')}", code=Reason.OUT_OF_MEMORY) from None
 
     def _crash(self, closed_input: bool = False) -> BotCrash:

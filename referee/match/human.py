@@ -22,10 +22,11 @@ from rich.console import Console
 from rich.text import Text
 
 from referee.bots.bot import Answer, BotCrash, CancelSignal
+from referee.bots.process import Launcher
 from referee.game.cards import Card, CardError
 from referee.game.faults import Fault, Reason
 from referee.game.rules import Move, legal_moves_on, targets_on
-from referee.match.play import Entrant, Limits, Player
+from referee.match.play import Entrant, Player
 from referee.protocol.escape import escape_controls
 from referee.protocol.wire import GarbledError, parse_move
 from referee.records.display import card_text, cards_text
@@ -336,8 +337,8 @@ class HumanEntrant(Entrant):
     show_scores: bool = False
     """Whether the player draws ``score`` and ``end`` (``play`` prints them itself)."""
 
-    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
+    def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
               hide: Sequence[Path]) -> Player:
-        """A :class:`HumanPlayer` (the limits and sandbox do not apply to a person)."""
+        """A :class:`HumanPlayer` (the launcher does not apply to a person)."""
         return HumanPlayer(self.name, console=self.console, ascii_only=self.ascii_only,
                            show_scores=self.show_scores)

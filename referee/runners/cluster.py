@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, resolve_sandbox
 from referee.match.play import MatchAborted
 from referee.records.record import RecordDict
@@ -62,7 +63,7 @@ class Played:
 
     record: RecordDict
     logs: dict[str, bytes]
-    sandbox: str
+    sandbox: SandboxMode
     worker: str
 
 
@@ -142,7 +143,7 @@ class ClusterRunner:
     remote = True
     """Its bots are spawned on other machines: the tournament leaves the sandbox mode to them."""
 
-    def __init__(self, address: str, *, sandbox: str | None = None,
+    def __init__(self, address: str, *, sandbox: SandboxMode | None = None,
                  warn: Callable[[str], None] | None = None,
                  timeout: float = CONNECT_TIMEOUT_S, quiet: bool = True) -> None:
         try:
@@ -260,7 +261,8 @@ class ClusterRunner:
             job.logs_dir.mkdir(parents=True, exist_ok=True)
             for name, data in played.logs.items():
                 (job.logs_dir / Path(name).name).write_bytes(data)
-        if played.sandbox == "none" and self.sandbox == "auto" and self.warn is not None \
+        if played.sandbox is SandboxMode.NONE and self.sandbox is SandboxMode.AUTO \
+                and self.warn is not None \
                 and played.worker not in self._warned:
             self._warned.add(played.worker)
             self.warn(f"worker {played.worker} has no working bubblewrap (bwrap): its bots "

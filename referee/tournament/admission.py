@@ -22,17 +22,42 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from referee.bots.bot import Answer, BotCrash, BotError, BotStartupError, CancelSignal
-from referee.bots.process import stderr_tail
+from referee.bots.limits import Limits
+from referee.bots.process import Launcher, stderr_tail
 from referee.game.faults import Reason
-from referee.match.play import Entrant, Limits, Player
+from referee.match.play import Entrant, Player
 
-MODES = ("leave-out", "keep", "off")
-"""``preflight`` in a configuration: leave out an entrant that does not start (the default),
-keep it (it loses its matches by fault), or start no entrant before the matches."""
+
+class Preflight(StrEnum):
+    """``preflight`` in a configuration: leave out an entrant that does not start (the default),
+    keep it (it loses its matches by fault), or start no entrant before the matches.
+
+    >>> Preflight.parse("keep"), Preflight.parse(False)
+    (<Preflight.KEEP: 'keep'>, <Preflight.OFF: 'off'>)
+    """
+
+    LEAVE_OUT = "leave-out"
+    KEEP = "keep"
+    OFF = "off"
+
+    @classmethod
+    def parse(cls, value: object) -> Preflight:
+        """The mode named ``value``; ``False`` is ``off``, as YAML reads an unquoted ``off``.
+
+        :raises ValueError: for any other value, saying which are known.
+        """
+        if value is False:
+            return cls.OFF
+        for member in cls:
+            if value == member.value:
+                return member
+        known = ", ".join(m.value for m in cls)
+        raise ValueError(f"unknown preflight {value!r} (use {known})")
 
 
 @dataclass(frozen=True)
@@ -64,9 +89,11 @@ class Flight:
         return text
 
 
-def preflight(entrants: Sequence[Entrant], *, limits: Limits, sandbox: str, logs_dir: Path,
-              hide: Sequence[Path] = (), stop: CancelSignal | None = None) -> list[Flight]:
-    """Starts each entrant once (all at once), waits for its ``ready``, and stops it.
+def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher,
+              logs_dir: Path, hide: Sequence[Path] = (),
+              stop: CancelSignal | None = None) -> list[Flight]:
+    """Starts each entrant once (all at once) with ``launcher``, waits for its ``ready``
+    (within ``limits.startup_ms``), and stops it.
 
     :raises referee.bots.bot.BotCommandError: if a command cannot be started at all.
     """
@@ -74,7 +101,7 @@ def preflight(entrants: Sequence[Entrant], *, limits: Limits, sandbox: str, logs
 
     def fly(entrant: Entrant) -> Flight:
         log = logs_dir / f"{entrant.name}.stderr"
-        player = entrant.spawn(limits=limits, sandbox=sandbox, stderr_path=log, hide=hide)
+        player = entrant.spawn(launcher=launcher, stderr_path=log, hide=hide)
         t0 = time.monotonic()
         try:
             ready = player.start(limits.startup_ms, stop)
@@ -134,7 +161,7 @@ class Benched(Entrant):
     detail: str = ""
     """The detail of its ``startup`` fault (it starts with one of :data:`BENCHED`)."""
 
-    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
+    def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
               hide: Sequence[Path]) -> Player:
         """A player that does not start."""
         return _Bench(self.detail)
@@ -182,4 +209,4 @@ class FaultLimit:
         return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hide, detail)
 
 
-__all__ = ["BENCHED", "MODES", "Benched", "FaultLimit", "Flight", "preflight"]
+__all__ = ["BENCHED", "Benched", "FaultLimit", "Flight", "Preflight", "preflight"]

@@ -20,6 +20,7 @@ import math
 from collections.abc import Sequence
 
 from referee.match.job import MatchSpec
+from referee.records.match_id import MatchId
 
 SEATINGS = ("all", "rotate")
 FORMATS = ("round-robin",)
@@ -68,14 +69,13 @@ def schedule(
     all_groups = groups(entrants, players)
     mode = seatings
     per_group = len(_seatings(all_groups[0], mode))
-    rw = len(str(rounds))
-    gw, sw = max(3, len(str(len(all_groups)))), max(2, len(str(per_group)))
+    widths = MatchId.widths_for(rounds, len(all_groups), per_group)
     plan: list[MatchSpec] = []
     for r in range(1, rounds + 1):
         for g, group in enumerate(all_groups, 1):
             prefix = f"{seed}:{r}:{g}"
             for s, seats in enumerate(_seatings(group, mode), 1):
-                match_id = f"r{r:0{rw}d}-g{g:0{gw}d}-s{s:0{sw}d}"
+                match_id = str(MatchId(r, g, s, widths))
                 plan.append(MatchSpec(match_id, len(plan), r, g, s, seats, prefix, secret))
     return plan
 

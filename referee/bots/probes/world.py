@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.bots.process import start_process
+from referee.bots.process import Launcher, start_process
 from referee.bots.sandbox import SandboxPolicy
 
 ATTACKS_PY = Path(__file__).with_name("attacks.py")
@@ -76,7 +76,7 @@ def run_attack(world: World, name: str, policy: SandboxPolicy, *,
     os.environ["CT_PROBE_SECRET"] = world.secret  # the referee's own: must not leak
     try:
         proc = start_process([python, "attacks.py", name], workdir=world.bot,
-                             sandbox=policy)
+                             launcher=Launcher(policy))
     finally:
         del os.environ["CT_PROBE_SECRET"]
     data = b""
