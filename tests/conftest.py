@@ -154,7 +154,7 @@ class ScriptedEntrant(Entrant):
     make: Callable[[], Player] = field(default=lambda: Scripted([]))
 
     def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
-              hide: Sequence[Path]) -> Player:
+              hidden: Sequence[Path]) -> Player:
         return self.make()
 
 

@@ -274,7 +274,7 @@ def test_sandbox_hides_folders(outside_tmp: Path) -> None:
     (outside_tmp / "key.txt").write_text("43\n")
     shutil.copy(BOTS / "probe.py", outside_tmp / "probe.py")
     with started(Bot([sys.executable, "probe.py"], workdir=outside_tmp, launcher=launcher("bwrap"),
-                     hide=[hidden, outside_tmp / "key.txt", outside_tmp / "absent"])) as b:
+                     hidden=[hidden, outside_tmp / "key.txt", outside_tmp / "absent"])) as b:
         assert b.request(f"go read {shown / 'secret.txt'}", 5000).line == "yes"
         assert b.request(f"go read {hidden / 'secret.txt'}", 5000).line.startswith("no ")
         assert b.request(f"go exists {hidden / 'secret.txt'}", 5000).line.startswith("no ")
@@ -365,17 +365,17 @@ def test_sandbox_does_not_hide_the_bots_own_folder(outside_tmp: Path) -> None:
         folder.mkdir()
         (folder / "secret.txt").write_text("42\n")
     shutil.copy(BOTS / "probe.py", bots / "probe.py")
-    for hide in ([bots, results], [outside_tmp], [outside_tmp / "bots" / "probe.py", results]):
+    for hidden in ([bots, results], [outside_tmp], [outside_tmp / "bots" / "probe.py", results]):
         with started(Bot([sys.executable, "probe.py"], workdir=bots, launcher=launcher("bwrap"),
-                         hide=hide)) as b:
+                         hidden=hidden)) as b:
             assert b.request(f"go read {bots / 'secret.txt'}", 5000).line == "yes"
-            if results in hide:
+            if results in hidden:
                 assert b.request(f"go read {results / 'secret.txt'}", 5000).line.startswith("no ")
     named = outside_tmp / "data"  # a folder named on the command line is not hidden either
     named.mkdir()
     (named / "secret.txt").write_text("42\n")
     with started(Bot([sys.executable, BOTS / "probe.py", named], launcher=launcher("bwrap"),
-                     hide=[named, results])) as b:
+                     hidden=[named, results])) as b:
         assert b.request(f"go read {named / 'secret.txt'}", 5000).line == "yes"
         assert b.request(f"go read {results / 'secret.txt'}", 5000).line.startswith("no ")
 

@@ -250,7 +250,7 @@ def test_sandbox_command_line(tmp_path: Path) -> None:
     spec = build_argv(["/usr/bin/python3", "bot.py"], own, caps=capabilities(),
                       policy=SandboxPolicy(tmp_mb=8, mode="setpriv" if os.geteuid() == 0
                                            else "userns"),
-                      hide=(hidden, own, tmp_path / "absent"))
+                      hidden=(hidden, own, tmp_path / "absent"))
     spec.cleanup()
     argv = spec.argv
     assert argv[0] == "bwrap" and "--die-with-parent" in argv and "--clearenv" in argv

@@ -94,7 +94,7 @@ def play(world: World, attack: str, limits: Limits = DEFAULT, *,
     record = play_match(tag, [attacker, instant], lambda k: Deal.from_seed(2, f"h:{k}"),
                         target=1, limits=limits, launcher=procmod.Launcher.resolve(sandbox, limits),
                         logs_dir=logs,
-                        hide=(world.output,))
+                        hidden=(world.output,))
     err = logs / "0-attacker.stderr"
     return record, err.read_text() if err.exists() else ""
 

@@ -137,7 +137,7 @@ class Bot:
         how much stderr is kept (default: unsandboxed, no memory limit, files up to 64 MiB);
         :meth:`referee.bots.process.Launcher.resolve` makes one from a mode and
         :class:`~referee.bots.limits.Limits`.
-    :param hide: folders inside the bot's own that the sandboxed bot sees empty.
+    :param hidden: folders inside the bot's own that the sandboxed bot sees empty.
     :param spawner: what forks the process (default: :func:`referee.bots.process.default_spawner`).
 
     Call :meth:`close` (or :meth:`forfeit`) after any error; the context manager does it.
@@ -145,12 +145,12 @@ class Bot:
 
     def __init__(self, command: str | Sequence[str], *, workdir: Path | None = None,
                  stderr_path: Path | None = None, launcher: Launcher = UNSANDBOXED,
-                 hide: Sequence[Path] = (), spawner: Spawner | None = None) -> None:
+                 hidden: Sequence[Path] = (), spawner: Spawner | None = None) -> None:
         self.argv = split_command(command)
         self.workdir = Path(workdir or os.getcwd()).absolute()
         self.stderr_path = stderr_path
         self.launcher = launcher
-        self.hide = tuple(hide)
+        self.hidden = tuple(hidden)
         self.spawner = spawner
         self.name = ""
         self.process: Process | None = None
@@ -223,7 +223,7 @@ class Bot:
 
     def _spawn(self) -> None:
         process = start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
-                                hide=self.hide, stderr_path=self.stderr_path,
+                                hidden=self.hidden, stderr_path=self.stderr_path,
                                 spawner=self.spawner)
         self.process = process
         self._in, self._out = process.stdin, process.stdout

@@ -248,12 +248,12 @@ class SpawnError(RuntimeError):
 
 
 def start_process(argv: Sequence[str], *, workdir: Path, launcher: Launcher = Launcher(),
-                  hide: Sequence[Path] = (), stderr_path: Path | None = None,
+                  hidden: Sequence[Path] = (), stderr_path: Path | None = None,
                   spawner: Spawner | None = None) -> Process:
     """Start ``argv`` in ``workdir``, in its own session, as ``launcher`` says (inside the
     hardened sandbox under its policy, or under its rlimits), forked by ``spawner`` (default:
     :func:`default_spawner`); its stderr goes to ``stderr_path`` (parents created; ``None``:
-    discarded), at most the launcher's ``stderr_cap`` bytes. ``hide``: folders inside the bot's
+    discarded), at most the launcher's ``stderr_cap`` bytes. ``hidden``: folders inside the bot's
     own that the sandboxed bot sees empty.
 
     :raises BotCommandError: if the command cannot be found or sandboxed.
@@ -265,7 +265,7 @@ def start_process(argv: Sequence[str], *, workdir: Path, launcher: Launcher = La
     limits = launcher.rlimits
     if launcher.policy is not None:
         try:
-            launch = prepare(argv, workdir, policy=launcher.policy, hide=hide)
+            launch = prepare(argv, workdir, policy=launcher.policy, hidden=hidden)
         except SandboxError as err:
             raise BotCommandError(str(err)) from None
         except OSError as err:

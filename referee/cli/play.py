@@ -210,7 +210,7 @@ def play(
     except OSError as err:
         raise click.ClickException(f"cannot make the folder {err.filename!r}: "
                                    f"{err.strerror}") from None
-    hide = [logs_dir.absolute()] if logs_dir is not None else []
+    hidden = [logs_dir.absolute()] if logs_dir is not None else []
     players = len(entrants)
     if seed is None:  # bots see their own cards: the deals must not follow from a small seed
         secret = secrets.token_bytes(32)
@@ -235,7 +235,7 @@ def play(
     try:
         record = play_match(
             match_id, entrants, deals, variant=Variant(variant), target=target, limits=limits,
-            launcher=Launcher.resolve(mode, limits), logs_dir=logs_dir, hide=hide,
+            launcher=Launcher.resolve(mode, limits), logs_dir=logs_dir, hidden=hidden,
             observer=teller, bot_id=bot_id)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None

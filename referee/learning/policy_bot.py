@@ -40,7 +40,7 @@ class TrackingError(ValueError):
 
 
 @dataclass(frozen=True)
-class Decision:
+class PolicyRequest:
     """A request to answer: the seat's view and the match totals before this hand."""
 
     kind: str
@@ -74,7 +74,7 @@ def _int_after(tokens: Sequence[str], key: str, default: int) -> int:
 class SeatTracker:
     """What one seat knows of its match, from the referee's lines alone.
 
-    :meth:`feed` takes every line; for ``go`` and ``pick`` it returns the :class:`Decision`
+    :meth:`feed` takes every line; for ``go`` and ``pick`` it returns the :class:`PolicyRequest`
     (the view rebuilt with the engine and checked against the request).
     """
 
@@ -89,7 +89,7 @@ class SeatTracker:
         self.layout: list[Card] = []
         self.events: list[tuple[str, int, Card, tuple[Card, ...]]] = []
 
-    def feed(self, line: str) -> Decision | None:
+    def feed(self, line: str) -> PolicyRequest | None:
         """Takes one referee line; returns the decision it asks for, if any.
 
         :raises TrackingError: when a request does not fit what was tracked.
@@ -122,12 +122,12 @@ class SeatTracker:
                     or sorted(view.table) != sorted(_cards(tokens, "table"))
                     or view.to_move != self.seat or view.pick_card is not None):
                 raise TrackingError("the tracked position differs from the go request")
-            return Decision("go", view, self.totals, self.target)
+            return PolicyRequest("go", view, self.totals, self.target)
         elif word == "pick" and len(tokens) >= 2:
             view = self.position(Card.parse(tokens[1])).view(self.seat)
             if sorted(view.pick_options) != sorted(_cards(tokens, "from")):
                 raise TrackingError("the tracked pick differs from the pick request")
-            return Decision("pick", view, self.totals, self.target)
+            return PolicyRequest("pick", view, self.totals, self.target)
         return None
 
     def new_hand(self, dealer: int, cards: list[Card], layout: list[Card]) -> None:
@@ -178,7 +178,7 @@ class SeatTracker:
         return hand
 
 
-def decide(policy: Policy, decision: Decision) -> tuple[str, int, str | None]:
+def decide(policy: Policy, decision: PolicyRequest) -> tuple[str, int, str | None]:
     """Asks ``policy`` for ``decision``; returns the answer line, the action taken and what
     went wrong, if anything: when the policy raises or returns an action outside the mask, the
     first legal action is taken instead."""

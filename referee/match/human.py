@@ -338,7 +338,7 @@ class HumanEntrant(Entrant):
     """Whether the player draws ``score`` and ``end`` (``play`` prints them itself)."""
 
     def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
-              hide: Sequence[Path]) -> Player:
+              hidden: Sequence[Path]) -> Player:
         """A :class:`HumanPlayer` (the launcher does not apply to a person)."""
         return HumanPlayer(self.name, console=self.console, ascii_only=self.ascii_only,
                            show_scores=self.show_scores)

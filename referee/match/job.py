@@ -90,7 +90,7 @@ class MatchJob:
     bots are spawned."""
     tournament: str
     logs_dir: Path | None = None
-    hide: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
 
     def play(self, stop: CancelSignal | None = None,
              observer: Observer | None = None) -> RecordDict:
@@ -103,5 +103,5 @@ class MatchJob:
         launcher = Launcher.resolve(self.sandbox, self.limits)  # once for the match's bots
         return play_match(self.spec.id, self.entrants, self.spec.deal, variant=self.variant,
                           target=self.target, limits=self.limits, launcher=launcher,
-                          tournament=self.tournament, logs_dir=self.logs_dir, hide=self.hide,
+                          tournament=self.tournament, logs_dir=self.logs_dir, hidden=self.hidden,
                           observer=observer, stop=stop, bot_id=self.spec.bot_id)

@@ -48,15 +48,15 @@ class Entrant:
     name: str
     command: str | tuple[str, ...]
     workdir: Path | None = None
-    hide: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
     """Paths inside its folders that its sandbox shows empty (besides the match's)."""
 
     def spawn(
-        self, *, launcher: Launcher, stderr_path: Path | None, hide: Sequence[Path]
+        self, *, launcher: Launcher, stderr_path: Path | None, hidden: Sequence[Path]
     ) -> Player:
         """A new bot process for this entrant (started by the match)."""
         return Bot(self.command, workdir=self.workdir, stderr_path=stderr_path,
-                   launcher=launcher, hide=(*self.hide, *hide))
+                   launcher=launcher, hidden=(*self.hidden, *hidden))
 
 
 class Observer:
@@ -103,7 +103,7 @@ def play_match(
     launcher: Launcher | None = None,
     tournament: str | None = None,
     logs_dir: Path | None = None,
-    hide: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
     observer: Observer | None = None,
     stop: CancelSignal | None = None,
     bot_id: str | None = None,
@@ -125,7 +125,7 @@ def play_match(
     """
     return _MatchRunner(match_id, entrants, deals, variant=variant, target=target, limits=limits,
                         launcher=launcher or Launcher.resolve("none", limits),
-                        tournament=tournament, logs_dir=logs_dir, hide=hide,
+                        tournament=tournament, logs_dir=logs_dir, hidden=hidden,
                         observer=observer or Observer(), stop=stop,
                         bot_id=bot_id or secrets.token_hex(6)).run()
 
@@ -134,7 +134,7 @@ class _MatchRunner:
     def __init__(
         self, match_id: str, entrants: Sequence[Entrant], deals: DealSource, *, variant: Variant,
         target: int, limits: Limits, launcher: Launcher, tournament: str | None,
-        logs_dir: Path | None, hide: Sequence[Path], observer: Observer,
+        logs_dir: Path | None, hidden: Sequence[Path], observer: Observer,
         stop: CancelSignal | None, bot_id: str,
     ) -> None:
         self.match_id = match_id
@@ -145,7 +145,7 @@ class _MatchRunner:
         self.limits = limits
         self.launcher = launcher
         self.logs_dir = logs_dir
-        self.hide = hide
+        self.hidden = hidden
         self.observer = observer
         self.stop = stop
         self.faults: list[FaultDict] = []
@@ -184,7 +184,7 @@ class _MatchRunner:
         for i, e in enumerate(self.entrants):
             stderr = self.logs_dir / f"{i}-{e.name}.stderr" if self.logs_dir else None
             player = e.spawn(launcher=self.launcher, stderr_path=stderr,
-                             hide=self.hide)
+                             hidden=self.hidden)
             rng = random.Random(f"{self.match_id}:{i}:fallback")
             self.seats.append(_Seat(i, e.name, player, rng, float(limits.bank_ms)))
         with ThreadPoolExecutor(max_workers=len(self.seats)) as pool:

@@ -58,7 +58,7 @@ class _Seated(Entrant):
     player: Player | None = None
 
     def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
-              hide: Sequence[Path]) -> Player:
+              hidden: Sequence[Path]) -> Player:
         assert self.player is not None
         return self.player
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from referee.match.job import MatchJob
 
-__all__ = ["CONNECT_TIMEOUT_S", "RESOURCE", "ClusterError", "ClusterRunner", "Played",
+__all__ = ["CONNECT_TIMEOUT_S", "RESOURCE", "ClusterError", "ClusterRunner", "WorkerReport",
            "play_on_worker", "task_key"]
 
 RESOURCE = "match"
@@ -57,7 +57,7 @@ class ClusterError(RunnerError):
 
 
 @dataclass(frozen=True)
-class Played:
+class WorkerReport:
     """What a worker sends back: the record, each bot's stderr (file name to bytes), the
     sandbox the worker used and its address."""
 
@@ -100,7 +100,7 @@ class _TaskSignal:
         return task is None or task.state not in ("executing", "long-running")
 
 
-def play_on_worker(job: MatchJob) -> Played:
+def play_on_worker(job: MatchJob) -> WorkerReport:
     """The task: plays ``job`` on this worker and returns its record and logs.
 
     ``job.sandbox`` is the configured mode, resolved here (a worker without bubblewrap runs
@@ -124,7 +124,7 @@ def play_on_worker(job: MatchJob) -> Played:
         except BotCommandError as err:
             raise BotCommandError(f"on worker {address}: {err}") from None
         logs = {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.is_file()}
-    return Played(record, logs, sandbox, address)
+    return WorkerReport(record, logs, sandbox, address)
 
 
 class ClusterRunner:
@@ -245,7 +245,7 @@ class ClusterRunner:
             return Failed(job, ClusterError(f"lost the Dask scheduler {self.address!r} while "
                                             f"match {job.spec.id} was played"))
         try:
-            played: Played = future.result()
+            played: WorkerReport = future.result()
         except KilledWorker:
             return Failed(job, ClusterError(
                 f"match {job.spec.id} was lost with every Dask worker that tried it (the "

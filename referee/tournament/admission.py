@@ -61,7 +61,7 @@ class Preflight(StrEnum):
 
 
 @dataclass(frozen=True)
-class Flight:
+class PreflightResult:
     """How one entrant's pre-flight start went."""
 
     name: str
@@ -90,8 +90,8 @@ class Flight:
 
 
 def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher,
-              logs_dir: Path, hide: Sequence[Path] = (),
-              stop: CancelSignal | None = None) -> list[Flight]:
+              logs_dir: Path, hidden: Sequence[Path] = (),
+              stop: CancelSignal | None = None) -> list[PreflightResult]:
     """Starts each entrant once (all at once) with ``launcher``, waits for its ``ready``
     (within ``limits.startup_ms``), and stops it.
 
@@ -99,23 +99,23 @@ def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher
     """
     logs_dir.mkdir(parents=True, exist_ok=True)
 
-    def fly(entrant: Entrant) -> Flight:
+    def fly(entrant: Entrant) -> PreflightResult:
         log = logs_dir / f"{entrant.name}.stderr"
-        player = entrant.spawn(launcher=launcher, stderr_path=log, hide=hide)
+        player = entrant.spawn(launcher=launcher, stderr_path=log, hidden=hidden)
         t0 = time.monotonic()
         try:
             ready = player.start(limits.startup_ms, stop)
         except BotError as err:
             ms = (time.monotonic() - t0) * 1000
             player.close()
-            return Flight(entrant.name, False, ms, fault=err.fault, detail=err.detail, log=log,
-                          tail=stderr_tail(log))
+            return PreflightResult(entrant.name, False, ms, fault=err.fault, detail=err.detail,
+                                   log=log, tail=stderr_tail(log))
         except BaseException:
             player.close()
             raise
         ms = (time.monotonic() - t0) * 1000
         player.close()
-        return Flight(entrant.name, True, ms, ready=ready, log=log)
+        return PreflightResult(entrant.name, True, ms, ready=ready, log=log)
 
     if not entrants:
         return []
@@ -162,7 +162,7 @@ class Benched(Entrant):
     """The detail of its ``startup`` fault (it starts with one of :data:`BENCHED`)."""
 
     def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
-              hide: Sequence[Path]) -> Player:
+              hidden: Sequence[Path]) -> Player:
         """A player that does not start."""
         return _Bench(self.detail)
 
@@ -206,7 +206,7 @@ class FaultLimit:
             detail = BENCHED[0] + self.disqualified[i]
         else:
             return entrant
-        return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hide, detail)
+        return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hidden, detail)
 
 
-__all__ = ["BENCHED", "Benched", "FaultLimit", "Flight", "Preflight", "preflight"]
+__all__ = ["BENCHED", "Benched", "FaultLimit", "Preflight", "PreflightResult", "preflight"]

@@ -28,7 +28,7 @@ from referee.game.rules import DEFAULT_TARGET, Variant
 from referee.match.job import MatchSpec
 from referee.match.play import Entrant
 from referee.tournament.admission import Preflight
-from referee.tournament.course import Course, Plan
+from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import (
     FORMATS,
     Format,
@@ -137,17 +137,17 @@ class Config:
         return make_format(self.format, len(names), self.players, seed=self.seed,
                            candidates=[names.index(c) for c in self.candidates])
 
-    def plan(self, *, secret: bytes) -> Plan:
+    def plan(self, *, secret: bytes) -> TournamentPlan:
         """What every round shares: seats, seatings, seed, caps and ``stop``; ``secret`` keys
         the deals."""
-        return Plan(players=self.players, seatings=self.seatings, seed=self.seed,
+        return TournamentPlan(players=self.players, seatings=self.seatings, seed=self.seed,
                     rounds=self.rounds, max_matches=self.max_matches, stop=self.stop,
                     secret=secret)
 
-    def course(self, *, secret: bytes) -> Course:
-        """A fresh :class:`referee.tournament.course.Course` of this tournament, its deals keyed by
-        ``secret``."""
-        return Course(self.tournament_format(), [e.name for e in self.entrants],
+    def course(self, *, secret: bytes) -> TournamentProgress:
+        """A fresh :class:`referee.tournament.course.TournamentProgress` of this tournament, its
+        deals keyed by ``secret``."""
+        return TournamentProgress(self.tournament_format(), [e.name for e in self.entrants],
                       self.plan(secret=secret), self.rating)
 
     def total(self) -> int | None:

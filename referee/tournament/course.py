@@ -1,9 +1,9 @@
 """The course of a tournament: rounds planned one at a time from the results so far.
 
-Pure code, no I/O. A :class:`Course` asks its :class:`referee.tournament.formats.Format` for the
-next round
-once the current one is complete, rates finished matches in schedule order (so the table never
-depends on the order matches finish in), gathers the paired evidence of every finished duplicate
+Pure code, no I/O. A :class:`TournamentProgress` asks its
+:class:`referee.tournament.formats.Format` for the next round once the current one is complete,
+rates finished matches in schedule order (so the table never depends on the order matches finish
+in), gathers the paired evidence of every finished duplicate
 set (:class:`referee.tournament.stopping.Evidence`), and says why the tournament ended
 (:class:`Stopped`: ``complete``, ``settled`` or ``cap``).
 
@@ -38,7 +38,7 @@ class Stopped(StrEnum):
 
 
 @dataclass(frozen=True)
-class Plan:
+class TournamentPlan:
     """What does not change while a tournament runs."""
 
     players: int
@@ -53,11 +53,11 @@ class Plan:
     folder's secret, the benchmarks' a fixed one."""
 
 
-class Course:
+class TournamentProgress:
     """A tournament in progress: feed it each finished match (:meth:`add`), ask it for the next
     round when the current one is complete (:meth:`next_round`)."""
 
-    def __init__(self, fmt: Format, names: Sequence[str], plan: Plan,
+    def __init__(self, fmt: Format, names: Sequence[str], plan: TournamentPlan,
                  rating: RatingConfig | None = None) -> None:
         self.format, self.names, self.plan = fmt, list(names), plan
         self.table = Standings(self.names, rating or RatingConfig())

@@ -602,7 +602,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         sandbox = f"{mode} (resolved on each worker)"
     else:
         sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
-    entrants = [dataclasses.replace(e.entrant(), hide=hidden.get(e.name, ()))
+    entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()))
                 for e in config.entrants]
     played = done = 0
     limit = FaultLimit(names, config.max_faults)
@@ -613,7 +613,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     def job(spec: MatchSpec) -> MatchJob:
         return MatchJob(spec, tuple(limit.entrant(i, entrants[i]) for i in spec.seats),
                         config.variant, config.target, config.limits, mode, config.name,
-                        logs_dir=out / "logs" / spec.id, hide=(out,))
+                        logs_dir=out / "logs" / spec.id, hidden=(out,))
 
     def on_done(job: MatchJob, record: RecordDict) -> None:
         nonlocal done, played
@@ -694,7 +694,7 @@ def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode
         launcher = Launcher.resolve(sandbox, config.limits)
         flights = preflight([entrants[i] for i in wanted], limits=config.limits,
                             launcher=launcher, logs_dir=config.output / PREFLIGHT,
-                            hide=(config.output,), stop=stop)
+                            hidden=(config.output,), stop=stop)
     except BotCommandError as err:
         raise TournamentError(str(err)) from None
     failed: dict[int, str] = {}

@@ -22,7 +22,7 @@ ATTACKS_PY = Path(__file__).with_name("attacks.py")
 
 
 @dataclass(frozen=True)
-class Outcome:
+class AttackOutcome:
     """How one attack ended: ``refused`` or not, and what the probe or the referee saw."""
 
     name: str
@@ -65,7 +65,7 @@ class World:
 
 
 def run_attack(world: World, name: str, policy: SandboxPolicy, *,
-               timeout_s: float = 60, python: str = sys.executable) -> Outcome:
+               timeout_s: float = 60, python: str = sys.executable) -> AttackOutcome:
     """Run attack ``name`` sandboxed under ``policy`` with interpreter ``python``; refused
     unless the probe says ``ALLOWED`` or it ends without a word and without a memory fault."""
     if name == "shm":  # only the memory limit may stop it, not the size of /dev/shm
@@ -92,7 +92,7 @@ def run_attack(world: World, name: str, policy: SandboxPolicy, *,
         proc.stop(0.5)
     line = data.decode(errors="replace").strip()
     if proc.memory_fault():
-        return Outcome(name, True, "memory fault (the memory limit killed it)")
+        return AttackOutcome(name, True, "memory fault (the memory limit killed it)")
     if line.startswith("refused"):
-        return Outcome(name, True, "refused")
-    return Outcome(name, False, line or f"no answer ({proc.exit_status(0) or 'timed out'})")
+        return AttackOutcome(name, True, "refused")
+    return AttackOutcome(name, False, line or f"no answer ({proc.exit_status(0) or 'timed out'})")
