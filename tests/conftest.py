@@ -12,6 +12,7 @@ this folder on the path. Two markers sort the suite (registered in ``pyproject.t
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -47,7 +48,35 @@ for line in sys.stdin:
         sys.exit(3)
 """
 """A bot that starts, then exits at its first decision: a ``crash`` fault every match."""
+
+
+def quitter_tournament(folder: Path) -> Path:
+    """Writes ``quitter.py`` (:data:`QUITTER`) and ``t.yaml``, a two-player tournament of it
+    against the greedy example bot (target 100, no sandbox), into ``folder``; returns the
+    configuration's path."""
+    (folder / "quitter.py").write_text(QUITTER)
+    path = folder / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: quitter, command: {PY} quitter.py}}
+  - {{name: greedy, command: {PY} {EXAMPLES}/greedy_bot.py}}
+players: 2
+target: 100
+sandbox: none
+""")
+    return path
+
+
+def assert_passes_check(command: str) -> None:
+    """``ct-referee check COMMAND`` (run in the repository) passes every step."""
+    done = subprocess.run([CLI, "check", command, "--ascii"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^all \d+ steps passed$", done.stdout, re.MULTILINE), done.stdout
 CLI = str(Path(PY).parent / "ct-referee")
+"""The installed command line."""
+GO = "go hand 7c Kd table 3h stock 24 ms 1000"
+"""A ``go`` request, for bots that answer any."""
 
 collect_ignore = ["bots"]  # scripts, not tests (and some read stdin when imported)
 

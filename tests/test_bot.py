@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BOTS, alive, launcher, live_processes, needs_bwrap
+from conftest import BOTS, GO, alive, launcher, live_processes, needs_bwrap
 
 from referee.bots.bot import Answer, Bot, BotCrash, BotGarbled, BotStartupError, BotTimeout
 from referee.bots.process import BotCommandError, Launcher
 from referee.game.faults import Fault, Reason
 
 pytestmark = pytest.mark.process
-GO = "go hand 7c Kd table 3h stock 24 ms 1000"
 
 
 def misbehave(mode: str, arg: str = "", **kwargs: Any) -> Bot:

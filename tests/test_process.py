@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import BOTS, alive, launcher, needs_bwrap
+from conftest import BOTS, GO, alive, launcher, needs_bwrap
 
 from referee.bots import process as procmod
 from referee.bots.bot import Bot, BotCrash
@@ -31,9 +31,6 @@ from referee.bots.process import (
     stderr_tail,
     which_command,
 )
-
-GO = "go hand 7c Kd table 3h stock 24 ms 1000"
-
 
 # -- commands -----------------------------------------------------------------------------
 

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import BOTS, ROOT
 
 from referee.bots.process import Launcher, Process, start_process
 from referee.bots.sandbox import SandboxError, SandboxPolicy, bot_binds, capabilities
 
-ROOT = Path(__file__).resolve().parent.parent
-HOSTILE = ROOT / "tests" / "bots" / "hostile"
+HOSTILE = BOTS / "hostile"
 CAPS = capabilities()
 pytestmark = [pytest.mark.process,
               pytest.mark.skipif(not CAPS.works, reason=f"no sandbox here: {CAPS.summary()}")]

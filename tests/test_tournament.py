@@ -17,7 +17,14 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import PY, QUITTER, ROOT, Scripted, ScriptedEntrant, live_processes
+from conftest import (
+    PY,
+    ROOT,
+    Scripted,
+    ScriptedEntrant,
+    live_processes,
+    quitter_tournament,
+)
 
 from referee.bots.process import bwrap_available
 from referee.cli import main
@@ -242,17 +249,7 @@ def test_another_tournament_is_refused_and_fresh_starts_over(tmp_path: Path) -> 
 
 @pytest.mark.process
 def test_faults_are_shown_and_counted(tmp_path: Path) -> None:
-    quitter = tmp_path / "quitter.py"
-    quitter.write_text(QUITTER)
-    path = tmp_path / "t.yaml"
-    path.write_text(f"""\
-entrants:
-  - {{name: quitter, command: {PY} quitter.py}}
-  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
-players: 2
-target: 100
-sandbox: none
-""")
+    path = quitter_tournament(tmp_path)
     result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "fault: r1-g001-s01 quitter (seat 0) crash in hand 1: exited with code 3" \

@@ -37,6 +37,7 @@ from referee.bots.process import (
 )
 from referee.game.faults import Fault, Reason
 from referee.protocol import wire as protocol
+from referee.protocol.escape import quote
 
 LINE_MAX = 4096  #: longest answer line accepted, in bytes, without its newline
 SEND_BATCH = 1 << 16  #: queued event bytes past which ``Bot.send`` writes at once
@@ -119,14 +120,6 @@ class Answer:
     info: tuple[str, ...] = ()
 
 
-def _quote(data: str | bytes | bytearray, limit: int = 80) -> str:
-    """Quote a bot's text for a one-line message, cut to about ``limit`` characters."""
-    if isinstance(data, bytes | bytearray):
-        data = bytes(data[: limit + 1]).decode("ascii", "replace")
-    text = repr(data[:limit])
-    return text + "..." if len(data) > limit else text
-
-
 class Bot:
     """One bot process, talking protocol v1 over its stdin and stdout.
 
@@ -204,7 +197,7 @@ class Bot:
         try:
             self.name = protocol.parse_ready(line)[:74].strip()
         except protocol.GarbledError as err:
-            raise BotStartupError(str(err), code=Reason.NOT_READY, quoted=_quote(line)) from None
+            raise BotStartupError(str(err), code=Reason.NOT_READY, quoted=quote(line)) from None
         return self.name
 
     def _wait_ready(self, deadline: float, stop: CancelSignal | None) -> str:
@@ -360,7 +353,7 @@ class Bot:
                 break
         while (text := self._take_line()) is not None:
             if not _keep_info(text, info):
-                quoted = _quote(text)
+                quoted = quote(text)
                 raise BotGarbled(f"unsolicited line: {quoted}", code=Reason.UNSOLICITED,
                                  quoted=quoted)
         if self._eof:
@@ -442,7 +435,7 @@ class Bot:
             if wait <= 0:
                 if not buf:
                     raise BotTimeout("", code=Reason.NO_ANSWER)
-                quoted = _quote(buf)
+                quoted = quote(buf)
                 raise BotTimeout(f", partial line {quoted}", code=Reason.PARTIAL_LINE,
                                  quoted=quoted)
             if self._poll_exit.poll(int(wait * 1000) + 1):
@@ -480,7 +473,7 @@ class Bot:
 
 
 def _long_line(buf: bytearray) -> BotGarbled:
-    quoted = _quote(buf)
+    quoted = quote(buf)
     return BotGarbled(f"line over {LINE_MAX} bytes: {quoted}", code=Reason.LONG_LINE,
                       quoted=quoted)
 

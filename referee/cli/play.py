@@ -32,7 +32,7 @@ from referee.cli.options import (
 )
 from referee.game.rules import DEFAULT_TARGET, Deal, Event, Hand, Variant
 from referee.match.human import HUMAN, HumanEntrant
-from referee.match.play import Entrant, MatchAborted, Observer, play_match
+from referee.match.play import Entrant, MatchAborted, Observer, play_match, seat_log
 from referee.protocol.escape import escape_controls
 from referee.records.display import cards_text, move_text
 from referee.records.record import FaultDict, RecordDict, write_record
@@ -244,7 +244,7 @@ def play(
         sys.exit(130)
     print_result(console, record)
     for seat in sorted({f["seat"] for f in record["faults"]}):
-        tail = stderr_tail(logs_dir / f"{seat}-{names[seat]}.stderr")
+        tail = stderr_tail(seat_log(logs_dir, seat, names[seat]))
         if tail:
             console.print(Text(f"stderr of {escape_controls(names[seat])} (last lines):",
                                style="dim"))

@@ -35,6 +35,7 @@ from rich.text import Text
 
 from referee.cli.pipes import ClosedPipeSafe
 from referee.match.job import MatchSpec
+from referee.match.play import seat_log
 from referee.protocol.escape import escape_controls
 from referee.records.record import FaultDict
 from referee.runners.cluster import ClusterError, ClusterRunner
@@ -110,7 +111,7 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
     had no process)."""
     if logs is None or str(fault["detail"]).startswith(BENCHED):
         return ""
-    path = logs / spec.id / f"{fault['seat']}-{name}.stderr"
+    path = seat_log(logs / spec.id, fault["seat"], name)
     with contextlib.suppress(ValueError):
         path = path.relative_to(Path.cwd())
     return f" (its stderr: {path})"

@@ -18,14 +18,15 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from referee.game import encoding
-from referee.game.cards import DECK, Card, CardError
+from referee.game.cards import DECK, Card
 from referee.game.rules import Deal, Hand, SeatView, Variant, legal_moves_on
+from referee.protocol.wire import cards_after, int_after
 
 Policy = Callable[[Any, Any], Any]
 """``policy(observation, action_mask) -> action index``."""
@@ -48,27 +49,6 @@ class PolicyRequest:
     view: SeatView
     totals: tuple[int, ...]
     target: int
-
-
-def _cards(tokens: Sequence[str], key: str) -> list[Card]:
-    """The cards after ``key`` up to the next token that is not a card."""
-    out: list[Card] = []
-    if key not in tokens:
-        return out
-    for tok in tokens[tokens.index(key) + 1:]:
-        try:
-            out.append(Card.parse(tok))
-        except CardError:
-            break
-    return out
-
-
-def _int_after(tokens: Sequence[str], key: str, default: int) -> int:
-    if key in tokens:
-        i = tokens.index(key) + 1
-        if i < len(tokens) and tokens[i].lstrip("-").isdigit():
-            return int(tokens[i])
-    return default
 
 
 class SeatTracker:
@@ -100,16 +80,16 @@ class SeatTracker:
             return None
         word = tokens[0]
         if word == "match":
-            self.seat = _int_after(tokens, "seat", 0)
-            self.players = _int_after(tokens, "players", 3)
-            self.target = _int_after(tokens, "target", 1000)
+            self.seat = int_after(tokens, "seat", 0)
+            self.players = int_after(tokens, "players", 3)
+            self.target = int_after(tokens, "target", 1000)
             if "variant" in tokens:
                 self.variant = Variant(tokens[tokens.index("variant") + 1])
             self.totals = (0,) * self.players
             self.new_hand(0, [], [])
         elif word == "hand":
-            self.new_hand(_int_after(tokens, "dealer", 0), _cards(tokens, "cards"),
-                          _cards(tokens, "layout"))
+            self.new_hand(int_after(tokens, "dealer", 0), cards_after(tokens, "cards"),
+                          cards_after(tokens, "layout"))
         elif word in ("play", "turn") and len(tokens) >= 3:
             found = [Card.parse(t) for t in tokens[2:]]
             self.events.append((word, int(tokens[1]), found[0], tuple(found[1:])))
@@ -118,14 +98,14 @@ class SeatTracker:
             self.totals = tuple(int(t) for t in tokens[at:at + self.players])
         elif word == "go":
             view = self.position().view(self.seat)
-            if (sorted(view.hand) != sorted(_cards(tokens, "hand"))
-                    or sorted(view.table) != sorted(_cards(tokens, "table"))
+            if (sorted(view.hand) != sorted(cards_after(tokens, "hand"))
+                    or sorted(view.table) != sorted(cards_after(tokens, "table"))
                     or view.to_move != self.seat or view.pick_card is not None):
                 raise TrackingError("the tracked position differs from the go request")
             return PolicyRequest("go", view, self.totals, self.target)
         elif word == "pick" and len(tokens) >= 2:
             view = self.position(Card.parse(tokens[1])).view(self.seat)
-            if sorted(view.pick_options) != sorted(_cards(tokens, "from")):
+            if sorted(view.pick_options) != sorted(cards_after(tokens, "from")):
                 raise TrackingError("the tracked pick differs from the pick request")
             return PolicyRequest("pick", view, self.totals, self.target)
         return None
@@ -269,9 +249,9 @@ def _from_request(line: str) -> str | None:
     """A legal answer from the request line alone (when tracking failed)."""
     tokens = line.split()
     if tokens[:1] == ["go"]:
-        moves = legal_moves_on(_cards(tokens, "hand"), _cards(tokens, "table"))
+        moves = legal_moves_on(cards_after(tokens, "hand"), cards_after(tokens, "table"))
         return str(moves[0]) if moves else None
     if tokens[:1] == ["pick"]:
-        offered = _cards(tokens, "from")
+        offered = cards_after(tokens, "from")
         return str(offered[0]) if offered else None
     return None

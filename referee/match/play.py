@@ -31,6 +31,16 @@ DealSource = Callable[[int], Deal]
 DEFAULT_LIMITS = Limits()
 
 
+def seat_log(logs_dir: Path, seat: int, name: str) -> Path:
+    """Where the stderr of the bot in ``seat`` of a match goes:
+    ``<logs_dir>/<seat>-<name>.stderr``.
+
+    >>> seat_log(Path("logs/r1-g001-s01"), 2, "greedy").as_posix()
+    'logs/r1-g001-s01/2-greedy.stderr'
+    """
+    return logs_dir / f"{seat}-{name}.stderr"
+
+
 class Player(Protocol):
     """What the match needs of a seat: a bot process, or a person at the terminal."""
 
@@ -182,7 +192,7 @@ class _MatchRunner:
     def _start(self) -> None:
         limits = self.limits
         for i, e in enumerate(self.entrants):
-            stderr = self.logs_dir / f"{i}-{e.name}.stderr" if self.logs_dir else None
+            stderr = seat_log(self.logs_dir, i, e.name) if self.logs_dir else None
             player = e.spawn(launcher=self.launcher, stderr_path=stderr,
                              hidden=self.hidden)
             rng = random.Random(f"{self.match_id}:{i}:fallback")
