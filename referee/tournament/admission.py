@@ -35,29 +35,12 @@ from referee.match.play import Entrant, Player
 
 class Preflight(StrEnum):
     """``preflight`` in a configuration: leave out an entrant that does not start (the default),
-    keep it (it loses its matches by fault), or start no entrant before the matches.
-
-    >>> Preflight.parse("keep"), Preflight.parse(False)
-    (<Preflight.KEEP: 'keep'>, <Preflight.OFF: 'off'>)
-    """
+    keep it (it loses its matches by fault), or start no entrant before the matches (a
+    configuration's unquoted ``off``, which YAML reads as false, is ``off`` too)."""
 
     LEAVE_OUT = "leave-out"
     KEEP = "keep"
     OFF = "off"
-
-    @classmethod
-    def parse(cls, value: object) -> Preflight:
-        """The mode named ``value``; ``False`` is ``off``, as YAML reads an unquoted ``off``.
-
-        :raises ValueError: for any other value, saying which are known.
-        """
-        if value is False:
-            return cls.OFF
-        for member in cls:
-            if value == member.value:
-                return member
-        known = ", ".join(m.value for m in cls)
-        raise ValueError(f"unknown preflight {value!r} (use {known})")
 
 
 @dataclass(frozen=True)
