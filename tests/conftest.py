@@ -78,7 +78,15 @@ CLI = str(Path(PY).parent / "ct-referee")
 GO = "go hand 7c Kd table 3h stock 24 ms 1000"
 """A ``go`` request, for bots that answer any."""
 
-collect_ignore = ["bots"]  # scripts, not tests (and some read stdin when imported)
+collect_ignore = ["bots", "policies"]  # scripts, not tests (some read stdin when imported)
+
+
+def need_extra(*modules: str, extra: str) -> None:
+    """Skip the calling test module, saying which extra to install, unless every one of
+    ``modules`` imports (call it before importing them: ``need_extra("numpy", extra="rl")``)."""
+    for module in modules:
+        pytest.importorskip(module, reason=f"needs the {extra} extra ({module} is missing): "
+                                           f"pip install 'ct-referee[{extra}]'")
 
 needs_bwrap = pytest.mark.skipif(not bwrap_available(),
                                  reason="bwrap is missing or cannot build a sandbox here")

@@ -16,7 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOTS, PY, ROOT, quitter_tournament
+
+from conftest import BOTS, PY, ROOT, need_extra, quitter_tournament
+
+need_extra("distributed", extra="distributed")
 from distributed import Client, LocalCluster
 
 from referee.bots.process import bwrap_available

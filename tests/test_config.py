@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import EXAMPLES, PY
 
+from conftest import EXAMPLES, PY
 from referee.bots.limits import Limits, SandboxMode
 from referee.cli import main
 from referee.game.rules import Variant

@@ -10,15 +10,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CLI, ROOT, assert_passes_check
+
+from conftest import CLI, ROOT, assert_passes_check, need_extra
+
+need_extra("numpy", extra="rl")
 
 from referee.tournament.run import load_config, run
 
 pytestmark = pytest.mark.process
 
 sys.path.insert(0, str(ROOT / "bots"))
-import train_linear  # noqa: E402
-from linear_policy import load_weights  # noqa: E402
+import train_linear
+from linear_policy import load_weights
 
 
 def test_the_learned_weights_beat_random_play_in_the_environment() -> None:

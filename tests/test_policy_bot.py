@@ -12,9 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
-from conftest import CLI, ROOT, assert_passes_check
+
+from conftest import CLI, ROOT, assert_passes_check, need_extra
+
+need_extra("numpy", "gymnasium", "pettingzoo", extra="rl")
+import numpy as np
 
 from referee.game import encoding
 from referee.game.rules import Deal, Hand, Match, Variant
@@ -25,7 +28,7 @@ from referee.records.record import read_record
 
 POLICIES = "tests/policies/hashed.py"
 sys.path.insert(0, str(ROOT / "tests" / "policies"))
-from hashed import hashed_random  # noqa: E402
+from hashed import hashed_random
 
 
 @pytest.mark.parametrize(("players", "variant"), [(2, Variant.CLASSIC), (3, Variant.RED_FROG),

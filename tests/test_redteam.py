@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOTS, ROOT
 
+from conftest import BOTS, ROOT
 from referee.bots.process import Launcher, Process, start_process
 from referee.bots.sandbox import SandboxError, SandboxPolicy, bot_binds, capabilities
 
