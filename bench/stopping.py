@@ -10,9 +10,10 @@ seatings) and keeps, for every deal played by all six seatings of its set, each 
 minus the luck of its stock flips (``--noise raw``: the points) averaged over the seatings, minus
 the entrant's mean: what a deal leaves after duplicate play.
 
-**Simulation.** A simulated tournament runs through the real code (:class:`Course`, the formats,
-ratings, evidence, ``stop`` and its elimination); each set draws as many deals as a real set had
-and each deal a real residual triple added to the members' planted points per hand. An *error*
+**Simulation.** A simulated tournament runs through the real code (:class:`TournamentProgress`,
+the formats, ratings, evidence, ``stop`` and its elimination); each set draws as many deals as a
+real set had and each deal a real residual triple added to the members' planted points per hand.
+An *error*
 is a pair called ``stronger`` the wrong way or between equal entrants, or a ``tie`` between
 entrants at least the margin apart. ``--sims`` tournaments per scenario, ``--cap`` sets at most.
 
@@ -60,7 +61,7 @@ from referee.game.rules import Deal, Hand, Match, Variant, rank  # noqa: E402
 from referee.match.job import MatchSpec  # noqa: E402
 from referee.records.luck import hand_luck  # noqa: E402
 from referee.records.record import deal_to_json  # noqa: E402
-from referee.tournament.course import Course, Plan  # noqa: E402
+from referee.tournament.course import TournamentPlan, TournamentProgress  # noqa: E402
 from referee.tournament.formats import Format, Gauntlet, RoundRobin  # noqa: E402
 from referee.tournament.ratings import MatchResult  # noqa: E402
 from referee.tournament.schedule import schedule  # noqa: E402
@@ -177,8 +178,8 @@ def simulate(scenario: Scenario, noise: Noise, *, rep: int, cap_sets: int,
     fmt: Format = (Gauntlet(n, 3, scenario.candidates) if scenario.candidates
                    else RoundRobin(n, 3))
     stop = Stop(confidence, scenario.margin)
-    course = Course(fmt, names, Plan(players=3, seatings="all", seed=f"sim{rep}",
-                                     max_matches=cap_sets * 6, stop=stop))
+    course = TournamentProgress(fmt, names, TournamentPlan(
+        players=3, seatings="all", seed=f"sim{rep}", max_matches=cap_sets * 6, stop=stop))
     while specs := course.next_round():
         by_group: dict[int, list[MatchSpec]] = {}
         for spec in specs:

@@ -10,7 +10,7 @@ import pytest
 
 from referee.game.rules import rank
 from referee.match.job import MatchSpec
-from referee.tournament.course import Course, Plan
+from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import RoundRobin
 from referee.tournament.ratings import MatchResult
 from referee.tournament.stopping import (
@@ -110,13 +110,13 @@ def test_the_ratio_test_forecast() -> None:
 
 
 def _simulate(strengths: list[float], *, seed: int, margin: float, cap_sets: int,
-              sd: float = 8.0, sparse: float = 0.0) -> Course:
+              sd: float = 8.0, sparse: float = 0.0) -> TournamentProgress:
     """A round robin of 3 seats with planted points per hand and noisy deals (``sparse``: the
     share of deals where the luck is exactly 0)."""
     rng = random.Random(seed)
     names = [f"e{i}" for i in range(len(strengths))]
-    course = Course(RoundRobin(len(names), 3), names,
-                    Plan(players=3, seatings="all", seed=seed, max_matches=6 * cap_sets,
+    course = TournamentProgress(RoundRobin(len(names), 3), names,
+                    TournamentPlan(players=3, seatings="all", seed=seed, max_matches=6 * cap_sets,
                          stop=Stop(0.95, margin)))
     while specs := course.next_round():
         groups: dict[int, list[MatchSpec]] = {}
