@@ -99,9 +99,9 @@ def _entry(deal: Deal, hand: Hand) -> dict[str, Any]:
     entry: dict[str, Any] = dict(deal_to_json(deal, hand.dealer))
     moves = [e for e in hand.events if e.kind != "take"]
     for play_ev, turn_ev in zip(moves[::2], moves[1::2], strict=True):
-        entry["turns"].append({"seat": play_ev.seat, "play": str(Card(play_ev.card)),
+        entry["turns"].append({"seat": play_ev.seat, "play": str(play_ev.card),
                                "capture": [str(Card(c)) for c in play_ev.captured],
-                               "turn": str(Card(turn_ev.card)),
+                               "turn": str(turn_ev.card),
                                "turn_capture": [str(Card(c)) for c in turn_ev.captured]})
     return entry
 
@@ -310,16 +310,17 @@ def _wrong(run: RealRun) -> bool:
     return False
 
 
-def seat_study(records: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """From real ``seatings: all`` sets of 3 seats: the per-deal variance of a pair's
-    difference over the whole set (raw and adjusted by the flips' luck), and over the 3 seatings
-    of one rotation class (what ``seatings: rotate`` would have played)."""
+def seat_study(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, float]]:
+    """From real ``seatings: all`` sets of 3 seats, per pair: the mean and per-deal variance of
+    its difference over the whole set (``raw``, ``adjusted`` by the flips' luck), and over the 3
+    seatings of each rotation class (``rotate0``, ``rotate1``: what ``seatings: rotate`` plays,
+    one class or the other)."""
     sets: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for r in records:
         _, g, _ = r["id"].split("-")
         rnd = int(r["id"].split("-")[0][1:])
         sets.setdefault((rnd, int(g[1:])), []).append(r)
-    rows: dict[str, list[float]] = {"raw": [], "adjusted": [], "rotate": [], "rotate_raw": []}
+    rows: dict[tuple[str, str], dict[str, list[float]]] = {}
     for group in sets.values():
         if len(group) != 6:
             continue
@@ -335,11 +336,13 @@ def seat_study(records: Sequence[dict[str, Any]]) -> dict[str, float]:
                         for seat, n in enumerate(r["players"]):
                             pts[n] += (h["scores"][seat] - (h["luck"][seat] if adjust else 0.0)) \
                                 / len(chosen)
+                    key = ("adjusted" if adjust else "raw") if cls is None else \
+                        f"rotate{cls}{'' if adjust else '_raw'}"
                     for a, b in itertools.combinations(names, 2):
-                        key = ("adjusted" if adjust else "raw") if cls is None else \
-                            ("rotate" if adjust else "rotate_raw")
-                        rows[key].append(pts[a] - pts[b])
-    return {k: statistics.pvariance(v) for k, v in rows.items() if len(v) > 1}
+                        rows.setdefault((a, b), {}).setdefault(key, []).append(pts[a] - pts[b])
+    return {pair: {f"{k}_{stat}": f(v) for k, v in kinds.items() if len(v) > 1
+                   for stat, f in (("mean", statistics.fmean), ("var", statistics.pvariance))}
+            for pair, kinds in rows.items()}
 
 
 def _cyclic(players: Sequence[str]) -> int:
@@ -381,11 +384,14 @@ def real(args: argparse.Namespace) -> list[str]:
         med = statistics.median(counts)
         p90 = counts[min(len(counts) - 1, math.ceil(0.9 * len(counts)) - 1)]
         study = seat_study([rec for r in ladder for rec in r.records])
-        if study:
-            out.append(f"seatings (from the {len(ladder)} random/greedy/mc runs' sets): per-deal "
-                       f"variance of a pair's difference: all {study['raw']:.1f} raw, "
-                       f"{study['adjusted']:.1f} adjusted; one rotation class (rotate) "
-                       f"{study['rotate_raw']:.1f} raw, {study['rotate']:.1f} adjusted")
+        for (a, b), s in study.items():
+            if "rotate0_mean" not in s:
+                continue
+            out.append(f"seatings, {a}-{b} per deal (from {len(ladder)} runs' all sets): all: "
+                       f"mean {s['adjusted_mean']:+.1f}, variance {s['raw_var']:.0f} raw, "
+                       f"{s['adjusted_var']:.0f} adjusted; rotation classes: mean "
+                       f"{s['rotate0_mean']:+.1f} / {s['rotate1_mean']:+.1f}, variance "
+                       f"{s['rotate0_var']:.0f} / {s['rotate1_var']:.0f} adjusted")
         out.append(f"random<greedy<mc: matches to decide {' '.join(map(str, counts))} "
                    f"({cap + 1} = not decided by the cap {cap}); "
                    f"{sum(_wrong(r) for r in ladder)} wrong")
