@@ -8,7 +8,7 @@ CORE := $(addprefix referee/,game/cards.py game/rules.py protocol/wire.py tourna
 	protocol/narration.py records/positions.py game/faults.py protocol/escape.py tournament/formats.py tournament/stopping.py tournament/course.py game/encoding.py \
 	bots/seccomp.py bots/command_hints.py)
 
-.PHONY: demo test lint bench clean system-demo system-test
+.PHONY: demo test test-fast lint bench clean system-demo system-test
 
 # The system packages ct-referee uses: bubblewrap (the bots' sandbox: tournaments refuse to run
 # without one) and, for the tests, chromium (the report page's browser tests). Installed with
@@ -47,6 +47,10 @@ test: system-test $(BIN)/ct-referee
 	$(BIN)/mypy --strict $(CORE)
 	$(BIN)/mypy referee
 	$(BIN)/pytest -q
+
+# The fast lane: no process started (no bot, no CLI, no browser), under 30 s.
+test-fast: $(BIN)/ct-referee
+	$(BIN)/pytest -q -m "not process"
 
 bench: $(BIN)/ct-referee
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
