@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import BOTS, GO, alive, launcher, live_processes, needs_bwrap
+
 from referee.bots.bot import Answer, Bot, BotCrash, BotStartupError, BotTimeout
 from referee.bots.process import BotCommandError, Launcher
 from referee.game.faults import Fault, Reason
@@ -115,13 +115,6 @@ def test_exit_leaving_a_child_that_holds_stdout(sandbox: str) -> None:
 
 
 
-def test_never_ready() -> None:
-    with misbehave("noready") as b:
-        t0 = time.monotonic()
-        with pytest.raises(BotStartupError, match="no ready within 300 ms") as e:
-            b.start(300)
-        assert e.value.code == Reason.NO_ANSWER
-        assert time.monotonic() - t0 < 0.8
 
 
 def test_exit_before_ready() -> None:
@@ -293,26 +286,9 @@ def test_sandbox_relative_command_under_tmp(tmp_path: Path) -> None:
         assert b.request(GO, 5000).line == f"ok {GO}"
 
 
-# -- start-up can be stopped --------------------------------------------------------------------
 
 
-def test_start_up_wait_is_stopped_by_the_stop_event() -> None:
-    stop = threading.Event()
-    threading.Timer(0.3, stop.set).start()
-    t0 = time.monotonic()
-    with pytest.raises(BotStartupError, match="stopped before ready") as e, \
-            misbehave("noready") as b:
-        b.start(30_000, stop)
-    assert e.value.code == Reason.STOPPED
-    assert time.monotonic() - t0 < 3
 
-
-def test_start_with_an_unset_stop_event_still_times_out() -> None:
-    t0 = time.monotonic()
-    with pytest.raises(BotStartupError, match="no ready within 500 ms"), \
-            misbehave("noready") as b:
-        b.start(500, threading.Event())
-    assert 0.45 < time.monotonic() - t0 < 3
 
 
 # -- a hidden folder never hides the bot from itself ---------------------------------------------

@@ -5,11 +5,12 @@ process (exits, kills, stderr, limits, the sandbox) is in ``tests/test_bot.py``.
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
-
 from conftest import GO, MockTransport
+
 from referee.bots.bot import (
     INFO_KEEP,
     INFO_MAX,
@@ -101,9 +102,33 @@ def test_a_wrong_first_line_is_a_startup_fault() -> None:
 
 def test_no_ready_in_time() -> None:
     t = MockTransport().expect(HELLO).expect("quit")
-    with t.bot() as bot, pytest.raises(BotStartupError, match="no ready within 200 ms") as e:
-        bot.start(200)
+    t0 = time.monotonic()
+    with t.bot() as bot, pytest.raises(BotStartupError, match="no ready within 300 ms") as e:
+        bot.start(300)
     assert e.value.code == Reason.NO_ANSWER
+    assert time.monotonic() - t0 < 3
+    t.assert_done()
+
+
+def test_the_start_up_wait_is_stopped_by_the_stop_event() -> None:
+    t = MockTransport().expect(HELLO).expect("quit")
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    t0 = time.monotonic()
+    with t.bot() as bot, pytest.raises(BotStartupError, match="stopped before ready") as e:
+        bot.start(30_000, stop)
+    assert e.value.code == Reason.STOPPED
+    assert time.monotonic() - t0 < 3
+    t.assert_done()
+
+
+def test_an_unset_stop_event_still_times_out() -> None:
+    t = MockTransport().expect(HELLO).expect("quit")
+    t0 = time.monotonic()
+    with t.bot() as bot, pytest.raises(BotStartupError, match="no ready within 500 ms"):
+        bot.start(500, threading.Event())
+    assert 0.45 < time.monotonic() - t0 < 3
+    t.assert_done()
 
 
 def test_a_line_before_the_request_is_unsolicited() -> None:
