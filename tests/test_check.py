@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CLI, ROOT
 
+from conftest import CLI, ROOT
 from referee.match.check import FAIL, PASS, SKIP, STEPS, run_check
 
 CHECKBOTS = "tests/bots"

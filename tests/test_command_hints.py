@@ -6,8 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import CLI, EXAMPLES, PY
 
+from conftest import CLI, EXAMPLES, PY
 from referee.bots.command_hints import shell_syntax_warning
 from referee.tournament.config import load_config
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from conftest import EXAMPLES
 
 READ_TIMEOUT = 5.0

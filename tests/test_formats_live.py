@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PY
 
+from conftest import EXAMPLES, PY
 from referee.tournament.run import load_config, run
 
 pytestmark = pytest.mark.process

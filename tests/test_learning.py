@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import CLI, ROOT, assert_passes_check, need_extra
 
 need_extra("numpy", extra="rl")

@@ -9,8 +9,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Scripted, ScriptedEntrant, bot, live_processes
 
+from conftest import ROOT, Scripted, ScriptedEntrant, bot, live_processes
 from referee.bots.limits import Limits
 from referee.game.cards import DECK
 from referee.game.rules import Deal, Variant, rank

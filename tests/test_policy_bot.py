@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import CLI, ROOT, assert_passes_check, need_extra
 
 need_extra("numpy", "gymnasium", "pettingzoo", extra="rl")

@@ -7,8 +7,8 @@ from itertools import islice
 from typing import Any
 
 import pytest
-from conftest import DATA
 
+from conftest import DATA
 from referee.game.cards import Card
 from referee.game.rules import Hand, Move, Variant
 from referee.records.positions import (

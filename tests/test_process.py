@@ -12,8 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import BOTS, GO, alive, launcher, needs_bwrap
 
+from conftest import BOTS, GO, alive, launcher, needs_bwrap
 from referee.bots import process as procmod
 from referee.bots.bot import Bot, BotCrash
 from referee.bots.limits import Rlimits

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
-from conftest import DATA, PY, ROOT, bot
 
+from conftest import DATA, PY, ROOT, bot
 from referee.bots.bot import Bot
 from referee.bots.limits import Limits
 from referee.cli import main

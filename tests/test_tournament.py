@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from conftest import (
     PY,
     ROOT,
@@ -25,7 +26,6 @@ from conftest import (
     live_processes,
     quitter_tournament,
 )
-
 from referee.bots.process import bwrap_available
 from referee.cli import main
 from referee.records.record import read_record

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import DATA, PY, ROOT, bot
 
+from conftest import DATA, PY, ROOT, bot
 from referee.bots.limits import Limits
 from referee.cli import main
 from referee.game.rules import PARTNER, Deal, Variant
