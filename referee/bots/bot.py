@@ -37,6 +37,7 @@ from referee.bots.process import (
     start_process,
 )
 from referee.bots.sandbox import SandboxPolicy
+from referee.bots.snapshot import Sealed, match_copy, remove_copy
 from referee.game.faults import Fault, Reason
 from referee.protocol import wire as protocol
 
@@ -143,6 +144,8 @@ class Bot:
     :param pids: processes and threads of the sandboxed bot (0: no limit).
     :param cpus: CPU cores the sandboxed bot may use (0: no limit).
     :param spawner: what forks the process (default: :func:`referee.bots.process.default_spawner`).
+    :param sealed: a sealed entrant (:mod:`referee.bots.snapshot`): sandboxed, it runs from a
+        copy of its snapshot of its own, removed by :meth:`close`.
 
     Call :meth:`close` (or :meth:`forfeit`) after any error; the context manager does it.
     """
@@ -151,7 +154,7 @@ class Bot:
                  stderr_path: Path | None = None, stderr_cap: int = 1 << 20,
                  sandbox: str = "none", hide: Sequence[Path] = (), memory_mb: int = 0,
                  file_mb: int = 64, tmp_mb: int = 64, pids: int = 64, cpus: float = 1.0,
-                 spawner: Spawner | None = None) -> None:
+                 spawner: Spawner | None = None, sealed: Sealed | None = None) -> None:
         self.argv = split_command(command)
         self.workdir = Path(workdir or os.getcwd()).absolute()
         self.stderr_path = stderr_path
@@ -162,6 +165,8 @@ class Bot:
                                     file_mb=file_mb)
         self.limits = Rlimits(memory_mb, file_mb)
         self.spawner = spawner
+        self.sealed = sealed
+        self._copy: Path | None = None
         self.name = ""
         self.process: Process | None = None
         self._in = self._out = -1
@@ -233,9 +238,22 @@ class Bot:
 
     def _spawn(self) -> None:
         policy = self.policy if resolve_sandbox(self.sandbox) == "bwrap" else None
-        process = start_process(self.argv, workdir=self.workdir, sandbox=policy,
-                                hide=self.hide, limits=self.limits, stderr_path=self.stderr_path,
-                                stderr_cap=self.stderr_cap, spawner=self.spawner)
+        binds, sources = None, None
+        if policy is not None and self.sealed is not None:
+            self._drop_copy()
+            try:
+                self._copy = match_copy(self.sealed.snapshot)
+            except OSError as err:
+                raise SpawnError(str(err)) from None
+            binds, sources = self.sealed.binds, self.sealed.sources(self._copy)
+        try:
+            process = start_process(self.argv, workdir=self.workdir, sandbox=policy,
+                                    hide=self.hide, limits=self.limits,
+                                    stderr_path=self.stderr_path, stderr_cap=self.stderr_cap,
+                                    spawner=self.spawner, binds=binds, sources=sources)
+        except BaseException:
+            self._drop_copy()
+            raise
         self.process = process
         self._in, self._out = process.stdin, process.stdout
         self._poll.register(self._out, _POLLIN)
@@ -252,11 +270,18 @@ class Bot:
             return
         self._closed = True
         if self.process is None:
+            self._drop_copy()
             return
         if not self._broken:
             with contextlib.suppress(OSError):
                 os.write(self._in, self._pending + b"quit\n")
         self.process.stop(grace_ms / 1000)
+        self._drop_copy()
+
+    def _drop_copy(self) -> None:
+        if self._copy is not None:
+            remove_copy(self._copy)
+            self._copy = None
 
     def forfeit(self, fault: Fault) -> None:
         """Tell the bot ``forfeit <fault>``, then :meth:`close` it."""

@@ -32,14 +32,22 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from referee.bots.cgroups import Cgroup
-from referee.bots.sandbox import GATE, Launch, SandboxError, SandboxPolicy, capabilities, prepare
+from referee.bots.sandbox import (
+    GATE,
+    Binds,
+    Launch,
+    SandboxError,
+    SandboxPolicy,
+    capabilities,
+    prepare,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -262,12 +270,15 @@ class SpawnError(RuntimeError):
 def start_process(argv: Sequence[str], *, workdir: Path, sandbox: SandboxPolicy | None = None,
                   hide: Sequence[Path] = (), limits: Rlimits = Rlimits(),
                   stderr_path: Path | None = None, stderr_cap: int = 1 << 20,
-                  spawner: Spawner | None = None) -> Process:
+                  spawner: Spawner | None = None, binds: Binds | None = None,
+                  sources: Mapping[Path, Path] | None = None) -> Process:
     """Start ``argv`` in ``workdir``, in its own session, inside the hardened ``sandbox``
     (``None``: none, and then under ``limits``; the policy carries its own), forked by
     ``spawner`` (default: :func:`default_spawner`); its stderr goes to ``stderr_path``
     (parents created; ``None``: discarded), at most ``stderr_cap`` bytes. ``hide``: folders
-    inside the bot's own that the sandboxed bot sees empty.
+    inside the bot's own that the sandboxed bot sees empty. ``binds`` and ``sources``: what
+    the sandbox shows, resolved before, and where folders are served from (a sealed
+    entrant: :mod:`referee.bots.snapshot`).
 
     :raises BotCommandError: if the command cannot be found or sandboxed.
     :raises SpawnError: if it was found but could not be started.
@@ -277,7 +288,8 @@ def start_process(argv: Sequence[str], *, workdir: Path, sandbox: SandboxPolicy 
     launch: Launch | None = None
     if sandbox is not None:
         try:
-            launch = prepare(argv, workdir, policy=sandbox, hide=hide)
+            launch = prepare(argv, workdir, policy=sandbox, hide=hide, binds=binds,
+                             sources=sources)
         except SandboxError as err:
             raise BotCommandError(str(err)) from None
         except OSError as err:

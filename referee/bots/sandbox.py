@@ -37,7 +37,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -410,8 +410,10 @@ def _data_fd(data: bytes) -> int:
     return fd
 
 
-def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int) -> str:
-    blocked = [str(p) for p in binds.all if caps.root and not reachable(p, uid, policy.gid)]
+def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int,
+               sources: Mapping[Path, Path] | None = None) -> str:
+    blocked = [str(p) for p in (*binds.all, *(sources or {}).values())
+               if caps.root and not reachable(p, uid, policy.gid)]
     mode = policy.mode
     if mode == "auto":
         userns = caps.ok("userns") and caps.ok("disable-userns")
@@ -441,18 +443,22 @@ def check_readable(binds: Binds, uid: int | None = None) -> None:
 
 
 def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
-               caps: Capabilities, hide: Sequence[Path] = (), uid: int | None = None) -> Spec:
+               caps: Capabilities, hide: Sequence[Path] = (), uid: int | None = None,
+               binds: Binds | None = None, sources: Mapping[Path, Path] | None = None) -> Spec:
     """The bwrap command line that runs ``argv`` in ``workdir`` under ``policy``.
 
-    ``hide``: folders (files) inside a bound folder that the bot sees empty.
+    ``hide``: folders (files) inside a bound folder that the bot sees empty. ``binds``: what
+    to show, resolved once before (default: :func:`bot_binds` now); ``sources``: where a bound
+    folder is served from (a sealed entrant's per-match copy), by the path the bot sees.
 
     :raises SandboxError: for a command that cannot be found or a mode that cannot work here.
     """
     workdir = Path(os.path.abspath(workdir))
-    binds = bot_binds(argv, workdir)
+    binds = binds or bot_binds(argv, workdir)
+    sources = sources or {}
     uid = policy.uid if uid is None else uid
-    mode = _pick_mode(policy, binds, caps, uid)
-    if caps.root:
+    mode = _pick_mode(policy, binds, caps, uid, sources)
+    if caps.root and not sources:
         check_readable(binds, uid)
     fds: list[int] = []
     out = ["bwrap"]
@@ -501,7 +507,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
             out += ["--size", str(policy.tmp_mb << 20)]
         out += ["--tmpfs", dest]
     for p in binds.all:
-        out += [*parents(p), "--ro-bind", os.path.realpath(p), str(p)]
+        out += [*parents(p), "--ro-bind", str(sources.get(p) or os.path.realpath(p)), str(p)]
         bound.append(p)
     named = {Path(os.path.abspath(Path(workdir, a))) for a in argv}
     for item in hide:
@@ -588,7 +594,8 @@ class Launch:
 
 
 def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
-            hide: Sequence[Path] = (), caps: Capabilities | None = None) -> Launch:
+            hide: Sequence[Path] = (), caps: Capabilities | None = None,
+            binds: Binds | None = None, sources: Mapping[Path, Path] | None = None) -> Launch:
     """Build the launch of ``argv`` in ``workdir``: its cgroup (made now, with its limits),
     the rlimits the cgroups do not cover, and the gated command line.
 
@@ -601,7 +608,8 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     if caps.root:  # a uid of its own: no per-uid kernel counter shared with another bot
         with _uids_lock:
             uid = next(_uids)
-    spec = build_argv(argv, workdir, policy=policy, caps=caps, hide=hide, uid=uid)
+    spec = build_argv(argv, workdir, policy=policy, caps=caps, hide=hide, uid=uid, binds=binds,
+                      sources=sources)
     active = [f"bwrap {spec.mode}", f"uid {spec.uid}", "no network", "cleared environment"]
     if policy.seccomp and caps.ok("seccomp"):
         active.append("seccomp")

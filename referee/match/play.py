@@ -19,6 +19,7 @@ from typing import Protocol
 
 from referee.bots.bot import Answer, Bot, BotError, CancelSignal
 from referee.bots.process import BotCommandError
+from referee.bots.snapshot import Sealed
 from referee.game.faults import Fault
 from referee.game.rules import DEFAULT_TARGET, Deal, Event, Hand, IllegalMoveError, Match, Variant
 from referee.protocol import narration
@@ -73,6 +74,8 @@ class Entrant:
     workdir: Path | None = None
     hide: tuple[Path, ...] = ()
     """Paths inside its folders that its sandbox shows empty (besides the match's)."""
+    sealed: Sealed | None = None
+    """Its snapshot and what its sandbox shows, resolved once (a tournament's entrant)."""
 
     def spawn(
         self, *, limits: Limits, sandbox: str, stderr_path: Path | None, hide: Sequence[Path]
@@ -81,7 +84,7 @@ class Entrant:
         return Bot(self.command, workdir=self.workdir, stderr_path=stderr_path,
                    stderr_cap=limits.stderr_cap, sandbox=sandbox, hide=(*self.hide, *hide),
                    memory_mb=limits.memory_mb, pids=limits.pids, cpus=limits.cpus,
-                   tmp_mb=limits.tmp_mb, file_mb=limits.file_mb)
+                   tmp_mb=limits.tmp_mb, file_mb=limits.file_mb, sealed=self.sealed)
 
 
 class Observer:

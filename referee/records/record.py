@@ -68,6 +68,8 @@ class RecordDict(TypedDict):
     totals: list[int]
     ranks: list[int]
     faults: list[FaultDict]
+    snapshots: NotRequired[list[str | None]]
+    """A tournament's sealed entrants: the digest of each seat's snapshot (its code)."""
 
 
 class RecordError(ValueError):

@@ -50,7 +50,10 @@ SANDBOXES = ("auto", "bwrap", "none")
 
 KEYS = ("name", "entrants", "variant", "players", "target", "format", "candidates", "rounds",
         "max_matches", "stop", "seatings", "seed", "concurrency", "limits", "sandbox", "output",
-        "rating", "preflight", "max_faults")
+        "rating", "preflight", "max_faults", "shared", "snapshot_mb", "bot_uids")
+BOT_UIDS = ("own", "shared")
+"""``bot_uids``: each bot a uid of its own (a root referee, or subordinate uids), or, accepted
+on purpose, the organiser's one uid for every bot (a non-root referee without subordinate uids)."""
 PREFLIGHT = ("leave-out", "keep", "off")
 """``preflight``: what becomes of an entrant that does not start before the matches."""
 ENTRANT_KEYS = ("name", "command", "workdir")
@@ -132,6 +135,12 @@ class Config:
     (``leave-out``), plays on and loses by fault (``keep``); ``off``: no pre-flight."""
     max_faults: int = 0
     """Faults after which an entrant is disqualified (0: never)."""
+    shared: tuple[Path, ...] = ()
+    """Folders or files every bot may read (read-only), named in commands or not."""
+    snapshot_mb: int = 512
+    """The largest entrant folder snapshotted, in MiB (0: no cap)."""
+    bot_uids: str = "own"
+    """``own`` or ``shared`` (see :data:`BOT_UIDS`)."""
     warnings: tuple[str, ...] = ()
     """Things that are allowed but probably not meant (shell syntax in a command), one line
     each, located like a mistake."""
@@ -220,6 +229,8 @@ class Config:
             "sandbox": self.sandbox, "output": str(self.output),
             "rating": {k: getattr(self.rating, k) for k in RATING_KEYS},
             "preflight": self.preflight, "max_faults": self.max_faults,
+            "shared": [str(p) for p in self.shared], "snapshot_mb": self.snapshot_mb,
+            "bot_uids": self.bot_uids,
         } | self._extras()
 
 
@@ -324,6 +335,8 @@ class _Loader:
         sandbox = self.attempt(lambda: self.choice(data, "sandbox", "auto", SANDBOXES), "auto")
         preflight = self.attempt(lambda: self.choice(data, "preflight", "leave-out", PREFLIGHT),
                                  "leave-out")
+        bot_uids = self.attempt(lambda: self.choice(data, "bot_uids", "own", BOT_UIDS), "own")
+        shared: tuple[Path, ...] = self.attempt(lambda: self.shared(data), ())
         if sandbox == "bwrap" and not bwrap_available():
             self.note("sandbox", "'bwrap' asked for, but the sandbox does not work here (see "
                                  "ct-referee sandbox; or use none)")
@@ -387,6 +400,7 @@ class _Loader:
                 file_mb=integer(limits, "limits.file_mb", default.file_mb, 0)),
             sandbox=sandbox, rating=self.attempt(lambda: self.rating(rating), RatingConfig()),
             preflight=preflight, max_faults=integer(data, "max_faults", 0, 0),
+            shared=shared, snapshot_mb=integer(data, "snapshot_mb", 512, 0), bot_uids=bot_uids,
             warnings=tuple(self.warnings),
         )
         if self.mistakes:
@@ -511,6 +525,19 @@ class _Loader:
             self.fail("candidates", f"a gauntlet of {players} players needs at least "
                                     f"{players - 1} entrants that are not candidates, not "
                                     f"{others}")
+        return tuple(result)
+
+    def shared(self, data: dict[str, Any]) -> tuple[Path, ...]:
+        value = data.get("shared", [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            self.fail("shared", f"expected a list of paths (folders or files every bot may "
+                                f"read), got {_type_name(value)}")
+        result = []
+        for i, item in enumerate(value, 1):
+            path = (self.folder / os.path.expanduser(item)).absolute()
+            if not path.exists():
+                self.fail(f"shared[{i}]", f"{str(path)!r} does not exist")
+            result.append(path)
         return tuple(result)
 
     def stop(self, data: dict[str, Any]) -> Stop | None:

@@ -39,6 +39,7 @@ import yaml
 
 from referee.bots.process import BotCommandError, bwrap_available
 from referee.bots.sandbox import SandboxError, bot_binds, capabilities, check_binds, check_readable
+from referee.bots.snapshot import Store
 from referee.game.faults import Fault
 from referee.match.job import MatchJob, MatchSpec
 from referee.match.play import Entrant, MatchAborted
@@ -62,6 +63,7 @@ from referee.runners.local import (
 from referee.tournament.admission import FaultLimit, preflight
 from referee.tournament.config import RATING_KEYS, Config, ConfigError, load_config
 from referee.tournament.ratings import MatchResult, Standing, Standings
+from referee.tournament.sealing import Seals, seal
 from referee.tournament.stopping import Pair
 
 __all__ = ["Config", "ConfigError", "Journal", "Outcome", "Reporter", "Runner",
@@ -510,6 +512,26 @@ def check_entrant_folders(config: Config) -> dict[str, tuple[Path, ...]]:
     return hidden
 
 
+def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
+    """What each sealed entrant's sandbox must show empty: the output folder, the
+    configuration and other entrants' folders where they lie inside its runtimes (its own
+    folder's snapshot leaves them out already).
+
+    :raises ConfigError: for an entrant inside the output folder or the configuration.
+    """
+    folders = {n: s.snapshot.folder for n, s in seals.by_name.items()}
+    hidden: dict[str, tuple[Path, ...]] = {}
+    for name, sealed in seals.by_name.items():
+        others = [f for n, f in folders.items() if n != name]
+        try:
+            paths = check_binds(sealed.binds, protected=(config.output, config.path),
+                                others=others)
+        except SandboxError as err:
+            raise ConfigError(f"{config.path}: entrant {name!r}: {err}") from None
+        hidden[name] = tuple(p for p in paths if not p.is_relative_to(folders[name]))
+    return hidden
+
+
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: CancelSignal | None = None,
@@ -542,19 +564,28 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
             raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
                               f"({capabilities().summary()}): see ct-referee sandbox, or set "
                               f"sandbox: none")
-        hidden = check_entrant_folders(config)
+        if remote:  # each worker checks its own; no snapshot travels (yet)
+            hidden = check_entrant_folders(config)
         if not remote and not all(capabilities().cgroup_ok(c)
                                   for c in ("memory", "pids", "cpu")):
             reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
                           f"(see ct-referee sandbox)")
-    with contextlib.closing(runner or local_runner(config.concurrency)) as where:
+    with contextlib.ExitStack() as stack:
+        seals = None
+        if config.sandbox != "none" and not remote:
+            store = stack.enter_context(Store())
+            seals = seal(config, store, reporter.warn)
+            hidden = sealed_hidden(config, seals)
+        where = stack.enter_context(contextlib.closing(runner or
+                                                       local_runner(config.concurrency)))
         return _run(config, fresh=fresh, deal_secret=deal_secret, reporter=reporter,
-                    runner=where, stop=stop, hidden=hidden, remote=remote, pages=pages)
+                    runner=where, stop=stop, hidden=hidden, remote=remote, pages=pages,
+                    seals=seals)
 
 
 def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Reporter,
          runner: Runner, stop: CancelSignal, hidden: dict[str, tuple[Path, ...]],
-         remote: bool, pages: Callable[[Path], Pages] | None) -> Outcome:
+         remote: bool, pages: Callable[[Path], Pages] | None, seals: Seals | None) -> Outcome:
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
     course = config.course(secret=secret)
     out = config.output
@@ -602,8 +633,12 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         sandbox = f"{mode} (resolved on each worker)"
     else:
         sandbox = f"bwrap ({capabilities().summary()})" if mode == "bwrap" else "none"
-    entrants = [dataclasses.replace(e.entrant(), hide=hidden.get(e.name, ()))
+    if seals is not None:
+        sandbox += f"; {seals.summary}"
+    entrants = [dataclasses.replace(e.entrant(), hide=hidden.get(e.name, ()),
+                                    sealed=seals.by_name[e.name] if seals else None)
                 for e in config.entrants]
+    digests = [seals.by_name[n].snapshot.digest if seals else None for n in names]
     played = done = 0
     limit = FaultLimit(names, config.max_faults)
     if not remote:  # the bots start on the workers, not here
@@ -619,6 +654,8 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         nonlocal done, played
         spec = job.spec
         path = out / "games" / f"{spec.id}.json"
+        if seals is not None:
+            record["snapshots"] = [digests[i] for i in spec.seats]
         write_record(record, path)
         line = {"id": spec.id, "players": record["players"], "totals": record["totals"],
                 "ranks": record["ranks"], "faults": record["faults"],

@@ -1,0 +1,304 @@
+"""Sealed entrants: an entrant is one folder, played from a private snapshot of it.
+
+Before a tournament plays, :func:`entrant_folder` works out the one folder an entrant's command
+lives in and refuses a command that names any path outside it (another entrant, ``/``,
+``/proc``, ``/tmp``, a home, a symlink leading out), unless the path is in a system folder, in
+the organiser's ``shared`` list, or is the runtime that runs the bot. :func:`take_snapshot` then
+copies the folder once into a private store (a folder only the referee can open): every match
+runs from that copy, so a symlink swapped or a file changed during play changes nothing, and
+every match runs the same code (:attr:`Snapshot.digest` names it). :func:`match_copy` gives
+each bot of each match a copy of its own (new inodes): the page cache of one match's files is
+not the page cache of the next match's, so a bot cannot leave itself marks there.
+
+>>> folder = entrant_folder(["python3", "bot.py"], Path("bots/mine"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pwd
+import shutil
+import stat
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from referee.bots.sandbox import SYSTEM_DIRS, Binds, SandboxError, bot_binds
+
+FORBIDDEN = ("/", "/proc", "/sys", "/dev", "/run", "/tmp", "/var", "/var/tmp", "/home",
+             "/root", "/etc", "/boot", "/mnt", "/media", "/opt", "/srv", "/usr", "/usr/local",
+             "/var/lib")
+"""Folders that are never an entrant's folder, a runtime or shared data as a whole."""
+DEFAULT_CAP_MB = 512
+"""The largest entrant folder snapshotted unless the configuration says otherwise."""
+
+
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def homes() -> frozenset[Path]:
+    """Every user's home folder (from the password database), resolved."""
+    found = {_real(p.pw_dir) for p in pwd.getpwall() if p.pw_dir and p.pw_dir != "/"}
+    with contextlib.suppress(KeyError):
+        found.add(_real(os.path.expanduser("~")))
+    return frozenset(found)
+
+
+def forbidden(path: Path) -> str | None:
+    """Why ``path`` (resolved) may not be shown to a bot as a whole (``None``: it may)."""
+    if str(path) in FORBIDDEN:
+        return "a system folder"
+    if path in homes():
+        return "a home folder"
+    return None
+
+
+def named_paths(argv: Sequence[str], workdir: Path) -> list[tuple[str, Path]]:
+    """The paths a command names that exist (argument as written, absolute path, symlinks
+    kept): its program when it has a slash, its arguments, ``FILE:FUNCTION`` files and the
+    values of ``--option=VALUE`` options."""
+    words: list[str] = [argv[0]] if "/" in argv[0] else []
+    for arg in argv[1:]:
+        if arg.startswith("-"):
+            if "=" in arg:
+                words.append(arg.partition("=")[2])
+            continue
+        words.append(arg)
+    words += [w.rpartition(":")[0] for w in words if ":" in w]
+    found: list[tuple[str, Path]] = []
+    for word in words:
+        if not word:
+            continue
+        path = Path(os.path.abspath(Path(workdir, word)))
+        if os.path.lexists(path) and all(path != p for _, p in found):
+            found.append((word, path))
+    return found
+
+
+def _inside(path: Path, folders: Sequence[Path]) -> bool:
+    return any(path.is_relative_to(f) for f in folders)
+
+
+def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path] = ()) -> Path:
+    """The one folder an entrant lives in (resolved): ``workdir`` when everything its command
+    names lies inside it, else the folder of the first file it names. Every other path the
+    command names must lie inside that folder, a system folder or a ``shared`` path, or be the
+    runtime that runs the bot (its program, found outside the folder).
+
+    :raises SandboxError: naming the path and the fix, in one line.
+    """
+    workdir = Path(os.path.abspath(workdir))
+    named = named_paths(argv, workdir)
+    shared_real = [_real(s) for s in shared]
+    program = named[0][1] if named and named[0][0] == argv[0] else None
+    own = [(w, p) for w, p in named if p != program or _inside(_real(p), [_real(workdir)])]
+    real_workdir = _real(workdir)
+    if all(_inside(_real(p), [real_workdir]) for _, p in own):
+        folder = real_workdir
+    else:
+        first = next(p for _, p in own if not _inside(_real(p), [real_workdir]))
+        first_real = _real(first)
+        folder = first_real if first_real.is_dir() else first_real.parent
+    why = forbidden(folder)
+    if why:
+        raise SandboxError(f"the entrant's folder {str(folder)!r} is {why}: give the entrant "
+                           f"a folder of its own holding its files (workdir: that folder)")
+    allowed = [folder, *shared_real, *(_real(d) for d in SYSTEM_DIRS if os.path.isdir(d))]
+    for word, path in named:
+        real = _real(path)
+        if _inside(real, allowed) or path == program:
+            continue  # a program outside the folder: a runtime (bot_binds checks it)
+        via = f" (a symlink to {str(real)!r})" if real != path else ""
+        raise SandboxError(f"the command names {word!r}{via}, outside the entrant's folder "
+                           f"{str(folder)!r}: a bot may name only its own files; copy what it "
+                           f"needs into its folder, or list data every bot may read under "
+                           f"shared:")
+    return folder
+
+
+def sealed_binds(argv: Sequence[str], workdir: Path, folder: Path,
+                 shared: Sequence[Path] = ()) -> Binds:
+    """What the sandbox shows a sealed entrant: its folder (served from a copy), its runtimes
+    (outside its folder, never a system folder as a whole or a home) and ``shared``.
+
+    :raises SandboxError: for a runtime that is a system folder as a whole or a home.
+    """
+    binds = bot_binds(argv, workdir)
+    runtime: list[Path] = []
+    for prefix in binds.runtime:
+        if _inside(_real(prefix), [folder]):
+            continue  # inside the folder: the copy serves it
+        why = forbidden(_real(prefix))
+        if why:
+            raise SandboxError(f"the runtime {str(prefix)!r} of {str(binds.exe)!r} is {why}: "
+                               f"install it in a folder of its own (a venv, say)")
+        runtime.append(prefix)
+    extra = [s for s in shared if _real(s) not in (_real(r) for r in runtime)]
+    return replace(binds, bot=(folder,), runtime=(*runtime, *extra))
+
+
+# -- the store -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An entrant folder as copied into the store (plain data: it travels with the entrant)."""
+
+    folder: Path
+    """The folder as the bot sees it (its resolved path on the host)."""
+    copy: Path
+    """The copy in the store, which every match copies again."""
+    digest: str
+    """``sha256:`` of every path, kind, executable bit and content, in path order."""
+    size: int
+    """Bytes of regular files."""
+    files: int
+    seconds: float
+    """How long the copy took."""
+    skipped: tuple[str, ...] = field(default=())
+    """What was left out (relative paths): protected paths, other entrants, special files."""
+
+
+class Store:
+    """A private folder (``0700``, the referee's) holding a tournament's snapshots and its
+    per-match copies; :meth:`close` removes it."""
+
+    def __init__(self, parent: Path | None = None) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix="ct-referee-entrants-", dir=parent))
+        self.path.chmod(0o700)
+
+    def close(self) -> None:
+        """Remove the store and everything in it."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _walk(root: Path, exclude: Sequence[Path]) -> Iterator[tuple[Path, os.stat_result]]:
+    """Every entry below ``root`` (not following symlinks), sorted, ``exclude`` skipped."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            names = sorted(os.listdir(folder), reverse=True)
+        except OSError as err:
+            raise SandboxError(f"cannot read {str(folder)!r} to copy it: {err.strerror}: "
+                               f"make the entrant's folder readable by the referee") from None
+        for name in names:
+            path = folder / name
+            if path in exclude:
+                yield path, os.stat_result((0,) * 10)  # marks a skip
+                continue
+            st = os.lstat(path)
+            yield path, st
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(path)
+
+
+def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Path] = (),
+                  cap_mb: int = DEFAULT_CAP_MB) -> Snapshot:
+    """Copy ``folder`` (resolved) into ``store``: regular files (readable by all, executable
+    where any execute bit was set), folders, symlinks as they are; ``exclude`` (resolved paths:
+    the output folder, the configuration, other entrants) and special files left out.
+
+    :raises SandboxError: for a folder past ``cap_mb`` MiB (0: no cap) or one the referee
+        cannot read, naming it and the fix.
+    """
+    start = time.perf_counter()
+    folder = _real(folder)
+    dest = store.path / f"{name}-{uuid.uuid4().hex[:8]}"
+    dest.mkdir(mode=0o755)
+    exclude = [_real(e) for e in exclude]
+    digest = hashlib.sha256()
+    size = files = 0
+    skipped: list[str] = []
+    try:
+        for path, st in _walk(folder, exclude):
+            rel = path.relative_to(folder)
+            target = dest / rel
+            if st.st_mode == 0 or not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)
+                                       or stat.S_ISLNK(st.st_mode)):
+                skipped.append(str(rel))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                target.mkdir(mode=0o755)
+                digest.update(f"d {rel}\0".encode("utf-8", "surrogateescape"))
+            elif stat.S_ISLNK(st.st_mode):
+                link = os.readlink(path)
+                target.symlink_to(link)
+                digest.update(f"l {rel}\0{link}\0".encode("utf-8", "surrogateescape"))
+            else:
+                size += st.st_size
+                files += 1
+                if cap_mb and size > cap_mb << 20:
+                    raise SandboxError(f"the entrant's folder {str(folder)!r} holds more than "
+                                       f"{cap_mb} MiB: leave out what the bot does not need, "
+                                       f"or raise snapshot_mb")
+                mode = 0o755 if st.st_mode & 0o111 else 0o644
+                digest.update(f"f {rel} {mode:o}\0".encode("utf-8", "surrogateescape"))
+                digest.update(_copy_file(path, target, mode))
+    except OSError as err:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise SandboxError(f"cannot copy the entrant's folder {str(folder)!r}: "
+                           f"{err.strerror or err}") from None
+    except SandboxError:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    return Snapshot(folder, dest, "sha256:" + digest.hexdigest(), size, files,
+                    time.perf_counter() - start, tuple(skipped))
+
+
+def _copy_file(src: Path, dst: Path, mode: int) -> bytes:
+    """Copy ``src`` to a new file ``dst`` (``mode``), returning the SHA-256 of its content."""
+    h = hashlib.sha256()
+    with open(src, "rb") as fin, open(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                                              mode), "wb") as fout:
+        while chunk := fin.read(1 << 20):
+            h.update(chunk)
+            fout.write(chunk)
+    os.chmod(dst, mode)  # whatever the umask
+    return h.digest()
+
+
+def match_copy(snapshot: Snapshot) -> Path:
+    """A fresh copy of ``snapshot`` for one bot of one match (new inodes), next to it in the
+    store; the caller removes it (:func:`remove_copy`) once the bot has stopped.
+
+    :raises OSError: if it cannot be made (a full disk).
+    """
+    dest = snapshot.copy.parent / "m" / uuid.uuid4().hex
+    dest.parent.mkdir(mode=0o700, exist_ok=True)
+    try:
+        shutil.copytree(snapshot.copy, dest, symlinks=True)
+    except (OSError, shutil.Error):
+        shutil.rmtree(dest, ignore_errors=True)
+        raise OSError(f"cannot copy the snapshot {str(snapshot.copy)!r} for a match") from None
+    return dest
+
+
+def remove_copy(path: Path) -> None:
+    """Remove a per-match copy (quietly)."""
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Sealed:
+    """A sealed entrant as every match plays it: its snapshot and what its sandbox shows,
+    resolved once before play (plain data)."""
+
+    snapshot: Snapshot
+    binds: Binds
+
+    def sources(self, copy: Path) -> dict[Path, Path]:
+        """The bind sources of a match whose copy of the folder is ``copy``."""
+        return {self.snapshot.folder: copy}
