@@ -86,8 +86,8 @@ def _inside(path: Path, folders: Sequence[Path]) -> bool:
 
 
 def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path] = ()) -> Path:
-    """The one folder an entrant lives in (resolved): ``workdir`` when everything its command
-    names lies inside it, else the folder of the first file it names. Every other path the
+    """The one folder an entrant lives in (resolved): ``workdir`` when the first file its
+    command names lies inside it (or it names none), else that file's folder. Every other path the
     command names must lie inside that folder, a system folder or a ``shared`` path, or be the
     runtime that runs the bot (its program, found outside the folder).
 
@@ -99,12 +99,11 @@ def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path]
     program = named[0][1] if named and named[0][0] == argv[0] else None
     own = [(w, p) for w, p in named if p != program or _inside(_real(p), [_real(workdir)])]
     real_workdir = _real(workdir)
-    if all(_inside(_real(p), [real_workdir]) for _, p in own):
+    first = _real(own[0][1]) if own else real_workdir
+    if first.is_relative_to(real_workdir):
         folder = real_workdir
     else:
-        first = next(p for _, p in own if not _inside(_real(p), [real_workdir]))
-        first_real = _real(first)
-        folder = first_real if first_real.is_dir() else first_real.parent
+        folder = first if first.is_dir() else first.parent
     why = forbidden(folder)
     if why:
         raise SandboxError(f"the entrant's folder {str(folder)!r} is {why}: give the entrant "

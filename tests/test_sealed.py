@@ -1,0 +1,206 @@
+"""Sealed entrants against hostile ones (issue 18): a command naming another entrant's folder,
+host folders or a symlink leading out is refused before play in one line; a symlink swapped
+during play changes nothing (every match runs from the snapshot); each attack with a control
+showing it works without the seal (the unsealed sandbox, as before)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.bots.sandbox import SandboxError, capabilities
+from referee.bots.snapshot import Store, entrant_folder, match_copy, take_snapshot
+from referee.game.rules import Deal
+from referee.match.play import Entrant, play_match
+from referee.tournament.config import ConfigError, load_config
+from referee.tournament.run import Reporter, run
+
+ROOT = Path(__file__).resolve().parent.parent
+SNOOP = ROOT / "tests" / "bots" / "hostile" / "snoop.py"
+INSTANT = ROOT / "bench" / "instant_bot.py"
+CAPS = capabilities()
+needs_sandbox = pytest.mark.skipif(not CAPS.works, reason=f"no sandbox here: {CAPS.summary()}")
+
+
+class World:
+    """An attacker's folder (the snoop bot), a victim's folder, a config and an output."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="ct-sealed-", dir="/var/tmp"))
+        self.root.chmod(0o755)
+        self.attacker = self.root / "attacker"
+        self.victim = self.root / "victim"
+        self.output = self.root / "out"
+        for d in (self.attacker, self.victim, self.attacker / "harmless"):
+            d.mkdir(mode=0o755)
+        shutil.copy(SNOOP, self.attacker / "snoop.py")
+        (self.attacker / "harmless" / "note.txt").write_text("nothing to see\n")
+        shutil.copy(INSTANT, self.victim / "bot.py")
+        (self.victim / "strategy.txt").write_text("STRATEGY = 'secret'\n")
+        self.config = self.root / "t.yaml"
+
+    def write(self, command: str, **extra: object) -> Path:
+        lines = [f"entrants:\n  - {{name: attacker, command: '{command}', workdir: attacker}}\n"
+                 f"  - {{name: victim, command: {sys.executable} bot.py, workdir: victim}}\n"
+                 f"players: 2\ntarget: 1\noutput: out\npreflight: keep\n"]
+        lines += [f"{k}: {json.dumps(v)}\n" for k, v in extra.items()]
+        self.config.write_text("".join(lines))
+        return self.config
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    w = World()
+    yield w
+    shutil.rmtree(w.root, ignore_errors=True)
+
+
+def refused(world: World, command: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        run(load_config(world.write(command)))
+    assert not (world.output / "games").exists()  # before anything was played
+    text = str(info.value)
+    assert "\n" not in text
+    return text
+
+
+def unsealed(world: World, *args: str) -> str:
+    """The control: the snoop bot in the sandbox as it was before sealing (its named paths
+    bound), one match; its stderr."""
+    logs = world.root / "logs"
+    (world.attacker / "src").mkdir(exist_ok=True)
+    shutil.copy(SNOOP, world.attacker / "src" / "snoop.py")
+    attacker = Entrant("attacker", (sys.executable, "src/snoop.py", *args), world.attacker)
+    victim = Entrant("victim", (sys.executable, "bot.py"), world.victim)
+    play_match("m", [attacker, victim], lambda k: Deal.from_seed(2, f"h:{k}"), target=1,
+               sandbox="bwrap", logs_dir=logs)
+    return (logs / "0-attacker.stderr").read_text()
+
+
+# -- the command-path rule ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["link", "absolute", "dotdot"])
+def test_a_command_naming_another_entrant_is_refused(world: World, target: str) -> None:
+    (world.attacker / "data").symlink_to("../victim")
+    arg = {"link": "data", "absolute": str(world.victim), "dotdot": "../victim"}[target]
+    text = refused(world, f"{sys.executable} snoop.py {arg}")
+    assert f"entrant 'attacker': the command names {arg!r}" in text
+    assert "outside the entrant's folder" in text and "shared:" in text
+
+
+@pytest.mark.parametrize("path", ["/", "/tmp", "/proc", "/sys", "/root", "~"])
+def test_a_command_naming_host_folders_is_refused(world: World, path: str) -> None:
+    text = refused(world, f"{sys.executable} snoop.py {path}")
+    assert "the command names" in text and "outside the entrant's folder" in text
+
+
+def test_an_entrant_folder_that_is_a_home_or_the_root_is_refused(world: World) -> None:
+    with pytest.raises(SandboxError, match=r"'/' is a system folder: give the entrant a "
+                                           r"folder of its own"):
+        entrant_folder([sys.executable, "/"], Path("/"))
+    with pytest.raises(SandboxError, match="is a (home|system) folder"):
+        entrant_folder([sys.executable, "x.py"], Path(os.path.expanduser("~")))
+
+
+@pytest.mark.process
+@needs_sandbox
+def test_shared_data_may_be_named_and_read(world: World) -> None:
+    data = world.root / "data"
+    data.mkdir(mode=0o755)
+    (data / "book.txt").write_text("opening book\n")
+    config = world.write(f"{sys.executable} snoop.py {data}/book.txt", shared=["data"])
+    run(load_config(config))
+    err = (world.output / "logs" / "r1-g001-s01" / "0-attacker.stderr").read_text()
+    assert "SAW" in err and "opening book" in err, err
+
+
+def test_shared_may_not_be_a_host_folder_or_hold_the_output(world: World) -> None:
+    with pytest.raises(ConfigError, match=r"shared: '/tmp' is a system folder"):
+        run(load_config(world.write(f"{sys.executable} snoop.py", shared=["/tmp"])))
+    with pytest.raises(ConfigError, match=r"shared: .* holds"):
+        run(load_config(world.write(f"{sys.executable} snoop.py", shared=["."])))
+
+
+@pytest.mark.process
+@needs_sandbox
+def test_control_unsealed_a_named_folder_is_bound(world: World) -> None:
+    (world.attacker / "data").symlink_to("../victim")
+    err = unsealed(world, "data", "/proc")
+    assert "SAW data: bot.py strategy.txt" in err, err
+    assert "SAW /proc" in err  # the sandbox's own /proc, but named paths are bound as they are
+
+
+# -- the snapshot --------------------------------------------------------------------------------
+
+
+@pytest.mark.process
+@needs_sandbox
+def test_a_symlink_swapped_during_play_changes_nothing(world: World) -> None:
+    """``data`` points inside the folder at the check; after the first match it points at the
+    output's games: the next matches still see the snapshot's ``data``."""
+    (world.attacker / "data").symlink_to("harmless")
+    swapped: list[str] = []
+
+    class Swap(Reporter):
+        def match_done(self, spec: Any, result: Any, done: int, table: Any) -> None:
+            if not swapped:
+                (world.attacker / "data").unlink()
+                (world.attacker / "data").symlink_to(world.output / "games")
+                (world.attacker / "snoop.py").write_text("raise SystemExit(9)\n")
+                swapped.append(spec.id)
+
+    run(load_config(world.write(f"{sys.executable} snoop.py data")), reporter=Swap())
+    assert swapped == ["r1-g001-s01"]
+    err = (world.output / "logs" / "r1-g001-s02" / "1-attacker.stderr").read_text()
+    assert "SAW data: note.txt" in err, err  # the snapshot's link, the snapshot's code
+    records = sorted((world.output / "games").glob("*.json"))
+    loaded = [json.loads(p.read_text()) for p in records]
+    digests = {r["snapshots"][r["players"].index("attacker")] for r in loaded}
+    assert len(records) == 2 and len(digests) == 1 and next(iter(digests)).startswith("sha256:")
+
+
+@pytest.mark.process
+@needs_sandbox
+def test_control_unsealed_a_swapped_symlink_shows_the_records(world: World) -> None:
+    games = world.output / "games"
+    games.mkdir(parents=True)
+    (games / "r1-g001-s01.json").write_text("{}")
+    (world.attacker / "data").symlink_to(games)
+    assert "SAW data: r1-g001-s01.json" in unsealed(world, "data")
+
+
+def test_snapshot_digest_cap_and_per_match_copies(tmp_path: Path) -> None:
+    folder = tmp_path / "bot"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "run.py").write_text("print(1)\n")
+    (folder / "run.py").chmod(0o700)
+    (folder / "sub" / "big.bin").write_bytes(b"\0" * (2 << 20))
+    (folder / "out").mkdir()
+    (folder / "link").symlink_to("/etc/hostname")
+    os.mkfifo(folder / "fifo")
+    with Store(tmp_path) as store:
+        snap = take_snapshot(folder, store, "a", exclude=[folder / "out"])
+        assert snap.files == 2 and snap.size == (2 << 20) + 9
+        assert set(snap.skipped) == {"out", "fifo"}
+        assert (snap.copy / "run.py").stat().st_mode & 0o777 == 0o755  # readable by the bot
+        assert os.readlink(snap.copy / "link") == "/etc/hostname"
+        assert oct(store.path.stat().st_mode & 0o777) == "0o700"
+        again = take_snapshot(folder, store, "b", exclude=[folder / "out"])
+        assert again.digest == snap.digest
+        (folder / "run.py").write_text("print(2)\n")
+        assert take_snapshot(folder, store, "c", exclude=[folder / "out"]).digest != snap.digest
+        with pytest.raises(SandboxError, match=r"holds more than 1 MiB: .* raise snapshot_mb"):
+            take_snapshot(folder, store, "d", cap_mb=1)
+        one, two = match_copy(snap), match_copy(snap)
+        ino = [(p / "sub" / "big.bin").stat().st_ino for p in (snap.copy, one, two)]
+        assert len(set(ino)) == 3  # new inodes: a page cache of its own
+    assert not store.path.exists()
