@@ -515,6 +515,10 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         if item in named or any(b.is_relative_to(item) for b in binds.all) or \
                 not any(item.is_relative_to(b) for b in binds.all):
             continue  # never hides the bot from itself; not bound: invisible anyway
+        served = [src / item.relative_to(p) for p, src in sources.items()
+                  if item.is_relative_to(p)]
+        if served and not os.path.lexists(served[0]):
+            continue  # not in the copy the folder is served from
         if item.is_dir():
             out += ["--tmpfs", str(item), "--remount-ro", str(item)]
         elif item.exists():  # an empty file (a device node would not open: binds are nodev)

@@ -85,9 +85,11 @@ def _inside(path: Path, folders: Sequence[Path]) -> bool:
     return any(path.is_relative_to(f) for f in folders)
 
 
-def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path] = ()) -> Path:
-    """The one folder an entrant lives in (resolved): ``workdir`` when the first file its
-    command names lies inside it (or it names none), else that file's folder. Every other path the
+def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path] = (),
+                   given: bool = True) -> Path:
+    """The one folder an entrant lives in (resolved): ``workdir`` when it was ``given`` and
+    the first file its command names lies inside it (or it names none), else that file's
+    folder. Every other path the
     command names must lie inside that folder, a system folder or a ``shared`` path, or be the
     runtime that runs the bot (its program, found outside the folder).
 
@@ -100,7 +102,7 @@ def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path]
     own = [(w, p) for w, p in named if p != program or _inside(_real(p), [_real(workdir)])]
     real_workdir = _real(workdir)
     first = _real(own[0][1]) if own else real_workdir
-    if first.is_relative_to(real_workdir):
+    if first == real_workdir or (given and first.is_relative_to(real_workdir)):
         folder = real_workdir
     else:
         folder = first if first.is_dir() else first.parent

@@ -86,6 +86,8 @@ class EntrantConfig:
     command: str | tuple[str, ...]
     argv: tuple[str, ...]
     workdir: Path
+    workdir_given: bool = True
+    """Whether ``workdir`` was written (else it is the configuration's folder)."""
 
     def entrant(self) -> Entrant:
         """The :class:`referee.match.play.Entrant` that plays its matches."""
@@ -615,7 +617,7 @@ class _Loader:
             if not workdir.is_dir():
                 self.fail(f"{key}.workdir", f"{str(workdir)!r} is not a folder")
         command, argv = self.command(item[f"{key}.command"], f"{key}.command", workdir)
-        return EntrantConfig(name, command, argv, workdir)
+        return EntrantConfig(name, command, argv, workdir, f"{key}.workdir" in item)
 
     def command(self, value: object, key: str,
                 workdir: Path) -> tuple[str | tuple[str, ...], tuple[str, ...]]:

@@ -68,7 +68,8 @@ def seal(config: Config, store: Store, warn: Callable[[str], None]) -> Seals:
     folders: list[Path] = []
     for e in config.entrants:
         try:
-            folders.append(entrant_folder(e.argv, e.workdir, shared=config.shared))
+            folders.append(entrant_folder(e.argv, e.workdir, shared=config.shared,
+                                          given=e.workdir_given))
         except SandboxError as err:
             raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
     by_name: dict[str, Sealed] = {}
