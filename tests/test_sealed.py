@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import sys
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -204,3 +205,30 @@ def test_snapshot_digest_cap_and_per_match_copies(tmp_path: Path) -> None:
         ino = [(p / "sub" / "big.bin").stat().st_ino for p in (snap.copy, one, two)]
         assert len(set(ino)) == 3  # new inodes: a page cache of its own
     assert not store.path.exists()
+
+
+# -- the output folder ---------------------------------------------------------------------------
+
+
+def as_nobody(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                           *argv], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.process
+@needs_sandbox
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to read as another user (setpriv)")
+def test_the_output_is_private_while_playing(world: World) -> None:
+    run(load_config(world.write(f"{sys.executable} snoop.py")))
+    out = world.output
+    assert out.stat().st_mode & 0o777 == 0o700
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert files and all(p.stat().st_mode & 0o077 == 0 for p in files), \
+        [(str(p), oct(p.stat().st_mode)) for p in files if p.stat().st_mode & 0o077]
+    record = out / "games" / "r1-g001-s01.json"
+    assert as_nobody("cat", str(record)).returncode != 0  # another login cannot copy it
+    # the control: as the output folder was (0755, records 0644), anyone could
+    for p in (out, out / "games"):
+        p.chmod(0o755)
+    record.chmod(0o644)
+    assert as_nobody("cat", str(record)).returncode == 0

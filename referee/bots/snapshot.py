@@ -218,7 +218,8 @@ def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Pa
     start = time.perf_counter()
     folder = _real(folder)
     dest = store.path / f"{name}-{uuid.uuid4().hex[:8]}"
-    dest.mkdir(mode=0o755)
+    dest.mkdir()
+    dest.chmod(0o755)  # whatever the umask (a tournament's is 077)
     exclude = [_real(e) for e in exclude]
     digest = hashlib.sha256()
     size = files = 0
@@ -232,7 +233,8 @@ def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Pa
                 skipped.append(str(rel))
                 continue
             if stat.S_ISDIR(st.st_mode):
-                target.mkdir(mode=0o755)
+                target.mkdir()
+                target.chmod(0o755)
                 digest.update(f"d {rel}\0".encode("utf-8", "surrogateescape"))
             elif stat.S_ISLNK(st.st_mode):
                 link = os.readlink(path)

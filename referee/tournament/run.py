@@ -62,6 +62,7 @@ from referee.runners.local import (
 )
 from referee.tournament.admission import FaultLimit, preflight
 from referee.tournament.config import RATING_KEYS, Config, ConfigError, load_config
+from referee.tournament.private import make_private, private_files
 from referee.tournament.ratings import MatchResult, Standing, Standings
 from referee.tournament.sealing import Seals, seal
 from referee.tournament.stopping import Pair
@@ -571,6 +572,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
             reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
                           f"(see ct-referee sandbox)")
     with contextlib.ExitStack() as stack:
+        stack.enter_context(private_files())  # records and logs 0600 while playing
         seals = None
         if config.sandbox != "none" and not remote:
             store = stack.enter_context(Store())
@@ -587,6 +589,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
          runner: Runner, stop: CancelSignal, hidden: dict[str, tuple[Path, ...]],
          remote: bool, pages: Callable[[Path], Pages] | None, seals: Seals | None) -> Outcome:
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
+    make_private(config.output)
     course = config.course(secret=secret)
     out = config.output
     names = [e.name for e in config.entrants]
