@@ -232,3 +232,23 @@ def test_the_output_is_private_while_playing(world: World) -> None:
         p.chmod(0o755)
     record.chmod(0o644)
     assert as_nobody("cat", str(record)).returncode == 0
+
+
+# -- the organiser's terminal --------------------------------------------------------------------
+
+
+@pytest.mark.process
+@needs_sandbox
+def test_the_preflight_tail_is_escaped(world: World) -> None:
+    shutil.copy(ROOT / "tests" / "bots" / "hostile" / "terminal.py", world.attacker)
+    config = world.write(f"{sys.executable} terminal.py")
+    cli = Path(sys.executable).parent / "ct-referee"
+    done = subprocess.run([str(cli), "tournament", str(config)], capture_output=True,
+                          text=True, check=False, timeout=300)
+    shown = done.stdout + done.stderr
+    assert "did not start in the pre-flight" in shown, shown
+    assert "\\x1b]52;c;" in shown and "\\x1b[2J" in shown and "\\u202e" in shown
+    assert not any(c in shown for c in "\x1b\x07\x9b\u202e\r"), repr(shown)
+    # the control: what the bot wrote, as the pre-flight tail showed it before
+    raw = (world.output / "preflight" / "attacker.stderr").read_text()
+    assert "\x1b]52;c;" in raw and "\x1b[2J" in raw

@@ -27,6 +27,7 @@ from typing import Any
 
 from referee.bots.bot import Answer, BotCrash, BotError, BotStartupError, CancelSignal
 from referee.bots.process import stderr_tail
+from referee.protocol.escape import escape_controls
 from referee.game.faults import Reason
 from referee.match.play import Entrant, Limits, Player
 
@@ -54,11 +55,12 @@ class Flight:
 
     def report(self, *, lines: int = 6) -> str:
         """What went wrong, then the end of the bot's stderr, one line each."""
-        text = f"{self.name} did not start in the pre-flight: {self.fault}: {self.detail}"
+        text = (f"{self.name} did not start in the pre-flight: {self.fault}: "
+                f"{escape_controls(self.detail)}")
         if self.log is not None:
-            if self.tail:
+            if self.tail:  # the bot's own bytes: escaped, never sent raw to a terminal
                 text += f"\n  end of its stderr ({self.log}):"
-                text += "".join(f"\n    {line}" for line in self.tail[-lines:])
+                text += "".join(f"\n    {escape_controls(line)}" for line in self.tail[-lines:])
             else:
                 text += f"\n  its stderr ({self.log}) is empty"
         return text
