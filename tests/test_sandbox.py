@@ -98,7 +98,7 @@ def play(world: World, attack: str, limits: Limits = DEFAULT, *,
 
 
 @pytest.mark.parametrize("attack", ["remount", "umount", "output", "referee_proc", "rewrite",
-                                    "read", "locks", "pagecache", "escape"])
+                                    "read", "locks", "pagecache", "pid1", "escape"])
 def test_attack_is_refused(world: World, attack: str) -> None:
     record, err = play(world, attack)
     assert f"refused {attack}" in err, err

@@ -470,7 +470,9 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         out += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try"]
         inner = uid
-    out += ["--new-session", "--die-with-parent", "--hostname", "bot"]
+    # --as-pid-1: the bot (or setpriv, which execs it) is pid 1, not a bwrap whose command
+    # line (every host path bound and hidden) any process inside could read
+    out += ["--as-pid-1", "--new-session", "--die-with-parent", "--hostname", "bot"]
     for d in SYSTEM_DIRS:
         p = Path(d)
         if p.is_symlink():

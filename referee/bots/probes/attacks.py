@@ -132,6 +132,18 @@ def locks() -> str | None:
     return ", ".join([*(f"{k} worked" for k in got), *odd]) or None
 
 
+def pid1() -> str | None:
+    """Read what pid 1 of the sandbox says about the host: its command line (a root bwrap's
+    holds every host path it binds and hides)."""
+    try:
+        with open("/proc/1/cmdline", "rb") as f:
+            words = f.read().split(b"\0")
+    except OSError:
+        return None
+    told = [w.decode(errors="replace") for w in words if w.startswith(b"--") or b"bwrap" in w]
+    return f"pid 1 runs {' '.join(told[:6])}" if told else None
+
+
 def pagecache() -> str | None:
     """Evict, inspect or prefetch the page cache of a file (its own script): the marks a bot
     leaves for a later bot of its own (a duplicate set's next seating)."""
@@ -260,7 +272,7 @@ def orphan() -> str | None:
 
 
 ATTACKS = {f.__name__: f for f in (remount, umount, output, referee_proc, rewrite, read, locks,
-                                   pagecache, escape, forks, memory, shm)}
+                                   pagecache, pid1, escape, forks, memory, shm)}
 """What ``ct-referee sandbox`` runs: each must come back refused."""
 
 
