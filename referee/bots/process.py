@@ -48,6 +48,7 @@ from referee.bots.sandbox import (
     capabilities,
     prepare,
 )
+from referee.bots.uids import Lease
 
 logger = logging.getLogger(__name__)
 
@@ -293,7 +294,8 @@ def start_process(argv: Sequence[str], *, workdir: Path, sandbox: SandboxPolicy 
         except SandboxError as err:
             raise BotCommandError(str(err)) from None
         except OSError as err:
-            raise SpawnError(f"cannot make the cgroup of {argv[0]!r}: {err}") from None
+            raise SpawnError(f"cannot prepare the sandbox of {argv[0]!r} (its cgroup, its "
+                             f"uid): {err}") from None
         cmd, gated, extra = launch.argv, True, launch.popen_kwargs()
     else:
         cmd, gated = limits.wrap(list(argv), prlimit=_prlimit())
@@ -319,7 +321,8 @@ def start_process(argv: Sequence[str], *, workdir: Path, sandbox: SandboxPolicy 
     finally:
         if launch is not None:
             launch.cleanup()
-    process = Process(proc, out, stderr_cap, cgroup=launch.cgroup if launch else None)
+    process = Process(proc, out, stderr_cap, cgroup=launch.cgroup if launch else None,
+                      lease=launch.lease if launch else None)
     process.active = launch.active if launch else []
     if gated:
         try:
@@ -345,11 +348,13 @@ class Process:
     """
 
     def __init__(self, proc: subprocess.Popen[bytes], out: BinaryIO | None, cap: int,
-                 cgroup: Cgroup | None = None) -> None:
+                 cgroup: Cgroup | None = None, lease: Lease | None = None) -> None:
         assert proc.stdin and proc.stdout and proc.stderr
         self.pid = proc.pid
         self._proc = proc
         self.cgroup = cgroup
+        self.lease = lease
+        """The bot's uid, given back once every process of it is gone."""
         self.active: list[str] = []
         """The protections in force (empty: not sandboxed)."""
         self.oom_kills = 0
@@ -435,6 +440,8 @@ class Process:
             self.cgroup.kill_all()
             self.cgroup.remove()
             self.cgroup = None
+        if self.lease is not None:
+            self.lease.release()
         for f in (proc.stdin, proc.stdout):
             with contextlib.suppress(OSError):
                 f.close()  # type: ignore[union-attr]

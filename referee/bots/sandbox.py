@@ -27,15 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import os
 import re
-import secrets
 import shutil
 import stat
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +41,7 @@ from pathlib import Path
 import referee
 from referee.bots.cgroups import Cgroup, CgroupLayout, find_layout
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
+from referee.bots.uids import Lease, allocate
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl",
@@ -58,8 +56,9 @@ ENV = ("PATH", "HOME", "LANG", "TMPDIR")
 GATE = 'IFS= read -r _ || exit 111; exec "$@"'
 """The launcher: waits for one line on stdin (the cgroup is ready), then execs the rest."""
 BOT_UIDS = range(64000, 65000)
-"""Host uids a root referee runs its bots as, each bot a uid of its own (taken in turn, from
-an offset drawn per referee process): the kernel counts some resources per uid across
+"""Host uids a root referee runs its bots as, each bot a uid of its own (leased from one
+allocator per host, :mod:`referee.bots.uids`, for every referee and worker process): the
+kernel counts some resources per uid across
 namespaces (pipe buffers against ``fs.pipe-user-pages-soft``, processes against
 ``RLIMIT_NPROC``, pending signals, message-queue bytes), and a bot that lowers its own limit
 and probes it would read what other bots of the same uid hold: a channel between sandboxes."""
@@ -562,11 +561,6 @@ def _seccomp_fd() -> int:
 
 # -- launching ----------------------------------------------------------------------------------
 
-_uids = itertools.islice(itertools.cycle(BOT_UIDS),
-                         secrets.randbelow(len(BOT_UIDS)), None)
-_uids_lock = threading.Lock()
-
-
 @dataclass
 class Launch:
     """Everything :func:`referee.bots.process.start_process` needs to start a sandboxed bot: the
@@ -580,6 +574,8 @@ class Launch:
     cgroup: Cgroup | None
     active: list[str]
     cleanup: Callable[[], None]
+    lease: Lease | None = None
+    """The bot's uid, held until the bot has stopped (:mod:`referee.bots.uids`)."""
 
     def popen_kwargs(self) -> dict[str, object]:
         """Keyword arguments of ``subprocess.Popen`` for the launcher."""
@@ -593,10 +589,12 @@ class Launch:
             self.cgroup.attach(pid)
 
     def discard(self) -> None:
-        """Remove the cgroup of a launch that did not start."""
+        """Remove the cgroup of a launch that did not start, and give its uid back."""
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+        if self.lease is not None:
+            self.lease.release()
 
 
 def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
@@ -610,12 +608,17 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     caps = caps or capabilities()
     cgroups = policy.cgroups and caps.root
     have = {c for c in ("memory", "pids", "cpu") if cgroups and caps.cgroup_ok(c)}
-    uid = policy.uid
-    if caps.root:  # a uid of its own: no per-uid kernel counter shared with another bot
-        with _uids_lock:
-            uid = next(_uids)
-    spec = build_argv(argv, workdir, policy=policy, caps=caps, hide=hide, uid=uid, binds=binds,
-                      sources=sources)
+    uid, lease = policy.uid, None
+    if caps.root:  # a uid of its own, leased host-wide: no per-uid counter shared by two bots
+        lease = allocate(BOT_UIDS)
+        uid = lease.uid
+    try:
+        spec = build_argv(argv, workdir, policy=policy, caps=caps, hide=hide, uid=uid,
+                          binds=binds, sources=sources)
+    except BaseException:
+        if lease is not None:
+            lease.release()
+        raise
     active = [f"bwrap {spec.mode}", f"uid {spec.uid}", "no network", "cleared environment"]
     if policy.seccomp and caps.ok("seccomp"):
         active.append("seccomp")
@@ -626,6 +629,8 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
                                    pids=policy.pids, cpu_cores=policy.cpus, layout=caps.layout)
         except OSError:
             spec.cleanup()
+            if lease is not None:
+                lease.release()
             raise
         active += [f"cgroup {c} {cgroup.version(c)}" for c in sorted(cgroup.dirs)]
         have = set(cgroup.dirs)
@@ -643,7 +648,9 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         spec.cleanup()
         if cgroup is not None:
             cgroup.remove()
+        if lease is not None:
+            lease.release()
         raise SandboxError("prlimit (util-linux) is missing: it sets the bot's rlimits")
     wrap = [prlimit, *(f"--{k}={v}" for k, v in limits.items()), "--"]
     return Launch(["/bin/sh", "-c", GATE, "ct-referee-gate", *wrap, *spec.argv],
-                  spec.pass_fds, spec.user, spec.group, cgroup, active, spec.cleanup)
+                  spec.pass_fds, spec.user, spec.group, cgroup, active, spec.cleanup, lease)

@@ -27,9 +27,9 @@ from typing import Any
 
 from referee.bots.bot import Answer, BotCrash, BotError, BotStartupError, CancelSignal
 from referee.bots.process import stderr_tail
-from referee.protocol.escape import escape_controls
 from referee.game.faults import Reason
 from referee.match.play import Entrant, Limits, Player
+from referee.protocol.escape import escape_controls
 
 MODES = ("leave-out", "keep", "off")
 """``preflight`` in a configuration: leave out an entrant that does not start (the default),

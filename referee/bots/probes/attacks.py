@@ -8,6 +8,7 @@ arguments: the sandbox binds every folder a command line names). ``memory``, ``s
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import fcntl
@@ -173,13 +174,10 @@ def pagecache() -> str | None:
     }
     got = [k for k, t in tries.items() if _call(t)]
     errnos = {k: _errno(t) for k, t in tries.items() if k not in got}
-    del vec
     ok = (errno.EPERM, errno.ENOSYS)  # ENOSYS: a kernel without cachestat
     odd = [f"{k} failed with errno {e}" for k, e in errnos.items() if e not in ok]
-    try:
+    with contextlib.suppress(BufferError):
         mm.close()
-    except BufferError:
-        pass
     os.close(fd)
     return ", ".join([*(f"{k} worked" for k in got), *odd]) or None
 
