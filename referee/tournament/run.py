@@ -61,11 +61,13 @@ from referee.runners.local import (
     local_runner,
 )
 from referee.tournament.admission import FaultLimit, preflight
+from referee.tournament.audit import Audit, play_order
 from referee.tournament.config import RATING_KEYS, Config, ConfigError, load_config
+from referee.tournament.formats import set_size
 from referee.tournament.private import make_private, private_files
 from referee.tournament.ratings import MatchResult, Standing, Standings
 from referee.tournament.sealing import Seals, seal
-from referee.tournament.stopping import Pair
+from referee.tournament.stopping import Pair, Stop
 
 __all__ = ["Config", "ConfigError", "Journal", "Outcome", "Reporter", "Runner",
            "TournamentError", "load_config", "play_jobs", "prepare_output", "read_deal_secret",
@@ -644,6 +646,8 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     digests = [seals.by_name[n].snapshot.digest if seals else None for n in names]
     played = done = 0
     limit = FaultLimit(names, config.max_faults)
+    audit = Audit(names, bound=config.variant.hand_total,
+                  per_set=set_size(config.players, config.seatings))
     if not remote:  # the bots start on the workers, not here
         limit.left_out.update(_preflight(config, entrants, mode, reporter, stop))
     refresher = pages(out) if pages is not None else _NoPages()
@@ -666,6 +670,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         journal.append(line)
         result = MatchResult.from_json(line)
         course.add(spec, result, _hand_scores(record))
+        audit.add(spec, _hand_scores(record))
         done += 1
         played += 1
         reporter.match_done(spec, result, done, course.table)
@@ -693,12 +698,15 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 old = kept.pop(spec.id, None)
                 if old is not None and list(old.result.players) == [names[i] for i in spec.seats]:
                     course.add(spec, old.result, old.hands)
+                    audit.add(spec, old.hands)
                     limit.count(spec.id, spec.seats, kept_faults.get(spec.id, []))
                 else:
                     done -= old is not None
                     missing.append(spec)
             if missing:
-                play_jobs(runner, (job(spec) for spec in missing), on_done, stop, on_fault)
+                # each group's seatings in an order drawn from the deal secret (the audit)
+                play_jobs(runner, (job(spec) for spec in play_order(missing)), on_done, stop,
+                          on_fault)
             if not course.complete():
                 break
     except BaseException:
@@ -715,6 +723,11 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     questions = course.questions() if config.format == "gauntlet" else None
     notes = {names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
     notes |= {names[i]: {"left_out": why} for i, why in limit.left_out.items()}
+    alpha = config.stop.alpha if config.stop is not None else Stop().alpha
+    for name, verdict in audit.result(alpha=alpha).items():
+        notes.setdefault(name, {})["audit"] = verdict.to_json()
+        if verdict.flag:
+            reporter.warn(verdict.describe(name))
     write_standings(config, standings, course.matches, stopped=course.stopped, pairs=pairs,
                     questions=questions or (), notes=notes,
                     left_out={names[i]: why for i, why in limit.left_out.items()})
