@@ -181,7 +181,8 @@ class FaultLimit:
             detail = BENCHED[0] + self.disqualified[i]
         else:
             return entrant
-        return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hide, detail)
+        return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hide,
+                       detail=detail)
 
 
 __all__ = ["BENCHED", "MODES", "Benched", "FaultLimit", "Flight", "preflight"]
