@@ -50,9 +50,10 @@ class World:
 
     def write(self, command: str, **extra: object) -> Path:
         lines = [f"entrants:\n  - {{name: attacker, command: '{command}', workdir: attacker}}\n"
-                 f"  - {{name: victim, command: {sys.executable} bot.py, workdir: victim}}\n"
-                 f"players: 2\ntarget: 1\noutput: out\npreflight: keep\n"]
-        lines += [f"{k}: {json.dumps(v)}\n" for k, v in extra.items()]
+                 f"  - {{name: victim, command: {sys.executable} bot.py, workdir: victim}}\n"]
+        keys: dict[str, object] = {"players": 2, "target": 1, "output": "out",
+                                   "preflight": "keep"}
+        lines += [f"{k}: {json.dumps(v)}\n" for k, v in (keys | extra).items()]
         self.config.write_text("".join(lines))
         return self.config
 
@@ -252,3 +253,60 @@ def test_the_preflight_tail_is_escaped(world: World) -> None:
     # the control: what the bot wrote, as the pre-flight tail showed it before
     raw = (world.output / "preflight" / "attacker.stderr").read_text()
     assert "\x1b]52;c;" in raw and "\x1b[2J" in raw
+
+
+# -- memory across seatings: the page cache ------------------------------------------------------
+
+
+def cheater(world: World, sandbox: str, rounds: int = 1, target: int = 200) -> Path:
+    """The page-cache bot against greedy, ``rounds`` duplicate sets; the config."""
+    for name in ("pagecache.py",):
+        shutil.copy(ROOT / "tests" / "bots" / "hostile" / name, world.attacker)
+    for name in ("greedy_bot.py", "random_bot.py"):
+        shutil.copy(ROOT / "bots" / name, world.attacker)
+        shutil.copy(ROOT / "bots" / name, world.victim)
+    with open(world.attacker / "cache.bin", "wb") as f:
+        f.write(b"\0" * (16 * 64 * os.sysconf("SC_PAGE_SIZE")))
+        os.fsync(f.fileno())
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)  # a file long written
+    config = world.write(f"{sys.executable} pagecache.py", sandbox=sandbox, rounds=rounds,
+                         target=target)
+    config.write_text(config.read_text().replace(f"{sys.executable} bot.py",
+                                                 f"{sys.executable} greedy_bot.py"))
+    return config
+
+
+def knew(world: World) -> tuple[int, int, int]:
+    """Hands where the cheater named the opponent's exact cards, hands where it named any,
+    and hands where it found no mark."""
+    out = world.output
+    right = named = fresh = 0
+    for path in (out / "games").glob("*.json"):
+        record = json.loads(path.read_text())
+        seat = record["players"].index("attacker")
+        log = (out / "logs" / path.stem / f"{seat}-attacker.stderr").read_text().splitlines()
+        for line in log:
+            fresh += line.startswith("FRESH")
+            if line.startswith("KNEW"):
+                k = int(line.split()[2].rstrip(":"))
+                named += 1
+                right += set(line.split(":", 1)[1].split()) == set(
+                    record["hands"][k - 1]["hands"][1 - seat])
+    return right, named, fresh
+
+
+@pytest.mark.process
+@needs_sandbox
+def test_the_page_cache_remembers_nothing_between_seatings(world: World) -> None:
+    run(load_config(cheater(world, "auto")))
+    right, named, fresh = knew(world)
+    assert (right, named) == (0, 0) and fresh > 0
+    logs = "".join(p.read_text() for p in (world.output / "logs").rglob("*-attacker.stderr"))
+    assert "KNEW" not in logs and "FRESH" in logs
+
+
+@pytest.mark.process
+def test_control_unsandboxed_the_page_cache_tells_the_opponents_cards(world: World) -> None:
+    run(load_config(cheater(world, "none")))
+    right, named, fresh = knew(world)
+    assert right == named > 0  # each hand of the later seating: the opponent's exact cards
