@@ -21,7 +21,7 @@ from referee.tournament.run import run
 from referee.tournament.stopping import interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_sealed import World, cheater  # noqa: E402
+from test_sealed import World, cheater
 
 ALPHA = 0.05
 SECRET = bytes(range(32))

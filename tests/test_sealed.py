@@ -308,5 +308,5 @@ def test_the_page_cache_remembers_nothing_between_seatings(world: World) -> None
 @pytest.mark.process
 def test_control_unsandboxed_the_page_cache_tells_the_opponents_cards(world: World) -> None:
     run(load_config(cheater(world, "none")))
-    right, named, fresh = knew(world)
+    right, named, _ = knew(world)
     assert right == named > 0  # each hand of the later seating: the opponent's exact cards

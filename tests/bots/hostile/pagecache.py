@@ -12,6 +12,7 @@ calls are refused or the file is a fresh copy, it never finds a mark: ``FRESH ha
 Run beside ``greedy_bot.py``, ``random_bot.py`` and ``cache.bin`` (16 x 64 pages).
 """
 
+import contextlib
 import os
 import random
 import sys
@@ -24,10 +25,8 @@ RANKS, SUITS = "A23456789TJQK", "cdhs"
 DECK = [r + s for s in SUITS for r in RANKS]
 REGION = 64
 fd = os.open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cache.bin"), os.O_RDONLY)
-try:
+with contextlib.suppress(OSError):
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no readahead: one page per read
-except OSError:
-    pass
 
 
 def page(n: int) -> int:
@@ -47,11 +46,9 @@ def touch(n: int) -> None:
 
 
 def evict(first: int, count: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.fsync(fd)  # dirty pages (a file just written) cannot be dropped
         os.posix_fadvise(fd, page(first), count * PAGE, os.POSIX_FADV_DONTNEED)
-    except OSError:
-        pass
 
 
 def layout_bits(layout: list[str]) -> list[int]:
