@@ -369,7 +369,7 @@ def _dumps_line(line: dict[str, Any]) -> str:
 def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
                     stopped: str = "complete", pairs: Sequence[Pair] = (),
                     questions: Sequence[Pair] = (),
-                    notes: dict[str, dict[str, str]] | None = None,
+                    notes: dict[str, dict[str, Any]] | None = None,
                     left_out: dict[str, str] | None = None) -> None:
     """Writes ``standings.json`` and ``standings.csv`` in the output folder; ``questions``
     (a gauntlet's candidates against the others) go into the JSON when given, ``notes`` add
@@ -721,7 +721,8 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     standings = course.standings()
     pairs = course.pairs()
     questions = course.questions() if config.format == "gauntlet" else None
-    notes = {names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
+    notes: dict[str, dict[str, Any]] = {
+        names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
     notes |= {names[i]: {"left_out": why} for i, why in limit.left_out.items()}
     alpha = config.stop.alpha if config.stop is not None else Stop().alpha
     for name, verdict in audit.result(alpha=alpha).items():
