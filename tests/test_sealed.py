@@ -310,3 +310,52 @@ def test_control_unsandboxed_the_page_cache_tells_the_opponents_cards(world: Wor
     run(load_config(cheater(world, "none")))
     right, named, _ = knew(world)
     assert right == named > 0  # each hand of the later seating: the opponent's exact cards
+
+
+# -- a referee that is not root ------------------------------------------------------------------
+
+
+@pytest.mark.process
+@needs_sandbox
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the referee as another user")
+def test_a_non_root_referee_refuses_unless_a_shared_uid_is_accepted(world: World) -> None:
+    """The referee run as an unprivileged user (nobody, via setpriv): it will not run the bots
+    as its own uid unless the configuration says so, and then the header says it."""
+    env = ["env", "-i", f"PATH={os.environ['PATH']}", "HOME=/nonexistent", "LANG=C.UTF-8"]
+    cli = [*env, sys.executable, "-c", "from referee.cli import main; main()"]
+    tried = as_nobody(*cli, "--help")
+    if tried.returncode != 0:
+        pytest.skip(f"this Python or checkout cannot run as nobody (a private folder above "
+                    f"it): {tried.stderr.strip()[:120]}")
+    shutil.copy(INSTANT, world.attacker / "snoop.py")
+    subprocess.run(["chown", "-R", "65534:65534", str(world.root)], check=True)
+    config = world.write(f"{sys.executable} snoop.py")
+    done = as_nobody(*cli, "tournament", str(config))
+    assert done.returncode != 0
+    assert "error: " in done.stderr and "not root: every bot would run as uid 65534" in \
+        done.stderr and "bot_uids: shared" in done.stderr, done.stderr
+    assert not (world.output / "games").exists()
+    config = world.write(f"{sys.executable} snoop.py", bot_uids="shared")
+    subprocess.run(["chown", "65534:65534", str(config)], check=True)
+    done = as_nobody(*cli, "tournament", str(config))
+    shown = done.stdout + done.stderr
+    if "no working sandbox here" in shown:
+        pytest.skip(f"no sandbox for an unprivileged user here: {shown.strip()[:200]}")
+    assert done.returncode == 0, shown
+    assert "every bot as uid 65534 (bot_uids: shared)" in shown
+
+
+def test_the_uid_rule_in_process(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same rule without processes: a non-root referee refuses, unless bot_uids: shared,
+    and the header says which."""
+    from referee.tournament import run as runmod
+
+    monkeypatch.setattr(runmod.os, "geteuid", lambda: 1234)
+    config = load_config(world.write(f"{sys.executable} snoop.py"))
+    with pytest.raises(ConfigError, match=r"runs as uid 1234, not root: .* bot_uids: shared$"):
+        runmod.check_bot_uids(config)
+    shared = load_config(world.write(f"{sys.executable} snoop.py", bot_uids="shared"))
+    runmod.check_bot_uids(shared)
+    assert runmod.uid_isolation(shared) == "every bot as uid 1234 (bot_uids: shared)"
+    monkeypatch.setattr(runmod.os, "geteuid", lambda: 0)
+    assert runmod.uid_isolation(config) == "each bot a uid of its own"

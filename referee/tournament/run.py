@@ -535,6 +535,28 @@ def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
     return hidden
 
 
+def check_bot_uids(config: Config) -> None:
+    """Refuse to sandbox bots as the organiser's own uid (a referee not running as root),
+    unless the configuration accepts it (``bot_uids: shared``).
+
+    :raises ConfigError: saying why and the fix.
+    """
+    uid = os.geteuid()
+    if uid != 0 and config.bot_uids != "shared":
+        raise ConfigError(
+            f"{config.path}: the referee runs as uid {uid}, not root: every bot would run as "
+            f"uid {uid}, read what that uid may read outside its sandbox's view and share its "
+            f"process and pipe limits with the other bots; run the referee as root (each bot "
+            f"then runs as a uid of its own), or accept that with bot_uids: shared")
+
+
+def uid_isolation(config: Config) -> str:
+    """What the header says about the bots' uids."""
+    if os.geteuid() == 0:
+        return "each bot a uid of its own"
+    return f"every bot as uid {os.geteuid()} (bot_uids: shared)"
+
+
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: CancelSignal | None = None,
@@ -577,6 +599,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
         stack.enter_context(private_files())  # records and logs 0600 while playing
         seals = None
         if config.sandbox != "none" and not remote:
+            check_bot_uids(config)
             store = stack.enter_context(Store())
             seals = seal(config, store, reporter.warn)
             hidden = sealed_hidden(config, seals)
@@ -639,7 +662,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     else:
         sandbox = f"bwrap ({capabilities().summary()})" if mode == "bwrap" else "none"
     if seals is not None:
-        sandbox += f"; {seals.summary}"
+        sandbox += f"; {uid_isolation(config)}; {seals.summary}"
     entrants = [dataclasses.replace(e.entrant(), hide=hidden.get(e.name, ()),
                                     sealed=seals.by_name[e.name] if seals else None)
                 for e in config.entrants]
