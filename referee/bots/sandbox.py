@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import os
 import re
 import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -383,6 +385,45 @@ def reachable(path: Path, uid: int, gid: int) -> bool:
     return True
 
 
+@functools.cache
+def public_package() -> Path:
+    """A copy of the referee package (its ``.py`` files: no secrets) that any uid can read,
+    in ``/run/ct-referee/package-<digest>``, for a root referee whose checkout lies in a
+    folder the bots' uids cannot traverse (a clone in ``/root`` or a ``mktemp -d`` folder):
+    bots may import the rules all the same. Made once per content (the folder name is the
+    digest of what it holds); one that exists is used only if root owns it and no one else
+    may write it.
+
+    :raises OSError: if it cannot be made.
+    """
+    package = Path(referee.__file__).resolve().parent
+    files = sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(f"{path.relative_to(package)}\0".encode())
+        digest.update(path.read_bytes())
+    base = Path("/run/ct-referee")
+    base.mkdir(mode=0o711, exist_ok=True)
+    os.chmod(base, 0o711)  # traverse only: lock files beside it stay private
+    dest = base / f"package-{digest.hexdigest()[:16]}" / "referee"
+    st = os.lstat(dest.parent) if dest.parent.exists() else None
+    if st is not None and (st.st_uid != 0 or st.st_mode & 0o022 or not stat.S_ISDIR(st.st_mode)):
+        raise OSError(f"{str(dest.parent)!r} is not root's own: remove it")
+    if not dest.is_dir():
+        tmp = Path(tempfile.mkdtemp(dir=base))
+        for path in files:
+            target = tmp / "referee" / path.relative_to(package)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        for path in (tmp, *tmp.rglob("*")):
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        try:
+            os.rename(tmp, dest.parent)
+        except OSError:  # made meanwhile by another process
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
 # -- the command line ---------------------------------------------------------------------------
 
 
@@ -454,8 +495,12 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     """
     workdir = Path(os.path.abspath(workdir))
     binds = binds or bot_binds(argv, workdir)
-    sources = sources or {}
+    sources = dict(sources or {})
     uid = policy.uid if uid is None else uid
+    package = Path(referee.__file__).resolve().parent
+    if caps.root and package in binds.runtime and package not in sources and \
+            not reachable(package, uid, policy.gid):  # a checkout in a private folder
+        sources[package] = public_package()
     mode = _pick_mode(policy, binds, caps, uid, sources)
     if caps.root and not sources:
         check_readable(binds, uid)
