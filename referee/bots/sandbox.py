@@ -452,8 +452,9 @@ def _data_fd(data: bytes) -> int:
 
 def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int,
                sources: Mapping[Path, Path] | None = None) -> str:
-    blocked = [str(p) for p in (*binds.all, *(sources or {}).values())
-               if caps.root and not reachable(p, uid, policy.gid)]
+    served = sources or {}
+    blocked = [str(served.get(p, p)) for p in binds.all
+               if caps.root and not reachable(served.get(p, p), uid, policy.gid)]
     mode = policy.mode
     if mode == "auto":
         userns = caps.ok("userns") and caps.ok("disable-userns")
