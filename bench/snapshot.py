@@ -17,7 +17,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,12 +35,6 @@ from referee.bots.snapshot import (  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
 BOT = ["python3", "instant_bot.py"]
-
-
-def timed(fn: Callable[[], object]) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t0) * 1000
 
 
 def show(label: str, values: list[float]) -> float:
@@ -86,15 +79,16 @@ def main() -> None:
         with Store() as store:
             for name, folder in (("small (example bots)", small), ("100 MB", big)):
                 snaps, copies = [], []
-                size = 0
                 for i in range(RUNS):
-                    snaps.append(timed(lambda: take_snapshot(folder, store, f"s{i}")))
-                snap = take_snapshot(folder, store, "x")
+                    t0 = time.perf_counter()
+                    snap = take_snapshot(folder, store, f"s{i}")
+                    snaps.append((time.perf_counter() - t0) * 1000)
                 size = snap.size
                 for _ in range(RUNS):
-                    made: list[Path] = []
-                    copies.append(timed(lambda: made.append(match_copy(snap))))  # noqa: B023
-                    remove_copy(made[0])
+                    t0 = time.perf_counter()
+                    made = match_copy(snap)
+                    copies.append((time.perf_counter() - t0) * 1000)
+                    remove_copy(made)
                 print(f"{name}: {size / (1 << 20):.1f} MB in {snap.files} files")
                 show("  snapshot (once per tournament)", snaps)
                 show("  per-match copy (once per bot per match)", copies)
