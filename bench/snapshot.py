@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.bots.process import start_process  # noqa: E402
+from referee.bots.process import Launcher, start_process  # noqa: E402
 from referee.bots.sandbox import SandboxPolicy, capabilities  # noqa: E402
 from referee.bots.snapshot import (  # noqa: E402
     Sealed,
@@ -47,7 +47,7 @@ def start(folder: Path, sealed: Sealed | None) -> float:
     """Spawn to ``ready``: the bot's first line."""
     t0 = time.perf_counter()
     copy = match_copy(sealed.snapshot) if sealed else None
-    proc = start_process(BOT, workdir=folder, sandbox=SandboxPolicy(),
+    proc = start_process(BOT, workdir=folder, launcher=Launcher(SandboxPolicy()),
                          binds=sealed.binds if sealed else None,
                          sources=sealed.sources(copy) if sealed and copy else None)
     os.write(proc.stdin, b"chinese-ten 1\n")

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from referee.bots.sandbox import SandboxError, capabilities
+from referee.bots.process import Launcher
+from referee.bots.sandbox import SandboxError, SandboxPolicy, capabilities
 from referee.bots.snapshot import Store, entrant_folder, match_copy, take_snapshot
 from referee.game.rules import Deal
 from referee.match.play import Entrant, play_match
@@ -83,7 +84,7 @@ def unsealed(world: World, *args: str) -> str:
     attacker = Entrant("attacker", (sys.executable, "src/snoop.py", *args), world.attacker)
     victim = Entrant("victim", (sys.executable, "bot.py"), world.victim)
     play_match("m", [attacker, victim], lambda k: Deal.from_seed(2, f"h:{k}"), target=1,
-               sandbox="bwrap", logs_dir=logs)
+               launcher=Launcher(SandboxPolicy()), logs_dir=logs)
     return (logs / "0-attacker.stderr").read_text()
 
 

@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import PY
 
+from conftest import PY
 from referee.bots.uids import UidsExhausted, allocate, lock_dir
 
 HOLDER = textwrap.dedent("""\
@@ -73,14 +73,14 @@ def test_the_lock_folder_is_roots_own() -> None:
 @pytest.mark.process
 @pytest.mark.skipif(os.geteuid() != 0, reason="bots get uids of their own only from root")
 def test_a_sandboxed_bot_holds_its_uid_until_it_stops() -> None:
-    from referee.bots.process import bwrap_available, start_process
+    from referee.bots.process import Launcher, bwrap_available, start_process
     from referee.bots.sandbox import SandboxPolicy
 
     if not bwrap_available():
         pytest.skip("no sandbox here")
     bot = Path(__file__).resolve().parent.parent / "bench" / "instant_bot.py"
     process = start_process([sys.executable, str(bot)], workdir=bot.parent,
-                            sandbox=SandboxPolicy())
+                            launcher=Launcher(SandboxPolicy()))
     lease = process.lease
     assert lease is not None and lease.held
     process.stop(0)
