@@ -362,3 +362,25 @@ def test_the_uid_rule_in_process(world: World, monkeypatch: pytest.MonkeyPatch) 
     assert runmod.uid_isolation(shared) == "every bot as uid 1234 (bot_uids: shared)"
     monkeypatch.setattr(runmod.os, "geteuid", lambda: 0)
     assert runmod.uid_isolation(config) == "each bot a uid of its own"
+
+
+@pytest.mark.process
+@needs_sandbox
+def test_a_resume_says_when_an_entrant_changed_since(world: World) -> None:
+    """The records name each seat's snapshot: a resumed run whose entrant folder changed says
+    so (the matches kept were played by other code)."""
+    config = world.write(f"{sys.executable} snoop.py")
+    run(load_config(config))
+    (world.attacker / "snoop.py").write_text((world.attacker / "snoop.py").read_text() + "\n")
+    warnings: list[str] = []
+
+    class Warn(Reporter):
+        def warn(self, message: str) -> None:
+            warnings.append(message)
+
+    journal = world.output / "results.jsonl"  # as if cut short after its first match
+    journal.write_text(journal.read_text().splitlines(keepends=True)[0])
+    run(load_config(config), reporter=Warn())
+    assert any("entrant 'attacker': its folder changed since 1 kept match(es)" in w
+               for w in warnings), warnings
+    assert not any("'victim'" in w for w in warnings)

@@ -637,10 +637,20 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         if ok:
             kept[match_id] = _Kept(result, hands)  # a later line for the same id wins
             kept_faults[match_id] = line.get("faults") or []
+            for name, digest in zip(record.get("players", ()), record.get("snapshots") or (),
+                                    strict=False):
+                if seals is not None and name in seals.by_name and \
+                        digest != seals.by_name[name].snapshot.digest:
+                    changed[name] = changed.get(name, 0) + 1
         return ok
 
+    changed: dict[str, int] = {}  # kept matches each entrant played with other code
     journal = Journal(out / "results.jsonl")
     journal.load(accept)
+    for name, count in changed.items():
+        reporter.warn(f"entrant {name!r}: its folder changed since {count} kept match(es) were "
+                      f"played (their records name another snapshot digest): they stay as "
+                      f"played; --fresh plays everything again with the code as it is now")
     planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
 
     def accept_round(line: dict[str, Any]) -> bool:
