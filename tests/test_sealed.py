@@ -384,3 +384,47 @@ def test_a_resume_says_when_an_entrant_changed_since(world: World) -> None:
     assert any("entrant 'attacker': its folder changed since 1 kept match(es)" in w
                for w in warnings), warnings
     assert not any("'victim'" in w for w in warnings)
+
+
+def test_the_snapshot_follows_no_symlink_and_copies_nothing_its_owner_cannot_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entrant with a login of its own swaps a folder for a symlink to a private one while
+    the referee copies: the copy refuses it rather than follow it; and a file the folder's
+    owner could not read (a hard link to another user's 0600 file, say) is left out."""
+    import referee.bots.snapshot as snapmod
+
+    secret = tmp_path / "private"
+    secret.mkdir(mode=0o700)
+    (secret / "key").write_text("the organiser's key\n")
+    folder = tmp_path / "bot"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "a.py").write_text("x = 1\n")
+    saved = os.open
+    swapped: list[bool] = []
+
+    def swap(path: Any, flags: int, *args: Any, **kw: Any) -> Any:
+        """The entrant swaps sub for a symlink just before the referee opens it."""
+        if path == "sub" and not swapped:
+            swapped.append(True)
+            os.remove(folder / "sub" / "a.py")
+            os.rmdir(folder / "sub")
+            (folder / "sub").symlink_to(secret)
+        return saved(path, flags, *args, **kw)
+
+    monkeypatch.setattr(snapmod.os, "open", swap)
+    with Store(tmp_path) as store:
+        with pytest.raises(SandboxError, match=r"cannot copy the entrant's folder .*leave it "
+                                               r"alone while the tournament starts"):
+            take_snapshot(folder, store, "a")
+        assert swapped and not list(store.path.rglob("key"))
+        monkeypatch.setattr(snapmod.os, "open", saved)
+        snap = take_snapshot(folder, store, "a2")  # swapped before the copy: a symlink, as is
+        assert (snap.copy / "sub").is_symlink() and not list(store.path.rglob("key"))
+        (folder / "sub").unlink()
+        theirs = folder / "theirs.txt"
+        theirs.write_text("another user's\n")
+        theirs.chmod(0o600)
+        os.chown(theirs, 4242, 4242) if os.geteuid() == 0 else pytest.skip("needs root: chown")
+        os.chown(folder, 4343, 4343)
+        snap = take_snapshot(folder, store, "b")
+        assert "theirs.txt" in snap.skipped and not (snap.copy / "theirs.txt").exists()

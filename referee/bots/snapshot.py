@@ -24,7 +24,7 @@ import stat
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -185,92 +185,136 @@ class Store:
         self.close()
 
 
-def _walk(root: Path, exclude: Sequence[Path]) -> Iterator[tuple[Path, os.stat_result]]:
-    """Every entry below ``root`` (not following symlinks), sorted, ``exclude`` skipped."""
-    stack = [root]
-    while stack:
-        folder = stack.pop()
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _readable(st: os.stat_result, owner: os.stat_result) -> bool:
+    """Whether the folder's owner could read this file by its mode bits: the referee (root,
+    say) copies nothing its entrant could not read itself (a hard link to another user's
+    private file)."""
+    if owner.st_uid == 0 or st.st_uid == owner.st_uid:
+        return owner.st_uid == 0 or bool(st.st_mode & stat.S_IRUSR)
+    if st.st_gid == owner.st_gid:
+        return bool(st.st_mode & stat.S_IRGRP)
+    return bool(st.st_mode & stat.S_IROTH)
+
+
+class _Copy:
+    """One snapshot being made: the walk, file by file, through folder descriptors opened
+    without following symlinks (a folder swapped for a symlink during the copy is refused,
+    not followed), with the digest and the counts."""
+
+    def __init__(self, folder: Path, dest: Path, exclude: Sequence[Path], cap_mb: int) -> None:
+        self.folder, self.dest, self.cap_mb = folder, dest, cap_mb
+        self.exclude = set()
+        for path in exclude:
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+                self.exclude.add((st.st_dev, st.st_ino))
+        self.digest = hashlib.sha256()
+        self.size = self.files = 0
+        self.skipped: list[str] = []
+        self.owner = os.stat(folder)
+
+    def run(self) -> None:
+        fd = os.open(self.folder, _DIR_FLAGS)
         try:
-            names = sorted(os.listdir(folder), reverse=True)
-        except OSError as err:
-            raise SandboxError(f"cannot read {str(folder)!r} to copy it: {err.strerror}: "
-                               f"make the entrant's folder readable by the referee") from None
-        for name in names:
-            path = folder / name
-            if path in exclude:
-                yield path, os.stat_result((0,) * 10)  # marks a skip
-                continue
-            st = os.lstat(path)
-            yield path, st
-            if stat.S_ISDIR(st.st_mode):
-                stack.append(path)
+            self._folder(fd, Path())
+        finally:
+            os.close(fd)
+
+    def _folder(self, fd: int, rel: Path) -> None:
+        with os.scandir(fd) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            here = rel / entry.name
+            st = entry.stat(follow_symlinks=False)
+            if (st.st_dev, st.st_ino) in self.exclude:
+                self.skipped.append(str(here))
+            elif stat.S_ISLNK(st.st_mode):
+                link = os.readlink(entry.name, dir_fd=fd)
+                (self.dest / here).symlink_to(link)
+                self._note(f"l {here}\0{link}\0")
+            elif stat.S_ISDIR(st.st_mode):
+                sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
+                try:
+                    (self.dest / here).mkdir()
+                    (self.dest / here).chmod(0o755)  # whatever the umask (a tournament's: 077)
+                    self._note(f"d {here}\0")
+                    self._folder(sub, here)
+                finally:
+                    os.close(sub)
+            elif stat.S_ISREG(st.st_mode):
+                self._file(fd, entry.name, here)
+            else:
+                self.skipped.append(str(here))  # fifos, sockets, devices
+
+    def _file(self, fd: int, name: str, here: Path) -> None:
+        src = os.open(name, _FILE_FLAGS, dir_fd=fd)
+        try:
+            st = os.fstat(src)
+            if not stat.S_ISREG(st.st_mode) or not _readable(st, self.owner):
+                self.skipped.append(str(here))
+                return
+            self.size += st.st_size
+            self.files += 1
+            if self.cap_mb and self.size > self.cap_mb << 20:
+                raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
+                                   f"{self.cap_mb} MiB: leave out what the bot does not need, "
+                                   f"or raise snapshot_mb")
+            mode = 0o755 if st.st_mode & 0o111 else 0o644
+            self._note(f"f {here} {mode:o}\0")
+            h = hashlib.sha256()
+            out = os.open(self.dest / here, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                          mode)
+            try:
+                while chunk := os.read(src, 1 << 20):
+                    h.update(chunk)
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(out, view):]
+                os.fchmod(out, mode)  # whatever the umask
+            finally:
+                os.close(out)
+            self.digest.update(h.digest())
+        finally:
+            os.close(src)
+
+    def _note(self, text: str) -> None:
+        self.digest.update(text.encode("utf-8", "surrogateescape"))
 
 
 def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Path] = (),
                   cap_mb: int = DEFAULT_CAP_MB) -> Snapshot:
     """Copy ``folder`` (resolved) into ``store``: regular files (readable by all, executable
-    where any execute bit was set), folders, symlinks as they are; ``exclude`` (resolved paths:
-    the output folder, the configuration, other entrants) and special files left out.
+    where any execute bit was set), folders, symlinks as they are (never followed); left out:
+    ``exclude`` (the output folder, the configuration, other entrants), special files, and
+    files the folder's owner could not read itself.
 
     :raises SandboxError: for a folder past ``cap_mb`` MiB (0: no cap) or one the referee
-        cannot read, naming it and the fix.
+        cannot read (or that changes under it), naming it and the fix.
     """
     start = time.perf_counter()
     folder = _real(folder)
     dest = store.path / f"{name}-{uuid.uuid4().hex[:8]}"
     dest.mkdir()
     dest.chmod(0o755)  # whatever the umask (a tournament's is 077)
-    exclude = [_real(e) for e in exclude]
-    digest = hashlib.sha256()
-    size = files = 0
-    skipped: list[str] = []
+    copy = _Copy(folder, dest, exclude, cap_mb)
     try:
-        for path, st in _walk(folder, exclude):
-            rel = path.relative_to(folder)
-            target = dest / rel
-            if st.st_mode == 0 or not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)
-                                       or stat.S_ISLNK(st.st_mode)):
-                skipped.append(str(rel))
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                target.mkdir()
-                target.chmod(0o755)
-                digest.update(f"d {rel}\0".encode("utf-8", "surrogateescape"))
-            elif stat.S_ISLNK(st.st_mode):
-                link = os.readlink(path)
-                target.symlink_to(link)
-                digest.update(f"l {rel}\0{link}\0".encode("utf-8", "surrogateescape"))
-            else:
-                size += st.st_size
-                files += 1
-                if cap_mb and size > cap_mb << 20:
-                    raise SandboxError(f"the entrant's folder {str(folder)!r} holds more than "
-                                       f"{cap_mb} MiB: leave out what the bot does not need, "
-                                       f"or raise snapshot_mb")
-                mode = 0o755 if st.st_mode & 0o111 else 0o644
-                digest.update(f"f {rel} {mode:o}\0".encode("utf-8", "surrogateescape"))
-                digest.update(_copy_file(path, target, mode))
+        copy.run()
     except OSError as err:
         shutil.rmtree(dest, ignore_errors=True)
         raise SandboxError(f"cannot copy the entrant's folder {str(folder)!r}: "
-                           f"{err.strerror or err}") from None
+                           f"{err.strerror or err}"
+                           f"{f' ({err.filename})' if err.filename else ''}: make it readable "
+                           f"by the referee, and leave it alone while the tournament starts"
+                           ) from None
     except SandboxError:
         shutil.rmtree(dest, ignore_errors=True)
         raise
-    return Snapshot(folder, dest, "sha256:" + digest.hexdigest(), size, files,
-                    time.perf_counter() - start, tuple(skipped))
-
-
-def _copy_file(src: Path, dst: Path, mode: int) -> bytes:
-    """Copy ``src`` to a new file ``dst`` (``mode``), returning the SHA-256 of its content."""
-    h = hashlib.sha256()
-    with open(src, "rb") as fin, open(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-                                              mode), "wb") as fout:
-        while chunk := fin.read(1 << 20):
-            h.update(chunk)
-            fout.write(chunk)
-    os.chmod(dst, mode)  # whatever the umask
-    return h.digest()
+    return Snapshot(folder, dest, "sha256:" + copy.digest.hexdigest(), copy.size, copy.files,
+                    time.perf_counter() - start, tuple(copy.skipped))
 
 
 def match_copy(snapshot: Snapshot) -> Path:
