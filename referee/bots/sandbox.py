@@ -26,6 +26,7 @@ machine can do (:func:`capabilities`) is probed where the bot is spawned, once p
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import os
@@ -504,8 +505,9 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
             not reachable(package, uid, policy.gid):  # a checkout in a private folder
         sources[package] = public_package()
     mode = _pick_mode(policy, binds, caps, uid, sources)
-    if caps.root and not sources:
-        check_readable(binds, uid)
+    if caps.root:  # a folder served from a copy (a sealed entrant's) is the copy's matter
+        check_readable(dataclasses.replace(
+            binds, bot=tuple(b for b in binds.bot if b not in sources)), uid)
     fds: list[int] = []
     out = ["bwrap"]
     if mode == "userns":
