@@ -8,10 +8,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import sys
-from pathlib import Path
 
 import pytest
+from test_sealed import World, cheater
 
 from referee.game.rules import Hand, Variant
 from referee.match.job import MatchSpec
@@ -19,9 +18,6 @@ from referee.tournament.audit import Audit, play_key, play_order
 from referee.tournament.config import load_config
 from referee.tournament.run import run
 from referee.tournament.stopping import interval
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_sealed import World, cheater
 
 ALPHA = 0.05
 SECRET = bytes(range(32))
