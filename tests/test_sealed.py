@@ -44,6 +44,7 @@ class World:
         for d in (self.attacker, self.victim, self.attacker / "harmless"):
             d.mkdir(mode=0o755)
         shutil.copy(SNOOP, self.attacker / "snoop.py")
+        shutil.copy(INSTANT, self.attacker / "instant_bot.py")  # snoop plays as it does
         (self.attacker / "harmless" / "note.txt").write_text("nothing to see\n")
         shutil.copy(INSTANT, self.victim / "bot.py")
         (self.victim / "strategy.txt").write_text("STRATEGY = 'secret'\n")
@@ -81,6 +82,7 @@ def unsealed(world: World, *args: str) -> str:
     logs = world.root / "logs"
     (world.attacker / "src").mkdir(exist_ok=True)
     shutil.copy(SNOOP, world.attacker / "src" / "snoop.py")
+    shutil.copy(INSTANT, world.attacker / "src" / "instant_bot.py")
     attacker = Entrant("attacker", (sys.executable, "src/snoop.py", *args), world.attacker)
     victim = Entrant("victim", (sys.executable, "bot.py"), world.victim)
     play_match("m", [attacker, victim], lambda k: Deal.from_seed(2, f"h:{k}"), target=1,

@@ -1,11 +1,12 @@
 """A hostile bot that looks at every path its command names (``snoop.py PATH...``) before
 ``ready``: for each, ``SAW <path>: <what>`` on stderr (a folder's entries, a file's first line,
-``/proc``'s process count) or ``NOTHING <path>``; then it plays its first legal card."""
+``/proc``'s process count) or ``NOTHING <path>``; then it plays as ``bench/instant_bot.py``
+(which the tests copy beside it)."""
 
 import os
 import sys
 
-PARTNER = dict(zip("A23456789TJQK", "98765432ATJQK", strict=True))
+import instant_bot
 
 
 def look(path: str) -> str | None:
@@ -24,16 +25,4 @@ def look(path: str) -> str | None:
 for arg in sys.argv[1:]:
     seen = look(arg)
     print(f"SAW {arg}: {seen}" if seen else f"NOTHING {arg}", file=sys.stderr, flush=True)
-for line in sys.stdin:
-    words = line.split()
-    if not words or words[0] == "quit":
-        break
-    if words[0] == "chinese-ten":
-        print("ready snoop", flush=True)
-    elif words[0] == "pick":
-        print(words[3], flush=True)
-    elif words[0] == "go":
-        hand = words[2:words.index("table")]
-        table = words[words.index("table") + 1:words.index("stock")]
-        move = next((f"{c} {t}" for c in hand for t in table if t[0] == PARTNER[c[0]]), hand[0])
-        print(move, flush=True)
+instant_bot.main()  # then it plays like the instant bot (copied beside it)
