@@ -9,8 +9,8 @@ import statistics
 from typing import Any
 
 import pytest
-from conftest import DATA
 
+from conftest import DATA
 from referee.game.cards import Card
 from referee.game.rules import Deal, Hand, Variant
 from referee.records.luck import hand_luck, record_luck

@@ -136,7 +136,7 @@ def interval(values: Sequence[float], *, alpha: float, bound: float) -> Interval
     empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2023, Theorem 2), intersected
     over every prefix. The chance that it *ever* misses the mean, over all lengths, is at most
     ``alpha`` for independent observations with a common mean (or any whose conditional mean
-    given the past is that mean).
+    given the past is that mean). ``sets`` and ``deals`` both count the values.
 
     >>> iv = interval([0.0] * 200, alpha=0.05, bound=240)
     >>> iv.low < 0 < iv.high, iv.deals
@@ -153,9 +153,9 @@ def interval(values: Sequence[float], *, alpha: float, bound: float) -> Interval
         seq.add((x + bound) / (2 * bound))
     if not seq.n:
         return Interval(None, -math.inf, math.inf, 0, 0)
-    mean = sum(values) / len(values)
+    mean = math.fsum(values) / seq.n + 0.0
     return Interval(mean, max(-bound, seq.low * 2 * bound - bound),
-                    min(bound, seq.high * 2 * bound - bound), 0, seq.n)
+                    min(bound, seq.high * 2 * bound - bound), seq.n, seq.n)
 
 
 @dataclass
