@@ -1,5 +1,6 @@
 """A hostile bot that says who it is on the host before ``ready``: ``HOSTUID <uid> <gid>``
-(from its namespace's maps: the host ids it runs as), ``GROUPS``, ``CAPS`` (effective,
+(from its namespace's maps: the host ids it runs as, where that namespace's parent is the
+host's), ``GROUPS``, ``CAPS`` (effective,
 permitted, bounding), ``NNP`` and ``SECCOMP`` on stderr; then, for each path its command
 names, ``READ <path>: <first line>`` or ``DENIED <path>: <error>``; then it plays as
 ``bench/instant_bot.py`` (which the tests copy beside it)."""
