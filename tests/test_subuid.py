@@ -82,7 +82,9 @@ class Organiser:
             pytest.skip(why)
         self.name = f"ct-test-{secrets.token_hex(4)}"
         lines = parse(Path("/etc/subuid").read_text()) + parse(Path("/etc/subgid").read_text())
-        self.first = max([200000, *(first + count for _, first, count in lines)])
+        # past every range, at a random place: two test runs at once take different ranges
+        self.first = max([200000, *(first + count for _, first, count in lines)]) + \
+            1000 * secrets.randbelow(100000)
         self.count = 1000
         span = f"{self.first}-{self.first + self.count - 1}"
         # -r: a system user gets no subordinate ids of its own; the range below is the one
