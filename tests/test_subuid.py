@@ -25,7 +25,15 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots.sandbox import BOT_UIDS
+from referee.bots.cgroups import find_layout
+from referee.bots.sandbox import (
+    BOT_UIDS,
+    Capabilities,
+    Check,
+    SandboxError,
+    SandboxPolicy,
+    build_argv,
+)
 from referee.bots.subids import SubIds, find, fix, parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,6 +76,21 @@ def test_without_a_range_the_reason_names_the_exact_fix(tmp_path: Path) -> None:
     else:
         assert why.endswith("not found: apt-get install uidmap")
     assert fix("x", parse("")) .startswith("as root, usermod --add-subuids 100000-165535 ")
+
+
+def test_a_folder_the_subordinate_uid_cannot_read_is_refused_before_the_bot_starts(
+        tmp_path: Path) -> None:
+    """In mode ``subuid`` bwrap reaches the folders as the organiser but the bot reads them as
+    "other": a bot folder (or runtime) not ``o+rx`` is refused in one line, naming the fix."""
+    caps = Capabilities((Check("bwrap", True, ""), Check("subuid", True, "100000-100009")),
+                        find_layout(), root=False)
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o700)
+    (folder / "bot.py").write_text("print('ready x')\n")
+    with pytest.raises(SandboxError, match=r"the bot folder '.*/bot' is not readable by the "
+                                           r"bot's uid 100003 \(mode drwx------\): chmod o\+rx"):
+        build_argv([sys.executable, "bot.py"], folder, caps=caps, uid=100003,
+                   policy=SandboxPolicy(mode="subuid", gid=100003))
 
 
 # -- a real referee as an unprivileged user -----------------------------------------------------
