@@ -6,7 +6,7 @@ folders (all read-only), a bounded private ``/tmp`` and ``/dev/shm``, its own ``
 network and a cleared environment, under a seccomp filter (:mod:`referee.bots.seccomp`) and a
 cgroup of its own (:mod:`referee.bots.cgroups`) or, where there is none, rlimits.
 
-Two ways to drop privileges (:class:`SandboxPolicy` ``mode``):
+Three ways to drop privileges (:class:`SandboxPolicy` ``mode``):
 
 ``userns``
     bwrap itself runs as the bot uid (the referee's own uid when it is not root) with
