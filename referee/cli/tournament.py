@@ -96,7 +96,7 @@ def _verdict(pair: Pair | None) -> str:
         return ""
     if pair.diff is None:
         return f"{pair.verdict} (never met)"
-    return f"{pair.verdict} {pair.diff:+.1f}/h, {pair.sets} sets"
+    return f"{pair.verdict} {pair.diff:+.1f}/h, {pair.sets} set{'' if pair.sets == 1 else 's'}"
 
 
 def _fault_line(spec: MatchSpec, name: str, fault: FaultDict) -> str:
@@ -330,9 +330,11 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     finally:
         if isinstance(reporter, LiveReporter):
             reporter.close()
+    report_path = (cfg.output / "report" / "index.html").absolute()
     if outcome.standings is None:
         err.print(Text(f"interrupted: {outcome.done} of {outcome.total} matches played and kept "
                        f"in {cfg.output}; resume with: {shlex.join(resume)}"), soft_wrap=True)
+        err.print(Text(f"report: {report_path}"), soft_wrap=True)
         sys.exit(130)
     rule = cfg.stop or Stop()
     caption = (f"P>next: TrueSkill's probability, a description only (no error control). "
@@ -348,6 +350,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         console.print(Text(f"{q.upper} vs {q.lower}: {_verdict(q)}"), soft_wrap=True)
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
+    console.print(Text(f"report: {report_path}"), soft_wrap=True)
     if stdout.closed_pipe:
         err.print(Text(f"note: the output stopped being read (a closed pipe); the tournament "
                        f"played on to the end: standings in {cfg.output}"), soft_wrap=True)

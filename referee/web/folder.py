@@ -201,7 +201,7 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
         return f"{top} is first after {played}"
     verdict = str(pair.get("verdict"))
     diff, low, high = _num(pair.get("diff")), _num(pair.get("low")), _num(pair.get("high"))
-    when = "decided" if stopped == "settled" else "after"
+    when = "decided after" if stopped == "settled" else "after"
     if verdict == "stronger" and diff is not None:
         sure = (f" ± {(high - low) / 2:.1f}" if low is not None and high is not None
                 else f" (at least {low:.1f})" if low is not None else "")

@@ -191,7 +191,8 @@ main { flex: 1; display: grid; grid-template-columns: minmax(0, 1fr) 290px; gap:
   background: radial-gradient(ellipse at center, var(--felt) 0%, var(--felt-dark) 100%);
   box-shadow: inset 0 0 60px rgba(0,0,0,.55), 0 8px 24px rgba(0,0,0,.5);
   border: 10px solid #5a3a1e; display: grid; gap: 10px; min-height: 480px; min-width: 0;
-  grid-template-columns: 1fr 1.3fr 1fr; grid-template-rows: auto 1fr auto;
+  grid-template-columns: minmax(0, 1fr) minmax(0, 1.3fr) minmax(0, 1fr);
+  grid-template-rows: auto 1fr auto;
   grid-template-areas: "top top top" "left center right" "bottom bottom bottom"; }
 .seat { background: rgba(0,0,0,.22); border: 1px solid rgba(255,255,255,.08);
   border-radius: 14px; padding: 8px 10px; display: flex; flex-direction: column; gap: 6px;
@@ -207,6 +208,11 @@ main { flex: 1; display: grid; grid-template-columns: minmax(0, 1fr) 290px; gap:
 .badge.dealer { background: var(--gold); color: #222; }
 .badge.fb { background: #8a3b12; }
 .row { display: flex; flex-wrap: nowrap; min-height: 76px; }
+.seat { min-width: 0; }
+.seat.left .row, .seat.right .row { flex-wrap: wrap; row-gap: 4px; padding-left: 16px; }
+.seat.left .row .card, .seat.right .row .card { margin-left: -16px; }
+.seat.hidden.left .row, .seat.hidden.right .row { padding-left: 40px; }
+.seat.hidden.left .row .card, .seat.hidden.right .row .card { margin-left: -40px; }
 .row .card + .card { margin-left: -16px; }
 .pile { display: flex; flex-wrap: wrap; gap: 2px; min-height: 30px; }
 .pile .empty, .row .empty { color: var(--muted); font-size: 12px; font-style: italic;
