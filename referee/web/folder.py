@@ -59,10 +59,17 @@ class Summary:
 
     def __init__(self) -> None:
         self.matches: list[list[Any]] = []
-        """Per match, in the order added: ``[id, players, totals, ranks, hands, faults]``
-        (``faults``: ``[seat, kind, hand, benched]`` each, ``benched`` 1 for a seat with no
-        process: left out or disqualified)."""
+        """Per match not yet in a full chunk (:meth:`take_chunk`), in the order added:
+        ``[id, players, totals, ranks, hands, faults]`` (``faults``: ``[seat, kind, hand,
+        benched]`` each, ``benched`` 1 for a seat with no process: left out or
+        disqualified)."""
+        self.count = 0
+        """Matches added."""
+        self.chunked = 0
+        """Full chunks taken (:meth:`take_chunk`)."""
         self.seen: set[str] = set()
+        """The ids checked for repeats (a journal read again); only while :attr:`remember`."""
+        self.remember = True
         self.pairs: dict[tuple[str, str], _Pair] = {}
         self.faults: dict[tuple[str, str], FaultGroup] = {}
         self.names: dict[str, None] = {}
@@ -82,7 +89,9 @@ class Summary:
             return False
         if not len(players) == len(totals) == len(ranks) or match_id in self.seen:
             return False
-        self.seen.add(match_id)
+        if self.remember:
+            self.seen.add(match_id)
+        self.count += 1
         for name in players:
             self.names.setdefault(name, None)
         compact = []
@@ -117,6 +126,15 @@ class Summary:
                     pair.wins += ranks[i] < ranks[j]
                     pair.losses += ranks[i] > ranks[j]
         return True
+
+    def take_chunk(self) -> tuple[int, list[list[Any]]] | None:
+        """The next full chunk of :data:`CHUNK` matches, forgotten here (its number and rows),
+        ``None`` until there is one: memory holds at most one chunk of matches."""
+        if len(self.matches) < CHUNK:
+            return None
+        rows, self.matches = self.matches[:CHUNK], self.matches[CHUNK:]
+        self.chunked += 1
+        return self.chunked - 1, rows
 
     def cell(self, a: str, b: str) -> list[Any] | None:
         """``a`` against ``b``: ``[wins, losses, matches, a's points per hand, b's]`` (a win:
@@ -320,9 +338,11 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
     rows = [r for r in rows if isinstance(r, dict)]
     stopped = doc.get("stopped") if isinstance(doc.get("stopped"), str) else None
     by_upper = {str(p.get("upper")): p for p in pairs}
-    matches = len(summary.matches)
+    matches = summary.count
     order = [str(r.get("name", "?")) for r in rows]
-    order += [n for n in summary.names if n not in set(order)]
+    place = {n: k for k, n in enumerate(order)}
+    order += [n for n in summary.names if n not in place]
+    place = {n: k for k, n in enumerate(order)}
     top = order[:CROSS_TOP]
     cross = [[summary.cell(a, b) if a != b else None for b in top] for a in top]
     audit = [{"name": str(r.get("name")), **{k: r["audit"].get(k) for k in (
@@ -331,8 +351,7 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
     examples = examples or {}
     groups = []
     for group in sorted(summary.faults.values(),
-                        key=lambda g: (order.index(g.name) if g.name in order else len(order),
-                                       g.kind)):
+                        key=lambda g: (place.get(g.name, len(order)), g.kind)):
         items = [ex | examples.get(f"{ex['id']}/{ex['seat']}", {}) for ex in group.examples]
         groups.append({"name": group.name, "kind": group.kind, "count": group.count,
                        "benched": group.benched, "examples": items})

@@ -41,7 +41,7 @@ from referee.records.record import RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
 from referee.tournament.ratings import MatchResult, RatingConfig, Standings
 from referee.tournament.run import Pages
-from referee.web.folder import CHUNK, Summary, page_data
+from referee.web.folder import Summary, page_data
 from referee.web.replay_html import ASSETS as VIEWER
 from referee.web.replay_html import linked_page, match_steps, script_json
 from referee.web.report_page import ASSETS
@@ -133,7 +133,6 @@ class Report:
         self.pages: set[str] = set()
         self.all_pages = False
         self.examples: dict[str, dict[str, Any]] = {}
-        self._chunks_written = 0
         self._assets = False
 
     # -- input ------------------------------------------------------------------------------
@@ -174,7 +173,7 @@ class Report:
                 self._example(ex)
         cross = None
         if final:
-            if len(self.summary.matches) <= ALL_PAGES:
+            if self.summary.count <= ALL_PAGES:
                 for m in self.summary.matches:
                     self._page(m[0])
                 self.all_pages = True
@@ -190,20 +189,22 @@ class Report:
         return self.root / "index.html"
 
     def _write_chunks(self) -> None:
-        matches = self.summary.matches
-        chunks = math.ceil(len(matches) / CHUNK)
-        if chunks:
+        summary = self.summary
+        if summary.count:
             (self.root / "matches").mkdir(exist_ok=True)
-        for k in range(self._chunks_written, chunks):
-            rows = matches[k * CHUNK:(k + 1) * CHUNK]
+        while (full := summary.take_chunk()) is not None:
+            k, rows = full
             write_atomic(self.root / "matches" / f"{k}.js",
                          f"ctMatches({k}, {script_json(rows)});\n")
-            if len(rows) == CHUNK:
-                self._chunks_written = k + 1
+        if summary.matches:
+            k = summary.chunked
+            write_atomic(self.root / "matches" / f"{k}.js",
+                         f"ctMatches({k}, {script_json(summary.matches)});\n")
 
     def _write_cross(self) -> dict[str, Any]:
         order = [str(r.get("name")) for r in self.rows]
-        order += [n for n in self.summary.names if n not in set(order)]
+        known = set(order)
+        order += [n for n in self.summary.names if n not in known]
         (self.root / "cross").mkdir(exist_ok=True)
         index = {}
         for k in range(math.ceil(len(order) / CROSS_SHARD)):
@@ -281,7 +282,7 @@ class Report:
         files = []
         if standings is not None:
             files += ["standings.json", "standings.csv"]
-        if self.summary.matches:
+        if self.summary.count:
             files.append("results.jsonl")
         return files
 
@@ -309,10 +310,11 @@ def build(out: Path, *, final: bool = True) -> Path:
     lines = list(journal_lines(out))
     for line in lines:
         report.add(line)
-    names += [n for n in report.summary.names if n not in set(names)]
+    known = set(names)
+    names += [n for n in report.summary.names if n not in known]
     standings = _json(out / "standings.json")
     table = Standings(names, _rating(report.config, standings))
-    step = max(1, math.ceil(len(report.summary.matches) / CHART_POINTS))
+    step = max(1, math.ceil(report.summary.count / CHART_POINTS))
     rated = 0
     for line in lines:
         try:
@@ -346,6 +348,7 @@ class Refresher(Pages):
             max_workers=1, thread_name_prefix="report")
         self._busy = False
         self._table: Standings | None = None
+        self._pool.submit(self._quietly, list(journal_lines(out)), False, True)
 
     def match_done(self, line: dict[str, Any], table: Standings) -> None:
         self._lines.append(line)
@@ -371,11 +374,17 @@ class Refresher(Pages):
             pool.submit(self._quietly, lines, True).result()
             pool.shutdown()
 
-    def _quietly(self, lines: list[dict[str, Any]], final: bool) -> None:
+    def _quietly(self, lines: list[dict[str, Any]], final: bool, loaded: bool = False) -> None:
+        """Adds ``lines`` and writes (``loaded``: the journal as it was at the start: a
+        resumed run's matches; repeats of them are skipped, the rest needs no check)."""
         start = time.process_time()
         try:  # the report is a view: the results are what count, and they are saved
             for line in lines:
                 self.report.add(line)
+            if loaded:
+                self.report.summary.remember = False
+                if not lines:
+                    return
             self.report.write(final=final)
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             pass
