@@ -72,6 +72,8 @@ sandbox: none
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith(f"report: {base / 'out' / 'report' / 'index.html'}")
+    assert [line for line in done.stdout.splitlines() if line != line.rstrip()] == []
+    assert "1 sets" not in done.stdout
     done = subprocess.run([*CLI, "report", "out"], cwd=base, capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
