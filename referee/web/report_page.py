@@ -20,7 +20,8 @@ INDEX_HTML = html_head("tournament report", '<link rel="stylesheet" href="report
 <header><h1 id="name">tournament report</h1>
 <p id="headline" class="headline">loading…</p>
 <p id="sub" class="sub"></p>
-<nav><a href="#standings">standings</a> <a href="#crosstable">crosstable</a>
+<nav><a href="#standings">standings</a> <a href="#about">settings</a>
+<a href="#crosstable">crosstable</a>
 <a href="#ratings">ratings</a> <a href="#faults">faults</a> <a href="#matches">matches</a>
 <span id="files"></span></nav>
 </header>
@@ -29,8 +30,6 @@ INDEX_HTML = html_head("tournament report", '<link rel="stylesheet" href="report
 standings.csv and results.jsonl beside it.</p></noscript>
 <p id="nodata" class="bad" hidden>No data.js beside this page: <code>ct-referee report
 OUTPUT</code> writes it.</p>
-<section id="about"><h2>Format and settings</h2><ul id="settings" class="settings"></ul>
-<p id="stopped" class="muted"></p></section>
 <section id="gauntlet" hidden><h2>The candidate against each entrant</h2>
 <table class="data" id="questions"><thead><tr><th>candidate</th><th>against</th>
 <th>verdict</th></tr></thead><tbody></tbody></table></section>
@@ -63,6 +62,8 @@ kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <em>disqualified</em>: too many faults; <em>audit</em>: the fair-play audit flagged it.</dd>
 </dl></details>
 </section>
+<section id="about"><h2>Format and settings</h2><ul id="settings" class="settings"></ul>
+<p id="stopped" class="muted"></p></section>
 <section id="audit" hidden><h2>Fair-play audit</h2>
 <p class="muted">Points a hand in later matches minus in the first ones, with its interval: a
 bot that learns the deals across matches scores more later.</p>
@@ -134,6 +135,7 @@ td small { display: block; color: var(--muted); font-size: 11px; }
 a { color: #0b5cad; }
 tr.hit td { background: #fff6d6; }
 table.cross { table-layout: fixed; }
+table.cross thead th.c { text-align: right; }
 table.cross th.c { font-size: 12px; font-weight: 600; overflow: hidden; text-overflow: ellipsis;
   white-space: nowrap; }
 table.cross td { text-align: right; font-size: 13px; }
@@ -194,7 +196,8 @@ REPORT_JS = r"""
   $("name").textContent = D.name;
   $("headline").textContent = D.headline;
   $("sub").textContent = plural(D.matches, "match", "matches") + " \u00b7 " + plural(D.entrants, "entrant") +
-    " \u00b7 " + (D.final ? "final" : "provisional: updated as matches end (reload)");
+    " \u00b7 " + (D.final ? "final" : "provisional: updated as matches end (reload)") +
+    (D.stopped ? " \u00b7 " + D.stopped : "");
   D.files.forEach((f) => { $("files").appendChild(a("../" + f, f)); $("files").appendChild(document.createTextNode(" ")); });
   D.settings.forEach((s) => $("settings").appendChild(el("li", "", s)));
   $("stopped").textContent = D.stopped ? D.stopped + "." : (D.final ? "" : "The run is not over.");
@@ -300,6 +303,7 @@ REPORT_JS = r"""
     const width = box.clientWidth || 900;
     const n = Math.max(2, Math.min(names.length, Math.floor((width - 110) / 62)));
     const t = el("table", "data cross");
+    t.style.width = Math.min(width, 110 + 90 * n) + "px";
     const cols = el("colgroup");
     const first = el("col"); first.style.width = "110px"; cols.appendChild(first);
     for (let k = 0; k < n; k++) cols.appendChild(el("col"));
