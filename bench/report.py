@@ -15,6 +15,7 @@ report's CPU per match at 10 and 100 matches a second with the writes paced as t
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import sys
@@ -62,7 +63,7 @@ def standings_doc(entrants: int, matches: int) -> dict[str, object]:
                                 "startup": 0, "memory": 0},
                      "p_above_next": 0.612345})
     pairs = [{"upper": a["name"], "lower": b["name"], "verdict": "open", "diff": 1.2345,
-              "low": -3.4567, "high": 5.6789, "sets": 12} for a, b in zip(rows, rows[1:])]
+              "low": -3.4567, "high": 5.6789, "sets": 12} for a, b in itertools.pairwise(rows)]
     return {"tournament": "bench", "matches": matches, "stopped": "cap", "standings": rows,
             "pairs": pairs, "rating": {"mu": 25.0, "sigma": 8.333333, "beta": 4.166667,
                                        "tau": 0.083333, "draw_probability": 0.0}}
@@ -109,7 +110,6 @@ def scale(entrants: int, matches: int) -> None:
         report.history = [(k * matches // 300, {r["name"]: r["mu"] for r in
                                                  doc["standings"][:30]}) for k in range(301)]
         start = time.perf_counter()
-        cpu = time.process_time()
         report.write()
         first = time.perf_counter() - start
         write = best(report.write)
@@ -119,7 +119,6 @@ def scale(entrants: int, matches: int) -> None:
         data = (root / "data.js").stat().st_size
         chunks = sorted((root / "matches").glob("*.js"))
         cross = sum(p.stat().st_size for p in (root / "cross").glob("*.js"))
-        del cpu
         print(f"{entrants} entrants, {matches:,} matches:")
         print(f"  index {index / 1e6:.2f} MB (data.js {data / 1e6:.2f} MB); match list "
               f"{len(chunks)} files, {chunks[0].stat().st_size / 1e3:.0f} KB each; "

@@ -99,9 +99,23 @@ def _verdict(pair: Pair | None) -> str:
     return f"{pair.verdict} {pair.diff:+.1f}/h, {pair.sets} set{'' if pair.sets == 1 else 's'}"
 
 
+_BENCHED_NOTE = " (the same in each of its matches: shown once)"
+
+
 def _fault_line(spec: MatchSpec, name: str, fault: FaultDict) -> str:
     return (f"fault: {spec.id} {escape_controls(name)} (seat {fault['seat']}) {fault['fault']} "
             f"in hand {fault['hand']}: {escape_controls(fault['detail'])}")
+
+
+def _benched_again(shown: set[str], name: str, fault: FaultDict) -> bool:
+    """Whether this is a benched seat's fault (no process: left out, disqualified) of an
+    entrant whose first one was already shown: the same line in each of its matches."""
+    if not str(fault["detail"]).startswith(BENCHED):
+        return False
+    if name in shown:
+        return True
+    shown.add(name)
+    return False
 
 
 def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -> str:
@@ -136,6 +150,7 @@ class PlainReporter(Reporter):
     def __init__(self, console: Console, *, where: str | None = None) -> None:
         self.console, self.where = console, where
         self.logs: Path | None = None
+        self.benched: set[str] = set()
         self.total = self.kept = self.shown = 0
         self.t0 = time.monotonic()
 
@@ -152,7 +167,10 @@ class PlainReporter(Reporter):
         self._print(f"warning: {message}")
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
-        self._print(_fault_line(spec, name, fault) + _log_note(self.logs, spec, name, fault))
+        if _benched_again(self.benched, name, fault):
+            return
+        self._print(_fault_line(spec, name, fault) + _log_note(self.logs, spec, name, fault)
+                    + _BENCHED_NOTE * str(fault["detail"]).startswith(BENCHED))
 
     def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         total = max(self.total, done, 1)
@@ -175,6 +193,7 @@ class LiveReporter(Reporter):
     def __init__(self, console: Console, *, where: str | None = None) -> None:
         self.console, self.where = console, where
         self.logs: Path | None = None
+        self.benched: set[str] = set()
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console)
@@ -196,8 +215,12 @@ class LiveReporter(Reporter):
         self.console.print(Text(f"warning: {message}", style="yellow"))
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
+        if _benched_again(self.benched, name, fault):
+            return
         self.console.print(Text(_fault_line(spec, name, fault)
-                                + _log_note(self.logs, spec, name, fault), style="yellow"))
+                                + _log_note(self.logs, spec, name, fault)
+                                + _BENCHED_NOTE * str(fault["detail"]).startswith(BENCHED),
+                                style="yellow"))
 
     def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         assert self.task is not None and self.live is not None
