@@ -10,7 +10,7 @@ of a snapshot of the running table (``Standings.standings()``, at most once per 
 adding a line to the aggregates and of one write of the data files (the report's thread, in the
 coordinator's process), the sizes (index: index.html + report.js + report.css + data.js), and the
 report's CPU per match at 10 and 100 matches a second with the writes paced as they are
-(an interval of max(3 s, 20 x the write's time)).
+(an interval of max(3 s, 20 x the time of a snapshot and a write)).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def scale(entrants: int, matches: int) -> None:
               f"{wall:.2f} s CPU)")
         print(f"  coordinator's call {call * 1e6:.1f} µs; snapshot of the table "
               f"{snap * 1e3:.1f} ms; a line into the aggregates {add * 1e6:.1f} µs")
-        interval = max(3.0, 20 * write)
+        interval = max(3.0, 20 * (write + snap))
         for rate in (10, 100):
             per = call + add + (snap + write) / (rate * interval)
             print(f"  report CPU a match at {rate} matches/s (a write every {interval:.0f} s): "

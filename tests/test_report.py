@@ -74,6 +74,8 @@ sandbox: none
     assert done.stdout.rstrip().endswith(f"report: {base / 'out' / 'report' / 'index.html'}")
     assert [line for line in done.stdout.splitlines() if line != line.rstrip()] == []
     assert "1 sets" not in done.stdout
+    assert sum(line.startswith("fault: ") and " crasher " in line
+               for line in done.stdout.splitlines()) == 1  # not once per match
     done = subprocess.run([*CLI, "report", "out"], cwd=base, capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -334,8 +334,9 @@ class Refresher(Pages):
 
     On the coordinator's thread, :meth:`match_done` only appends the journal line to a list and,
     at most every ``interval`` seconds, snapshots the running table; a thread of its own then
-    updates the aggregates and writes the data files (:class:`Report`). Writing is paced to at
-    most a twentieth of the time (the interval grows with the time a write takes)."""
+    updates the aggregates and writes the data files (:class:`Report`). Both are paced to at
+    most a twentieth of the time: the interval grows to 20 times what the last snapshot and
+    write took."""
 
     def __init__(self, out: Path, *, interval: float = 3.0) -> None:
         self.out = out
@@ -356,10 +357,11 @@ class Refresher(Pages):
         now = time.monotonic()
         if now < self._next or self._busy or self._pool is None:
             return
-        self._next = now + max(self.interval, 20 * self._took)
         lines, self._lines = self._lines, []
+        start = time.thread_time()
         with contextlib.suppress(ValueError, KeyError, TypeError):
             self.report.snapshot(table)
+        self._next = now + max(self.interval, 20 * (self._took + time.thread_time() - start))
         self._busy = True
         self._pool.submit(self._quietly, lines, False)
 
@@ -377,7 +379,7 @@ class Refresher(Pages):
     def _quietly(self, lines: list[dict[str, Any]], final: bool, loaded: bool = False) -> None:
         """Adds ``lines`` and writes (``loaded``: the journal as it was at the start: a
         resumed run's matches; repeats of them are skipped, the rest needs no check)."""
-        start = time.process_time()
+        start = time.thread_time()
         try:  # the report is a view: the results are what count, and they are saved
             for line in lines:
                 self.report.add(line)
@@ -389,7 +391,7 @@ class Refresher(Pages):
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             pass
         finally:
-            self._took = time.process_time() - start
+            self._took = time.thread_time() - start
             self._busy = False
 
 
