@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -289,6 +290,79 @@ def test_the_report_fits_with_no_horizontal_scrolling(folder: Path, profile: Pat
     assert got["cut"] == [] and got["overlaps"] == [], got
     assert got["verdict"] is True, got
     assert got["headline"] == data(folder)["headline"] and got["matches"] == 12
+
+
+def large_ladder(out: Path, entrants: int, matches: int) -> None:
+    """An output folder of a ladder, written without bots: the journal and the standings."""
+    rng = random.Random(5)
+    names = [f"entrant-{k:05d}" for k in range(entrants)]
+    out.mkdir(parents=True)
+    (out / "tournament.yaml").write_text("name: big\nformat: ladder\nplayers: 4\n")
+    with (out / "results.jsonl").open("w") as f:
+        for m in range(matches):
+            base = rng.randrange(entrants - 4)
+            seats = names[base:base + 4]
+            totals = [rng.randrange(1100) for _ in seats]
+            ranks = [1 + sorted(totals, reverse=True).index(t) for t in totals]
+            faults = [{"seat": 2, "hand": 3, "fault": "timeout", "detail": "no answer"}] \
+                if m % 50 == 0 else []
+            f.write(json.dumps({"id": f"r{m // 100 + 1}-g{m % 100 + 1:03d}-s01",
+                                "players": seats, "totals": totals, "ranks": ranks,
+                                "faults": faults, "hands": 5}) + "\n")
+    rows = [{"rank": k + 1, "name": n, "mu": 40 - k / 100, "sigma": 1.0, "score": 37 - k / 100,
+             "matches": 8, "wins": 2, "mean_rank": 2.5, "points_per_hand": 100.0,
+             "faults": {"timeout": 0}, "p_above_next": 0.6} for k, n in enumerate(names)]
+    (out / "standings.json").write_text(json.dumps({"standings": rows, "stopped": "cap",
+                                                    "pairs": []}))
+
+
+BIG = """(w, d, out, done) => { w.setTimeout(() => {
+  const names = () => Array.from(d.querySelectorAll("#table tbody tr td:nth-child(2) a"))
+    .map((e) => e.textContent);
+  out.first = names().length;
+  const find = d.getElementById("find");
+  find.value = "entrant-01150";
+  find.dispatchEvent(new w.Event("input"));
+  w.setTimeout(() => {
+    out.found = names();
+    find.value = "";
+    find.dispatchEvent(new w.Event("input"));
+    w.setTimeout(() => {
+      d.querySelector("#pager button:last-child").click();
+      w.setTimeout(() => {
+        out.last = names();
+        d.querySelector("#table tbody tr td:nth-child(2) a").click();
+        w.setTimeout(() => {
+          out.one = d.getElementById("one").textContent;
+          d.querySelector("#mpager button:last-child").click();
+          w.setTimeout(() => {
+            out.matches = Array.from(d.querySelectorAll("#mtable tbody tr td:first-child"))
+              .map((e) => e.textContent);
+            out.overflow = d.documentElement.scrollWidth - d.documentElement.clientWidth;
+            done();
+          }, 300);
+        }, 300);
+      }, 300);
+    }, 300);
+  }, 300);
+}, 300); }"""
+
+
+def test_a_large_ladder_pages_its_rows_and_matches_and_finds_an_entrant(
+        tmp_path: Path, profile: Path) -> None:
+    out = tmp_path / "out"
+    large_ladder(out, 1200, 2100)
+    done = subprocess.run([*CLI, "report", str(out)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert len(list((out / "report" / "rows").glob("*.js"))) == 3
+    assert len(list((out / "report" / "matches").glob("*.js"))) == 3
+    got = measure(profile, out / "report" / "index.html", "", (1000, 700), BIG)
+    assert got["first"] == 100 and got["found"] == ["entrant-01150"], got
+    assert got["last"] == [f"entrant-{k:05d}" for k in range(1100, 1200)], got
+    assert "entrant-01100 against 6 opponents" in str(got["one"]), got
+    assert got["matches"] == [f"r21-g{k:03d}-s01" for k in range(51, 101)], got
+    assert got["overflow"] == 0
 
 
 def test_the_report_screenshot(folder: Path, profile: Path, tmp_path: Path) -> None:

@@ -24,6 +24,13 @@ EXAMPLES = 3
 """Examples kept per entrant and fault kind (with a link to the step and the stderr)."""
 CROSS_TOP = 12
 """The crosstable's entrants embedded in the index (the top of the standings)."""
+ROWS_FILE = 500
+"""Standings rows per file (``report/rows/<k>.js``); the first file's are in the index too."""
+FAULT_GROUPS = 60
+"""Fault groups in the index (the first in standings order); every entrant's are in its file
+of details (``report/entrant/<k>.js``) once the run ends."""
+SWAPS_NAMED = 5
+"""Pairs named in the note on the order (then a count)."""
 DETAIL_CHARS = 300
 """A fault's detail is cut to this many characters in the page's data."""
 BENCHED = ("disqualified: ", "left out: ")
@@ -70,7 +77,8 @@ class Summary:
         self.seen: set[str] = set()
         """The ids checked for repeats (a journal read again); only while :attr:`remember`."""
         self.remember = True
-        self.pairs: dict[tuple[str, str], _Pair] = {}
+        self.pairs: dict[str, dict[str, _Pair]] = {}
+        """Per entrant, per entrant it met: their sums over the matches both played."""
         self.faults: dict[tuple[str, str], FaultGroup] = {}
         self.names: dict[str, None] = {}
         """Every entrant that played, in order of appearance."""
@@ -114,11 +122,14 @@ class Summary:
                                        "detail": detail[:DETAIL_CHARS]})
         self.matches.append([match_id, players, totals, ranks, hands, compact])
         for i, a in enumerate(players):
+            met = self.pairs.get(a)
+            if met is None:
+                met = self.pairs[a] = {}
             for j, b in enumerate(players):
                 if i != j:
-                    pair = self.pairs.get((a, b))
+                    pair = met.get(b)
                     if pair is None:
-                        pair = self.pairs[(a, b)] = _Pair()
+                        pair = met[b] = _Pair()
                     pair.points += totals[i]
                     pair.other += totals[j]
                     pair.hands += hands
@@ -139,17 +150,25 @@ class Summary:
     def cell(self, a: str, b: str) -> list[Any] | None:
         """``a`` against ``b``: ``[wins, losses, matches, a's points per hand, b's]`` (a win:
         ``a`` ranked above ``b`` in a match both played), ``None`` if they never met."""
-        pair = self.pairs.get((a, b))
-        if pair is None or not pair.matches:
-            return None
-        hands = max(pair.hands, 1)
-        return [pair.wins, pair.losses, pair.matches, round(pair.points / hands, 1),
-                round(pair.other / hands, 1)]
+        pair = self.pairs.get(a, {}).get(b)
+        return None if pair is None else _cell(pair)
 
     def opponents(self, name: str) -> list[list[Any]]:
         """Every entrant ``name`` met, with :meth:`cell` after the name."""
-        return [[b, *cell] for (a, b) in self.pairs
-                if a == name and (cell := self.cell(a, b)) is not None]
+        return [[b, *_cell(pair)] for b, pair in self.pairs.get(name, {}).items()]
+
+    def groups_by_name(self) -> dict[str, list[FaultGroup]]:
+        """The fault groups of each entrant that faulted."""
+        found: dict[str, list[FaultGroup]] = {}
+        for group in self.faults.values():
+            found.setdefault(group.name, []).append(group)
+        return found
+
+
+def _cell(pair: _Pair) -> list[Any]:
+    hands = max(pair.hands, 1)
+    return [pair.wins, pair.losses, pair.matches, round(pair.points / hands, 1),
+            round(pair.other / hands, 1)]
 
 
 # -- the page's data ---------------------------------------------------------------------------
@@ -244,9 +263,10 @@ def order_note(rows: list[dict[str, Any]]) -> str | None:
             swapped.append(f"{upper.get('name')} above {lower.get('name')}")
     if not swapped:
         return None
+    more = f" and {len(swapped) - SWAPS_NAMED} more" if len(swapped) > SWAPS_NAMED else ""
     return ("Rows are in the order of mu−3σ, except where the duplicate evidence decided a pair "
             "the other way (the lower one scored decidedly more points a hand): "
-            + ", ".join(swapped) + ".")
+            + ", ".join(swapped[:SWAPS_NAMED]) + more + ".")
 
 
 COLUMNS = ["rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
@@ -280,6 +300,21 @@ def _row(k: int, row: dict[str, Any], pair: dict[str, Any] | None,
             _r(row.get("sigma")), _r(row.get("score")), row.get("matches"), row.get("wins"),
             _r(row.get("mean_rank")), _r(row.get("points_per_hand"), 1), nfaults,
             _r(row.get("p_above_next"), 3), verdict, ",".join(flags)]
+
+
+def standings_rows(rows: list[dict[str, Any]], pairs: list[dict[str, Any]],
+                   left_out: dict[str, str]) -> list[list[Any]]:
+    """The standings as the page's rows (:data:`COLUMNS`), each with its verdict on the next."""
+    by_upper = {str(p.get("upper")): p for p in pairs}
+    return [_row(k, r, by_upper.get(str(r.get("name"))), left_out) for k, r in enumerate(rows)]
+
+
+def group_data(group: FaultGroup, examples: dict[str, Any]) -> dict[str, Any]:
+    """A fault group as the page's data; ``examples`` adds to each example what its replay
+    page says (``turn``, ``log``, ``tail``), by ``<match id>/<seat>``."""
+    items = [ex | examples.get(f"{ex['id']}/{ex['seat']}", {}) for ex in group.examples]
+    return {"name": group.name, "kind": group.kind, "count": group.count,
+            "benched": group.benched, "examples": items}
 
 
 SETTINGS_KEYS = ("format", "players", "seatings", "rounds", "target", "variant", "max_matches",
@@ -321,13 +356,14 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
               standings: dict[str, Any] | None, config: dict[str, Any] | None,
               preflight: dict[str, str], chart: dict[str, Any] | None = None,
               pages: list[str] | str = "none", files: tuple[str, ...] = (), examples: dict[str, Any]
-              | None = None) -> dict[str, Any]:
+              | None = None, table: list[list[Any]] | None = None) -> dict[str, Any]:
     """The data ``report/data.js`` holds: everything the index shows but the match list.
 
     :param rows: the standings rows (``standings.json``'s, or a snapshot of the running table).
     :param standings: ``standings.json`` once written (pairs, questions, left out, stopped).
     :param examples: per match id, what its replay page adds to a fault example (``turn``,
         ``log``, ``tail``).
+    :param table: :func:`standings_rows` of ``rows``, if already made.
     """
     doc = standings or {}
     final = standings is not None
@@ -337,7 +373,6 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
         if isinstance(doc.get("left_out"), dict) else {}
     rows = [r for r in rows if isinstance(r, dict)]
     stopped = doc.get("stopped") if isinstance(doc.get("stopped"), str) else None
-    by_upper = {str(p.get("upper")): p for p in pairs}
     matches = summary.count
     order = [str(r.get("name", "?")) for r in rows]
     place = {n: k for k, n in enumerate(order)}
@@ -349,12 +384,10 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
         "later_minus_first", "low", "high", "flag")}}
              for r in rows if isinstance(r.get("audit"), dict)]
     examples = examples or {}
-    groups = []
-    for group in sorted(summary.faults.values(),
-                        key=lambda g: (place.get(g.name, len(order)), g.kind)):
-        items = [ex | examples.get(f"{ex['id']}/{ex['seat']}", {}) for ex in group.examples]
-        groups.append({"name": group.name, "kind": group.kind, "count": group.count,
-                       "benched": group.benched, "examples": items})
+    shown = sorted(summary.faults.values(),
+                   key=lambda g: (place.get(g.name, len(order)), g.kind))[:FAULT_GROUPS]
+    groups = [group_data(g, examples) for g in shown]
+    all_rows = standings_rows(rows, pairs, left_out) if table is None else table
     return {
         "name": name, "final": final, "matches": matches,
         "entrants": len(order),
@@ -364,14 +397,15 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
         "settings": settings(config, standings),
         "order_note": order_note(rows),
         "columns": COLUMNS,
-        "rows": [_row(k, r, by_upper.get(str(r.get("name"))), left_out)
-                 for k, r in enumerate(rows)],
+        "names": order,
+        "rows": all_rows[:ROWS_FILE], "row_files": math.ceil(len(all_rows) / ROWS_FILE)
+        if len(all_rows) > ROWS_FILE else 0, "rows_total": len(all_rows),
         "questions": [{"upper": str(q.get("upper")), "lower": str(q.get("lower")),
                        "verdict": str(q.get("verdict")), "text": _pair_text(q)}
                       for q in questions],
         "left_out": left_out, "preflight": preflight, "audit": audit,
         "cross": {"names": top, "cells": cross},
-        "faults": groups,
+        "faults": groups, "fault_groups": len(summary.faults),
         "chunk": CHUNK, "chunks": math.ceil(matches / CHUNK),
         "chart": chart, "pages": pages, "files": list(files),
     }

@@ -41,7 +41,7 @@ from referee.records.record import RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
 from referee.tournament.ratings import MatchResult, RatingConfig, Standings
 from referee.tournament.run import Pages
-from referee.web.folder import Summary, page_data
+from referee.web.folder import ROWS_FILE, Summary, group_data, page_data, standings_rows
 from referee.web.replay_html import ASSETS as VIEWER
 from referee.web.replay_html import linked_page, match_steps, script_json
 from referee.web.report_page import ASSETS
@@ -54,8 +54,8 @@ CHART_SERIES = 10
 """Entrants drawn in the rating chart (the top of the table)."""
 CHART_POINTS = 300
 """At most this many points per line of the rating chart."""
-CROSS_SHARD = 200
-"""Entrants per file of the per-entrant crosstable (``cross/<k>.js``)."""
+DETAILS = 200
+"""Entrants per file of details (``entrant/<k>.js``: opponents, faults)."""
 TAIL_BYTES = 600
 """The end of a fault example's stderr shown beside it."""
 
@@ -168,23 +168,27 @@ class Report:
         if standings is not None:
             self.rows = [r for r in standings["standings"] if isinstance(r, dict)]
         self._write_chunks()
-        for group in self.summary.faults.values():
-            for ex in group.examples:
-                self._example(ex)
-        cross = None
-        if final:
-            if self.summary.count <= ALL_PAGES:
-                for m in self.summary.matches:
-                    self._page(m[0])
-                self.all_pages = True
-            cross = self._write_cross()
+        if final and self.summary.count <= ALL_PAGES:
+            for m in self.summary.matches:
+                self._page(m[0])
+            self.all_pages = True
+        left_out = (standings or {}).get("left_out")
+        table = standings_rows(self.rows, data_pairs(standings),
+                               left_out if isinstance(left_out, dict) else {})
         data = page_data(self.summary, name=self.name, rows=self.rows, standings=standings,
                          config=self.config if isinstance(self.config, dict) else None,
-                         preflight=self._preflight(), chart=self._chart(),
-                         pages="all" if self.all_pages else sorted(self.pages),
-                         files=tuple(self._files(standings)), examples=self.examples)
-        if cross is not None:
-            data["cross_shards"] = cross
+                         preflight=self._preflight(standings), chart=self._chart(), pages="all",
+                         files=tuple(self._files(standings)), examples=self.examples,
+                         table=table)
+        for group in data["faults"]:  # the examples shown get their page (a bounded number)
+            for ex in group["examples"]:
+                if f"{ex['id']}/{ex['seat']}" not in self.examples:
+                    self._example(ex)
+                    ex.update(self.examples[f"{ex['id']}/{ex['seat']}"])
+        data["pages"] = "all" if self.all_pages else sorted(self.pages)
+        if final:
+            data["details"] = self._write_details(data["names"])
+        self._write_rows(table)
         write_atomic(self.root / "data.js", f"window.CT_REPORT = {script_json(data)};\n")
         return self.root / "index.html"
 
@@ -201,18 +205,27 @@ class Report:
             write_atomic(self.root / "matches" / f"{k}.js",
                          f"ctMatches({k}, {script_json(summary.matches)});\n")
 
-    def _write_cross(self) -> dict[str, Any]:
-        order = [str(r.get("name")) for r in self.rows]
-        known = set(order)
-        order += [n for n in self.summary.names if n not in known]
-        (self.root / "cross").mkdir(exist_ok=True)
-        index = {}
-        for k in range(math.ceil(len(order) / CROSS_SHARD)):
-            names = order[k * CROSS_SHARD:(k + 1) * CROSS_SHARD]
-            index.update(dict.fromkeys(names, k))
-            shard = {n: self.summary.opponents(n) for n in names}
-            write_atomic(self.root / "cross" / f"{k}.js", f"ctCross({k}, {script_json(shard)});\n")
-        return {"index": index}
+    def _write_details(self, names: list[str]) -> dict[str, Any]:
+        """Each entrant's results against every opponent and its fault groups, in files of
+        :data:`DETAILS` entrants (``entrant/<k>.js``: ``ctEntrant(k, {name: {"against": [...],
+        "faults": [...]}})``), in the order of ``names``."""
+        (self.root / "entrant").mkdir(exist_ok=True)
+        groups = self.summary.groups_by_name()
+        for k in range(math.ceil(len(names) / DETAILS)):
+            shard = {n: {"against": self.summary.opponents(n),
+                         "faults": [group_data(g, self.examples) for g in groups.get(n, ())]}
+                     for n in names[k * DETAILS:(k + 1) * DETAILS]}
+            write_atomic(self.root / "entrant" / f"{k}.js",
+                         f"ctEntrant({k}, {script_json(shard)});\n")
+        return {"size": DETAILS}
+
+    def _write_rows(self, rows: list[list[Any]]) -> None:
+        if len(rows) <= ROWS_FILE:
+            return
+        (self.root / "rows").mkdir(exist_ok=True)
+        for k in range(math.ceil(len(rows) / ROWS_FILE)):
+            part = rows[k * ROWS_FILE:(k + 1) * ROWS_FILE]
+            write_atomic(self.root / "rows" / f"{k}.js", f"ctRows({k}, {script_json(part)});\n")
 
     def _page(self, match_id: str) -> dict[str, Any] | None:
         """Writes the match's replay page once; returns its record (``None``: unreadable)."""
@@ -258,17 +271,12 @@ class Report:
             pass
         self.examples[key] = extra
 
-    def _preflight(self) -> dict[str, str]:
-        found = {}
-        for name in self.summary.names:
-            if (self.out / "preflight" / f"{name}.stderr").is_file():
-                found[name] = f"preflight/{name}.stderr"
-        for name in (self.config or {}).get("entrants") or () \
-                if isinstance(self.config, dict) else ():
-            if isinstance(name, dict) and (self.out / "preflight" /
-                                           f"{name.get('name')}.stderr").is_file():
-                found[str(name["name"])] = f"preflight/{name['name']}.stderr"
-        return found
+    def _preflight(self, standings: dict[str, Any] | None) -> dict[str, str]:
+        """The pre-flight stderr of each entrant left out or with a startup fault."""
+        names = set((standings or {}).get("left_out") or ()) | {
+            g.name for g in self.summary.faults.values() if g.kind == "startup"}
+        return {n: f"preflight/{n}.stderr" for n in sorted(map(str, names))
+                if (self.out / "preflight" / f"{n}.stderr").is_file()}
 
     def _chart(self) -> dict[str, Any] | None:
         if len(self.history) < 2:
@@ -285,6 +293,12 @@ class Report:
         if self.summary.count:
             files.append("results.jsonl")
         return files
+
+
+def data_pairs(standings: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``standings.json``'s pairs (none before it is written)."""
+    pairs = (standings or {}).get("pairs")
+    return [p for p in pairs if isinstance(p, dict)] if isinstance(pairs, list) else []
 
 
 def _write_if_changed(path: Path, text: str) -> None:

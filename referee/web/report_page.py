@@ -73,8 +73,8 @@ bot that learns the deals across matches scores more later.</p>
 <p class="muted">Row against column, over the matches both played: the row's points a hand
 minus the column's, and below, its wins–losses (a win: ranked above the other).</p>
 <div id="cross"></div>
-<div class="tools"><label>one entrant against every other <input id="pick" type="search"
- placeholder="name" autocomplete="off"></label></div>
+<div class="tools"><label>one entrant against every other, and its faults
+<input id="pick" type="search" placeholder="name" autocomplete="off"></label></div>
 <div id="one"></div></section>
 <section id="ratings"><h2>Ratings over the matches</h2>
 <p class="muted">TrueSkill mean (mu) of the leading entrants as the matches were rated.</p>
@@ -234,7 +234,25 @@ REPORT_JS = r"""
   });
 
   // -- standings ----------------------------------------------------------------------------
-  const ROWS = D.rows, PAGE = 100;
+  const PAGE = 100, RF = D.rows.length || 1;
+  const rowFiles = { 0: D.rows };
+  window.ctRows = (k, rows) => { rowFiles[k] = rows; };
+  const load = (dir, k, have, done) => {
+    if (have[k]) { done(have[k]); return; }
+    const s = el("script");
+    s.src = dir + "/" + k + ".js";
+    s.onload = () => done(have[k] || null);
+    s.onerror = () => done(null);
+    document.body.appendChild(s);
+  };
+  function rowsAt(places, done) {  // the rows at these places of the standings
+    const files = [...new Set(places.map((p) => Math.floor(p / RF)))];
+    let left = files.length;
+    if (!left) { done([]); return; }
+    files.forEach((k) => load("rows", k, rowFiles, () => {
+      if (--left === 0) done(places.map((p) => (rowFiles[Math.floor(p / RF)] || [])[p % RF]).filter((r) => r));
+    }));
+  }
   let page = 0, found = null;
   function verdict(v) {
     if (!v) return "";
@@ -249,7 +267,7 @@ REPORT_JS = r"""
     const tr = el("tr", found !== null ? "hit" : "");
     tr.id = "row-" + r[C.rank];
     const name = el("td");
-    const pick = a("#crosstable", r[C.name], "this entrant against every other");
+    const pick = a("#crosstable", r[C.name], "this entrant against every other, and its faults");
     pick.addEventListener("click", () => { $("pick").value = r[C.name]; showOne(r[C.name]); });
     name.appendChild(pick);
     (r[C.flags] ? r[C.flags].split(",") : []).forEach((f) => name.appendChild(el("span", "tag bad", f)));
@@ -273,15 +291,20 @@ REPORT_JS = r"""
   }
   function drawStandings() {
     const body = $("table").tBodies[0];
-    body.replaceChildren();
-    const rows = found === null ? ROWS : found;
-    rows.slice(page * PAGE, (page + 1) * PAGE).forEach((r) => body.appendChild(standingRow(r)));
-    if (found !== null && !found.length) { const tr = el("tr"); const c = td("no entrant matches", "muted"); c.colSpan = 12; tr.appendChild(c); body.appendChild(tr); }
-    pager($("pager"), rows.length, PAGE, page, (to) => { page = to; drawStandings(); });
+    const total = found === null ? D.rows_total : found.length;
+    const places = [];
+    for (let p = page * PAGE; p < Math.min(total, (page + 1) * PAGE); p++) places.push(found === null ? p : found[p]);
+    pager($("pager"), total, PAGE, page, (to) => { page = to; drawStandings(); });
+    rowsAt(places, (rows) => {
+      body.replaceChildren();
+      rows.forEach((r) => body.appendChild(standingRow(r)));
+      if (found !== null && !found.length) { const tr = el("tr"); const c = td("no entrant matches", "muted"); c.colSpan = 12; tr.appendChild(c); body.appendChild(tr); }
+    });
   }
   $("find").addEventListener("input", () => {
     const q = $("find").value.trim().toLowerCase();
-    found = q ? ROWS.filter((r) => String(r[C.name]).toLowerCase().includes(q)) : null;
+    found = null;
+    if (q) { found = []; D.names.forEach((n, k) => { if (k < D.rows_total && n.toLowerCase().includes(q)) found.push(k); }); }
     page = 0;
     drawStandings();
   });
@@ -326,31 +349,22 @@ REPORT_JS = r"""
   drawCross();
   let resized = null;
   window.addEventListener("resize", () => { clearTimeout(resized); resized = setTimeout(drawCross, 150); });
-  const shards = {};
-  window.ctCross = (k, data) => { shards[k] = data; };
-  function opponents(name, done) {
-    if (!D.cross_shards) { done(null); return; }
-    const k = D.cross_shards.index[name];
-    if (k === undefined) { done([]); return; }
-    if (shards[k]) { done(shards[k][name] || []); return; }
-    const s = el("script");
-    s.src = "cross/" + k + ".js";
-    s.onload = () => done((shards[k] || {})[name] || []);
-    s.onerror = () => done(null);
-    document.body.appendChild(s);
-  }
+  const details = {};
+  window.ctEntrant = (k, data) => { details[k] = data; };
+  const place = {};
+  D.names.forEach((n, k) => { place[n] = k; });
   function showOne(name) {
     const box = $("one");
-    const names = ROWS.map((r) => r[C.name]);
-    if (!names.includes(name)) { box.replaceChildren(el("p", "muted", name ? "no entrant named " + name : "")); return; }
-    opponents(name, (rows) => {
-      if (rows === null) { box.replaceChildren(el("p", "muted", "Each entrant's opponents are written when the run ends (or by ct-referee report).")); return; }
-      const place = {};
-      names.forEach((n, k) => { place[n] = k; });
-      rows.sort((x, y) => (place[x[0]] ?? 1e9) - (place[y[0]] ?? 1e9));
+    if (!(name in place)) { box.replaceChildren(el("p", "muted", name ? "no entrant named " + name : "")); return; }
+    if (!D.details) { box.replaceChildren(el("p", "muted", "Each entrant's opponents and faults are written when the run ends (or by ct-referee report).")); return; }
+    const k = Math.floor(place[name] / D.details.size);
+    load("entrant", k, details, (shard) => {
+      const mine = shard && shard[name];
+      if (!mine) { box.replaceChildren(el("p", "muted", "no details for " + name)); return; }
+      const rows = mine.against.slice().sort((x, y) => (place[x[0]] ?? 1e9) - (place[y[0]] ?? 1e9));
       const t = el("table", "data");
       const h = el("tr");
-      ["against", "pts/hand diff", "wins\u2013losses", "matches"].forEach((c, k) => h.appendChild(el("th", k ? "n" : "", c)));
+      ["against", "pts/hand diff", "wins\u2013losses", "matches"].forEach((c, j) => h.appendChild(el("th", j ? "n" : "", c)));
       t.appendChild(el("thead")).appendChild(h);
       const body = el("tbody");
       rows.forEach((r) => {
@@ -362,6 +376,7 @@ REPORT_JS = r"""
       });
       t.appendChild(body);
       box.replaceChildren(el("h3", "", name + " against " + plural(rows.length, "opponent")), t);
+      mine.faults.forEach((g) => box.appendChild(faultGroup(g)));
     });
   }
   $("pick").addEventListener("change", () => showOne($("pick").value.trim()));
@@ -402,34 +417,35 @@ REPORT_JS = r"""
   drawChart();
 
   // -- faults -------------------------------------------------------------------------------
+  function faultGroup(g) {
+    const div = el("div", "group");
+    const benched = g.benched === g.count && g.examples.length && /^(left out|disqualified): /.test(g.examples[0].detail);
+    if (benched) {
+      const h = el("h3", "", g.name + " " + g.examples[0].detail.replace(/: /, ": no process, ") + " (" + plural(g.count, "match", "matches") + " lost by " + g.kind + ")");
+      if (D.preflight[g.name]) { h.appendChild(document.createTextNode(" ")); h.appendChild(a("../" + path(D.preflight[g.name]), "its stderr")); }
+      div.appendChild(h);
+      return div;
+    }
+    div.appendChild(el("h3", "", g.name + ": " + plural(g.count, g.kind + " fault") + (g.benched ? " (" + g.benched + " of them with no process: benched)" : "")));
+    const ul = el("ul");
+    g.examples.forEach((ex) => {
+      const li = el("li");
+      const where = "hand=" + ex.hand + (ex.turn !== undefined ? "&turn=" + ex.turn : "&fault=" + ex.seat);
+      li.appendChild(a(matchHref(ex.id, where), ex.id + ", hand " + ex.hand + (ex.turn !== undefined ? ", turn " + ex.turn : "")));
+      li.appendChild(document.createTextNode(": " + ex.detail + " "));
+      if (ex.log) li.appendChild(a("../" + path(ex.log), "its stderr"));
+      if (ex.tail) li.appendChild(el("pre", "tail", ex.tail));
+      ul.appendChild(li);
+    });
+    if (g.count > g.examples.length) ul.appendChild(el("li", "muted", "and " + (g.count - g.examples.length) + " more (see the matches below)"));
+    div.appendChild(ul);
+    return div;
+  }
   function drawFaults() {
     const box = $("faultlist");
     if (!D.faults.length) { box.appendChild(el("p", "muted", D.matches ? "no fault" : "no match finished yet")); return; }
-    D.faults.forEach((g) => {
-      const div = el("div", "group");
-      const benched = g.benched === g.count && g.examples.length && /^(left out|disqualified): /.test(g.examples[0].detail);
-      if (benched) {
-        const h = el("h3", "", g.name + " " + g.examples[0].detail.replace(/: /, ": no process, ") + " (" + plural(g.count, "match", "matches") + " lost by " + g.kind + ")");
-        if (D.preflight[g.name]) { h.appendChild(document.createTextNode(" ")); h.appendChild(a("../" + path(D.preflight[g.name]), "its stderr")); }
-        div.appendChild(h);
-        box.appendChild(div);
-        return;
-      }
-      div.appendChild(el("h3", "", g.name + ": " + plural(g.count, g.kind + " fault") + (g.benched ? " (" + g.benched + " of them with no process: benched)" : "")));
-      const ul = el("ul");
-      g.examples.forEach((ex) => {
-        const li = el("li");
-        const where = "hand=" + ex.hand + (ex.turn !== undefined ? "&turn=" + ex.turn : "&fault=" + ex.seat);
-        li.appendChild(a(matchHref(ex.id, where), ex.id + ", hand " + ex.hand + (ex.turn !== undefined ? ", turn " + ex.turn : "")));
-        li.appendChild(document.createTextNode(": " + ex.detail + " "));
-        if (ex.log) li.appendChild(a("../" + path(ex.log), "its stderr"));
-        if (ex.tail) li.appendChild(el("pre", "tail", ex.tail));
-        ul.appendChild(li);
-      });
-      if (g.count > g.examples.length) ul.appendChild(el("li", "muted", "and " + (g.count - g.examples.length) + " more (see the matches below)"));
-      div.appendChild(ul);
-      box.appendChild(div);
-    });
+    D.faults.forEach((g) => box.appendChild(faultGroup(g)));
+    if (D.fault_groups > D.faults.length) box.appendChild(el("p", "muted", "and " + (D.fault_groups - D.faults.length) + " more groups, of entrants further down the standings: choose an entrant (its name in the standings) for its own."));
   }
   drawFaults();
 
@@ -437,14 +453,7 @@ REPORT_JS = r"""
   const chunks = {}, MPAGE = 50;
   let mpage = 0;
   window.ctMatches = (k, rows) => { chunks[k] = rows; };
-  function chunk(k, done) {
-    if (chunks[k]) { done(chunks[k]); return; }
-    const s = el("script");
-    s.src = "matches/" + k + ".js";
-    s.onload = () => done(chunks[k] || []);
-    s.onerror = () => done([]);
-    document.body.appendChild(s);
-  }
+  const chunk = (k, done) => load("matches", k, chunks, (rows) => done(rows || []));
   function drawMatches() {
     const body = $("mtable").tBodies[0];
     pager($("mpager"), D.matches, MPAGE, mpage, (to) => { mpage = to; drawMatches(); });
