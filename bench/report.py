@@ -9,8 +9,9 @@ Prints, per scale: the cost of the coordinator's call (``Refresher.match_done``:
 of a snapshot of the running table (``Standings.standings()``, at most once per interval), of
 adding a line to the aggregates and of one write of the data files (the report's thread, in the
 coordinator's process), the sizes (index: index.html + report.js + report.css + data.js), and the
-report's CPU per match at 10 and 100 matches a second with the writes paced as they are
-(an interval of max(3 s, 20 x the time of a snapshot and a write)).
+report's CPU per match at 10 and 100 matches a second with the refreshes paced as they are
+(every max(3 s, 20 x the cost of a snapshot and a write, the cost / 1 ms a match) seconds, at
+most 120 s).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parent.parent)  # not bench/: bench/referee.py
 
 from referee.tournament.ratings import MatchResult, Standings  # noqa: E402
-from referee.web.report import Refresher, Report  # noqa: E402
+from referee.web.report import BUDGET_S, MAX_WAIT_S, Refresher, Report  # noqa: E402
 from referee.web.report_page import ASSETS  # noqa: E402
 
 
@@ -128,10 +129,11 @@ def scale(entrants: int, matches: int) -> None:
               f"{wall:.2f} s CPU)")
         print(f"  coordinator's call {call * 1e6:.1f} µs; snapshot of the table "
               f"{snap * 1e3:.1f} ms; a line into the aggregates {add * 1e6:.1f} µs")
-        interval = max(3.0, 20 * (write + snap))
+        cost = write + snap
         for rate in (10, 100):
-            per = call + add + (snap + write) / (rate * interval)
-            print(f"  report CPU a match at {rate} matches/s (a write every {interval:.0f} s): "
+            period = min(MAX_WAIT_S, max(3.0, 20 * cost, cost / (BUDGET_S * rate)))
+            per = call + add + cost / (rate * period)
+            print(f"  report CPU a match at {rate} matches/s (a refresh every {period:.0f} s): "
                   f"{per * 1e3:.2f} ms")
 
 

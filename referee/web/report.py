@@ -56,6 +56,12 @@ CHART_POINTS = 300
 """At most this many points per line of the rating chart."""
 DETAILS = 200
 """Entrants per file of details (``entrant/<k>.js``: opponents, faults)."""
+BUDGET_S = 0.001
+"""The report's CPU a match on the coordinator's thread and its own (a refresh waits until it
+fits; see :class:`Refresher`)."""
+MAX_WAIT_S = 120.0
+"""A running tournament's page is at most this old (beyond the budget: a slow tournament has
+the CPU to spare)."""
 TAIL_BYTES = 600
 """The end of a fault example's stderr shown beside it."""
 
@@ -346,11 +352,14 @@ class Refresher(Pages):
     """Keeps a running tournament's report current (the tournament's
     :class:`~referee.tournament.run.Pages` hook).
 
-    On the coordinator's thread, :meth:`match_done` only appends the journal line to a list and,
-    at most every ``interval`` seconds, snapshots the running table; a thread of its own then
-    updates the aggregates and writes the data files (:class:`Report`). Both are paced to at
-    most a twentieth of the time: the interval grows to 20 times what the last snapshot and
-    write took."""
+    On the coordinator's thread, :meth:`match_done` appends the journal line to a list and, when
+    a refresh is due, snapshots the running table; a thread of its own then adds the lines to
+    the aggregates and writes the data files (:class:`Report`). A refresh is due every
+    ``interval`` seconds at most, and only once it costs at most :data:`BUDGET_S` per match
+    waiting (what the last snapshot and write took, divided by the matches since), or
+    :data:`MAX_WAIT_S` went by; and the interval grows to 20 times that cost. So the report
+    costs the coordinator about :data:`BUDGET_S` of CPU a match at most, however many entrants,
+    and at most a twentieth of its time."""
 
     def __init__(self, out: Path, *, interval: float = 3.0) -> None:
         self.out = out
@@ -358,12 +367,14 @@ class Refresher(Pages):
         self.report = Report(out)
         self._lines: list[dict[str, Any]] = []
         self._next = time.monotonic()  # the first match shows at once
+        self._last = self._next
+        self._cost = 0.0
         self._took = 0.0
         self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="report")
         self._busy = False
         self._table: Standings | None = None
-        self._pool.submit(self._quietly, list(journal_lines(out)), False, True)
+        self._pool.submit(self._load)
 
     def match_done(self, line: dict[str, Any], table: Standings) -> None:
         self._lines.append(line)
@@ -371,13 +382,22 @@ class Refresher(Pages):
         now = time.monotonic()
         if now < self._next or self._busy or self._pool is None:
             return
+        if len(self._lines) * BUDGET_S < self._cost and now < self._last + MAX_WAIT_S:
+            return
         lines, self._lines = self._lines, []
         start = time.thread_time()
         with contextlib.suppress(ValueError, KeyError, TypeError):
             self.report.snapshot(table)
-        self._next = now + max(self.interval, 20 * (self._took + time.thread_time() - start))
+        self._cost = self._took + time.thread_time() - start
+        self._last = now
+        self._next = now + max(self.interval, 20 * self._cost)
         self._busy = True
         self._pool.submit(self._quietly, lines, False)
+
+    def _load(self) -> None:
+        """A resumed run's matches: the journal as it is at the start (on the report's thread;
+        a line read here and handed over by :meth:`match_done` too counts once)."""
+        self._quietly(list(journal_lines(self.out)), False, True)
 
     def finish(self) -> None:
         pool, self._pool = self._pool, None
