@@ -16,9 +16,12 @@ most 120 s).
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import random
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -119,22 +122,64 @@ def scale(entrants: int, matches: int) -> None:
         index = sum((root / n).stat().st_size for n in (*ASSETS, "data.js"))
         data = (root / "data.js").stat().st_size
         chunks = sorted((root / "matches").glob("*.js"))
-        cross = sum(p.stat().st_size for p in (root / "cross").glob("*.js"))
+        details = sum(p.stat().st_size for p in (root / "entrant").glob("*.js"))
+        rows = sum(p.stat().st_size for p in (root / "rows").glob("*.js"))
         print(f"{entrants} entrants, {matches:,} matches:")
         print(f"  index {index / 1e6:.2f} MB (data.js {data / 1e6:.2f} MB); match list "
               f"{len(chunks)} files, {chunks[0].stat().st_size / 1e3:.0f} KB each; "
-              f"per-entrant crosstable {cross / 1e6:.1f} MB")
+              f"standings files {rows / 1e6:.2f} MB; each entrant's details "
+              f"{details / 1e6:.1f} MB")
         print(f"  write of the data files: {write * 1e3:.0f} ms CPU (the first, with every "
-              f"full chunk: {first:.2f} s wall; at the end, with the crosstable: "
+              f"full chunk: {first:.2f} s wall; at the end, with each entrant's details: "
               f"{wall:.2f} s CPU)")
         print(f"  coordinator's call {call * 1e6:.1f} µs; snapshot of the table "
               f"{snap * 1e3:.1f} ms; a line into the aggregates {add * 1e6:.1f} µs")
+        opened = page_time(root)
+        if opened is not None:
+            print(f"  the page drawn in headless Chromium from file:// (standings and the first "
+                  f"matches): {opened:.2f} s")
         cost = write + snap
         for rate in (10, 100):
             period = min(MAX_WAIT_S, max(3.0, 20 * cost, cost / (BUDGET_S * rate)))
             per = call + add + cost / (rate * period)
             print(f"  report CPU a match at {rate} matches/s (a refresh every {period:.0f} s): "
                   f"{per * 1e3:.2f} ms")
+
+
+HARNESS = """<!DOCTYPE html><html><body><pre id="out">pending</pre><script>
+const t0 = performance.now();
+const f = document.createElement("iframe");
+f.style.cssText = "width:1000px;height:700px;border:0";
+f.src = "index.html";
+document.body.appendChild(f);
+const poll = setInterval(() => {
+  const d = f.contentDocument;
+  if (d && d.querySelector("#mtable tbody tr") && d.querySelector("#table tbody tr")) {
+    clearInterval(poll);
+    document.getElementById("out").textContent = String(performance.now() - t0);
+  }
+}, 5);
+</script></body></html>"""
+
+
+def page_time(root: Path) -> float | None:
+    """Seconds from asking for the index (in an iframe of headless Chromium, from file://)
+    until its standings and its first matches are drawn; ``None`` without Chromium."""
+    browser = next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
+    if browser is None:
+        return None
+    (root / "timing.html").write_text(HARNESS)
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                               f"--user-data-dir={profile}", "--allow-file-access-from-files",
+                               "--timeout=15000", "--dump-dom",
+                               (root / "timing.html").as_uri()],
+                              capture_output=True, text=True, timeout=120, check=False)
+    text = html.unescape(done.stdout.split('<pre id="out">', 1)[-1].split("</pre>", 1)[0])
+    try:
+        return float(text) / 1000
+    except ValueError:
+        return None
 
 
 def main() -> None:
