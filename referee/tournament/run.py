@@ -417,9 +417,9 @@ class Pages(Protocol):
         ``players``, ``totals``, ``ranks``, ``faults``, ``hands``, ``record``: the game
         record's path in the output folder; read it, do not change it). ``table``: the running
         standings over the finished prefix of the schedule; :meth:`Standings.standings` may be
-        called here, on this thread, at most every few seconds (it costs about 15 µs an
-        entrant), never from another thread, and the object is not kept past the next call
-        but for :meth:`finish`."""
+        called here, on this thread, at most every few seconds (about 25 µs an entrant:
+        ``bench/report.py``), never from another thread; the object may be kept for
+        :meth:`finish`."""
 
     def finish(self) -> None:
         """The run is over (finished, stopped or failed), the standings files written if it
