@@ -143,3 +143,27 @@ def test_build_refuses_a_folder_that_is_not_a_tournament(tmp_path: Path) -> None
             assert str(target) in str(err)
         else:
             raise AssertionError("no error")
+
+
+def test_a_gauntlets_answers_audit_flags_and_left_out_entrants_reach_the_data() -> None:
+    s = Summary()
+    s.add(line("r1-g001-s01", ["cand", "a"], [300, 100], [1, 2]))
+    rows = [{"rank": 1, "name": "cand", "score": 20.0,
+             "audit": {"later_minus_first": 9.5, "low": 2.0, "high": 17.0, "flag": "suspect"}},
+            {"rank": 2, "name": "a", "score": 10.0},
+            {"rank": 3, "name": "gone", "score": 30.0, "left_out": "did not start"}]
+    standings = {"standings": rows, "stopped": "settled", "left_out": {"gone": "did not start"},
+                 "pairs": [pair("cand", "a", "stronger", 50.0, 20.0, 80.0, 1)],
+                 "questions": [pair("cand", "a", "stronger", 50.0, 20.0, 80.0, 1)]}
+    data = page_data(s, name="g", rows=rows, standings=standings, config={"format": "gauntlet"},
+                     preflight={})
+    assert data["headline"] == "cand: stronger than a (+50.0 pts/hand), after 1 match"
+    assert data["questions"] == [{"upper": "cand", "lower": "a", "verdict": "stronger",
+                                  "text": "stronger +50.0 ± 30.0 pts/hand, 1 set"}]
+    assert data["audit"][0] == {"name": "cand", "later_minus_first": 9.5, "low": 2.0,
+                                "high": 17.0, "flag": "suspect"}
+    assert [r[-1] for r in data["rows"]] == ["audit", "", "left out"]
+    assert data["rows"][0][-2] == ["stronger", 50.0, 20.0, 80.0, 1]
+    assert data["rows"][2][-2] == "left out"
+    assert data["order_note"] is None  # a left-out entrant is last whatever its score
+    assert "format: gauntlet" in data["settings"]
