@@ -25,6 +25,8 @@ def test_the_crosstable_counts_points_a_hand_and_wins_over_shared_matches() -> N
     assert s.add(line("r1-g001-s02", ["b", "a"], [200, 200], [1, 1]))
     assert not s.add(line("r1-g001-s02", ["b", "a"], [200, 200], [1, 1]))  # repeated
     assert not s.add({"id": "x", "players": 3})
+    for bad in ("../../etc/x", ".hidden", "a/b", ""):
+        assert not s.add(line(bad, ["a", "b"], [1, 0], [1, 2]))
     assert s.cell("a", "b") == [1, 0, 2, 125.0, 75.0]
     assert s.cell("b", "a") == [0, 1, 2, 75.0, 125.0]
     assert s.cell("a", "c") is None

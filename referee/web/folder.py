@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,11 @@ DETAIL_CHARS = 300
 """A fault's detail is cut to this many characters in the page's data."""
 BENCHED = ("disqualified: ", "left out: ")
 """How the detail of a benched seat's startup fault starts (no process: the fallback plays)."""
+
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+"""A match id the report takes: it names files (``games/<id>.json``, ``report/games/<id>.html``),
+so nothing that could leave their folder."""
 
 
 @dataclass
@@ -95,7 +101,8 @@ class Summary:
             faults = [f for f in line.get("faults") or () if isinstance(f, dict)]
         except (KeyError, TypeError, ValueError):
             return False
-        if not len(players) == len(totals) == len(ranks) or match_id in self.seen:
+        if not len(players) == len(totals) == len(ranks) or match_id in self.seen \
+                or not _SAFE_ID.fullmatch(match_id):
             return False
         if self.remember:
             self.seen.add(match_id)

@@ -264,6 +264,8 @@ class Report:
             except (ValueError, KeyError, TypeError, IndexError):
                 pass
         try:
+            if "/" in str(ex["name"]) or str(ex["name"]).startswith("."):
+                raise ValueError("not a file name")
             log = Path("logs") / ex["id"] / f"{ex['seat']}-{ex['name']}.stderr"
             with open(self.out / log, "rb") as f:
                 f.seek(0, os.SEEK_END)
