@@ -343,6 +343,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     except TournamentError as e:
         err.print(Text(f"error: {e}"), soft_wrap=True)
         err.print(Text(f"fix it, then resume with: {shlex.join(resume)}"), soft_wrap=True)
+        if (cfg.output / "report" / "index.html").is_file():
+            err.print(Text(f"report: {(cfg.output / 'report' / 'index.html').absolute()}"),
+                      soft_wrap=True)
         sys.exit(1)
     except OSError as e:  # the output folder cannot be written (missing, read-only, disk full)
         where = f" {e.filename}" if e.filename else ""
