@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from referee.match.job import MatchSpec
+from referee.records.match_id import MatchId
 from referee.tournament.schedule import seatings
 
 FORMATS = ("round-robin", "gauntlet", "ladder")
@@ -218,9 +219,9 @@ def make_format(name: str, entrants: int, players: int, *, seed: int | str,
     raise ValueError(f"unknown format {name!r} (use {' or '.join(FORMATS)})")
 
 
-def set_size(players: int, mode: str) -> int:
+def set_size(players: int, kind: str) -> int:
     """Matches in one duplicate set: every seating of a group."""
-    return len(seatings(tuple(range(players)), mode))
+    return len(seatings(tuple(range(players)), kind))
 
 
 def capped_total(fmt: Format, *, players: int, seatings: str, rounds: int | None,
@@ -268,14 +269,14 @@ def plan_round(fmt: Format, state: State, *, players: int, seatings: str, seed: 
 
 
 def _specs(groups: Sequence[tuple[int, tuple[int, ...]]], state: State,
-           widths: tuple[int, int, int], mode: str, seed: int | str,
+           widths: tuple[int, int, int], kind: str, seed: int | str,
            secret: bytes) -> list[MatchSpec]:
-    (rw, gw, sw), r = widths, state.round
+    r = state.round
     specs: list[MatchSpec] = []
     for g, group in groups:
         prefix = f"{seed}:{r}:{g}"
-        for s, seats in enumerate(_seatings(group, mode), 1):
-            specs.append(MatchSpec(f"r{r:0{rw}d}-g{g:0{gw}d}-s{s:0{sw}d}",
+        for s, seats in enumerate(_seatings(group, kind), 1):
+            specs.append(MatchSpec(str(MatchId(r, g, s, widths)),
                                    state.matches + len(specs), r, g, s, seats, prefix, secret))
     return specs
 

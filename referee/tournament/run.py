@@ -25,7 +25,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -37,11 +36,13 @@ from typing import Any, Protocol
 
 import yaml
 
-from referee.bots.process import BotCommandError, bwrap_available
+from referee.bots.limits import SandboxMode
+from referee.bots.process import BotCommandError, Launcher, bwrap_available
 from referee.bots.sandbox import SandboxError, bot_binds, capabilities, check_binds, check_readable
 from referee.game.faults import Fault
 from referee.match.job import MatchJob, MatchSpec
 from referee.match.play import Entrant, MatchAborted
+from referee.records.match_id import MatchId
 from referee.records.record import (
     FaultDict,
     RecordDict,
@@ -59,8 +60,9 @@ from referee.runners.local import (
     RunnerError,
     local_runner,
 )
-from referee.tournament.admission import FaultLimit, preflight
+from referee.tournament.admission import FaultLimit, Preflight, preflight
 from referee.tournament.config import RATING_KEYS, Config, ConfigError, load_config
+from referee.tournament.course import Stopped
 from referee.tournament.ratings import MatchResult, Standing, Standings
 from referee.tournament.stopping import Pair
 
@@ -83,7 +85,6 @@ PREFLIGHT = "preflight"
 OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "rounds.jsonl", "standings.json",
          "standings.csv", "games", "logs", PREFLIGHT, REPORT)
 """Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
-MATCH_ID = re.compile(r"r\d+-g\d+-s\d+")
 """What a match id of a tournament looks like (a journal line with another id is dropped)."""
 
 
@@ -362,7 +363,7 @@ def _dumps_line(line: dict[str, Any]) -> str:
 
 
 def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
-                    stopped: str = "complete", pairs: Sequence[Pair] = (),
+                    stopped: Stopped = Stopped.COMPLETE, pairs: Sequence[Pair] = (),
                     questions: Sequence[Pair] = (),
                     notes: dict[str, dict[str, str]] | None = None,
                     left_out: dict[str, str] | None = None) -> None:
@@ -372,7 +373,7 @@ def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
     the pre-flight left out, and why."""
     notes = notes or {}
     doc: dict[str, Any] = {
-        "tournament": config.name, "matches": matches, "stopped": stopped,
+        "tournament": config.name, "matches": matches, "stopped": stopped.value,
         "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
         "standings": [row.to_json() | notes.get(row.name, {}) for row in rows],
         "pairs": [p.to_json() for p in pairs]}
@@ -465,9 +466,8 @@ class Outcome:
     """Matches played by this call (the rest were kept from earlier runs)."""
     standings: list[Standing] | None
     """The final table, ``None`` until the tournament ended."""
-    stopped: str | None = None
-    """``settled``, ``cap`` or ``complete`` once the tournament ended (see
-    :mod:`referee.tournament.course`); ``None`` while it has not."""
+    stopped: Stopped | None = None
+    """Why the tournament ended, once it did; ``None`` while it has not."""
     pairs: list[Pair] | None = None
     questions: list[Pair] | None = None
     """A gauntlet's verdicts: each candidate against each of the others (else ``None``)."""
@@ -546,7 +546,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     stop = stop or threading.Event()
     remote = bool(getattr(runner, "remote", False))  # bots spawned on other machines
     hidden: dict[str, tuple[Path, ...]] = {}
-    if config.sandbox != "none":  # auto or bwrap: never a silent fall-back to none
+    if config.sandbox is not SandboxMode.NONE:  # auto or bwrap: never a silent fall-back
         if not remote and not bwrap_available():
             raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
                               f"({capabilities().summary()}): see ct-referee sandbox, or set "
@@ -573,7 +573,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
 
     def accept(line: dict[str, Any]) -> bool:
         match_id = line.get("id")
-        if not isinstance(match_id, str) or not MATCH_ID.fullmatch(match_id):
+        if not isinstance(match_id, str) or not MatchId.is_one(match_id):
             return False
         try:
             result = MatchResult.from_json(line)
@@ -606,12 +606,12 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     rounds_log = Journal(out / "rounds.jsonl")
     rounds_log.load(accept_round)
     # A tournament's ``auto`` requires a sandbox: a worker without one refuses (bwrap).
-    mode = "none" if config.sandbox == "none" else "bwrap"
+    mode = config.sandbox.strict()
     if remote:  # the machine that spawns the bots checks it
         sandbox = f"{mode} (resolved on each worker)"
     else:
-        sandbox = f"bwrap ({capabilities().summary()})" if mode == "bwrap" else "none"
-    entrants = [dataclasses.replace(e.entrant(), hide=hidden.get(e.name, ()))
+        sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
+    entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()))
                 for e in config.entrants]
     played = done = 0
     limit = FaultLimit(names, config.max_faults)
@@ -622,7 +622,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     def job(spec: MatchSpec) -> MatchJob:
         return MatchJob(spec, tuple(limit.entrant(i, entrants[i]) for i in spec.seats),
                         config.variant, config.target, config.limits, mode, config.name,
-                        logs_dir=out / "logs" / spec.id, hide=(out,))
+                        logs_dir=out / "logs" / spec.id, hidden=(out,))
 
     def on_done(job: MatchJob, record: RecordDict) -> None:
         nonlocal done, played
@@ -692,17 +692,18 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     return Outcome(course.matches, done, played, standings, course.stopped, pairs, questions)
 
 
-def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: str, reporter: Reporter,
-               stop: CancelSignal) -> dict[int, str]:
+def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode,
+               reporter: Reporter, stop: CancelSignal) -> dict[int, str]:
     """Starts each entrant once (``preflight`` not ``off``), reports each that did not start,
     and returns those to leave out (``leave-out``), with why."""
-    if config.preflight == "off":
+    if config.preflight is Preflight.OFF:
         return {}
     wanted = list(range(len(entrants)))
     try:
+        launcher = Launcher.resolve(sandbox, config.limits)
         flights = preflight([entrants[i] for i in wanted], limits=config.limits,
-                            sandbox=sandbox, logs_dir=config.output / PREFLIGHT,
-                            hide=(config.output,), stop=stop)
+                            launcher=launcher, logs_dir=config.output / PREFLIGHT,
+                            hidden=(config.output,), stop=stop)
     except BotCommandError as err:
         raise TournamentError(str(err)) from None
     failed: dict[int, str] = {}
@@ -711,8 +712,8 @@ def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: str, report
             failed[i] = f"did not start in the pre-flight: {flight.fault}: {flight.detail}"
             then = ("it is left out: no process in its matches, which it loses by fault "
                     "(preflight: keep starts it in each match all the same)"
-                    if config.preflight == "leave-out" else
+                    if config.preflight is Preflight.LEAVE_OUT else
                     "it plays all the same and loses by fault (preflight: keep)")
             reporter.warn(f"{flight.report()}\n  {then}")
-    return failed if config.preflight == "leave-out" else {}
+    return failed if config.preflight is Preflight.LEAVE_OUT else {}
 
