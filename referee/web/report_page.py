@@ -196,7 +196,7 @@ REPORT_JS = r"""
   $("name").textContent = D.name;
   $("headline").textContent = D.headline;
   $("sub").textContent = plural(D.matches, "match", "matches") + " \u00b7 " + plural(D.entrants, "entrant") +
-    " \u00b7 " + (D.final ? "final" : "provisional: updated as matches end (reload)") +
+    " \u00b7 " + (D.final ? "final" : "provisional: it reloads every 30 s while the run goes on") +
     (D.stopped ? " \u00b7 " + D.stopped : "");
   D.files.forEach((f) => { $("files").appendChild(a("../" + f, f)); $("files").appendChild(document.createTextNode(" ")); });
   D.settings.forEach((s) => $("settings").appendChild(el("li", "", s)));
@@ -484,6 +484,11 @@ REPORT_JS = r"""
     });
   }
   drawMatches();
+  if (!D.final) {  // a running tournament: fresh data, unless the reader is busy with the page
+    setTimeout(() => {
+      if (!$("find").value && !$("pick").value && page === 0 && mpage === 0 && window.scrollY < 50) location.reload();
+    }, 30000);
+  }
 })();
 """  # noqa: E501
 
