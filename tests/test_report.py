@@ -453,6 +453,26 @@ def test_the_replay_page_fits_and_the_hand_over_box_covers_nothing(
     assert got["ten"] is False, got
 
 
+@pytest.mark.parametrize("players", [3, 4])
+def test_the_scores_lie_over_no_seat_at_1000_and_1100_px(tmp_path: Path, profile: Path,
+                                                          players: int) -> None:
+    bots = [f"{PY} {ROOT}/bots/random_bot.py --seed {k}" for k in range(players)]
+    done = subprocess.run([*CLI, "play", *bots, "--seed", "5", "--target", "100", "-q",
+                           "--sandbox", "none", "--record", str(tmp_path / "g.json")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([*CLI, "replay", str(tmp_path / "g.json"), "--html",
+                           str(tmp_path / "g.html")], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    for width in (1000, 1100):
+        for step in (0, 1):  # every seat holds its whole hand
+            got = measure(profile, tmp_path / "g.html", f"step={step}&view=all", (width, 700),
+                          LAYOUT)
+            assert got["overflow"] == 0 and got["clipped"] == [], (width, step, got)
+            assert got["covered"] == [], (width, step, got)
+
+
 AUTOPLAY = """(w, d, out, done) => {
   out.before = d.getElementById("where").textContent;
   d.getElementById("speed").value = "200";
