@@ -169,3 +169,16 @@ def test_a_gauntlets_answers_audit_flags_and_left_out_entrants_reach_the_data() 
     assert data["rows"][2][-2] == "left out"
     assert data["order_note"] is None  # a left-out entrant is last whatever its score
     assert "format: gauntlet" in data["settings"]
+
+
+def test_a_rebuild_keeps_the_chart_of_a_finished_tournament(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    journal(out, [line(f"r{k}-g001-s01", ["a", "b"], [30 + k, 10], [1, 2]) for k in range(5)])
+    build(out)
+    first = data_of(out)["chart"]
+    assert first is not None and first["xs"][-1] == 5
+    (out / "standings.json").write_text(json.dumps({"standings": [
+        {"rank": 1, "name": "a"}, {"rank": 2, "name": "b"}], "pairs": []}))
+    (out / "results.jsonl").write_text("")  # not rated again: the chart is the last one's
+    build(out)
+    assert data_of(out)["chart"] == first and data_of(out)["final"]

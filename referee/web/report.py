@@ -157,6 +157,20 @@ class Report:
             self.history = self.history[::2] if len(self.history) % 2 else \
                 self.history[1::2]
 
+    def load_chart(self) -> bool:
+        """The rating chart's points as the last ``data.js`` had them (a resumed run's, a
+        rebuild's: they cannot be had again without rating every match); ``False`` if none."""
+        try:
+            text = (self.root / "data.js").read_text(encoding="utf-8")
+            chart = json.loads(text[text.index("{"):text.rindex("}") + 1])["chart"]
+            points = [(int(x), {str(n): mus[k] for n, mus in chart["series"]
+                                if mus[k] is not None})
+                      for k, x in enumerate(chart["xs"])]
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return False
+        self.history = points
+        return bool(points)
+
     # -- output -----------------------------------------------------------------------------
 
     def write(self, *, final: bool = False) -> Path:
@@ -320,8 +334,8 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 def build(out: Path, *, final: bool = True) -> Path:
     """Rebuilds the report from the folder's files (``ct-referee report``): the journal, the
-    standings (rated here from the journal while there are none yet), the chart. Returns the
-    index's path.
+    standings (rated here from the journal while there are none yet), the chart (the last
+    ``data.js``'s once the standings are final, else rated here). Returns the index's path.
 
     :raises ReportError: if ``out`` is not a tournament's output folder.
     """
@@ -335,6 +349,8 @@ def build(out: Path, *, final: bool = True) -> Path:
     known = set(names)
     names += [n for n in report.summary.names if n not in known]
     standings = _json(out / "standings.json")
+    if isinstance(standings, dict) and report.load_chart():
+        return report.write(final=final)  # the final table and its chart: nothing to rate
     table = Standings(names, _rating(report.config, standings))
     step = max(1, math.ceil(report.summary.count / CHART_POINTS))
     rated = 0
@@ -399,6 +415,7 @@ class Refresher(Pages):
     def _load(self) -> None:
         """A resumed run's matches: the journal as it is at the start (on the report's thread;
         a line read here and handed over by :meth:`match_done` too counts once)."""
+        self.report.load_chart()
         self._quietly(list(journal_lines(self.out)), False, True)
 
     def finish(self) -> None:
