@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -139,6 +140,10 @@ def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
             assert b'id="ct-data"' in r.read()
         with urllib.request.urlopen(f"{base}/report/data.js", timeout=30) as r:
             assert r.read().endswith(b'(window.CT_REPORT.pages = "all");\n')
+        for hidden in ("/.deal-secret", "/%2Edeal-secret", "/games/../.ct-referee.json"):
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(f"{base}{hidden}", timeout=30)
+            assert info.value.code == 404
     finally:
         server.terminate()
         server.wait(timeout=30)

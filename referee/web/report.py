@@ -459,11 +459,16 @@ TYPES = {".stderr": "text/plain; charset=utf-8", ".jsonl": "text/plain; charset=
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
+    """The output folder, but for its hidden files (the deal secret above all)."""
+
     extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map) | TYPES
 
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
         route = unquote(parts.path)
+        if any(p.startswith(".") for p in route.split("/")):  # .deal-secret: every deal
+            self.send_error(404)
+            return
         if route in ("", "/"):
             self.send_response(302)
             self.send_header("Location", f"/{REPORT}/index.html")
@@ -483,6 +488,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
                     self._reply(body.encode(), TYPES[".html"])
                     return
         super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if any(p.startswith(".") for p in unquote(urlsplit(self.path).path).split("/")):
+            self.send_error(404)
+            return
+        super().do_HEAD()
 
     def _send(self, path: Path, extra: str) -> None:
         try:
@@ -516,7 +527,8 @@ def _page_on_demand(out: Path, match_id: str) -> str | None:
 def serve(out: Path, *, port: int = 8000, host: str = "127.0.0.1",
           ready: Callable[[str], None] | None = None) -> None:
     """Serves the output folder until interrupted: the report at ``/``, any match's replay page
-    drawn on demand, logs as text. ``ready`` gets the address once listening.
+    drawn on demand, logs as text; never a hidden file (``.deal-secret``: whoever has it and the
+    configuration knows every deal). ``ready`` gets the address once listening.
 
     :raises ReportError: if ``out`` is not a tournament's output folder.
     :raises OSError: if the port cannot be had.
