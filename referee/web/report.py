@@ -390,7 +390,7 @@ class Refresher(Pages):
         self._took = 0.0
         self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="report")
-        self._busy = False
+        self._busy = True  # until the journal is read
         self._table: Standings | None = None
         self._pool.submit(self._load)
 
