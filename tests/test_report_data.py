@@ -182,3 +182,18 @@ def test_a_rebuild_keeps_the_chart_of_a_finished_tournament(tmp_path: Path) -> N
     (out / "results.jsonl").write_text("")  # not rated again: the chart is the last one's
     build(out)
     assert data_of(out)["chart"] == first and data_of(out)["final"]
+
+
+def test_a_resumed_runs_report_counts_the_earlier_matches_once(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    old = [line(f"r1-g001-s0{k}", ["a", "b"], [30, 10], [1, 2]) for k in (1, 2)]
+    journal(out, old)
+    pages = Refresher(out, interval=3600)
+    table = Standings(["a", "b"])
+    pages.match_done(old[1], table)  # appended before the report's thread read the journal
+    pages.match_done(line("r2-g001-s01", ["b", "a"], [30, 10], [1, 2]), table)
+    pages.finish()
+    data = data_of(out)
+    assert data["matches"] == 3
+    assert data["cross"]["cells"][data["cross"]["names"].index("a")][
+        data["cross"]["names"].index("b")][:3] == [2, 1, 3]
