@@ -156,7 +156,7 @@ class ClusterRunner:
         self.address = address
         self.sandbox = sandbox
         self.warn = warn
-        self._futures: dict[Future, MatchJob] = {}
+        self._futures: dict[Future[WorkerReport], MatchJob] = {}
         self._warned: set[str] = set()
         self._slots = (0.0, 1)
         self._aborted: list[RunnerEvent] = []
@@ -237,7 +237,7 @@ class ClusterRunner:
             events.append(event)
         return events
 
-    def _outcome(self, future: Future, job: MatchJob,
+    def _outcome(self, future: Future[WorkerReport], job: MatchJob,
                  lost: bool = False) -> RunnerEvent | Requeued:
         from distributed import KilledWorker
 
