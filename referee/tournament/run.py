@@ -39,6 +39,7 @@ import yaml
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
 from referee.bots.sandbox import SandboxError, bot_binds, capabilities, check_binds, check_readable
+from referee.bots.snapshot import Store
 from referee.game.faults import Fault
 from referee.match.job import MatchJob, MatchSpec
 from referee.match.play import Entrant, MatchAborted
@@ -61,10 +62,14 @@ from referee.runners.local import (
     local_runner,
 )
 from referee.tournament.admission import FaultLimit, Preflight, preflight
+from referee.tournament.audit import Audit, play_order
 from referee.tournament.config import RATING_KEYS, Config, ConfigError, load_config
 from referee.tournament.course import Stopped
+from referee.tournament.formats import set_size
+from referee.tournament.private import make_private, private_files
 from referee.tournament.ratings import MatchResult, Standing, Standings
-from referee.tournament.stopping import Pair
+from referee.tournament.sealing import Seals, seal
+from referee.tournament.stopping import Pair, Stop
 
 __all__ = ["Config", "ConfigError", "Journal", "Outcome", "Reporter", "Runner",
            "TournamentError", "load_config", "play_jobs", "prepare_output", "read_deal_secret",
@@ -365,7 +370,7 @@ def _dumps_line(line: dict[str, Any]) -> str:
 def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
                     stopped: Stopped = Stopped.COMPLETE, pairs: Sequence[Pair] = (),
                     questions: Sequence[Pair] = (),
-                    notes: dict[str, dict[str, str]] | None = None,
+                    notes: dict[str, dict[str, Any]] | None = None,
                     left_out: dict[str, str] | None = None) -> None:
     """Writes ``standings.json`` and ``standings.csv`` in the output folder; ``questions``
     (a gauntlet's candidates against the others) go into the JSON when given, ``notes`` add
@@ -519,6 +524,48 @@ def check_entrant_folders(config: Config) -> dict[str, tuple[Path, ...]]:
     return hidden
 
 
+def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
+    """What each sealed entrant's sandbox must show empty: the output folder, the
+    configuration and other entrants' folders where they lie inside its runtimes (its own
+    folder's snapshot leaves them out already).
+
+    :raises ConfigError: for an entrant inside the output folder or the configuration.
+    """
+    folders = {n: s.snapshot.folder for n, s in seals.by_name.items()}
+    hidden: dict[str, tuple[Path, ...]] = {}
+    for name, sealed in seals.by_name.items():
+        others = [f for n, f in folders.items() if n != name]
+        try:
+            paths = check_binds(sealed.binds, protected=(config.output, config.path),
+                                others=others)
+        except SandboxError as err:
+            raise ConfigError(f"{config.path}: entrant {name!r}: {err}") from None
+        hidden[name] = tuple(p for p in paths if not p.is_relative_to(folders[name]))
+    return hidden
+
+
+def check_bot_uids(config: Config) -> None:
+    """Refuse to sandbox bots as the organiser's own uid (a referee not running as root),
+    unless the configuration accepts it (``bot_uids: shared``).
+
+    :raises ConfigError: saying why and the fix.
+    """
+    uid = os.geteuid()
+    if uid != 0 and config.bot_uids != "shared":
+        raise ConfigError(
+            f"{config.path}: the referee runs as uid {uid}, not root: every bot would run as "
+            f"uid {uid}, read what that uid may read outside its sandbox's view and share its "
+            f"process and pipe limits with the other bots; run the referee as root (each bot "
+            f"then runs as a uid of its own), or accept that with bot_uids: shared")
+
+
+def uid_isolation(config: Config) -> str:
+    """What the header says about the bots' uids."""
+    if os.geteuid() == 0:
+        return "each bot a uid of its own"
+    return f"every bot as uid {os.geteuid()} (bot_uids: shared)"
+
+
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: CancelSignal | None = None,
@@ -551,20 +598,32 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
             raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
                               f"({capabilities().summary()}): see ct-referee sandbox, or set "
                               f"sandbox: none")
-        hidden = check_entrant_folders(config)
+        if remote:  # each worker checks its own; no snapshot travels (yet)
+            hidden = check_entrant_folders(config)
         if not remote and not all(capabilities().cgroup_ok(c)
                                   for c in ("memory", "pids", "cpu")):
             reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
                           f"(see ct-referee sandbox)")
-    with contextlib.closing(runner or local_runner(config.concurrency)) as where:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(private_files())  # records and logs 0600 while playing
+        seals = None
+        if config.sandbox is not SandboxMode.NONE and not remote:
+            check_bot_uids(config)
+            store = stack.enter_context(Store())
+            seals = seal(config, store, reporter.warn)
+            hidden = sealed_hidden(config, seals)
+        where = stack.enter_context(contextlib.closing(runner or
+                                                       local_runner(config.concurrency)))
         return _run(config, fresh=fresh, deal_secret=deal_secret, reporter=reporter,
-                    runner=where, stop=stop, hidden=hidden, remote=remote, pages=pages)
+                    runner=where, stop=stop, hidden=hidden, remote=remote, pages=pages,
+                    seals=seals)
 
 
 def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Reporter,
          runner: Runner, stop: CancelSignal, hidden: dict[str, tuple[Path, ...]],
-         remote: bool, pages: Callable[[Path], Pages] | None) -> Outcome:
+         remote: bool, pages: Callable[[Path], Pages] | None, seals: Seals | None) -> Outcome:
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
+    make_private(config.output)
     course = config.course(secret=secret)
     out = config.output
     names = [e.name for e in config.entrants]
@@ -587,10 +646,20 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         if ok:
             kept[match_id] = _Kept(result, hands)  # a later line for the same id wins
             kept_faults[match_id] = line.get("faults") or []
+            for name, digest in zip(record.get("players", ()), record.get("snapshots") or (),
+                                    strict=False):
+                if seals is not None and name in seals.by_name and \
+                        digest != seals.by_name[name].snapshot.digest:
+                    changed[name] = changed.get(name, 0) + 1
         return ok
 
+    changed: dict[str, int] = {}  # kept matches each entrant played with other code
     journal = Journal(out / "results.jsonl")
     journal.load(accept)
+    for name, count in changed.items():
+        reporter.warn(f"entrant {name!r}: its folder changed since {count} kept match(es) were "
+                      f"played (their records name another snapshot digest): they stay as "
+                      f"played; --fresh plays everything again with the code as it is now")
     planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
 
     def accept_round(line: dict[str, Any]) -> bool:
@@ -611,10 +680,16 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         sandbox = f"{mode} (resolved on each worker)"
     else:
         sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
-    entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()))
+    if seals is not None:
+        sandbox += f"; {uid_isolation(config)}; {seals.summary}"
+    entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()),
+                                    sealed=seals.by_name[e.name] if seals else None)
                 for e in config.entrants]
+    digests = [seals.by_name[n].snapshot.digest if seals else None for n in names]
     played = done = 0
     limit = FaultLimit(names, config.max_faults)
+    audit = Audit(names, bound=config.variant.hand_total,
+                  per_set=set_size(config.players, config.seatings))
     if not remote:  # the bots start on the workers, not here
         limit.left_out.update(_preflight(config, entrants, mode, reporter, stop))
     refresher = pages(out) if pages is not None else _NoPages()
@@ -628,6 +703,8 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         nonlocal done, played
         spec = job.spec
         path = out / "games" / f"{spec.id}.json"
+        if seals is not None:
+            record["snapshots"] = [digests[i] for i in spec.seats]
         write_record(record, path)
         line = {"id": spec.id, "players": record["players"], "totals": record["totals"],
                 "ranks": record["ranks"], "faults": record["faults"],
@@ -635,6 +712,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         journal.append(line)
         result = MatchResult.from_json(line)
         course.add(spec, result, _hand_scores(record))
+        audit.add(spec, _hand_scores(record))
         done += 1
         played += 1
         reporter.match_done(spec, result, done, course.table)
@@ -662,12 +740,15 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 old = kept.pop(spec.id, None)
                 if old is not None and list(old.result.players) == [names[i] for i in spec.seats]:
                     course.add(spec, old.result, old.hands)
+                    audit.add(spec, old.hands)
                     limit.count(spec.id, spec.seats, kept_faults.get(spec.id, []))
                 else:
                     done -= old is not None
                     missing.append(spec)
             if missing:
-                play_jobs(runner, (job(spec) for spec in missing), on_done, stop, on_fault)
+                # each group's seatings in an order drawn from the deal secret (the audit)
+                play_jobs(runner, (job(spec) for spec in play_order(missing)), on_done, stop,
+                          on_fault)
             if not course.complete():
                 break
     except BaseException:
@@ -682,8 +763,14 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     standings = course.standings()
     pairs = course.pairs()
     questions = course.questions() if config.format == "gauntlet" else None
-    notes = {names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
+    notes: dict[str, dict[str, Any]] = {
+        names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
     notes |= {names[i]: {"left_out": why} for i, why in limit.left_out.items()}
+    alpha = config.stop.alpha if config.stop is not None else Stop().alpha
+    for name, verdict in audit.result(alpha=alpha).items():
+        notes.setdefault(name, {})["audit"] = verdict.to_json()
+        if verdict.flag:
+            reporter.warn(verdict.describe(name))
     write_standings(config, standings, course.matches, stopped=course.stopped, pairs=pairs,
                     questions=questions or (), notes=notes,
                     left_out={names[i]: why for i, why in limit.left_out.items()})
