@@ -65,10 +65,12 @@ kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <section id="about"><h2>Format and settings</h2><ul id="settings" class="settings"></ul>
 <p id="stopped" class="muted"></p></section>
 <section id="audit" hidden><h2>Fair-play audit</h2>
-<p class="muted">Points a hand in later matches minus in the first ones, with its interval: a
-bot that learns the deals across matches scores more later.</p>
+<p class="muted">Per entrant, its points a hand in the later seatings of each duplicate set
+minus in the first-played one, with its interval: a bot that remembers the deals between the
+seatings of a set scores more in the later ones. Flagged when the interval lies above 0.</p>
 <table class="data" id="audits"><thead><tr><th>entrant</th><th class="n">later − first</th>
-<th>interval</th><th>flag</th></tr></thead><tbody></tbody></table></section>
+<th>interval</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></table>
+</section>
 <section id="crosstable"><h2>Crosstable</h2>
 <p class="muted">Row against column, over the matches both played: the row's points a hand
 minus the column's, and below, its wins–losses (a win: ranked above the other).</p>
@@ -221,7 +223,8 @@ REPORT_JS = r"""
       const tr = el("tr", r.flag ? "hit" : "");
       tr.append(td(r.name), td(num(r.later_minus_first, 1), "n"),
         td("[" + (r.low === null ? "\u2212\u221e" : num(r.low, 1)) + ", " + (r.high === null ? "\u221e" : num(r.high, 1)) + "]"),
-        td(r.flag ? String(r.flag) : "\u2013", r.flag ? "bad" : "muted"));
+        td(r.sets === undefined || r.sets === null ? "" : r.sets, "n"),
+        td(r.flag ? (r.flag === true ? "flagged" : String(r.flag)) : "\u2013", r.flag ? "bad" : "muted"));
       body.appendChild(tr);
     });
   }
