@@ -26,7 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path[0] = str(Path(__file__).resolve().parent.parent)  # not bench/: bench/referee.py
 
@@ -35,7 +37,7 @@ from referee.web.report import BUDGET_S, MAX_WAIT_S, Refresher, Report  # noqa: 
 from referee.web.report_page import ASSETS  # noqa: E402
 
 
-def lines(entrants: int, matches: int, seed: int = 1):  # type: ignore[no-untyped-def]
+def lines(entrants: int, matches: int, seed: int = 1) -> Iterator[dict[str, Any]]:
     rng = random.Random(seed)
     names = [f"entrant-{k:05d}" for k in range(entrants)]
     for m in range(matches):
@@ -55,7 +57,7 @@ def lines(entrants: int, matches: int, seed: int = 1):  # type: ignore[no-untype
                "record": f"games/r{m}.json"}
 
 
-def standings_doc(entrants: int, matches: int) -> dict[str, object]:
+def standings_doc(entrants: int, matches: int) -> dict[str, Any]:
     rng = random.Random(2)
     rows = []
     for k in range(entrants):
@@ -74,7 +76,7 @@ def standings_doc(entrants: int, matches: int) -> dict[str, object]:
                                        "tau": 0.083333, "draw_probability": 0.0}}
 
 
-def best(f, n: int = 3) -> float:  # type: ignore[no-untyped-def]
+def best(f: Callable[[], object], n: int = 3) -> float:
     times = []
     for _ in range(n):
         start = time.process_time()
