@@ -199,13 +199,13 @@ class Organiser:
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
-        subprocess.run(["pkill", "-KILL", "-u", self.name], capture_output=True, check=False)
         subprocess.run(["userdel", self.name], capture_output=True, check=False)
         for table in ("/etc/subuid", "/etc/subgid"):  # userdel may leave the range
             path = Path(table)
-            kept = [line for line in path.read_text().splitlines(keepends=True)
-                    if not line.startswith(f"{self.name}:")]
-            path.write_text("".join(kept))
+            lines = path.read_text().splitlines(keepends=True)
+            kept = [line for line in lines if not line.startswith(f"{self.name}:")]
+            if kept != lines:
+                path.write_text("".join(kept))
         shutil.rmtree(f"/tmp/ct-referee-{getattr(self, 'uid', -1)}", ignore_errors=True)
 
 
