@@ -226,8 +226,8 @@ def said(log: Path) -> dict[str, str]:
 @pytest.mark.slow
 def test_each_bot_runs_as_a_subordinate_uid_of_its_own(organiser: Organiser) -> None:
     """A tournament run by the user: in every match the two bots are two different host uids
-    of the user's range, never the user's own, with no groups, no capabilities, no-new-privs
-    and seccomp; the header says so."""
+    of the user's range, never the user's own, with no groups, no capabilities, no-new-privs,
+    seccomp and the rlimits; the header says so."""
     done = organiser.cli("tournament", str(organiser.config()))
     shown = done.stdout + done.stderr
     assert done.returncode == 0, shown
@@ -245,6 +245,8 @@ def test_each_bot_runs_as_a_subordinate_uid_of_its_own(organiser: Organiser) -> 
             assert s["GROUPS"] == "[]"  # the organiser's groups are gone
             assert s["CAPS"] == " ".join(["0000000000000000"] * 3)
             assert s["NNP"] == "1 SECCOMP 2"
+            # no cgroups for a referee that is not root: the rlimits, set as the bot's uid
+            assert s["LIMITS"] == f"nproc=64 data={512 << 20} fsize={64 << 20} core=0"
 
 
 DRIVER = textwrap.dedent("""\
