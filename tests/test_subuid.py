@@ -38,6 +38,7 @@ from referee.bots.subids import SubIds, find, fix, parse
 
 ROOT = Path(__file__).resolve().parent.parent
 WHOAMI = ROOT / "tests" / "bots" / "hostile" / "whoami.py"
+PIPES = ROOT / "tests" / "bots" / "hostile" / "pipes.py"
 INSTANT = ROOT / "bench" / "instant_bot.py"
 SYSTEM_PY = Path("/usr/bin/python3")
 PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -304,3 +305,51 @@ def test_without_a_range_the_referee_refuses_naming_the_fix(organiser: Organiser
     done = organiser.cli("tournament", str(organiser.config(bot_uids="shared")))
     assert done.returncode == 0, done.stderr
     assert f"every bot as uid {organiser.uid} (bot_uids: shared)" in done.stdout + done.stderr
+
+
+PIPES_DRIVER = textwrap.dedent("""\
+    import sys
+    from pathlib import Path
+    from referee.bots.probes.world import first_line
+    from referee.bots.process import Launcher, start_process
+    from referee.bots.sandbox import SandboxPolicy
+    folder, mode = Path(sys.argv[1]), sys.argv[2]
+    launcher = Launcher(SandboxPolicy(mode=mode))
+    holder = start_process(["/usr/bin/python3", "pipes.py", "hold", "40"], workdir=folder,
+                           launcher=launcher)
+    try:
+        assert first_line(holder) == "held 40"
+        measurer = start_process(["/usr/bin/python3", "pipes.py", "measure"], workdir=folder,
+                                 launcher=launcher)
+        try:
+            print(first_line(measurer))
+        finally:
+            measurer.stop(0.5)
+    finally:
+        holder.stop(0.5)
+""")
+
+
+@pytest.mark.process
+def test_two_bots_share_no_per_uid_counter(organiser: Organiser) -> None:
+    """Attack 3's other half: one bot holds 40 pipes of 1 MiB (10240 of the 16384 pages
+    ``fs.pipe-user-pages-soft`` lets a uid have); another, running at the same time, sees its
+    own headroom whole on a subordinate uid of its own. The control, both on the organiser's
+    shared uid, sees 24 or less: what one bot holds, the other reads (and one bot could hold a uid's
+    processes, so others fail to start)."""
+    if Path("/proc/sys/fs/pipe-user-pages-soft").read_text().strip() != "16384":
+        pytest.skip("fs.pipe-user-pages-soft is not the default here")
+    folder = organiser.root / "pipes"
+    folder.mkdir(mode=0o755)
+    shutil.copy(PIPES, folder / "pipes.py")
+    (organiser.root / "pipes_driver.py").write_text(PIPES_DRIVER)
+    organiser.own()
+    seen = {}
+    for mode in ("auto", "userns"):
+        done = organiser.run(str(organiser.python), str(organiser.root / "pipes_driver.py"),
+                             str(folder), mode)
+        assert done.returncode == 0, done.stderr
+        seen[mode] = done.stdout.strip()
+    assert seen["auto"].startswith("headroom ") and int(seen["auto"].split()[1]) > 40, seen
+    # 24 less what the organiser's own pipes (the referee's, the driver's) hold
+    assert seen["userns"].startswith("headroom ") and int(seen["userns"].split()[1]) <= 24, seen
