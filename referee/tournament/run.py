@@ -414,17 +414,26 @@ def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
 
 class Pages(Protocol):
     """Keeps pages current as a tournament runs (the report: :class:`referee.web.report.Refresher`
-    is one); the tournament layer knows them only by these two calls."""
+    is one); the tournament layer knows them only by these two calls, both made on the
+    coordinator's thread. The coordinator does no more for them than hand over what it has: an
+    implementation returns within microseconds and does its work on a thread of its own."""
 
-    def match_done(self, match_id: str, record: RecordDict | None = None) -> None:
-        """A match was saved."""
+    def match_done(self, line: dict[str, Any], table: Standings) -> None:
+        """A match was saved. ``line``: its ``results.jsonl`` line, as just appended (``id``,
+        ``players``, ``totals``, ``ranks``, ``faults``, ``hands``, ``record``: the game
+        record's path in the output folder; read it, do not change it). ``table``: the running
+        standings over the finished prefix of the schedule; :meth:`Standings.standings` may be
+        called here, on this thread, at most every few seconds (about 25 µs an entrant:
+        ``bench/report.py``), never from another thread; the object may be kept for
+        :meth:`finish`."""
 
     def finish(self) -> None:
-        """The run is over (finished, stopped or failed)."""
+        """The run is over (finished, stopped or failed), the standings files written if it
+        finished; called on the coordinator's thread, which waits for the last write."""
 
 
 class _NoPages:
-    def match_done(self, match_id: str, record: RecordDict | None = None) -> None:
+    def match_done(self, line: dict[str, Any], table: Standings) -> None:
         pass
 
     def finish(self) -> None:
@@ -544,25 +553,42 @@ def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
     return hidden
 
 
+def _subuid_check() -> tuple[bool, str]:
+    """Whether bots can run as the organiser's subordinate uids here, and the ids or why not
+    (with the fix)."""
+    check = next((c for c in capabilities().checks if c.name == "subuid"), None)
+    if check is None:
+        return False, "no subordinate uid check"
+    return check.ok, check.detail if check.ok else f"{check.detail}: {check.enable}"
+
+
 def check_bot_uids(config: Config) -> None:
-    """Refuse to sandbox bots as the organiser's own uid (a referee not running as root),
-    unless the configuration accepts it (``bot_uids: shared``).
+    """Refuse to sandbox bots as the organiser's own uid (a referee not running as root and
+    without subordinate uids, :mod:`referee.bots.subids`), unless the configuration accepts
+    it (``bot_uids: shared``).
 
     :raises ConfigError: saying why and the fix.
     """
     uid = os.geteuid()
-    if uid != 0 and config.bot_uids != "shared":
+    if uid == 0 or config.bot_uids == "shared":
+        return
+    ok, detail = _subuid_check()
+    if not ok:
         raise ConfigError(
-            f"{config.path}: the referee runs as uid {uid}, not root: every bot would run as "
-            f"uid {uid}, read what that uid may read outside its sandbox's view and share its "
-            f"process and pipe limits with the other bots; run the referee as root (each bot "
-            f"then runs as a uid of its own), or accept that with bot_uids: shared")
+            f"{config.path}: the referee runs as uid {uid}, not root, and cannot give each bot "
+            f"a subordinate uid ({detail}); without one every bot would run as uid {uid}, read "
+            f"what that uid may read outside its sandbox's view and share its process and "
+            f"pipe limits with the other bots; run the referee as root, give it subordinate "
+            f"uids, or accept a shared uid with bot_uids: shared")
 
 
 def uid_isolation(config: Config) -> str:
     """What the header says about the bots' uids."""
     if os.geteuid() == 0:
         return "each bot a uid of its own"
+    ok, detail = _subuid_check()
+    if ok:
+        return f"each bot a subordinate uid of its own: {detail}"
     return f"every bot as uid {os.geteuid()} (bot_uids: shared)"
 
 
@@ -721,7 +747,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         for i in limit.count(spec.id, spec.seats, record["faults"]):
             reporter.warn(f"{names[i]} is disqualified {limit.disqualified[i]}: the referee's "
                           f"fallback plays its seat in the matches still to start")
-        refresher.match_done(spec.id, record)
+        refresher.match_done(line, course.table)
 
     def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
         reporter.fault(job.spec, name, fault)
