@@ -78,10 +78,9 @@ class InstantRunner:
             if self.stop is not None:
                 self.stop.set()
         c0, w0 = time.thread_time(), time.perf_counter()
-        record = dict(self.record)
-        record["id"] = job.spec.id
-        record["players"] = [e.name for e in job.entrants]
-        self.events.append(Finished(job, _finish(job, record)))
+        record: RecordDict = {**self.record, "id": job.spec.id,
+                              "players": [e.name for e in job.entrants]}
+        self.events.append(Finished(job, job.finish(record)))
         self.cpu += time.thread_time() - c0
         self.wall += time.perf_counter() - w0
 
@@ -94,13 +93,6 @@ class InstantRunner:
 
     def close(self) -> None:
         pass
-
-
-def _finish(job: MatchJob, record: RecordDict) -> Any:
-    """What the worker hands back for ``record``: the job's own finishing step where there is
-    one (the record written where the match ran, a small result back), else the record."""
-    finish = getattr(job, "finish", None)
-    return record if finish is None else finish(record)
 
 
 def write_ladder(folder: Path, bot: Path, entrants: int, *, matches: int,
@@ -182,8 +174,8 @@ def main() -> None:
         bot = _distributed_bench().compile_bot(folder)
         record = template(bot)
         (folder / "record.json").write_text(json.dumps(record))
-        plain, _ = ceiling(folder, bot, record, entrants=args.entrants, matches=args.matches,
-                           report=False)
+        ceiling(folder, bot, record, entrants=args.entrants, matches=args.matches,
+                report=False)
         rate, cpu = ceiling(folder, bot, record, entrants=args.entrants, matches=args.matches,
                             report=True)
         child = subprocess.run([sys.executable, __file__, "--first-match", str(folder),

@@ -451,7 +451,8 @@ def test_a_bot_that_cannot_be_spawned_is_a_seat_fault(tmp_path: Path) -> None:
     with ThreadRunner(2) as runner:
         play_jobs(runner, [job(0, (instant, instant)), job(1, (instant, unspawnable)),
                            job(2, (instant, instant))],
-                  lambda done, record: saved.update({done.spec.id: record}), threading.Event())
+                  lambda done, finished: saved.update({done.spec.id: finished.line}),
+                  threading.Event())
     assert sorted(saved) == ["m0", "m1", "m2"]
     assert saved["m0"]["faults"] == [] and saved["m2"]["faults"] == []
     [fault] = saved["m1"]["faults"]

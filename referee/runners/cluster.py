@@ -231,8 +231,9 @@ class ClusterRunner:
             if isinstance(event, Requeued):
                 continue
             if isinstance(event, Finished):  # its faults, as they were recorded
-                events += [Faulted(job, fault, event.record["players"][fault["seat"]])
-                           for fault in event.record["faults"]]
+                line = event.done.line
+                events += [Faulted(job, fault, line["players"][fault["seat"]])
+                           for fault in line["faults"]]
             events.append(event)
         return events
 
@@ -265,7 +266,7 @@ class ClusterRunner:
             self._warned.add(played.worker)
             self.warn(f"worker {played.worker} has no working bubblewrap (bwrap): its bots "
                       f"run without a sandbox")
-        return Finished(job, played.record)
+        return Finished(job, job.finish(played.record))
 
     def _again(self, job: MatchJob) -> RunnerEvent | Requeued:
         attempt = self._attempts.get(job.spec.id, 0) + 1
