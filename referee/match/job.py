@@ -112,6 +112,9 @@ class MatchJob:
     record_path: Path | None = None
     """Where the record is written by whoever plays the match (a worker process shares the
     output folder); ``None``: the record itself is handed back."""
+    send_record: bool = False
+    """Hand the record back as well, though it was written (something on the coordinator
+    still reads each record: the report's pages)."""
 
     def play(self, stop: CancelSignal | None = None,
              observer: Observer | None = None) -> RecordDict:
@@ -136,5 +139,5 @@ class MatchJob:
         written (or ``keep``)."""
         if self.record_path is not None:
             write_record(record, self.record_path)
-        return Done(result_line(record),
-                    record if keep or self.record_path is None else None)
+        back = keep or self.send_record or self.record_path is None
+        return Done(result_line(record), record if back else None)

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from referee.bots.process import BotCommandError, bwrap_available
 from referee.bots.sandbox import capabilities
@@ -281,6 +281,9 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     if not remote:  # the bots start on the workers, not here
         limit.left_out.update(_preflight(config, entrants, mode, reporter, stop))
     refresher = pages(config.output) if pages is not None else _NoPages()
+    # Pages that render each match from its record (main's report) get it back from the
+    # worker; pages that say ``wants_records = False`` get the journal line instead.
+    send_record = pages is not None and bool(getattr(refresher, "wants_records", True))
     total = config.total()
     pace = _Pace(reporter, total)
 
@@ -288,7 +291,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         return MatchJob(spec, tuple(limit.entrant(i, entrants[i]) for i in spec.seats),
                         config.variant, config.target, config.limits, mode, config.name,
                         logs_dir=folder.match_logs(spec.id), hide=(config.output,),
-                        record_path=folder.record(spec.id))
+                        record_path=folder.record(spec.id), send_record=send_record)
 
     def on_done(job: MatchJob, finished: Done) -> None:
         nonlocal done, played
@@ -303,9 +306,10 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         for i in limit.count(spec.id, spec.seats, line["faults"]):
             reporter.warn(f"{names[i]} is disqualified {limit.disqualified[i]}: the referee's "
                           f"fallback plays its seat in the matches still to start")
-        # The record, when it came back to this process; else the pages read it from
-        # line["record"] (the journal line: finished.line) in the output folder.
-        refresher.match_done(spec.id, finished.record)
+        # The record when it came back to this process, else the journal line (its
+        # ``record`` names the record's file in the output folder).
+        refresher.match_done(spec.id, finished.record if finished.record is not None
+                             else cast(RecordDict, line))
         pace.tick(done, played)
 
     def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
