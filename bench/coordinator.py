@@ -95,19 +95,22 @@ class InstantRunner:
         pass
 
 
-def write_ladder(folder: Path, bot: Path, entrants: int, *, matches: int,
-                 sandbox: str) -> Path:
-    """A ladder of ``entrants`` entrants, each in a folder of its own (a hard link to ``bot``)."""
-    lines = ["name: coordinator", "format: ladder", "players: 3", "seatings: all",
-             "target: 1000", "rounds: 1000", f"max_matches: {matches}", f"sandbox: {sandbox}",
-             "preflight: \"off\"", "entrants:"]
+def write_ladder(folder: Path, bot: Path, entrants: int, *, matches: int | None,
+                 sandbox: str, fmt: str = "ladder") -> Path:
+    """A ladder (or another format) of ``entrants`` entrants, each in a folder of its own (a
+    hard link to ``bot``)."""
+    lines = ["name: coordinator", f"format: {fmt}", "players: 3", "seatings: all",
+             "target: 1000", "rounds: 1", f"sandbox: {sandbox}", "preflight: \"off\"",
+             "entrants:"]
+    if matches is not None:
+        lines.insert(1, f"max_matches: {matches}")
     for i in range(entrants):
         home = folder / f"e{i:05d}"
         home.mkdir(exist_ok=True)
         if not (home / "bot").exists():
             os.link(bot, home / "bot")
         lines.append(f"  - {{name: e{i:05d}, command: [./e{i:05d}/bot]}}")
-    path = folder / f"ladder{entrants}.yaml"
+    path = folder / f"{fmt}{entrants}.yaml"
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -140,18 +143,30 @@ def ceiling(folder: Path, bot: Path, record: RecordDict, *, entrants: int, match
     return rate, 1000 * cpu / outcome.played
 
 
-def first_match(folder: Path, bot: Path, record: RecordDict, entrants: int) -> None:
-    """(child process) Loads and runs the ladder until its first match is submitted."""
+def first_match(folder: Path, bot: Path, record: RecordDict, entrants: int, fmt: str) -> None:
+    """(child process) Loads and runs the tournament until its first match is submitted."""
     sandbox = "auto" if os.path.exists("/usr/bin/bwrap") else "none"
-    config_path = write_ladder(folder, bot, entrants, matches=10**6, sandbox=sandbox)
+    config_path = write_ladder(folder, bot, entrants, matches=None, sandbox=sandbox, fmt=fmt)
     stop = threading.Event()
     runner = InstantRunner(record, stop=stop)
     start = time.perf_counter()
-    config = load_config(config_path, output=folder / f"out-first{entrants}")
+    config = load_config(config_path, output=folder / f"out-first-{fmt}{entrants}")
     run(config, runner=runner, reporter=Reporter(), stop=stop)
     assert runner.first is not None
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": runner.first - start, "rss_mb": rss, "sandbox": sandbox}))
+    print(json.dumps({"seconds": runner.first - start, "rss_mb": rss, "sandbox": sandbox,
+                      "total": config.total()}))
+
+
+def _first(folder: Path, fmt: str, entrants: int) -> dict[str, Any]:
+    """Times, in a child process, a tournament of ``entrants`` to its first match."""
+    child = subprocess.run([sys.executable, __file__, "--first-match", str(folder), "--format",
+                            fmt, "--ladder", str(entrants)], capture_output=True, text=True,
+                           check=False)
+    if child.returncode:
+        sys.exit(f"error: the {entrants}-entrant {fmt} failed:\n{child.stderr}")
+    result: dict[str, Any] = json.loads(child.stdout.strip().splitlines()[-1])
+    return result
 
 
 def main() -> None:
@@ -160,12 +175,15 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=1200)
     parser.add_argument("--ladder", type=int, default=10_000,
                         help="entrants of the ladder timed to its first match")
+    parser.add_argument("--round-robin", type=int, default=100,
+                        help="entrants of the round robin timed to its first match")
     parser.add_argument("--first-match", metavar="FOLDER", help=argparse.SUPPRESS)
+    parser.add_argument("--format", default="ladder", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.first_match:
         folder = Path(args.first_match)
         first_match(folder, folder / "starter.bin",
-                    json.loads((folder / "record.json").read_text()), args.ladder)
+                    json.loads((folder / "record.json").read_text()), args.ladder, args.format)
         return
     print(f"coordinator: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the "
           f"start", flush=True)
@@ -178,14 +196,14 @@ def main() -> None:
                 report=False)
         rate, cpu = ceiling(folder, bot, record, entrants=args.entrants, matches=args.matches,
                             report=True)
-        child = subprocess.run([sys.executable, __file__, "--first-match", str(folder),
-                                "--ladder", str(args.ladder)], capture_output=True, text=True,
-                               check=False)
-        if child.returncode:
-            sys.exit(f"error: the {args.ladder}-entrant ladder failed:\n{child.stderr}")
-        first = json.loads(child.stdout.strip().splitlines()[-1])
-    print(f"coordinator: {args.ladder}-entrant ladder (sandbox {first['sandbox']}): first match "
-          f"after {first['seconds']:.1f} s, peak {first['rss_mb']:.0f} MB")
+        firsts = {fmt: _first(folder, fmt, n)
+                  for fmt, n in (("round-robin", args.round_robin), ("ladder", args.ladder))}
+    for fmt, n in (("round-robin", args.round_robin), ("ladder", args.ladder)):
+        got = firsts[fmt]
+        print(f"coordinator: {n}-entrant {fmt} of {got['total']:,} matches (sandbox "
+              f"{got['sandbox']}): first match after {got['seconds']:.1f} s, peak "
+              f"{got['rss_mb']:.0f} MB")
+    first = firsts["ladder"]
     print(f"coordinator: {rate:.0f} matches/s ({cpu:.2f} ms CPU a match), "
           f"{args.ladder:,}-entrant ladder planned and first match in {first['seconds']:.1f} s")
 

@@ -171,7 +171,8 @@ class Config:
         if self.format == "ladder" or self.stop is not None:
             raise ValueError(f"a {self.format}{' with stop' if self.stop else ''} is planned "
                              f"round by round from the results")
-        fmt, n, specs = self.tournament_format(), len(self.entrants), []
+        fmt, n = self.tournament_format(), len(self.entrants)
+        specs: list[MatchSpec] = []
         state = State.initial(n)
         while more := plan_round(fmt, state, players=self.players, seatings=self.seatings,
                                  seed=self.seed, secret=secret, rounds=self.rounds,
