@@ -52,6 +52,10 @@ MATCH_ID = re.compile(r"r\d+-g\d+-s\d+")
 """What a match id of a tournament looks like (a journal line with another id is dropped)."""
 
 
+_FAST_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+"""libyaml's safe dumper where PyYAML has it."""
+
+
 class OutputFolder:
     """An output folder's layout: every path in it, and what reads and writes it as a whole.
 
@@ -194,7 +198,8 @@ def prepare_output(config: Config, *, fresh: bool = False,
     if not secret_path.is_file():  # after the marker: a folder cut short here still resumes
         write_atomic(secret_path, secret.hex() + "\n", mode=0o600)
     write_atomic(out / "tournament.yaml",
-                  yaml.safe_dump(config.resolved(), sort_keys=False, allow_unicode=True))
+                  yaml.dump(config.resolved(), Dumper=_FAST_DUMPER, sort_keys=False,
+                            allow_unicode=True))
     for folder in (out, out / "games"):  # left by a write_atomic cut short (SIGKILL)
         for tmp in folder.glob(".*.tmp"):
             if tmp.is_file():
