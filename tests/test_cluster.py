@@ -257,7 +257,9 @@ sandbox: none
     assert done.stdout.count("fault: ") == 2
     where = (f"on the Dask scheduler {cluster.scheduler_address}, sandbox none (resolved on "
              f"each worker)" if where == "cluster" else "concurrency 2, sandbox none")
-    assert f"target 100, {where}; output" in done.stdout
+    assert f"target 100, {where}; the seatings of a set never at once" in done.stdout
+    assert ("each on another host where the cluster has enough (1 now); output"
+            if where.startswith("on the Dask") else "never at once; output") in done.stdout
     table = json.loads((tmp_path / "out" / "standings.json").read_text())["standings"]
     assert [row["name"] for row in table] == ["greedy", "quitter"]
 
@@ -325,3 +327,47 @@ def test_a_worker_without_the_sandbox_asked_for_is_a_clear_error(
     assert ": sandbox 'bwrap' requested but it does not work here: " in message
     assert "\n" not in message
     assert not (tmp_path / "out" / "results.jsonl").exists()  # no match was played
+
+
+def test_a_scheduler_file_is_followed_and_a_stale_one_refused(cluster: LocalCluster,
+                                                              tmp_path: Path) -> None:
+    """--scheduler-file: the address comes from the file, and the scheduler that answers
+    must be the one that wrote it (a stale file whose port another scheduler has taken would
+    send it the deal secret with every match)."""
+    with Client(cluster.scheduler_address) as client:
+        ident = client.scheduler_info()["id"]
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"type": "Scheduler", "id": ident,
+                                "address": cluster.scheduler_address}))
+    runner = ClusterRunner(scheduler_file=good)
+    try:
+        assert runner.address == cluster.scheduler_address and runner.slots() >= 1
+    finally:
+        runner.close()
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps({"type": "Scheduler", "id": "Scheduler-of-last-week",
+                                 "address": cluster.scheduler_address}))
+    with pytest.raises(ClusterError, match="is not the one that wrote .*stale.json"):
+        ClusterRunner(scheduler_file=stale)
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(ClusterError, match="bad.json'.*cannot read: not JSON"):
+        ClusterRunner(scheduler_file=tmp_path / "bad.json")
+
+
+def test_a_lost_worker_is_reported() -> None:
+    warnings: list[str] = []
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      resources={"match": 1}, dashboard_address=None) as local:
+        runner = ClusterRunner(local.scheduler_address, warn=warnings.append)
+        try:
+            assert runner.slots() == 4
+            addresses = [w.address for w in local.workers.values()]
+            local.scale(1)
+            deadline = time.monotonic() + 30
+            while not warnings and time.monotonic() < deadline:
+                time.sleep(0.2)
+                runner.slots()
+        finally:
+            runner.close()
+    assert warnings in ([f"lost Dask worker {address} (1 left): its matches are played again "
+                         f"on the others"] for address in addresses), warnings

@@ -245,7 +245,13 @@ def error_lines(e: Exception) -> str:
 @click.option("--scheduler", metavar="ADDRESS",
               help="Play every match as a task on the workers of this Dask scheduler "
                    "(tcp://host:8786; needs ct-referee[distributed]); this process writes "
-                   "the records, the journal and the standings.")
+                   "the journal and the standings.")
+@click.option("--scheduler-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="As --scheduler, with the address in this file (dask scheduler "
+                   "--scheduler-file FILE), checked to be the scheduler that wrote it.")
+@click.option("--spread/--no-spread", default=True, show_default=True,
+              help="On a cluster, play each seating of a duplicate set on another host than "
+                   "the set's earlier ones where the cluster has enough hosts.")
 @click.option("--fresh", is_flag=True,
               help="Delete what an earlier run of this output folder wrote (its deal secret "
                    "too), and start over.")
@@ -259,7 +265,8 @@ def error_lines(e: Exception) -> str:
                    "points per hand for ties); overrides the file's stop.")
 @click.option("--max-matches", type=int, help="At most this many matches (overrides the file's).")
 def tournament(config: Path, output: Path | None, concurrency: int | None,
-               scheduler: str | None, fresh: bool, secret_file: Path | None,
+               scheduler: str | None, scheduler_file: Path | None, spread: bool,
+               fresh: bool, secret_file: Path | None,
                rounds: int | None, seed: str | None, stop_at: str | None,
                max_matches: int | None) -> None:
     """Run the tournament described by CONFIG (YAML), or resume it where it stopped.
@@ -281,6 +288,10 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         resume += ["--concurrency", str(concurrency)]
     if scheduler is not None:
         resume += ["--scheduler", scheduler]
+    if scheduler_file is not None:
+        resume += ["--scheduler-file", str(scheduler_file)]
+    if not spread:
+        resume += ["--no-spread"]
     overrides: dict[str, Any] = {}
     for key, value, flag in (("rounds", rounds, "--rounds"), ("seed", seed, "--seed"),
                              ("max_matches", max_matches, "--max-matches"),
@@ -309,15 +320,21 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     if not console.is_terminal:
         console = Console(file=stdout, highlight=False, emoji=False, width=120)  # type: ignore[arg-type]
     where = f"on the Dask scheduler {scheduler}" if scheduler is not None else None
+    if scheduler_file is not None:
+        where = f"on the Dask scheduler of {scheduler_file}"
     reporter = (LiveReporter(console, where=where) if console.is_terminal
                 else PlainReporter(console, where=where))
     stop = threading.Event()
     runner: Runner | None = None
-    if scheduler is not None:
+    if scheduler is not None and scheduler_file is not None:
+        err.print(Text("error: --scheduler and --scheduler-file: give one"), soft_wrap=True)
+        sys.exit(2)
+    if scheduler is not None or scheduler_file is not None:
         try:
             # a tournament's auto requires a sandbox: a worker without one refuses
             mode = "none" if cfg.sandbox == "none" else "bwrap"
-            runner = ClusterRunner(scheduler, sandbox=mode, warn=reporter.warn)
+            runner = ClusterRunner(scheduler, sandbox=mode, warn=reporter.warn,
+                                   scheduler_file=scheduler_file, spread=spread)
         except ClusterError as e:
             err.print(Text(f"error: {e}"), soft_wrap=True)
             sys.exit(1)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import tempfile
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from referee.match.job import MatchJob
 
 __all__ = ["CONNECT_TIMEOUT_S", "RESOURCE", "ClusterError", "ClusterRunner", "Played",
-           "play_on_worker", "task_key"]
+           "play_on_worker", "read_scheduler_file", "task_key"]
 
 RESOURCE = "match"
 """The Dask worker resource a match needs one unit of."""
@@ -46,6 +48,8 @@ SLOTS_REFRESH_S = 1.0
 """How often the cluster's capacity is asked of the scheduler."""
 
 
+SPREAD_KEYS = 10_000
+"""Duplicate sets whose hosts :class:`ClusterRunner` remembers (to spread their seatings)."""
 RETRIES = 3
 """How many times a match stopped by its worker closing (not by the coordinator) is played
 again before the tournament stops (a worker that dies outright is Dask's to reschedule)."""
@@ -71,6 +75,30 @@ class Requeued:
     """A match submitted again (its worker closed mid-match)."""
 
     job: MatchJob
+
+
+def read_scheduler_file(path: Path) -> tuple[str, str | None]:
+    """The address and id in a scheduler file (``dask scheduler --scheduler-file PATH``).
+
+    :raises ClusterError: for a file that cannot be read or names no address.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        why = getattr(err, "strerror", None) or "not JSON"
+        raise ClusterError(f"scheduler file {str(path)!r}: cannot read: {why}") from None
+    address = data.get("address") if isinstance(data, dict) else None
+    if not isinstance(address, str) or not address:
+        raise ClusterError(f"scheduler file {str(path)!r}: no scheduler address in it (written "
+                           f"by: dask scheduler --scheduler-file {path})")
+    ident = data.get("id")
+    return address, ident if isinstance(ident, str) else None
+
+
+def host_of(address: str) -> str:
+    """The host of a worker address (``tcp://10.0.0.5:40211`` is ``10.0.0.5``)."""
+    rest = address.split("://", 1)[-1]
+    return rest.rsplit(":", 1)[0] if ":" in rest else rest
 
 
 def task_key(job: MatchJob) -> str:
@@ -142,9 +170,10 @@ class ClusterRunner:
     remote = True
     """Its bots are spawned on other machines: the tournament leaves the sandbox mode to them."""
 
-    def __init__(self, address: str, *, sandbox: str | None = None,
+    def __init__(self, address: str | None = None, *, sandbox: str | None = None,
                  warn: Callable[[str], None] | None = None,
-                 timeout: float = CONNECT_TIMEOUT_S, quiet: bool = True) -> None:
+                 timeout: float = CONNECT_TIMEOUT_S, quiet: bool = True,
+                 scheduler_file: Path | None = None, spread: bool = True) -> None:
         try:
             from distributed import Client
         except ImportError:
@@ -152,12 +181,24 @@ class ClusterRunner:
                                "'ct-referee[distributed]'") from None
         if quiet:
             _quiet_dask()
+        expected: str | None = None
+        if scheduler_file is not None:
+            address, expected = read_scheduler_file(scheduler_file)
+        if address is None:
+            raise ClusterError("no Dask scheduler address (--scheduler) or file "
+                               "(--scheduler-file)")
         self.address = address
         self.sandbox = sandbox
         self.warn = warn
+        self.spread = spread
+        """Each seating of a duplicate set on another host than the set's earlier ones, where
+        the cluster has enough (the bots of one seating cannot leave the next one a note on
+        the machine's disk)."""
         self._futures: dict[Future, MatchJob] = {}
         self._warned: set[str] = set()
         self._slots = (0.0, 1)
+        self._workers: dict[str, str] = {}  # address: host, at the last look
+        self._hosts: OrderedDict[tuple[int, int], set[str]] = OrderedDict()
         self._aborted: list[RunnerEvent] = []
         self._attempts: dict[str, int] = {}
         try:
@@ -166,10 +207,35 @@ class ClusterRunner:
             raise ClusterError(f"cannot reach the Dask scheduler {address!r}: "
                                f"{_one_line(err)}") from None
         try:
+            if expected is not None:
+                self._check_identity(expected, scheduler_file)
             self._check(timeout)
         except BaseException:
             self.close()
             raise
+
+    def _check_identity(self, expected: str, path: Path | None) -> None:
+        """The scheduler that answers is the one that wrote the scheduler file: a stale file
+        (its scheduler gone, its port since taken by another) would send every match, and the
+        deal secret with it, to someone else's cluster."""
+        try:
+            found = self.client.scheduler_info().get("id")
+        except Exception as err:
+            raise ClusterError(f"cannot ask the Dask scheduler {self.address!r} who it is: "
+                               f"{_one_line(err)}") from None
+        if found != expected:
+            raise ClusterError(f"the Dask scheduler at {self.address!r} is not the one that "
+                               f"wrote {str(path)!r} (it is {found!r}, the file names "
+                               f"{expected!r}): the file is stale and another program has "
+                               f"its port; start the scheduler again")
+
+    @property
+    def isolation(self) -> str:
+        """What keeps a duplicate set's seatings apart, for the header."""
+        hosts = len(set(self._workers.values()))
+        where = (f"each on another host where the cluster has enough ({hosts} now)"
+                 if self.spread else "on any worker")
+        return f"the seatings of a set never at once, {where}"
 
     def _check(self, timeout: float) -> None:
         try:
@@ -184,8 +250,15 @@ class ClusterRunner:
                                f"{self.address} --nthreads N --resources {RESOURCE}=N)")
 
     def _capacity(self) -> int:
-        workers = self.client.scheduler_info()["workers"].values()
-        return int(sum(w.get("resources", {}).get(RESOURCE, 0) for w in workers))
+        workers = self.client.scheduler_info()["workers"]
+        now = {address: host_of(address) for address, w in workers.items()
+               if w.get("resources", {}).get(RESOURCE, 0)}
+        gone = sorted(set(self._workers) - set(now))
+        if gone and self.warn is not None:
+            self.warn(f"lost Dask worker{'s' if len(gone) > 1 else ''} {', '.join(gone)} "
+                      f"({len(now)} left): its matches are played again on the others")
+        self._workers = now
+        return int(sum(w.get("resources", {}).get(RESOURCE, 0) for w in workers.values()))
 
     def slots(self) -> int:
         """See :meth:`Runner.slots`: twice the workers' ``match`` resources (asked at most
@@ -204,9 +277,22 @@ class ClusterRunner:
         self._submit(job, task_key(job))
 
     def _submit(self, job: MatchJob, key: str) -> None:
+        workers = None
+        if self.spread:
+            used = self._hosts.get(job.spec.deals_key, set())
+            workers = [a for a, host in self._workers.items() if host not in used] or None
         future = self.client.submit(play_on_worker, job, key=key, pure=False,
-                                    resources={RESOURCE: 1})
+                                    resources={RESOURCE: 1}, workers=workers,
+                                    allow_other_workers=workers is not None)
         self._futures[future] = job
+
+    def _played_on(self, job: MatchJob, worker: str) -> None:
+        """Notes the host a seating of the set was played on."""
+        hosts = self._hosts.setdefault(job.spec.deals_key, set())
+        hosts.add(host_of(worker))
+        self._hosts.move_to_end(job.spec.deals_key)
+        while len(self._hosts) > SPREAD_KEYS:
+            self._hosts.popitem(last=False)
 
     def wait(self, timeout: float) -> list[RunnerEvent]:
         """See :meth:`Runner.wait`. Writes each finished match's logs to its ``logs_dir``; the
@@ -261,6 +347,7 @@ class ClusterRunner:
             job.logs_dir.mkdir(parents=True, exist_ok=True)
             for name, data in played.logs.items():
                 (job.logs_dir / Path(name).name).write_bytes(data)
+        self._played_on(job, played.worker)
         if played.sandbox == "none" and self.sandbox == "auto" and self.warn is not None \
                 and played.worker not in self._warned:
             self._warned.add(played.worker)

@@ -274,6 +274,8 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         sandbox = f"{mode} (resolved on each worker)"
     else:
         sandbox = f"bwrap ({capabilities().summary()})" if mode == "bwrap" else "none"
+    isolation = getattr(runner, "isolation", "the seatings of a set never at once")
+    sandbox = f"{sandbox}; {isolation}"
     entrants = [dataclasses.replace(e.entrant(), hide=hidden.get(e.name, ()))
                 for e in config.entrants]
     played = done = 0
