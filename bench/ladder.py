@@ -8,7 +8,8 @@ probability ``i / (entrants - 1)``, it plays a uniform random legal move instead
 greedy, the last is random, and the true order is by index). They are listed in the configuration
 in a shuffled order, so no tie-break leaks the truth. Matches are played in-process (the rules
 engine and the bots' own decision logic, as ``bench/ranking.py`` does), 3 players, all seatings,
-target 1000, through :class:`referee.tournament.course.Course`: the real formats and ratings code.
+target 1000, through :class:`referee.tournament.course.TournamentProgress`: the real formats and
+ratings code.
 
 * **round robin**: every group once (C(n, 3) x 6 matches);
 * **ladder**: :class:`referee.tournament.formats.Ladder` with ``max_matches`` a tenth of that,
@@ -46,7 +47,7 @@ from stopping import play  # noqa: E402
 from referee.game.cards import Card  # noqa: E402
 from referee.game.rules import Hand, Move, Variant  # noqa: E402
 from referee.match.job import MatchSpec  # noqa: E402
-from referee.tournament.course import Course, Plan  # noqa: E402
+from referee.tournament.course import TournamentPlan, TournamentProgress  # noqa: E402
 from referee.tournament.formats import Format, Ladder, RoundRobin, State  # noqa: E402
 from referee.tournament.schedule import size  # noqa: E402
 
@@ -92,7 +93,7 @@ def tournament(kind: str, n: int, rep: int, max_matches: int | None) -> tuple[fl
         return Blunderer(shuffled[e] / (n - 1), f"{seed}:{spec.id}:{seat}")
 
     fmt: Format = Ladder(n, 3, seed=seed) if kind == "ladder" else RoundRobin(n, 3)
-    course = Course(fmt, names, Plan(players=3, seatings="all", seed=seed,
+    course = TournamentProgress(fmt, names, TournamentPlan(players=3, seatings="all", seed=seed,
                                      rounds=None if kind == "ladder" else 1,
                                      max_matches=max_matches))
     while specs := course.next_round():

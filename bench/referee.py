@@ -17,8 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from referee.bots.limits import Limits  # noqa: E402
 from referee.game.rules import Deal  # noqa: E402
-from referee.match.play import Entrant, Limits, play_match  # noqa: E402
+from referee.match.play import Entrant, play_match  # noqa: E402
 
 ECHO = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"
 BOT = (sys.executable, str(ROOT / "bench" / "instant_bot.py"))

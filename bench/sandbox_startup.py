@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.bots.process import Process, start_process  # noqa: E402
+from referee.bots.process import Launcher, Process, start_process  # noqa: E402
 from referee.bots.sandbox import SandboxPolicy, capabilities  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
@@ -30,7 +30,7 @@ CODE = "print('ready x', flush=True)"
 def once(argv: list[str], workdir: Path, policy: SandboxPolicy | None,
          stops: list[float]) -> float:
     t0 = time.perf_counter()
-    proc: Process = start_process(argv, workdir=workdir, sandbox=policy)
+    proc: Process = start_process(argv, workdir=workdir, launcher=Launcher(policy))
     data = b""
     while b"\n" not in data:
         try:

@@ -11,7 +11,7 @@ entrant's points in that hand averaged over the seatings, minus the entrant's me
 deal leaves after duplicate play. It prints their spread.
 
 **Simulation.** A simulated tournament runs through the real code:
-:class:`referee.tournament.course.Course`
+:class:`referee.tournament.course.TournamentProgress`
 with a :class:`referee.tournament.formats.RoundRobin` or
 :class:`~referee.tournament.formats.Gauntlet`, TrueSkill
 ratings, the evidence, ``stop`` and its elimination. Each duplicate set draws as many deals as a
@@ -70,7 +70,7 @@ import ranking  # noqa: E402
 
 from referee.game.rules import Match, Variant, rank  # noqa: E402
 from referee.match.job import MatchSpec  # noqa: E402
-from referee.tournament.course import Course, Plan  # noqa: E402
+from referee.tournament.course import TournamentPlan, TournamentProgress  # noqa: E402
 from referee.tournament.formats import Format, Gauntlet, RoundRobin  # noqa: E402
 from referee.tournament.ratings import MatchResult  # noqa: E402
 from referee.tournament.schedule import schedule  # noqa: E402
@@ -170,8 +170,8 @@ def simulate(scenario: Scenario, noise: Noise, *, rep: int, cap_sets: int,
     fmt: Format = (Gauntlet(n, 3, scenario.candidates) if scenario.candidates
                    else RoundRobin(n, 3))
     stop = Stop(confidence, scenario.margin)
-    course = Course(fmt, names, Plan(players=3, seatings="all", seed=f"sim{rep}",
-                                     max_matches=cap_sets * 6, stop=stop))
+    course = TournamentProgress(fmt, names, TournamentPlan(
+        players=3, seatings="all", seed=f"sim{rep}", max_matches=cap_sets * 6, stop=stop))
     while specs := course.next_round():
         by_group: dict[int, list[MatchSpec]] = {}
         for spec in specs:
@@ -233,8 +233,8 @@ def real_run(rep: int, *, cap: int, target: int, worlds: int, seed: str) -> tupl
     def policy(e: int, spec: MatchSpec, seat: int) -> ranking.Policy:
         return ranking.policy(names[e], spec, seat, settings, run_seed)
 
-    course = Course(RoundRobin(3, 3), names, Plan(players=3, seatings="all", seed=run_seed,
-                                                  max_matches=cap, stop=Stop(0.95)))
+    course = TournamentProgress(RoundRobin(3, 3), names, TournamentPlan(
+        players=3, seatings="all", seed=run_seed, max_matches=cap, stop=Stop(0.95)))
     while specs := course.next_round():
         for spec in specs:
             course.add(spec, *play(spec, policy, target=target, names=names))

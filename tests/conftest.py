@@ -12,6 +12,7 @@ this folder on the path. Two markers sort the suite (registered in ``pyproject.t
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -22,11 +23,12 @@ from pathlib import Path
 import pytest
 
 from referee.bots.bot import Answer
-from referee.bots.process import bwrap_available
+from referee.bots.limits import Limits
+from referee.bots.process import Launcher, bwrap_available
 from referee.game.cards import Card
 from referee.game.faults import Fault
 from referee.game.rules import legal_moves_on
-from referee.match.play import Entrant, Limits, Player
+from referee.match.play import Entrant, Player
 from referee.protocol.wire import format_forfeit
 
 TESTS = Path(__file__).resolve().parent
@@ -46,12 +48,54 @@ for line in sys.stdin:
         sys.exit(3)
 """
 """A bot that starts, then exits at its first decision: a ``crash`` fault every match."""
-CLI = str(Path(PY).parent / "ct-referee")
 
-collect_ignore = ["bots"]  # scripts, not tests (and some read stdin when imported)
+
+def quitter_tournament(folder: Path) -> Path:
+    """Writes ``quitter.py`` (:data:`QUITTER`) and ``t.yaml``, a two-player tournament of it
+    against the greedy example bot (target 100, no sandbox), into ``folder``; returns the
+    configuration's path."""
+    (folder / "quitter.py").write_text(QUITTER)
+    path = folder / "t.yaml"
+    path.write_text(f"""\
+entrants:
+  - {{name: quitter, command: {PY} quitter.py}}
+  - {{name: greedy, command: {PY} {EXAMPLES}/greedy_bot.py}}
+players: 2
+target: 100
+sandbox: none
+""")
+    return path
+
+
+def assert_passes_check(command: str) -> None:
+    """``ct-referee check COMMAND`` (run in the repository) passes every step."""
+    done = subprocess.run([CLI, "check", command, "--ascii"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^all \d+ steps passed$", done.stdout, re.MULTILINE), done.stdout
+CLI = str(Path(PY).parent / "ct-referee")
+"""The installed command line."""
+GO = "go hand 7c Kd table 3h stock 24 ms 1000"
+"""A ``go`` request, for bots that answer any."""
+
+collect_ignore = ["bots", "policies"]  # scripts, not tests (some read stdin when imported)
+
+
+def need_extra(*modules: str, extra: str) -> None:
+    """Skip the calling test module, saying which extra to install, unless every one of
+    ``modules`` imports (call it before importing them: ``need_extra("numpy", extra="rl")``)."""
+    for module in modules:
+        pytest.importorskip(module, reason=f"needs the {extra} extra ({module} is missing): "
+                                           f"pip install 'ct-referee[{extra}]'")
 
 needs_bwrap = pytest.mark.skipif(not bwrap_available(),
                                  reason="bwrap is missing or cannot build a sandbox here")
+
+
+def launcher(sandbox: str = "none", **limits: int) -> Launcher:
+    """A launcher for a :class:`~referee.bots.bot.Bot` made by hand: in ``sandbox`` (resolved
+    now), without a memory limit unless ``limits`` sets one (as a ``Bot`` has by default)."""
+    return Launcher.resolve(sandbox, Limits(**{"memory_mb": 0, **limits}))
 
 
 def bot(name: str, *args: str) -> tuple[str, ...]:
@@ -146,8 +190,8 @@ class ScriptedEntrant(Entrant):
 
     make: Callable[[], Player] = field(default=lambda: Scripted([]))
 
-    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
-              hide: Sequence[Path]) -> Player:
+    def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
+              hidden: Sequence[Path]) -> Player:
         return self.make()
 
 

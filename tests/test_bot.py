@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BOTS, alive, live_processes, needs_bwrap
 
+from conftest import BOTS, GO, alive, launcher, live_processes, needs_bwrap
 from referee.bots.bot import Answer, Bot, BotCrash, BotGarbled, BotStartupError, BotTimeout
-from referee.bots.process import BotCommandError
+from referee.bots.process import BotCommandError, Launcher
 from referee.game.faults import Fault, Reason
 
 pytestmark = pytest.mark.process
-GO = "go hand 7c Kd table 3h stock 24 ms 1000"
 
 
 def misbehave(mode: str, arg: str = "", **kwargs: Any) -> Bot:
@@ -121,7 +120,7 @@ def test_crash_mid_hand() -> None:
 
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_exit_leaving_a_child_that_holds_stdout(sandbox: str) -> None:
-    with started(misbehave("orphan", sandbox=sandbox)) as b:
+    with started(misbehave("orphan", launcher=launcher(sandbox))) as b:
         t0 = time.monotonic()
         with pytest.raises(BotCrash, match="exited with code 4"):
             b.request(GO, 5000)
@@ -188,7 +187,7 @@ def test_bot_that_stops_reading() -> None:
 
 def test_stderr_flood_is_capped(tmp_path: Path) -> None:
     err = tmp_path / "bot.err"
-    with misbehave("stderr", stderr_path=err, stderr_cap=100_000) as b:
+    with misbehave("stderr", stderr_path=err, launcher=Launcher(stderr_cap=100_000)) as b:
         b.start(10_000)
         t0 = time.monotonic()
         assert b.request(GO, 20_000).line == "ok"  # it wrote 50 MB to stderr first
@@ -216,7 +215,7 @@ def test_close_kills_a_bot_that_ignores_quit_and_sigterm() -> None:
 
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_close_kills_the_whole_group(sandbox: str) -> None:
-    b = started(misbehave("child", sandbox=sandbox))
+    b = started(misbehave("child", launcher=launcher(sandbox)))
     child = int(b.request(GO, 5000).line.split()[1])
     assert b.pid
     members = live_processes(group=b.pid)
@@ -235,14 +234,16 @@ def test_close_kills_the_whole_group(sandbox: str) -> None:
 
 
 def test_memory_cap() -> None:
-    with started(misbehave("memory", "20", memory_mb=100)) as b:
+    with started(misbehave("memory", "20", launcher=launcher(memory_mb=100))) as b:
         assert b.request(GO, 10_000).line == "ok"
-    with started(misbehave("memory", "500", memory_mb=100)) as b, pytest.raises(BotCrash):
+    with started(misbehave("memory", "500", launcher=launcher(memory_mb=100))) as b, \
+            pytest.raises(BotCrash):
         b.request(GO, 10_000)
 
 
 def test_file_size_cap(tmp_path: Path) -> None:
-    with started(misbehave("bigfile", str(tmp_path / "big"), file_mb=1)) as b, pytest.raises(
+    with started(misbehave("bigfile", str(tmp_path / "big"),
+                           launcher=launcher(file_mb=1))) as b, pytest.raises(
             BotCrash, match=r"SIGXFSZ|exited"):
         b.request(GO, 10_000)
     assert (tmp_path / "big").stat().st_size <= 1 << 20
@@ -260,7 +261,7 @@ def outside_tmp() -> Iterator[Path]:
 
 
 def probe(**kwargs: Any) -> Bot:
-    return started(Bot([sys.executable, BOTS / "probe.py"], sandbox="bwrap", **kwargs))
+    return started(Bot([sys.executable, BOTS / "probe.py"], launcher=launcher("bwrap"), **kwargs))
 
 
 @needs_bwrap
@@ -271,8 +272,8 @@ def test_sandbox_hides_folders(outside_tmp: Path) -> None:
         (folder / "secret.txt").write_text("42\n")
     (outside_tmp / "key.txt").write_text("43\n")
     shutil.copy(BOTS / "probe.py", outside_tmp / "probe.py")
-    with started(Bot([sys.executable, "probe.py"], workdir=outside_tmp, sandbox="bwrap",
-                     hide=[hidden, outside_tmp / "key.txt", outside_tmp / "absent"])) as b:
+    with started(Bot([sys.executable, "probe.py"], workdir=outside_tmp, launcher=launcher("bwrap"),
+                     hidden=[hidden, outside_tmp / "key.txt", outside_tmp / "absent"])) as b:
         assert b.request(f"go read {shown / 'secret.txt'}", 5000).line == "yes"
         assert b.request(f"go read {hidden / 'secret.txt'}", 5000).line.startswith("no ")
         assert b.request(f"go exists {hidden / 'secret.txt'}", 5000).line.startswith("no ")
@@ -281,7 +282,7 @@ def test_sandbox_hides_folders(outside_tmp: Path) -> None:
 
 @needs_bwrap
 def test_sandbox_outlives_the_thread_that_started_it() -> None:
-    b = Bot([sys.executable, BOTS / "echo.py"], sandbox="bwrap")
+    b = Bot([sys.executable, BOTS / "echo.py"], launcher=launcher("bwrap"))
     starter = threading.Thread(target=b.start, args=(10_000,))
     starter.start()
     starter.join()
@@ -320,11 +321,11 @@ def test_sandbox_relative_command_under_tmp(tmp_path: Path) -> None:
     script = tmp_path / "mybot"
     script.write_text(f"#!{sys.executable}\n" + (BOTS / "echo.py").read_text())
     script.chmod(0o755)
-    with Bot("./mybot boxed", workdir=tmp_path, sandbox="bwrap") as b, \
+    with Bot("./mybot boxed", workdir=tmp_path, launcher=launcher("bwrap")) as b, \
             pytest.raises(BotCommandError, match="not readable by the bot's uid"):
         b.start(10_000)  # pytest's folders are 0700
     tmp_path.chmod(0o755)
-    with Bot("./mybot boxed", workdir=tmp_path, sandbox="bwrap") as b:
+    with Bot("./mybot boxed", workdir=tmp_path, launcher=launcher("bwrap")) as b:
         assert b.start(10_000) == "boxed"
         assert b.request(GO, 5000).line == f"ok {GO}"
 
@@ -363,17 +364,17 @@ def test_sandbox_does_not_hide_the_bots_own_folder(outside_tmp: Path) -> None:
         folder.mkdir()
         (folder / "secret.txt").write_text("42\n")
     shutil.copy(BOTS / "probe.py", bots / "probe.py")
-    for hide in ([bots, results], [outside_tmp], [outside_tmp / "bots" / "probe.py", results]):
-        with started(Bot([sys.executable, "probe.py"], workdir=bots, sandbox="bwrap",
-                         hide=hide)) as b:
+    for hidden in ([bots, results], [outside_tmp], [outside_tmp / "bots" / "probe.py", results]):
+        with started(Bot([sys.executable, "probe.py"], workdir=bots, launcher=launcher("bwrap"),
+                         hidden=hidden)) as b:
             assert b.request(f"go read {bots / 'secret.txt'}", 5000).line == "yes"
-            if results in hide:
+            if results in hidden:
                 assert b.request(f"go read {results / 'secret.txt'}", 5000).line.startswith("no ")
     named = outside_tmp / "data"  # a folder named on the command line is not hidden either
     named.mkdir()
     (named / "secret.txt").write_text("42\n")
-    with started(Bot([sys.executable, BOTS / "probe.py", named], sandbox="bwrap",
-                     hide=[named, results])) as b:
+    with started(Bot([sys.executable, BOTS / "probe.py", named], launcher=launcher("bwrap"),
+                     hidden=[named, results])) as b:
         assert b.request(f"go read {named / 'secret.txt'}", 5000).line == "yes"
         assert b.request(f"go read {results / 'secret.txt'}", 5000).line.startswith("no ")
 

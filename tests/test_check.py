@@ -9,18 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
+from conftest import CLI, ROOT
 from referee.match.check import FAIL, PASS, SKIP, STEPS, run_check
 
-CLI = [str(Path(sys.executable).parent / "ct-referee")]
 CHECKBOTS = "tests/bots"
 pytestmark = pytest.mark.process
 FAST = ["--move-ms", "400", "--startup-ms", "3000", "--sandbox", "none", "--ascii"]
 
 
 def check(command: str, *options: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, "check", command, *options], cwd=ROOT, capture_output=True,
+    return subprocess.run([CLI, "check", command, *options], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout, check=False)
 
 

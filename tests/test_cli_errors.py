@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import CLI, EXAMPLES, PY
+
 pytestmark = pytest.mark.process
-ROOT = Path(__file__).resolve().parent.parent
-CLI = [str(Path(sys.executable).parent / "ct-referee")]
-BOT = f"{sys.executable} {ROOT / 'bots' / 'random_bot.py'}"
+BOT = f"{PY} {EXAMPLES / 'random_bot.py'}"
 
 
 def cases(tmp: Path) -> list[list[str]]:
@@ -46,7 +45,7 @@ def cases(tmp: Path) -> list[list[str]]:
 @pytest.mark.parametrize("index", range(17))
 def test_an_error_is_one_line_in_one_style(tmp_path: Path, index: int) -> None:
     args = cases(tmp_path)[index]
-    done = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60,
+    done = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=60,
                           check=False, cwd=tmp_path)
     assert done.returncode in (1, 2), done
     lines = done.stderr.splitlines()

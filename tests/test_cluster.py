@@ -16,7 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOTS, PY, QUITTER, ROOT
+
+from conftest import BOTS, PY, ROOT, need_extra, quitter_tournament
+
+need_extra("distributed", extra="distributed")
 from distributed import Client, LocalCluster
 
 from referee.bots.process import bwrap_available
@@ -237,16 +240,7 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
 def test_faults_are_shown_from_worker_processes_and_cluster_workers(
     where: str, cluster: LocalCluster, tmp_path: Path,
 ) -> None:
-    (tmp_path / "quitter.py").write_text(QUITTER)
-    path = tmp_path / "t.yaml"
-    path.write_text(f"""\
-entrants:
-  - {{name: quitter, command: {PY} quitter.py}}
-  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
-players: 2
-target: 100
-sandbox: none
-""")
+    path = quitter_tournament(tmp_path)
     extra = ["-j", "2"] if where == "processes" else ["--scheduler", cluster.scheduler_address]
     done = subprocess.run([*CLI, "tournament", str(path), "-o", str(tmp_path / "out"), *extra],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
@@ -347,10 +341,10 @@ def test_a_scheduler_file_is_followed_and_a_stale_one_refused(cluster: LocalClus
     stale = tmp_path / "stale.json"
     stale.write_text(json.dumps({"type": "Scheduler", "id": "Scheduler-of-last-week",
                                  "address": cluster.scheduler_address}))
-    with pytest.raises(ClusterError, match="is not the one that wrote .*stale.json"):
+    with pytest.raises(ClusterError, match=r"is not the one that wrote .*stale\.json"):
         ClusterRunner(scheduler_file=stale)
     (tmp_path / "bad.json").write_text("{")
-    with pytest.raises(ClusterError, match="bad.json'.*cannot read: not JSON"):
+    with pytest.raises(ClusterError, match=r"bad\.json'.*cannot read: not JSON"):
         ClusterRunner(scheduler_file=tmp_path / "bad.json")
 
 

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import CLI, EXAMPLES, PY
 from referee.bots.command_hints import shell_syntax_warning
 from referee.tournament.config import load_config
-
-PY = sys.executable
-BOTS = Path(__file__).resolve().parent.parent / "bots"
-CLI = [str(Path(PY).parent / "ct-referee")]
 
 
 @pytest.mark.parametrize(("command", "found"), [
@@ -56,9 +52,9 @@ def test_a_tournament_file_warns_with_the_line_and_key(tmp_path: Path) -> None:
     path = tmp_path / "t.yaml"
     path.write_text(f"""\
 entrants:
-  - {{name: a, command: {PY} {BOTS}/random_bot.py}}
+  - {{name: a, command: {PY} {EXAMPLES}/random_bot.py}}
   - name: b
-    command: {PY} {BOTS}/greedy_bot.py 2> err.log
+    command: {PY} {EXAMPLES}/greedy_bot.py 2> err.log
 players: 2
 """)
     config = load_config(path)
@@ -68,8 +64,8 @@ players: 2
 
 @pytest.mark.process
 def test_check_warns_before_it_starts(tmp_path: Path) -> None:
-    done = subprocess.run([*CLI, "check", f"{PY} {BOTS}/random_bot.py | cat", "--sandbox",
+    done = subprocess.run([CLI, "check", f"{PY} {EXAMPLES}/random_bot.py | cat", "--sandbox",
                            "none", "--startup-ms", "3000", "--move-ms", "300", "--ascii"],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.stderr.startswith("warning: '|' is shell syntax"), done.stderr
-    assert f"sh -c '{PY} {BOTS}/random_bot.py | cat'" in done.stderr
+    assert f"sh -c '{PY} {EXAMPLES}/random_bot.py | cat'" in done.stderr

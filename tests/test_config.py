@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import EXAMPLES, PY
 
+from conftest import EXAMPLES, PY
+from referee.bots.limits import Limits, SandboxMode
 from referee.cli import main
 from referee.game.rules import Variant
-from referee.match.play import Limits
+from referee.tournament.admission import Preflight
 from referee.tournament.ratings import RatingConfig
 from referee.tournament.run import ConfigError, load_config
 from referee.tournament.stopping import Stop
@@ -250,13 +251,36 @@ def test_limits_are_checked(tmp_path: Path) -> None:
         load_config(write(tmp_path, GOOD + "limits: {pids: many}\n"))
 
 
-def test_bwrap_refused_when_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from referee.tournament import config as tournament_config
+def test_reading_a_configuration_probes_no_sandbox(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sandbox: bwrap`` is read as written; whether it works here is the run's to find out
+    (it refuses, in one line, before any match)."""
+    from referee.bots import process, sandbox
+    from referee.tournament import run as tournament
 
-    monkeypatch.setattr(tournament_config, "bwrap_available", lambda: False)
-    path = write(tmp_path, GOOD + "sandbox: bwrap\n")
-    with pytest.raises(ConfigError, match=r"t.yaml:9: sandbox: 'bwrap' asked for"):
-        load_config(path)
+    def no_probe() -> None:
+        raise AssertionError("a sandbox probe while reading the configuration")
+
+    with monkeypatch.context() as patched:
+        for module in (sandbox, process):
+            patched.setattr(module, "capabilities", no_probe)
+        config = load_config(write(tmp_path, GOOD + "sandbox: bwrap\n"), output=tmp_path / "out")
+    assert config.sandbox is SandboxMode.BWRAP
+    monkeypatch.setattr(tournament, "bwrap_available", lambda: False)
+    with pytest.raises(ConfigError, match=r"sandbox: no working sandbox here"):
+        tournament.run(config)
+    assert not (tmp_path / "out" / "games").exists()
+
+
+@pytest.mark.parametrize(("text", "mode"), [("off", Preflight.OFF), ("'off'", Preflight.OFF),
+                                            ("keep", Preflight.KEEP)])
+def test_preflight_as_yaml_writes_it(tmp_path: Path, text: str, mode: Preflight) -> None:
+    """An unquoted ``off`` is YAML's false: it means ``off`` all the same."""
+    config = load_config(write(tmp_path, GOOD + f"preflight: {text}\n"))
+    assert config.preflight is mode
+    assert config.resolved()["preflight"] == mode.value
+    with pytest.raises(ConfigError, match=r"unknown preflight True"):
+        load_config(write(tmp_path, GOOD + "preflight: on\n"))
 
 
 def test_a_tournament_without_a_working_sandbox_stops(tmp_path: Path,

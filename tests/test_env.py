@@ -8,8 +8,12 @@ import subprocess
 import sys
 import warnings
 
-import numpy as np
 import pytest
+
+from conftest import need_extra
+
+need_extra("numpy", "gymnasium", "pettingzoo", extra="rl")
+import numpy as np
 from pettingzoo.test import api_test, seed_test
 
 from referee.game import encoding

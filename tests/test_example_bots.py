@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"
+from conftest import EXAMPLES
+
 READ_TIMEOUT = 5.0
 STARTUP_TIMEOUT = 20.0  # a cold JVM on a busy CI machine can be slow
 RANKS = "A23456789TJQK"
@@ -86,11 +87,11 @@ def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def bot_command(kind: str, build_dir: Path) -> list[str]:
     if kind == "random":
-        return [sys.executable, str(BOTS_DIR / "random_bot.py")]
+        return [sys.executable, str(EXAMPLES / "random_bot.py")]
     if kind == "greedy":
-        return [sys.executable, str(BOTS_DIR / "greedy_bot.py")]
+        return [sys.executable, str(EXAMPLES / "greedy_bot.py")]
     if kind == "js":
-        return [_need("node"), str(BOTS_DIR / "starter.js")]
+        return [_need("node"), str(EXAMPLES / "starter.js")]
     if kind == "c":
         binary = build_dir / "starter.bin"
         if not binary.exists():
@@ -104,7 +105,7 @@ def bot_command(kind: str, build_dir: Path) -> list[str]:
                 "-O2",
                 "-o",
                 str(binary),
-                str(BOTS_DIR / "starter.c"),
+                str(EXAMPLES / "starter.c"),
             ]
             subprocess.run(build, check=True, timeout=120)
         return [str(binary)]
@@ -112,7 +113,7 @@ def bot_command(kind: str, build_dir: Path) -> list[str]:
         java = _need("java")
         if not (build_dir / "Starter.class").exists():
             javac = _need("javac")
-            build = [javac, "-d", str(build_dir), str(BOTS_DIR / "Starter.java")]
+            build = [javac, "-d", str(build_dir), str(EXAMPLES / "Starter.java")]
             subprocess.run(build, check=True, timeout=300)
         return [java, "-cp", str(build_dir), "Starter"]
     raise ValueError(kind)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import CLI, PY, ROOT, bot
 
+from conftest import CLI, PY, ROOT, bot
 from referee.cli import main
 from referee.match.job import Done
 from referee.match.play import Observer

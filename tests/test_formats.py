@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from referee.game.rules import rank
-from referee.tournament.course import Course, Plan
+from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import (
     Gauntlet,
     Ladder,
@@ -158,8 +158,8 @@ def test_a_course_is_the_same_whatever_order_matches_finish_in() -> None:
     strengths = [3, 9, 1, 7, 5, 2]
 
     def drive(reverse: bool) -> tuple[list[list[str]], list[tuple[str, float]]]:
-        course = Course(Ladder(6, 3, seed=4), [f"e{i}" for i in range(6)],
-                        Plan(players=3, seatings="rotate", seed=4, rounds=4))
+        course = TournamentProgress(Ladder(6, 3, seed=4), [f"e{i}" for i in range(6)],
+                        TournamentPlan(players=3, seatings="rotate", seed=4, rounds=4))
         rounds = []
         while specs := course.next_round():
             rounds.append([s.id + str(s.seats) for s in specs])

@@ -7,24 +7,21 @@ import csv
 import json
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import EXAMPLES, PY
 from referee.tournament.run import load_config, run
 
 pytestmark = pytest.mark.process
 
-ROOT = Path(__file__).resolve().parent.parent
-BOTS = ROOT / "bots"
-PY = sys.executable
 CLI = [PY, "-c", "from referee.cli import main; main()"]
 
 
 def entrants(*specs: tuple[str, str]) -> str:
-    return "entrants:\n" + "".join(f"  - name: {name}\n    command: {PY} {BOTS}/{cmd}\n"
+    return "entrants:\n" + "".join(f"  - name: {name}\n    command: {PY} {EXAMPLES}/{cmd}\n"
                                    for name, cmd in specs)
 
 
@@ -107,7 +104,7 @@ def test_a_ladder_takes_a_late_entrant(tmp_path: Path) -> None:
     assert run(load_config(path, output=out)).stopped == "cap"
     before = (out / "results.jsonl").read_text()
     path.write_text(path.read_text().replace("max_matches: 45", "max_matches: 60").replace(
-        "players: 3", f"  - name: late\n    command: {PY} {BOTS}/greedy_bot.py\nplayers: 3"))
+        "players: 3", f"  - name: late\n    command: {PY} {EXAMPLES}/greedy_bot.py\nplayers: 3"))
     again = run(load_config(path, output=out))
     assert again.stopped == "cap" and again.total == 60 and again.played == 15
     assert (out / "results.jsonl").read_text().startswith(before)

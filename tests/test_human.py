@@ -6,9 +6,9 @@ import io
 import subprocess
 
 import pytest
-from conftest import CLI, ROOT
 from rich.console import Console
 
+from conftest import CLI, ROOT
 from referee.game.cards import parse_cards
 from referee.game.faults import Fault
 from referee.game.rules import Move

@@ -9,11 +9,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Scripted, ScriptedEntrant, bot, live_processes
 
+from conftest import ROOT, Scripted, ScriptedEntrant, bot, live_processes
+from referee.bots.limits import Limits
 from referee.game.cards import DECK
 from referee.game.rules import Deal, Variant, rank
-from referee.match.play import Entrant, Limits, play_match
+from referee.match.play import Entrant, play_match
 
 INSTANT = (sys.executable, str(ROOT / "bench" / "instant_bot.py"))
 LIMITS = Limits(startup_ms=2000, move_ms=400)
@@ -25,11 +26,11 @@ def deals(players: int, seed: str = "t") -> object:
 
 def replay_totals(record: dict) -> list[int]:
     """Totals recomputed by the rules from the record's deals and moves."""
-    from referee.records.positions import Played, Scored, positions
+    from referee.records.positions import ReplayedTurn, Scored, positions
 
     totals: list[int] = []
     for pos in positions(record):  # type: ignore[arg-type]
-        if isinstance(pos, Played):
+        if isinstance(pos, ReplayedTurn):
             assert pos.seat == pos.record["seat"]
             got = [str(c) for e in (pos.play, pos.turned) for c in e.captured]
             assert got == pos.record["capture"] + pos.record["turn_capture"]

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES
 
+from conftest import EXAMPLES
 from referee.game.cards import DECK, Card, format_cards
 from referee.game.rules import TURNS_PER_HAND, Deal, Hand, Variant
 

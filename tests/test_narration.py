@@ -4,7 +4,6 @@ match, and from a record's seat lines (a go with a capture, a sweep, a pick, a f
 from __future__ import annotations
 
 from conftest import Scripted, scripted
-
 from referee.game.cards import DECK, Card
 from referee.game.rules import Deal, Hand
 from referee.match.play import play_match

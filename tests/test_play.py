@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from conftest import CLI, ROOT, needs_bwrap
 
 pytestmark = pytest.mark.process

@@ -1,4 +1,4 @@
-"""The one record replay: positions hand by hand, and the Check that reads each turn."""
+"""The one record replay: positions hand by hand, and the TurnReader that reads each turn."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ from itertools import islice
 from typing import Any
 
 import pytest
-from conftest import DATA
 
+from conftest import DATA
 from referee.game.cards import Card
 from referee.game.rules import Hand, Move, Variant
 from referee.records.positions import (
     Dealt,
-    Played,
     Position,
     Recorded,
+    ReplayedTurn,
     Scored,
     hand_positions,
     positions,
@@ -26,7 +26,7 @@ RECORDS = sorted(DATA.glob("*.json"))
 
 
 def where(pos: Position) -> tuple[str, int, int | None]:
-    return type(pos).__name__, pos.number, pos.turn if isinstance(pos, Played) else None
+    return type(pos).__name__, pos.number, pos.turn if isinstance(pos, ReplayedTurn) else None
 
 
 class Logged(Recorded):
@@ -71,7 +71,7 @@ def test_the_check_is_asked_before_each_move_each_pick_and_the_end() -> None:
         for k, entry in enumerate(record["hands"], 1):
             check = Logged()
             steps = list(hand_positions(entry, k, Variant(record["variant"]), totals, check=check))
-            played = [s for s in steps if isinstance(s, Played)]
+            played = [s for s in steps if isinstance(s, ReplayedTurn)]
             expected: list[tuple[str, int, bool]] = []
             for s in played:
                 expected.append(("go", s.turn - 1, False))
@@ -93,7 +93,7 @@ def test_the_replay_plays_the_move_the_check_gives() -> None:
 
     steps = hand_positions(entry, 1, Variant.CLASSIC, [0, 0, 0], check=Other())
     first = list(islice(steps, 2))[1]  # the record's later turns need not fit the new move
-    assert isinstance(first, Played)
+    assert isinstance(first, ReplayedTurn)
     assert first.play.card is not None and str(first.play.card) != recorded
 
 
@@ -111,11 +111,11 @@ def test_a_check_that_raises_stops_the_replay_there() -> None:
 
     steps = hand_positions(entry, 1, Variant.CLASSIC, [0, 0, 0], check=StopAtFive())
     seen: list[Position] = []
-    # go raised before turn 5 was applied: the hand, live in the last Played, is at turn 4
+    # go raised before turn 5 was applied: the hand, live in the last ReplayedTurn, is at turn 4
     with pytest.raises(Stop):
         for step in steps:
             seen.append(step)
-    played = [("Played", 1, t) for t in range(1, 5)]
+    played = [("ReplayedTurn", 1, t) for t in range(1, 5)]
     assert [where(s) for s in seen] == [("Dealt", 1, None), *played]
     last = seen[-1]
-    assert isinstance(last, Played) and last.after.turn == 4
+    assert isinstance(last, ReplayedTurn) and last.after.turn == 4

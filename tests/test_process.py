@@ -12,15 +12,16 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import BOTS, alive, needs_bwrap
 
+from conftest import BOTS, GO, alive, launcher, needs_bwrap
 from referee.bots import process as procmod
 from referee.bots.bot import Bot, BotCrash
+from referee.bots.limits import Rlimits
 from referee.bots.process import (
     SCRIPT_SUFFIXES,
     BotCommandError,
+    Launcher,
     PopenCall,
-    Rlimits,
     SpawnError,
     describe_exit,
     resolve_command,
@@ -30,9 +31,6 @@ from referee.bots.process import (
     stderr_tail,
     which_command,
 )
-
-GO = "go hand 7c Kd table 3h stock 24 ms 1000"
-
 
 # -- commands -----------------------------------------------------------------------------
 
@@ -198,8 +196,8 @@ def test_limits_reach_the_bot(monkeypatch: pytest.MonkeyPatch, wrapper: str,
         monkeypatch.setattr(procmod, "_prlimit", lambda: None)
     elif procmod._prlimit() is None:
         pytest.skip("no prlimit here")
-    with Bot([sys.executable, BOTS / "echo.py", "limited"], memory_mb=300, file_mb=2,
-             sandbox=sandbox) as b:
+    with Bot([sys.executable, BOTS / "echo.py", "limited"],
+             launcher=launcher(sandbox, memory_mb=300, file_mb=2)) as b:
         assert b.start(10_000) == "limited"
         assert b.pid
         limits = limits_of(b.pid)
@@ -219,10 +217,10 @@ def test_limits_reach_the_bot(monkeypatch: pytest.MonkeyPatch, wrapper: str,
 def test_memory_cap_without_prlimit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(procmod, "_prlimit", lambda: None)
     misbehave = [sys.executable, str(BOTS / "misbehave.py"), "memory"]
-    with Bot([*misbehave, "20"], memory_mb=100) as b:
+    with Bot([*misbehave, "20"], launcher=launcher(memory_mb=100)) as b:
         b.start(10_000)
         assert b.request(GO, 10_000).line == "ok"
-    with Bot([*misbehave, "500"], memory_mb=100) as b:
+    with Bot([*misbehave, "500"], launcher=launcher(memory_mb=100)) as b:
         b.start(10_000)
         with pytest.raises(BotCrash):
             b.request(GO, 10_000)
@@ -249,7 +247,7 @@ def test_sandbox_command_line(tmp_path: Path) -> None:
     spec = build_argv(["/usr/bin/python3", "bot.py"], own, caps=capabilities(),
                       policy=SandboxPolicy(tmp_mb=8, mode="setpriv" if os.geteuid() == 0
                                            else "userns"),
-                      hide=(hidden, own, tmp_path / "absent"))
+                      hidden=(hidden, own, tmp_path / "absent"))
     spec.cleanup()
     argv = spec.argv
     assert argv[0] == "bwrap" and "--die-with-parent" in argv and "--clearenv" in argv
@@ -269,7 +267,8 @@ def test_sandbox_command_line(tmp_path: Path) -> None:
 def test_process_stderr_exit_and_stop(tmp_path: Path) -> None:
     err = tmp_path / "logs" / "p.err"
     script = "echo one >&2; echo two >&2; head -c 100000 /dev/zero >&2; exit 7"
-    p = start_process(["sh", "-c", script], workdir=tmp_path, stderr_path=err, stderr_cap=8)
+    p = start_process(["sh", "-c", script], workdir=tmp_path, stderr_path=err,
+                      launcher=Launcher(stderr_cap=8))
     assert p.wait_exit(10)
     assert p.exit_status(0) == "exited with code 7"
     p.stop(0)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots.process import Process, start_process
+from conftest import BOTS, ROOT
+from referee.bots.process import Launcher, Process, start_process
 from referee.bots.sandbox import SandboxError, SandboxPolicy, bot_binds, capabilities
 
-ROOT = Path(__file__).resolve().parent.parent
-HOSTILE = ROOT / "tests" / "bots" / "hostile"
+HOSTILE = BOTS / "hostile"
 CAPS = capabilities()
 pytestmark = [pytest.mark.process,
               pytest.mark.skipif(not CAPS.works, reason=f"no sandbox here: {CAPS.summary()}")]
@@ -64,11 +64,12 @@ def test_two_bots_share_no_per_uid_pipe_budget(folder: Path, mode: str) -> None:
     if not Path(python).exists():
         pytest.skip(f"no {python} here")
     policy = SandboxPolicy(mode=mode)
-    holder = start_process([python, "pipes.py", "hold", "40"], workdir=folder, sandbox=policy)
+    holder = start_process([python, "pipes.py", "hold", "40"], workdir=folder,
+                           launcher=Launcher(policy))
     try:
         assert read_line(holder) == "held 40"
         measurer = start_process([python, "pipes.py", "measure"], workdir=folder,
-                                 sandbox=policy)
+                                 launcher=Launcher(policy))
         try:
             line = read_line(measurer)
         finally:
@@ -110,7 +111,7 @@ def test_a_bots_own_env_cannot_bind_a_private_folder(folder: Path) -> None:
         (bot / name).chmod(0o755)
     assert not any(p.is_relative_to(folder / "private") for p in bot_binds(["./run"], bot).all)
     policy = SandboxPolicy(env=(("CT_PROBE_PRIVATE", str(sub / "secret.txt")),))
-    proc = start_process(["./run"], workdir=bot, sandbox=policy)
+    proc = start_process(["./run"], workdir=bot, launcher=Launcher(policy))
     try:
         line = read_line(proc)
     finally:
@@ -147,7 +148,7 @@ def test_info_lines_cannot_bloat_the_record(tmp_path: Path) -> None:
     bots = [Entrant("bloat", (sys.executable, str(HOSTILE / "bloat.py"))),
             Entrant("instant", (sys.executable, str(ROOT / "bench" / "instant_bot.py")))]
     record = play_match("m", bots, lambda k: Deal.from_seed(2, f"b:{k}"), target=300,
-                        sandbox="none", logs_dir=tmp_path)
+                        logs_dir=tmp_path)
     kept = [line for hand in record["hands"] for turn in hand["turns"]
             for line in turn.get("info", ())]
     assert record["faults"] == [] and len(record["hands"]) > 1

@@ -13,12 +13,13 @@ from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
-from conftest import DATA, PY, ROOT, bot
 
+from conftest import DATA, PY, ROOT, bot
 from referee.bots.bot import Bot
+from referee.bots.limits import Limits
 from referee.cli import main
 from referee.game.rules import Deal
-from referee.match.play import Entrant, Limits, play_match
+from referee.match.play import Entrant, play_match
 from referee.match.reask import Reask
 from referee.records.record import RecordDict, read_record
 from referee.records.replay import replay_text, seat_lines
@@ -375,7 +376,7 @@ def test_info_comments_are_stored_without_prefix_and_told_under_their_own_move(
     record = play_match("m", [Entrant("talker", commenting, ROOT),
                               Entrant("quiet", [PY, str(ROOT / "bots" / "random_bot.py")], ROOT)],
                         lambda k: Deal.from_seed(2, f"info:{k}"), target=100,
-                        limits=Limits(move_ms=2000), sandbox="none")
+                        limits=Limits(move_ms=2000))
     turns = [turn for entry in record["hands"] for turn in entry["turns"]]
     comments = [c for turn in turns for c in turn.get("info", [])]
     assert comments and all(c.startswith("considering ") for c in comments[:3]), comments

@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 
 import referee.bots.process as procmod
+from referee.bots.limits import Limits
 from referee.bots.probes.attacks import ATTACKS
 from referee.bots.sandbox import SandboxPolicy, capabilities
 from referee.bots.seccomp import SYSCALLS, seccomp_filter
 from referee.game.rules import Deal
-from referee.match.play import Entrant, Limits, play_match
+from referee.match.play import Entrant, play_match
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTACKER = ROOT / "tests" / "bots" / "hostile" / "attacker.py"
@@ -91,8 +92,9 @@ def play(world: World, attack: str, limits: Limits = DEFAULT, *,
     attacker = Entrant("attacker", (sys.executable, "attacker.py", attack), world.attacker)
     instant = Entrant("instant", (sys.executable, str(INSTANT)))
     record = play_match(tag, [attacker, instant], lambda k: Deal.from_seed(2, f"h:{k}"),
-                        target=1, limits=limits, sandbox=sandbox, logs_dir=logs,
-                        hide=(world.output,))
+                        target=1, limits=limits, launcher=procmod.Launcher.resolve(sandbox, limits),
+                        logs_dir=logs,
+                        hidden=(world.output,))
     err = logs / "0-attacker.stderr"
     return record, err.read_text() if err.exists() else ""
 
@@ -281,7 +283,7 @@ def test_without_cgroups_rlimits_stop_forks_and_memory(world: World) -> None:
     and RLIMIT_DATA."""
     import dataclasses
 
-    from referee.bots.process import start_process
+    from referee.bots.process import Launcher, start_process
     from referee.bots.sandbox import SandboxPolicy
 
     code = ("import os, time\nn = 0\nwhile n < 200:\n    try:\n        pid = os.fork()\n"
@@ -292,7 +294,7 @@ def test_without_cgroups_rlimits_stop_forks_and_memory(world: World) -> None:
     (world.attacker / "fallback.py").write_text(code)
     policy = dataclasses.replace(SandboxPolicy(), pids=16, memory_mb=256, cgroups=False)
     proc = start_process(["/usr/bin/python3", "fallback.py"], workdir=world.attacker,
-                         sandbox=policy)
+                         launcher=Launcher(policy))
     try:
         assert proc.cgroup is None and "rlimit nproc" in proc.active, proc.active
         assert proc.wait_exit(60)

@@ -10,7 +10,7 @@ import pytest
 
 from referee.game.rules import rank
 from referee.match.job import MatchSpec
-from referee.tournament.course import Course, Plan
+from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import RoundRobin
 from referee.tournament.ratings import MatchResult
 from referee.tournament.stopping import Evidence, Interval, Stop, half_width, reorder, verdict
@@ -54,12 +54,13 @@ def test_verdicts_and_reordering() -> None:
     assert reorder([0, 1, 2], ev, Stop()) == [0, 2, 1]
 
 
-def _simulate(strengths: list[float], *, seed: int, margin: float, cap_sets: int) -> Course:
+def _simulate(strengths: list[float], *, seed: int, margin: float,
+              cap_sets: int) -> TournamentProgress:
     """A round robin of 3 seats with planted points per hand and noisy, zero-sum-ish deals."""
     rng = random.Random(seed)
     names = [f"e{i}" for i in range(len(strengths))]
-    course = Course(RoundRobin(len(names), 3), names,
-                    Plan(players=3, seatings="all", seed=seed, max_matches=6 * cap_sets,
+    course = TournamentProgress(RoundRobin(len(names), 3), names,
+                    TournamentPlan(players=3, seatings="all", seed=seed, max_matches=6 * cap_sets,
                          stop=Stop(0.95, margin)))
     while specs := course.next_round():
         groups: dict[int, list[MatchSpec]] = {}

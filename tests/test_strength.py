@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PY, ROOT
 
+from conftest import PY, ROOT
 from referee.tournament.run import load_config, run
 
 CLI = [str(Path(sys.executable).parent / "ct-referee")]

@@ -17,8 +17,15 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import PY, QUITTER, ROOT, Scripted, ScriptedEntrant, live_processes
 
+from conftest import (
+    PY,
+    ROOT,
+    Scripted,
+    ScriptedEntrant,
+    live_processes,
+    quitter_tournament,
+)
 from referee.bots.process import bwrap_available
 from referee.cli import main
 from referee.records.record import read_record
@@ -242,17 +249,7 @@ def test_another_tournament_is_refused_and_fresh_starts_over(tmp_path: Path) -> 
 
 @pytest.mark.process
 def test_faults_are_shown_and_counted(tmp_path: Path) -> None:
-    quitter = tmp_path / "quitter.py"
-    quitter.write_text(QUITTER)
-    path = tmp_path / "t.yaml"
-    path.write_text(f"""\
-entrants:
-  - {{name: quitter, command: {PY} quitter.py}}
-  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
-players: 2
-target: 100
-sandbox: none
-""")
+    path = quitter_tournament(tmp_path)
     result = CliRunner().invoke(main, ["tournament", str(path), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "fault: r1-g001-s01 quitter (seat 0) crash in hand 1: exited with code 3" \
@@ -385,10 +382,11 @@ def test_matches_finished_beside_a_failing_one_are_saved() -> None:
     """A match that cannot start stops the tournament, but every match that finished is still
     saved, in order. In-process players, ordered by events: m0 finishes first; while it is
     being saved, m1 fails to start and m2 finishes."""
+    from referee.bots.limits import Limits
     from referee.bots.process import BotCommandError
     from referee.game.rules import Variant
     from referee.match.job import MatchJob, MatchSpec
-    from referee.match.play import Limits, Player
+    from referee.match.play import Player
     from referee.runners.local import ThreadRunner
     from referee.tournament.run import TournamentError, play_jobs
 
@@ -431,9 +429,10 @@ def test_a_bot_that_cannot_be_spawned_is_a_seat_fault(tmp_path: Path) -> None:
     """A command that is found but cannot be started (here: exec fails, ENOEXEC, behind the
     prlimit wrapper) is a startup fault of its seat: the other matches play on (fork EAGAIN
     at spawn: tests/test_bot.py)."""
+    from referee.bots.limits import Limits
     from referee.game.rules import Variant
     from referee.match.job import MatchJob, MatchSpec
-    from referee.match.play import Entrant, Limits
+    from referee.match.play import Entrant
     from referee.runners.local import ThreadRunner
     from referee.tournament.run import play_jobs
 

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import DATA, PY, ROOT, bot
 
+from conftest import DATA, PY, ROOT, bot
+from referee.bots.limits import Limits
 from referee.cli import main
 from referee.game.rules import PARTNER, Deal, Variant
-from referee.match.play import Entrant, Limits, play_match
+from referee.match.play import Entrant, play_match
 from referee.records import positions
 from referee.records.record import read_record, write_record
 from referee.records.verify import Discrepancy, first_discrepancy, verify_record

@@ -28,17 +28,16 @@ from types import TracebackType
 from typing import Protocol
 
 from referee.bots.process import (
+    Launcher,
     Process,
-    Rlimits,
     Spawner,
     SpawnError,
-    resolve_sandbox,
     split_command,
     start_process,
 )
-from referee.bots.sandbox import SandboxPolicy
 from referee.game.faults import Fault, Reason
 from referee.protocol import wire as protocol
+from referee.protocol.escape import quote
 
 LINE_MAX = 4096  #: longest answer line accepted, in bytes, without its newline
 SEND_BATCH = 1 << 16  #: queued event bytes past which ``Bot.send`` writes at once
@@ -46,6 +45,8 @@ INFO_MAX = 1024  #: ``info`` lines are cut to this many characters
 INFO_KEEP = 32  #: at most this many ``info`` lines are kept per request
 INFO_BUDGET = 1 << 18  #: characters of ``info`` lines kept per bot process (one match)
 CHUNK = 1 << 16
+UNSANDBOXED = Launcher()
+"""The default launcher: no sandbox, no memory limit, files up to 64 MiB."""
 STOP_POLL_S = 0.1  #: how often a start-up wait looks at its stop event, in seconds
 
 
@@ -119,48 +120,30 @@ class Answer:
     info: tuple[str, ...] = ()
 
 
-def _quote(data: str | bytes | bytearray, limit: int = 80) -> str:
-    """Quote a bot's text for a one-line message, cut to about ``limit`` characters."""
-    if isinstance(data, bytes | bytearray):
-        data = bytes(data[: limit + 1]).decode("ascii", "replace")
-    text = repr(data[:limit])
-    return text + "..." if len(data) > limit else text
-
-
 class Bot:
     """One bot process, talking protocol v1 over its stdin and stdout.
 
     :param command: the command, a string (split like a shell would) or an argument list.
     :param workdir: the folder it runs in (and its relative ``argv[0]`` is found in).
     :param stderr_path: where its stderr goes (parents created); ``None`` discards it.
-    :param stderr_cap: at most this many bytes of stderr are kept.
-    :param sandbox: ``auto``, ``bwrap`` (the hardened sandbox) or ``none``.
-    :param hide: folders inside the bot's own that the sandboxed bot sees empty.
-    :param memory_mb: memory limit in MiB (0: none): a cgroup counting ``/tmp`` and
-        ``/dev/shm`` where the machine has one, else (and without sandbox) ``RLIMIT_DATA``.
-    :param file_mb: largest file it may write, in MiB.
-    :param tmp_mb: size of the sandbox's private ``/tmp`` (and ``/dev/shm``), in MiB.
-    :param pids: processes and threads of the sandboxed bot (0: no limit).
-    :param cpus: CPU cores the sandboxed bot may use (0: no limit).
+    :param launcher: how its process starts: in the hardened sandbox or not, under which limits,
+        how much stderr is kept (default: unsandboxed, no memory limit, files up to 64 MiB);
+        :meth:`referee.bots.process.Launcher.resolve` makes one from a mode and
+        :class:`~referee.bots.limits.Limits`.
+    :param hidden: folders inside the bot's own that the sandboxed bot sees empty.
     :param spawner: what forks the process (default: :func:`referee.bots.process.default_spawner`).
 
     Call :meth:`close` (or :meth:`forfeit`) after any error; the context manager does it.
     """
 
     def __init__(self, command: str | Sequence[str], *, workdir: Path | None = None,
-                 stderr_path: Path | None = None, stderr_cap: int = 1 << 20,
-                 sandbox: str = "none", hide: Sequence[Path] = (), memory_mb: int = 0,
-                 file_mb: int = 64, tmp_mb: int = 64, pids: int = 64, cpus: float = 1.0,
-                 spawner: Spawner | None = None) -> None:
+                 stderr_path: Path | None = None, launcher: Launcher = UNSANDBOXED,
+                 hidden: Sequence[Path] = (), spawner: Spawner | None = None) -> None:
         self.argv = split_command(command)
         self.workdir = Path(workdir or os.getcwd()).absolute()
         self.stderr_path = stderr_path
-        self.stderr_cap = stderr_cap
-        self.sandbox = sandbox
-        self.hide = tuple(hide)
-        self.policy = SandboxPolicy(memory_mb=memory_mb, pids=pids, cpus=cpus, tmp_mb=tmp_mb,
-                                    file_mb=file_mb)
-        self.limits = Rlimits(memory_mb, file_mb)
+        self.launcher = launcher
+        self.hidden = tuple(hidden)
         self.spawner = spawner
         self.name = ""
         self.process: Process | None = None
@@ -214,7 +197,7 @@ class Bot:
         try:
             self.name = protocol.parse_ready(line)[:74].strip()
         except protocol.GarbledError as err:
-            raise BotStartupError(str(err), code=Reason.NOT_READY, quoted=_quote(line)) from None
+            raise BotStartupError(str(err), code=Reason.NOT_READY, quoted=quote(line)) from None
         return self.name
 
     def _wait_ready(self, deadline: float, stop: CancelSignal | None) -> str:
@@ -232,10 +215,9 @@ class Bot:
                     raise
 
     def _spawn(self) -> None:
-        policy = self.policy if resolve_sandbox(self.sandbox) == "bwrap" else None
-        process = start_process(self.argv, workdir=self.workdir, sandbox=policy,
-                                hide=self.hide, limits=self.limits, stderr_path=self.stderr_path,
-                                stderr_cap=self.stderr_cap, spawner=self.spawner)
+        process = start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
+                                hidden=self.hidden, stderr_path=self.stderr_path,
+                                spawner=self.spawner)
         self.process = process
         self._in, self._out = process.stdin, process.stdout
         self._poll.register(self._out, _POLLIN)
@@ -371,7 +353,7 @@ class Bot:
                 break
         while (text := self._take_line()) is not None:
             if not _keep_info(text, info):
-                quoted = _quote(text)
+                quoted = quote(text)
                 raise BotGarbled(f"unsolicited line: {quoted}", code=Reason.UNSOLICITED,
                                  quoted=quoted)
         if self._eof:
@@ -453,7 +435,7 @@ class Bot:
             if wait <= 0:
                 if not buf:
                     raise BotTimeout("", code=Reason.NO_ANSWER)
-                quoted = _quote(buf)
+                quoted = quote(buf)
                 raise BotTimeout(f", partial line {quoted}", code=Reason.PARTIAL_LINE,
                                  quoted=quoted)
             if self._poll_exit.poll(int(wait * 1000) + 1):
@@ -474,7 +456,8 @@ class Bot:
         """Raise :class:`BotMemory` instead of ``err`` if the memory limit killed a process
         of the bot."""
         if self.process is not None and self.process.memory_fault():
-            raise BotMemory(f"memory limit ({self.policy.memory_mb} MiB) exceeded: "
+            memory_mb = (self.launcher.policy or self.launcher.rlimits).memory_mb
+            raise BotMemory(f"memory limit ({memory_mb} MiB) exceeded: "
                             f"{err.detail.strip(' ,')}", code=Reason.OUT_OF_MEMORY) from None
 
     def _crash(self, closed_input: bool = False) -> BotCrash:
@@ -490,7 +473,7 @@ class Bot:
 
 
 def _long_line(buf: bytearray) -> BotGarbled:
-    quoted = _quote(buf)
+    quoted = quote(buf)
     return BotGarbled(f"line over {LINE_MAX} bytes: {quoted}", code=Reason.LONG_LINE,
                       quoted=quoted)
 

@@ -3,7 +3,8 @@
 :func:`start_process` runs a bot command in its own session and process group (Ctrl-C at the
 referee's terminal does not reach it), optionally inside the hardened sandbox
 (:mod:`referee.bots.sandbox`, given a :class:`~referee.bots.sandbox.SandboxPolicy`), else under
-:class:`Rlimits`, forked by a :class:`Spawner`; its stderr is drained at all times by a daemon
+:class:`~referee.bots.limits.Rlimits`, as its :class:`Launcher` says, forked by a
+:class:`Spawner`; its stderr is drained at all times by a daemon
 thread into a size-capped file. The :class:`Process` it returns hands its stdin and stdout, both
 non-blocking, to whoever speaks to it (:class:`referee.bots.bot.Bot`), says how it exited, and kills
 its whole group.
@@ -24,7 +25,6 @@ import functools
 import logging
 import math
 import os
-import resource
 import select
 import shlex
 import shutil
@@ -34,12 +34,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from referee.bots.cgroups import Cgroup
-from referee.bots.sandbox import GATE, Launch, SandboxError, SandboxPolicy, capabilities, prepare
+from referee.bots.limits import Limits, Rlimits, SandboxMode
+from referee.bots.sandbox import Launch, SandboxError, SandboxPolicy, capabilities, prepare
 
 logger = logging.getLogger(__name__)
 
@@ -142,67 +143,54 @@ def _warn_no_bwrap() -> None:
     logger.warning("no working sandbox here: bots run unsandboxed (%s)", capabilities().summary())
 
 
-def resolve_sandbox(mode: str, *, warn: bool = True) -> str:
-    """Turn a configured sandbox mode (``auto``, ``bwrap``, ``none``) into ``bwrap`` or
-    ``none``. ``auto`` without a working sandbox logs a warning once per process (unless
-    ``warn`` is false: the caller tells the user itself).
+def resolve_sandbox(mode: SandboxMode | str, *, warn: bool = True) -> SandboxMode:
+    """Turn a configured sandbox mode into :attr:`SandboxMode.BWRAP` or :attr:`SandboxMode.NONE`.
+    ``auto`` without a working sandbox logs a warning once per process (unless ``warn`` is
+    false: the caller tells the user itself).
 
     :raises BotCommandError: for an unknown mode, or ``bwrap`` where it does not work.
     """
-    if mode == "none":
-        return "none"
-    if mode not in ("auto", "bwrap"):
-        raise BotCommandError(f"unknown sandbox mode: {mode!r} (use auto, bwrap or none)")
+    try:
+        mode = SandboxMode.parse(mode)
+    except ValueError as err:
+        raise BotCommandError(str(err)) from None
+    if mode is SandboxMode.NONE:
+        return mode
     if bwrap_available():
-        return "bwrap"
-    if mode == "bwrap":
+        return SandboxMode.BWRAP
+    if mode is SandboxMode.BWRAP:
         raise BotCommandError(f"sandbox 'bwrap' requested but it does not work here: "
                               f"{capabilities().summary()} (see ct-referee sandbox)")
     if warn:
         _warn_no_bwrap()
-    return "none"
-
-
-# -- limits -------------------------------------------------------------------------------------
-
-_GATE = ["/bin/sh", "-c", GATE, "ct-referee-gate"]
-"""Waits for one line on stdin, then execs its arguments: holds the child while its limits are
-set by pid. A shell reads a pipe a byte at a time, so the bot's input starts after that line."""
+    return SandboxMode.NONE
 
 
 @dataclass(frozen=True)
-class Rlimits:
-    """Resource limits of a bot process (and of everything it starts): no core files, files up
-    to ``file_mb`` MiB, a data size (heap and private writable mappings, ``RLIMIT_DATA``) of
-    ``memory_mb`` MiB (0: unlimited). Not the address space: Java and Node reserve far more
-    of it than they use."""
+class Launcher:
+    """How bot processes start, worked out once (:meth:`resolve`) and handed to every spawn:
+    inside the hardened sandbox under :attr:`policy`, or (``None``) unsandboxed under
+    :attr:`rlimits`; at most :attr:`stderr_cap` bytes of stderr kept. Plain data: it travels to
+    worker processes."""
 
-    memory_mb: int = 0
-    file_mb: int = 64
+    policy: SandboxPolicy | None = None
+    rlimits: Rlimits = field(default_factory=Rlimits)
+    stderr_cap: int = 1 << 20
 
-    def pairs(self) -> list[tuple[int, int]]:
-        """``(resource, bytes)`` for each limit set."""
-        limits = [(resource.RLIMIT_CORE, 0)]
-        if self.file_mb > 0:
-            limits.append((resource.RLIMIT_FSIZE, self.file_mb << 20))
-        if self.memory_mb > 0:
-            limits.append((resource.RLIMIT_DATA, self.memory_mb << 20))
-        return limits
+    @classmethod
+    def resolve(cls, mode: SandboxMode | str, limits: Limits, *, warn: bool = True) -> Launcher:
+        """The launcher of bots under ``limits`` in sandbox ``mode`` on this machine (see
+        :func:`resolve_sandbox`, whose errors it raises)."""
+        boxed = resolve_sandbox(mode, warn=warn) is SandboxMode.BWRAP
+        return cls(limits.policy() if boxed else None, limits.rlimits(), limits.stderr_cap)
 
-    def wrap(self, argv: Sequence[str], *, prlimit: str | None) -> tuple[list[str], bool]:
-        """The command line that runs ``argv`` under these limits: behind the ``prlimit``
-        wrapper (path given) or else the gate; and whether it is the gate, which
-        :meth:`apply` must then release."""
-        if prlimit:
-            names = {resource.RLIMIT_CORE: "core", resource.RLIMIT_FSIZE: "fsize",
-                     resource.RLIMIT_DATA: "data"}
-            return [prlimit, *(f"--{names[k]}={v}" for k, v in self.pairs()), "--", *argv], False
-        return [*_GATE, *argv], True
+    @property
+    def mode(self) -> SandboxMode:
+        """``bwrap`` or ``none``: what the bots run in."""
+        return SandboxMode.NONE if self.policy is None else SandboxMode.BWRAP
 
-    def apply(self, pid: int) -> None:
-        """Set the limits on the running process ``pid`` (held at the gate)."""
-        for key, value in self.pairs():
-            resource.prlimit(pid, key, (value, value))
+
+# -- limits -------------------------------------------------------------------------------------
 
 
 @functools.cache
@@ -259,15 +247,14 @@ class SpawnError(RuntimeError):
     exec error, a cgroup that cannot be made): a fault of the seat, not the end of play."""
 
 
-def start_process(argv: Sequence[str], *, workdir: Path, sandbox: SandboxPolicy | None = None,
-                  hide: Sequence[Path] = (), limits: Rlimits = Rlimits(),
-                  stderr_path: Path | None = None, stderr_cap: int = 1 << 20,
+def start_process(argv: Sequence[str], *, workdir: Path, launcher: Launcher = Launcher(),
+                  hidden: Sequence[Path] = (), stderr_path: Path | None = None,
                   spawner: Spawner | None = None) -> Process:
-    """Start ``argv`` in ``workdir``, in its own session, inside the hardened ``sandbox``
-    (``None``: none, and then under ``limits``; the policy carries its own), forked by
-    ``spawner`` (default: :func:`default_spawner`); its stderr goes to ``stderr_path``
-    (parents created; ``None``: discarded), at most ``stderr_cap`` bytes. ``hide``: folders
-    inside the bot's own that the sandboxed bot sees empty.
+    """Start ``argv`` in ``workdir``, in its own session, as ``launcher`` says (inside the
+    hardened sandbox under its policy, or under its rlimits), forked by ``spawner`` (default:
+    :func:`default_spawner`); its stderr goes to ``stderr_path`` (parents created; ``None``:
+    discarded), at most the launcher's ``stderr_cap`` bytes. ``hidden``: folders inside the bot's
+    own that the sandboxed bot sees empty.
 
     :raises BotCommandError: if the command cannot be found or sandboxed.
     :raises SpawnError: if it was found but could not be started.
@@ -275,9 +262,10 @@ def start_process(argv: Sequence[str], *, workdir: Path, sandbox: SandboxPolicy 
     if which_command(argv, workdir) is None:
         raise BotCommandError(_not_found(argv[0], workdir))
     launch: Launch | None = None
-    if sandbox is not None:
+    limits = launcher.rlimits
+    if launcher.policy is not None:
         try:
-            launch = prepare(argv, workdir, policy=sandbox, hide=hide)
+            launch = prepare(argv, workdir, policy=launcher.policy, hidden=hidden)
         except SandboxError as err:
             raise BotCommandError(str(err)) from None
         except OSError as err:
@@ -307,7 +295,7 @@ def start_process(argv: Sequence[str], *, workdir: Path, sandbox: SandboxPolicy 
     finally:
         if launch is not None:
             launch.cleanup()
-    process = Process(proc, out, stderr_cap, cgroup=launch.cgroup if launch else None)
+    process = Process(proc, out, launcher.stderr_cap, cgroup=launch.cgroup if launch else None)
     process.active = launch.active if launch else []
     if gated:
         try:

@@ -353,7 +353,7 @@ def check_binds(binds: Binds, *, protected: Sequence[Path] = (),
     """The paths inside the bot's folders that it must be shown empty: a ``protected`` path
     (the output folder, the configuration) or another entrant's folder (``others``; an equal
     folder is shared, not another's) that lies inside one of them, symlinks and ``..``
-    resolved, written as the sandbox sees them (pass them to :func:`build_argv` as ``hide``).
+    resolved, written as the sandbox sees them (pass them to :func:`build_argv` as ``hidden``).
 
     :raises SandboxError: for a bot folder that is, or lies inside, a protected path: it
         cannot be hidden from the bot that lives in it.
@@ -448,10 +448,10 @@ def check_readable(binds: Binds, uid: int | None = None) -> None:
 
 
 def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
-               caps: Capabilities, hide: Sequence[Path] = (), uid: int | None = None) -> Spec:
+               caps: Capabilities, hidden: Sequence[Path] = (), uid: int | None = None) -> Spec:
     """The bwrap command line that runs ``argv`` in ``workdir`` under ``policy``.
 
-    ``hide``: folders (files) inside a bound folder that the bot sees empty.
+    ``hidden``: folders (files) inside a bound folder that the bot sees empty.
 
     :raises SandboxError: for a command that cannot be found or a mode that cannot work here.
     """
@@ -511,7 +511,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         out += [*parents(p), "--ro-bind", os.path.realpath(p), str(p)]
         bound.append(p)
     named = {Path(os.path.abspath(Path(workdir, a))) for a in argv}
-    for item in hide:
+    for item in hidden:
         item = Path(os.path.abspath(item))
         if item in named or any(b.is_relative_to(item) for b in binds.all) or \
                 not any(item.is_relative_to(b) for b in binds.all):
@@ -595,7 +595,7 @@ class Launch:
 
 
 def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
-            hide: Sequence[Path] = (), caps: Capabilities | None = None) -> Launch:
+            hidden: Sequence[Path] = (), caps: Capabilities | None = None) -> Launch:
     """Build the launch of ``argv`` in ``workdir``: its cgroup (made now, with its limits),
     the rlimits the cgroups do not cover, and the gated command line.
 
@@ -608,7 +608,7 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     if caps.root:  # a uid of its own: no per-uid kernel counter shared with another bot
         with _uids_lock:
             uid = next(_uids)
-    spec = build_argv(argv, workdir, policy=policy, caps=caps, hide=hide, uid=uid)
+    spec = build_argv(argv, workdir, policy=policy, caps=caps, hidden=hidden, uid=uid)
     active = [f"bwrap {spec.mode}", f"uid {spec.uid}", "no network", "cleared environment"]
     if policy.seccomp and caps.ok("seccomp"):
         active.append("seccomp")

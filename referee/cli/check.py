@@ -10,18 +10,20 @@ from rich.console import Console
 from rich.text import Text
 
 from referee.bots.command_hints import shell_syntax_warning
-from referee.bots.process import BotCommandError, resolve_command, resolve_sandbox
-from referee.bots.sandbox import capabilities
-from referee.cli.sandbox import limit_options
+from referee.bots.limits import Limits, SandboxMode
+from referee.bots.process import BotCommandError, resolve_command
+from referee.cli.options import (
+    clock_options,
+    limit_options,
+    resolve_mode,
+    sandbox_option,
+    sandbox_words,
+)
 from referee.match.check import FAIL, PASS, SKIP, CheckReport, StepResult, run_check
-from referee.match.play import Limits
 from referee.protocol.escape import escape_controls
 
 _MARKS = {PASS: ("✓", "OK  ", "green"), FAIL: ("✗", "FAIL", "bold red"),
           SKIP: ("–", "SKIP", "dim")}
-
-_LIMITS = Limits()
-"""The defaults of the clock options."""
 
 
 class _Printer:
@@ -78,20 +80,14 @@ def _summary(console: Console, report: CheckReport) -> None:
 
 @click.command()
 @click.argument("bot_cmd")
-@click.option("--move-ms", type=click.IntRange(min=1), default=_LIMITS.move_ms,
-              show_default=True,
-              help="Time per answer.")
-@click.option("--startup-ms", type=click.IntRange(min=1), default=_LIMITS.startup_ms,
-              show_default=True,
-              help="Time until the bot's ready.")
-@click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
-              show_default=True, help="Run the bot as a tournament would (auto: bwrap if it "
-              "works here).")
+@clock_options()
+@sandbox_option("Run the bot as a tournament would (auto: bwrap if it works here).")
 @limit_options
 @click.option("--transcript", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every line exchanged here ('> ' to the bot, '< ' from it).")
 @click.option("--ascii", "ascii_only", is_flag=True, help="OK/FAIL instead of ✓/✗, no colours.")
-def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, memory_mb: int, pids: int,
+def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: SandboxMode, memory_mb: int,
+          pids: int,
           cpus: float, tmp_mb: int, file_mb: int, transcript: Path | None,
           ascii_only: bool) -> None:
     """Check that BOT_CMD speaks protocol v1: scripted deals, every answer judged.
@@ -105,13 +101,10 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, memory_mb: 
     console = Console(no_color=ascii_only, emoji=False, highlight=False, soft_wrap=True)
     try:
         argv = resolve_command(bot_cmd, Path.cwd())
-        mode = resolve_sandbox(sandbox, warn=False)
+        mode = resolve_mode(sandbox)
     except BotCommandError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    if sandbox == "auto" and mode == "none":
-        click.echo(f"warning: no working sandbox here, the bot runs UNSANDBOXED "
-                   f"({capabilities().summary()}; see ct-referee sandbox)", err=True)
     if (hint := shell_syntax_warning(bot_cmd)) is not None:
         click.echo(f"warning: {hint}", err=True)
     if transcript is not None:
@@ -124,8 +117,7 @@ def check(bot_cmd: str, move_ms: int, startup_ms: int, sandbox: str, memory_mb: 
             sys.exit(2)
     head = Text("checking ")
     head.append(bot_cmd, style="bold")
-    boxed = f"sandbox {mode}" + (f" ({capabilities().summary()})" if mode == "bwrap" else "")
-    head.append(f" · move {move_ms} ms · start-up {startup_ms} ms · {boxed}")
+    head.append(f" · move {move_ms} ms · start-up {startup_ms} ms · {sandbox_words(mode)}")
     console.print(head)
     try:
         limits = Limits(memory_mb=memory_mb, pids=pids, cpus=cpus, tmp_mb=tmp_mb,

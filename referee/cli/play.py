@@ -15,26 +15,29 @@ from rich.table import Table
 from rich.text import Text
 
 from referee.bots.command_hints import shell_syntax_warning
+from referee.bots.limits import Limits, SandboxMode
 from referee.bots.process import (
     BotCommandError,
+    Launcher,
     resolve_command,
-    resolve_sandbox,
     split_command,
     stderr_tail,
 )
-from referee.bots.sandbox import capabilities
-from referee.cli.sandbox import limit_options
+from referee.cli.options import (
+    clock_options,
+    limit_options,
+    resolve_mode,
+    sandbox_option,
+    sandbox_words,
+)
 from referee.game.rules import DEFAULT_TARGET, Deal, Event, Hand, Variant
 from referee.match.human import HUMAN, HumanEntrant
-from referee.match.play import Entrant, Limits, MatchAborted, Observer, play_match
+from referee.match.play import Entrant, MatchAborted, Observer, play_match, seat_log
 from referee.protocol.escape import escape_controls
 from referee.records.display import cards_text, move_text
 from referee.records.record import FaultDict, RecordDict, write_record
 
 _NAME_OK = re.compile(r"[^A-Za-z0-9._-]+")
-
-_LIMITS = Limits()
-"""The defaults of the clock options."""
 
 
 def entrant_names(commands: list[str | list[str]]) -> list[str]:
@@ -131,17 +134,11 @@ def print_result(console: Console, record: RecordDict) -> None:
               show_default=True)
 @click.option("--target", type=click.IntRange(min=1), default=DEFAULT_TARGET, show_default=True,
               help="Points that end the match.")
-@click.option("--move-ms", type=click.IntRange(min=1), default=_LIMITS.move_ms,
-              show_default=True,
-              help="Time per answer.")
-@click.option("--startup-ms", type=click.IntRange(min=1), default=_LIMITS.startup_ms,
-              show_default=True,
-              help="Time until a bot's ready.")
+@clock_options(who="a bot")
 @click.option("--bank-ms", type=click.IntRange(min=0), default=0, show_default=True,
               help="Extra time per match for answers past --move-ms.")
 @limit_options
-@click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
-              show_default=True)
+@sandbox_option("Where the bots run (auto: bwrap if it works here).")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the game record here.")
 @click.option("--logs", "logs_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -152,7 +149,7 @@ def print_result(console: Console, record: RecordDict) -> None:
 def play(
     bots: tuple[str, ...], seed: int | None, variant: str, target: int, move_ms: int,
     startup_ms: int, bank_ms: int, memory_mb: int, pids: int, cpus: float, tmp_mb: int,
-    file_mb: int, sandbox: str, record_path: Path | None,
+    file_mb: int, sandbox: SandboxMode, record_path: Path | None,
     logs_dir: Path | None, quiet: bool, verbose: bool, ascii_only: bool,
 ) -> None:
     """Play one match between 2-4 BOTS (each a command, quoted if it has spaces).
@@ -186,12 +183,9 @@ def play(
         if (hint := shell_syntax_warning(command)) is not None:
             click.echo(f"warning: bot {command!r}: {hint}", err=True)
     try:
-        mode = resolve_sandbox(sandbox, warn=False)
+        mode = resolve_mode(sandbox, who="the bots run")
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
-    if sandbox == "auto" and mode == "none":
-        click.echo(f"warning: no working sandbox here, the bots run UNSANDBOXED "
-                   f"({capabilities().summary()}; see ct-referee sandbox)", err=True)
     names = entrant_names(commands)
     entrants: list[Entrant] = []
     for name, argv in zip(names, commands, strict=True):
@@ -216,7 +210,7 @@ def play(
     except OSError as err:
         raise click.ClickException(f"cannot make the folder {err.filename!r}: "
                                    f"{err.strerror}") from None
-    hide = [logs_dir.absolute()] if logs_dir is not None else []
+    hidden = [logs_dir.absolute()] if logs_dir is not None else []
     players = len(entrants)
     if seed is None:  # bots see their own cards: the deals must not follow from a small seed
         secret = secrets.token_bytes(32)
@@ -233,18 +227,16 @@ def play(
     if not quiet:
         head = Text(" vs ".join(names), style="bold")
         dealt = "random deals" if seed is None else f"seed {seed}"
-        boxed = f"sandbox {mode}" + (f" ({capabilities().summary()})" if mode == "bwrap" else "")
-        head.append(f" · {variant} · target {target} · {dealt} · {boxed}")
+        head.append(f" · {variant} · target {target} · {dealt} · {sandbox_words(mode)}")
         console.print(head)
     teller = _Teller(console, names, verbose=verbose and not human, quiet=quiet)
+    limits = Limits(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms,
+                    memory_mb=memory_mb, pids=pids, cpus=cpus, tmp_mb=tmp_mb, file_mb=file_mb)
     try:
         record = play_match(
-            match_id, entrants, deals,
-            variant=Variant(variant), target=target,
-            limits=Limits(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms,
-                          memory_mb=memory_mb, pids=pids, cpus=cpus, tmp_mb=tmp_mb,
-                          file_mb=file_mb),
-            sandbox=mode, logs_dir=logs_dir, hide=hide, observer=teller, bot_id=bot_id)
+            match_id, entrants, deals, variant=Variant(variant), target=target, limits=limits,
+            launcher=Launcher.resolve(mode, limits), logs_dir=logs_dir, hidden=hidden,
+            observer=teller, bot_id=bot_id)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
     except (MatchAborted, KeyboardInterrupt):
@@ -252,7 +244,7 @@ def play(
         sys.exit(130)
     print_result(console, record)
     for seat in sorted({f["seat"] for f in record["faults"]}):
-        tail = stderr_tail(logs_dir / f"{seat}-{names[seat]}.stderr")
+        tail = stderr_tail(seat_log(logs_dir, seat, names[seat]))
         if tail:
             console.print(Text(f"stderr of {escape_controls(names[seat])} (last lines):",
                                style="dim"))

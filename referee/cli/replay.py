@@ -12,8 +12,9 @@ from rich.text import Text
 
 from referee.bots.bot import Bot, BotError
 from referee.bots.command_hints import shell_syntax_warning
-from referee.bots.process import BotCommandError, resolve_command, resolve_sandbox, stderr_tail
-from referee.match.play import Limits
+from referee.bots.limits import Limits, SandboxMode
+from referee.bots.process import BotCommandError, Launcher, resolve_command, stderr_tail
+from referee.cli.options import clock_options, resolve_mode, sandbox_option
 from referee.match.reask import Reask
 from referee.protocol.escape import escape_controls
 from referee.records.record import RecordDict, RecordError, read_record
@@ -25,8 +26,8 @@ from referee.records.replay import (
     verify_file,
 )
 
-_LIMITS = Limits()
-"""The defaults of the clock options."""
+_RESOURCES = Limits(memory_mb=0)
+"""The re-asked bot's resources: no memory limit, the rest as a tournament's defaults."""
 
 
 @click.command()
@@ -43,18 +44,12 @@ _LIMITS = Limits()
               help="Write the match as one self-contained HTML page.")
 @click.option("--bot", "bot_command", metavar="CMD",
               help="Re-play the match to this bot command in --seat and list where it differs.")
-@click.option("--move-ms", type=click.IntRange(min=1), default=_LIMITS.move_ms,
-              show_default=True,
-              help="Time per answer (with --bot).")
-@click.option("--startup-ms", type=click.IntRange(min=1), default=_LIMITS.startup_ms,
-              show_default=True,
-              help="Time until the bot's ready (with --bot).")
-@click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
-              show_default=True, help="Sandbox of the bot (with --bot).")
+@clock_options(note="with --bot")
+@sandbox_option("Sandbox of the bot (with --bot).")
 def replay(
     records: tuple[Path, ...], verify: bool, hand_number: int | None, seat: int | None,
     ascii_only: bool, html_path: Path | None, bot_command: str | None, move_ms: int,
-    startup_ms: int, sandbox: str,
+    startup_ms: int, sandbox: SandboxMode,
 ) -> None:
     """Tell the match in RECORD turn by turn, or check, draw or re-ask it.
 
@@ -131,18 +126,18 @@ def _verify(console: Console, paths: tuple[Path, ...]) -> int:
 
 def _reask(
     console: Console, record: RecordDict, seat: int, command: str, move_ms: int,
-    startup_ms: int, sandbox: str,
+    startup_ms: int, sandbox: SandboxMode,
 ) -> None:
     try:
         argv = resolve_command(command, Path.cwd())
-        mode = resolve_sandbox(sandbox)
+        launcher = Launcher.resolve(resolve_mode(sandbox), _RESOURCES)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
     if (hint := shell_syntax_warning(command)) is not None:
         click.echo(f"warning: {hint}", err=True)
     with tempfile.TemporaryDirectory(prefix="ct-replay-") as tmp:
         stderr_path = Path(tmp, "stderr")
-        bot = Bot(argv, workdir=Path.cwd(), sandbox=mode, stderr_path=stderr_path)
+        bot = Bot(argv, workdir=Path.cwd(), launcher=launcher, stderr_path=stderr_path)
         _reask_with(console, record, seat, command, bot, stderr_path, move_ms, startup_ms)
 
 

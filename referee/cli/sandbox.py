@@ -3,34 +3,11 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any
 
 import click
 
 from referee.bots.sandbox import SandboxPolicy, capabilities
-from referee.match.play import Limits
-
-_LIMITS = Limits()
-
-
-def limit_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The ``--memory-mb``, ``--pids``, ``--cpus``, ``--tmp-mb`` and ``--file-mb`` options."""
-    for option in reversed([
-        click.option("--memory-mb", type=click.IntRange(min=0), default=_LIMITS.memory_mb,
-                     show_default=True, help="Memory per bot, /tmp and /dev/shm included "
-                     "(0: none)."),
-        click.option("--pids", type=click.IntRange(min=0), default=_LIMITS.pids,
-                     show_default=True, help="Processes and threads per sandboxed bot."),
-        click.option("--cpus", type=click.FloatRange(min=0), default=_LIMITS.cpus,
-                     show_default=True, help="CPU cores per sandboxed bot (0: no limit)."),
-        click.option("--tmp-mb", type=click.IntRange(min=0), default=_LIMITS.tmp_mb,
-                     show_default=True, help="Size of a sandboxed bot's /tmp and /dev/shm."),
-        click.option("--file-mb", type=click.IntRange(min=0), default=_LIMITS.file_mb,
-                     show_default=True, help="Largest file a bot may write (0: no limit)."),
-    ]):
-        f = option(f)
-    return f
+from referee.cli.options import limit_options
 
 
 @click.command()

@@ -35,12 +35,14 @@ from rich.text import Text
 
 from referee.cli.pipes import ClosedPipeSafe
 from referee.match.job import MatchSpec
+from referee.match.play import seat_log
 from referee.protocol.escape import escape_controls
 from referee.records.record import FaultDict
 from referee.runners.cluster import ClusterError, ClusterRunner
 from referee.runners.local import Runner
 from referee.tournament.admission import BENCHED
 from referee.tournament.config import parse_stop
+from referee.tournament.course import Stopped
 from referee.tournament.ratings import Standing, Standings
 from referee.tournament.run import (
     Config,
@@ -114,7 +116,7 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
     had no process)."""
     if logs is None or str(fault["detail"]).startswith(BENCHED):
         return ""
-    path = logs / spec.id / f"{fault['seat']}-{name}.stderr"
+    path = seat_log(logs / spec.id, fault["seat"], name)
     with contextlib.suppress(ValueError):
         path = path.relative_to(Path.cwd())
     return f" (its stderr: {path})"
@@ -332,8 +334,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     if scheduler is not None or scheduler_file is not None:
         try:
             # a tournament's auto requires a sandbox: a worker without one refuses
-            mode = "none" if cfg.sandbox == "none" else "bwrap"
-            runner = ClusterRunner(scheduler, sandbox=mode, warn=reporter.warn,
+            runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=reporter.warn,
                                    scheduler_file=scheduler_file, spread=spread)
         except ClusterError as e:
             err.print(Text(f"error: {e}"), soft_wrap=True)
@@ -367,8 +368,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
                f"vs next: the sequential test's verdict on the next row (confidence "
                f"{rule.confidence:g}, margin {rule.margin:g} points a hand), its difference in "
                f"points a hand and the duplicate sets they shared.")
-    why = {"settled": "stopped: settled, every pair decided",
-           "cap": "stopped at the cap", "complete": "complete"}[outcome.stopped or "complete"]
+    why = {Stopped.SETTLED: "stopped: settled, every pair decided",
+           Stopped.CAP: "stopped at the cap",
+           Stopped.COMPLETE: "complete"}[outcome.stopped or Stopped.COMPLETE]
     console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), caption=caption,
                                   title=f"{cfg.name}: final standings, {outcome.total} matches "
                                         f"({why})"))

@@ -18,14 +18,15 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from referee.game import encoding
-from referee.game.cards import DECK, Card, CardError
+from referee.game.cards import DECK, Card
 from referee.game.rules import Deal, Hand, SeatView, Variant, legal_moves_on
+from referee.protocol.wire import cards_after, int_after
 
 Policy = Callable[[Any, Any], Any]
 """``policy(observation, action_mask) -> action index``."""
@@ -40,7 +41,7 @@ class TrackingError(ValueError):
 
 
 @dataclass(frozen=True)
-class Decision:
+class PolicyRequest:
     """A request to answer: the seat's view and the match totals before this hand."""
 
     kind: str
@@ -50,31 +51,10 @@ class Decision:
     target: int
 
 
-def _cards(tokens: Sequence[str], key: str) -> list[Card]:
-    """The cards after ``key`` up to the next token that is not a card."""
-    out: list[Card] = []
-    if key not in tokens:
-        return out
-    for tok in tokens[tokens.index(key) + 1:]:
-        try:
-            out.append(Card.parse(tok))
-        except CardError:
-            break
-    return out
-
-
-def _int_after(tokens: Sequence[str], key: str, default: int) -> int:
-    if key in tokens:
-        i = tokens.index(key) + 1
-        if i < len(tokens) and tokens[i].lstrip("-").isdigit():
-            return int(tokens[i])
-    return default
-
-
 class SeatTracker:
     """What one seat knows of its match, from the referee's lines alone.
 
-    :meth:`feed` takes every line; for ``go`` and ``pick`` it returns the :class:`Decision`
+    :meth:`feed` takes every line; for ``go`` and ``pick`` it returns the :class:`PolicyRequest`
     (the view rebuilt with the engine and checked against the request).
     """
 
@@ -89,7 +69,7 @@ class SeatTracker:
         self.layout: list[Card] = []
         self.events: list[tuple[str, int, Card, tuple[Card, ...]]] = []
 
-    def feed(self, line: str) -> Decision | None:
+    def feed(self, line: str) -> PolicyRequest | None:
         """Takes one referee line; returns the decision it asks for, if any.
 
         :raises TrackingError: when a request does not fit what was tracked.
@@ -100,16 +80,16 @@ class SeatTracker:
             return None
         word = tokens[0]
         if word == "match":
-            self.seat = _int_after(tokens, "seat", 0)
-            self.players = _int_after(tokens, "players", 3)
-            self.target = _int_after(tokens, "target", 1000)
+            self.seat = int_after(tokens, "seat", 0)
+            self.players = int_after(tokens, "players", 3)
+            self.target = int_after(tokens, "target", 1000)
             if "variant" in tokens:
                 self.variant = Variant(tokens[tokens.index("variant") + 1])
             self.totals = (0,) * self.players
             self.new_hand(0, [], [])
         elif word == "hand":
-            self.new_hand(_int_after(tokens, "dealer", 0), _cards(tokens, "cards"),
-                          _cards(tokens, "layout"))
+            self.new_hand(int_after(tokens, "dealer", 0), cards_after(tokens, "cards"),
+                          cards_after(tokens, "layout"))
         elif word in ("play", "turn") and len(tokens) >= 3:
             found = [Card.parse(t) for t in tokens[2:]]
             self.events.append((word, int(tokens[1]), found[0], tuple(found[1:])))
@@ -118,16 +98,16 @@ class SeatTracker:
             self.totals = tuple(int(t) for t in tokens[at:at + self.players])
         elif word == "go":
             view = self.position().view(self.seat)
-            if (sorted(view.hand) != sorted(_cards(tokens, "hand"))
-                    or sorted(view.table) != sorted(_cards(tokens, "table"))
+            if (sorted(view.hand) != sorted(cards_after(tokens, "hand"))
+                    or sorted(view.table) != sorted(cards_after(tokens, "table"))
                     or view.to_move != self.seat or view.pick_card is not None):
                 raise TrackingError("the tracked position differs from the go request")
-            return Decision("go", view, self.totals, self.target)
+            return PolicyRequest("go", view, self.totals, self.target)
         elif word == "pick" and len(tokens) >= 2:
             view = self.position(Card.parse(tokens[1])).view(self.seat)
-            if sorted(view.pick_options) != sorted(_cards(tokens, "from")):
+            if sorted(view.pick_options) != sorted(cards_after(tokens, "from")):
                 raise TrackingError("the tracked pick differs from the pick request")
-            return Decision("pick", view, self.totals, self.target)
+            return PolicyRequest("pick", view, self.totals, self.target)
         return None
 
     def new_hand(self, dealer: int, cards: list[Card], layout: list[Card]) -> None:
@@ -178,7 +158,7 @@ class SeatTracker:
         return hand
 
 
-def decide(policy: Policy, decision: Decision) -> tuple[str, int, str | None]:
+def decide(policy: Policy, decision: PolicyRequest) -> tuple[str, int, str | None]:
     """Asks ``policy`` for ``decision``; returns the answer line, the action taken and what
     went wrong, if anything: when the policy raises or returns an action outside the mask, the
     first legal action is taken instead."""
@@ -269,9 +249,9 @@ def _from_request(line: str) -> str | None:
     """A legal answer from the request line alone (when tracking failed)."""
     tokens = line.split()
     if tokens[:1] == ["go"]:
-        moves = legal_moves_on(_cards(tokens, "hand"), _cards(tokens, "table"))
+        moves = legal_moves_on(cards_after(tokens, "hand"), cards_after(tokens, "table"))
         return str(moves[0]) if moves else None
     if tokens[:1] == ["pick"]:
-        offered = _cards(tokens, "from")
+        offered = cards_after(tokens, "from")
         return str(offered[0]) if offered else None
     return None

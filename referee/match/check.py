@@ -31,11 +31,11 @@ from referee.bots.bot import (
     BotGarbled,
     BotTimeout,
 )
-from referee.bots.process import stderr_tail
+from referee.bots.limits import Limits, SandboxMode
+from referee.bots.process import Launcher, stderr_tail
 from referee.game.cards import DECK, Card, CardError
 from referee.game.faults import Fault, Reason
 from referee.game.rules import TURNS_PER_HAND, Deal, Hand, IllegalMoveError, Match, Move, Variant
-from referee.match.play import Limits
 from referee.protocol import narration
 from referee.protocol import wire as protocol
 
@@ -84,7 +84,7 @@ class CheckReport:
     """Everything a check found; ``ok`` only when every step passed."""
 
     command: str
-    sandbox: str
+    sandbox: SandboxMode
     name: str | None = None
     steps: list[StepResult] = field(default_factory=list)
     startup_ms: float | None = None
@@ -216,13 +216,12 @@ class _BotChecker:
     """Drives one bot through the scripted situations and judges its every answer."""
 
     def __init__(self, command: str | Sequence[str], *, move_ms: int, startup_ms: int,
-                 sandbox: str, workdir: Path | None, report: CheckReport,
-                 on_step: Callable[[StepResult], None], limits: Limits | None = None) -> None:
+                 launcher: Launcher, workdir: Path | None, report: CheckReport,
+                 on_step: Callable[[StepResult], None]) -> None:
         self.command = command
-        self.limits = limits or Limits()
+        self.launcher = launcher
         self.move_ms = move_ms
         self.startup_ms = startup_ms
-        self.sandbox = sandbox
         self.workdir = workdir
         self.report = report
         self.on_step = on_step
@@ -252,10 +251,8 @@ class _BotChecker:
         self.stderr_path = Path(self.tmp.name, f"stderr-{self.runs}")
         self.runs += 1
         self.ended = 0
-        lim = self.limits
         return Bot(self.command, workdir=self.workdir, stderr_path=self.stderr_path,
-                   sandbox=self.sandbox, memory_mb=lim.memory_mb, pids=lim.pids, cpus=lim.cpus,
-                   tmp_mb=lim.tmp_mb, file_mb=lim.file_mb)
+                   launcher=self.launcher)
 
     def stderr_tail(self, lines: int = 6) -> list[str]:
         return stderr_tail(self.stderr_path, lines)
@@ -615,21 +612,22 @@ def _judge_go(hand: Hand, line: str, text: str) -> Move:
 
 def run_check(
     command: str | Sequence[str], *, move_ms: int = 1000, startup_ms: int = 10_000,
-    sandbox: str = "none", workdir: Path | None = None,
+    sandbox: SandboxMode = SandboxMode.NONE, workdir: Path | None = None,
     on_step: Callable[[StepResult], None] | None = None, limits: Limits | None = None,
 ) -> CheckReport:
     """Runs every scripted situation against ``command`` and returns the report.
 
-    ``sandbox`` is ``bwrap`` or ``none`` (already resolved); ``on_step`` is called as each step
-    is decided, for live output.
+    ``sandbox`` is ``bwrap`` or ``none`` (already resolved: the bot's every process starts with
+    the one launcher it makes, under ``limits``); ``on_step`` is called as each step is
+    decided, for live output.
 
     :raises referee.bots.process.BotCommandError: if the command cannot be started at all.
     """
     report = CheckReport(" ".join(command) if not isinstance(command, str) else command,
                          sandbox)
-    checker = _BotChecker(command, move_ms=move_ms, startup_ms=startup_ms, sandbox=sandbox,
-                          workdir=workdir, report=report, on_step=on_step or (lambda s: None),
-                          limits=limits)
+    launcher = Launcher.resolve(sandbox, limits or Limits())
+    checker = _BotChecker(command, move_ms=move_ms, startup_ms=startup_ms, launcher=launcher,
+                          workdir=workdir, report=report, on_step=on_step or (lambda s: None))
     try:
         checker.run()
     finally:

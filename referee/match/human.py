@@ -1,12 +1,13 @@
 """A person at the terminal as a seat of a match: :class:`HumanPlayer`.
 
 It implements the match's ``Player`` protocol and gets exactly the protocol lines a bot would get;
-it parses them back (small parsers below) and draws them with rich: the hand and the table with
-suit symbols (red suits red), every event of the other seats as it happens, and each decision as
-a numbered list of the legal moves. The person answers with a number or a card (``7c``,
-``7c 3h``, any case, ``10`` for ``T``); bad input gets a hint and the question again. Input is
-read line by line, so piped stdin works; end of input means the person left: the seat forfeits
-(a ``crash`` fault) and the referee's fallback plays it on. There is no time limit.
+it reads them back (with :mod:`referee.protocol.wire`'s readers, as the policy bridge does) and
+draws them with rich: the hand and the table with suit symbols (red suits red), every event of the
+other seats as it happens, and each decision as a numbered list of the legal moves. The person
+answers with a number or a card (``7c``, ``7c 3h``, any case, ``10`` for ``T``); bad input gets a
+hint and the question again. Input is read line by line, so piped stdin works; end of input means
+the person left: the seat forfeits (a ``crash`` fault) and the referee's fallback plays it on.
+There is no time limit.
 """
 
 from __future__ import annotations
@@ -22,12 +23,19 @@ from rich.console import Console
 from rich.text import Text
 
 from referee.bots.bot import Answer, BotCrash, CancelSignal
+from referee.bots.process import Launcher
 from referee.game.cards import Card, CardError
 from referee.game.faults import Fault, Reason
 from referee.game.rules import Move, legal_moves_on, targets_on
-from referee.match.play import Entrant, Limits, Player
+from referee.match.play import Entrant, Player
 from referee.protocol.escape import escape_controls
-from referee.protocol.wire import GarbledError, parse_move
+from referee.protocol.wire import (
+    GarbledError,
+    cards_after,
+    ints_after,
+    parse_move,
+    value_after,
+)
 from referee.records.display import card_text, cards_text
 
 HUMAN = "human"
@@ -36,39 +44,6 @@ HUMAN = "human"
 
 class HumanLeft(BotCrash):
     """The person's input ended (or they typed ``quit``): the seat forfeits."""
-
-
-# -- parsing referee lines back -----------------------------------------------------------------
-
-
-def _cards_after(tokens: Sequence[str], key: str) -> list[Card]:
-    """The cards that follow ``key`` (up to the next token that is not a card)."""
-    if key not in tokens:
-        return []
-    cards: list[Card] = []
-    for token in tokens[tokens.index(key) + 1:]:
-        try:
-            cards.append(Card.parse(token))
-        except CardError:
-            break
-    return cards
-
-
-def _value_after(tokens: Sequence[str], key: str, default: str = "") -> str:
-    if key in tokens and tokens.index(key) + 1 < len(tokens):
-        return tokens[tokens.index(key) + 1]
-    return default
-
-
-def _ints_after(tokens: Sequence[str], key: str) -> list[int]:
-    if key not in tokens:
-        return []
-    out: list[int] = []
-    for token in tokens[tokens.index(key) + 1:]:
-        if not token.lstrip("-").isdigit():
-            break
-        out.append(int(token))
-    return out
 
 
 def legal_moves(hand: Sequence[Card], table: Sequence[Card]) -> list[Move]:
@@ -150,25 +125,25 @@ class HumanPlayer:
         self.console.print(text)
 
     def _on_match(self, tokens: list[str]) -> None:
-        self.seat = int(_value_after(tokens, "seat", "0"))
+        self.seat = int(value_after(tokens, "seat", "0"))
         idx = tokens.index("names") + 1 if "names" in tokens else len(tokens)
         self.names = [escape_controls(n) for n in tokens[idx:]]  # shown only
         others = ", ".join(f"{n} (seat {i})" for i, n in enumerate(self.names) if i != self.seat)
-        self.console.rule(Text(f"match {_value_after(tokens, 'id')} · "
-                               f"{_value_after(tokens, 'variant')} · target "
-                               f"{_value_after(tokens, 'target')}"))
+        self.console.rule(Text(f"match {value_after(tokens, 'id')} · "
+                               f"{value_after(tokens, 'variant')} · target "
+                               f"{value_after(tokens, 'target')}"))
         self.console.print(Text(f"You sit in seat {self.seat}, against {others}."))
 
     def _on_hand(self, tokens: list[str]) -> None:
-        dealer = int(_value_after(tokens, "dealer", "0"))
-        self.table = _cards_after(tokens, "layout")
+        dealer = int(value_after(tokens, "dealer", "0"))
+        self.table = cards_after(tokens, "layout")
         who = "you" if dealer == self.seat else self.names[dealer] if self.names else dealer
-        self.console.rule(Text(f"hand {_value_after(tokens, 'hand')} · dealer {who}"))
-        self._row("your cards ", _cards_after(tokens, "cards"))
+        self.console.rule(Text(f"hand {value_after(tokens, 'hand')} · dealer {who}"))
+        self._row("your cards ", cards_after(tokens, "cards"))
         self._row("layout     ", self.table)
 
     def _on_take(self, tokens: list[str]) -> None:
-        taken = _cards_after(tokens, tokens[1]) if len(tokens) > 1 else []
+        taken = cards_after(tokens, tokens[1]) if len(tokens) > 1 else []
         self.table = [c for c in self.table if c not in taken]
         text = self._who(int(tokens[1]))
         text.append(" deal" + ("" if int(tokens[1]) == self.seat else "s")
@@ -186,7 +161,7 @@ class HumanPlayer:
     def _event(self, tokens: list[str], verb: str) -> None:
         if len(tokens) < 3:
             return
-        seat, cards = int(tokens[1]), _cards_after(tokens, tokens[1])
+        seat, cards = int(tokens[1]), cards_after(tokens, tokens[1])
         if not cards:
             return
         card, captured = cards[0], cards[1:]
@@ -206,7 +181,7 @@ class HumanPlayer:
     def _on_score(self, tokens: list[str]) -> None:
         if not self.show_scores:
             return
-        scores, totals = _ints_after(tokens, "score"), _ints_after(tokens, "totals")
+        scores, totals = ints_after(tokens, "score"), ints_after(tokens, "totals")
         parts = [f"{'you' if i == self.seat else n} {s} (total {t})"
                  for i, (n, s, t) in enumerate(zip(self.names, scores, totals, strict=False))]
         self.console.print(Text("hand over: " + ", ".join(parts), style="bold"))
@@ -214,7 +189,7 @@ class HumanPlayer:
     def _on_end(self, tokens: list[str]) -> None:
         if not self.show_scores:
             return
-        ranks = _ints_after(tokens, "ranks")
+        ranks = ints_after(tokens, "ranks")
         mine = ranks[self.seat] if self.seat < len(ranks) else "?"
         self.console.print(Text(f"match over: you rank {mine}", style="bold"))
 
@@ -236,10 +211,10 @@ class HumanPlayer:
         return text
 
     def _ask_go(self, tokens: list[str]) -> str:
-        hand, table = _cards_after(tokens, "hand"), _cards_after(tokens, "table")
+        hand, table = cards_after(tokens, "hand"), cards_after(tokens, "table")
         self.table = list(table)
         moves = legal_moves(hand, table)
-        self.console.rule(f"your turn · stock {_value_after(tokens, 'stock', '?')}", style="cyan")
+        self.console.rule(f"your turn · stock {value_after(tokens, 'stock', '?')}", style="cyan")
         self._row("table ", table)
         self._row("hand  ", hand)
         for i, move in enumerate(moves, 1):
@@ -264,7 +239,7 @@ class HumanPlayer:
 
     def _ask_pick(self, tokens: list[str]) -> str:
         card = Card.parse(tokens[1]) if len(tokens) > 1 else None
-        options = _cards_after(tokens, "from")
+        options = cards_after(tokens, "from")
         head = Text("you turned ")
         if card is not None:
             head.append_text(card_text(card, ascii_only=self.ascii_only))
@@ -336,8 +311,8 @@ class HumanEntrant(Entrant):
     show_scores: bool = False
     """Whether the player draws ``score`` and ``end`` (``play`` prints them itself)."""
 
-    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
-              hide: Sequence[Path]) -> Player:
-        """A :class:`HumanPlayer` (the limits and sandbox do not apply to a person)."""
+    def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
+              hidden: Sequence[Path]) -> Player:
+        """A :class:`HumanPlayer` (the launcher does not apply to a person)."""
         return HumanPlayer(self.name, console=self.console, ascii_only=self.ascii_only,
                            show_scores=self.show_scores)

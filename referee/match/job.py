@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.bot import CancelSignal
+from referee.bots.limits import Limits, SandboxMode
+from referee.bots.process import Launcher
 from referee.game.rules import Deal, Variant
-from referee.match.play import Entrant, Limits, Observer, play_match
+from referee.match.play import Entrant, Observer, play_match
 from referee.records.record import RecordDict, write_record
 
 __all__ = ["Done", "MatchJob", "MatchSpec", "deal_seed", "result_line"]
@@ -102,13 +104,13 @@ class MatchJob:
     variant: Variant
     target: int
     limits: Limits
-    sandbox: str
+    sandbox: SandboxMode
     """``bwrap`` or ``none``, already resolved; for a remote runner (one with ``remote``
     true: :class:`~referee.runners.cluster.ClusterRunner`), the configured mode, resolved where the
     bots are spawned."""
     tournament: str
     logs_dir: Path | None = None
-    hide: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
     record_path: Path | None = None
     """Where the record is written by whoever plays the match (a worker process shares the
     output folder); ``None``: the record itself is handed back."""
@@ -121,11 +123,13 @@ class MatchJob:
         """Plays the match with fresh bot processes and returns its record.
 
         :raises referee.match.play.MatchAborted: if ``stop`` was set.
-        :raises referee.bots.process.BotCommandError: if a bot command cannot be started.
+        :raises referee.bots.process.BotCommandError: if a bot command cannot be started (or
+            the sandbox does not work here).
         """
+        launcher = Launcher.resolve(self.sandbox, self.limits)  # once for the match's bots
         return play_match(self.spec.id, self.entrants, self.spec.deal, variant=self.variant,
-                          target=self.target, limits=self.limits, sandbox=self.sandbox,
-                          tournament=self.tournament, logs_dir=self.logs_dir, hide=self.hide,
+                          target=self.target, limits=self.limits, launcher=launcher,
+                          tournament=self.tournament, logs_dir=self.logs_dir, hidden=self.hidden,
                           observer=observer, stop=stop, bot_id=self.spec.bot_id)
 
     def run(self, stop: CancelSignal | None = None, observer: Observer | None = None, *,

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Protocol
 
 from referee.bots.bot import Answer, Bot, BotError, CancelSignal
-from referee.bots.process import BotCommandError
+from referee.bots.limits import Limits
+from referee.bots.process import BotCommandError, Launcher
 from referee.game.faults import Fault
 from referee.game.rules import DEFAULT_TARGET, Deal, Event, Hand, IllegalMoveError, Match, Variant
 from referee.protocol import narration
@@ -27,31 +28,17 @@ from referee.records.record import FORMAT, VERSION, FaultDict, RecordDict, TurnD
 
 DealSource = Callable[[int], Deal]
 """Gives the deal of match hand ``k`` (1-based)."""
+DEFAULT_LIMITS = Limits()
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Clock and resource limits for every bot of a match."""
+def seat_log(logs_dir: Path, seat: int, name: str) -> Path:
+    """Where the stderr of the bot in ``seat`` of a match goes:
+    ``<logs_dir>/<seat>-<name>.stderr``.
 
-    startup_ms: int = 10_000
-    """Until the bot's ``ready``."""
-    move_ms: int = 1_000
-    """Per answer."""
-    bank_ms: int = 0
-    """Extra time per match, drawn on by answers that run past ``move_ms``."""
-    memory_mb: int = 512
-    """Memory per bot in MiB, ``/tmp`` and ``/dev/shm`` included where a memory cgroup counts
-    them (else the data size of each process, ``RLIMIT_DATA``); 0: none."""
-    pids: int = 64
-    """Processes and threads per sandboxed bot (0: no limit)."""
-    cpus: float = 1.0
-    """CPU cores per sandboxed bot (0: no limit)."""
-    tmp_mb: int = 64
-    """Size of a sandboxed bot's private ``/tmp`` and of its ``/dev/shm``, in MiB each."""
-    file_mb: int = 64
-    """Largest file a bot may write, in MiB (0: no limit)."""
-    stderr_cap: int = 1 << 20
-    """Bytes of each bot's stderr kept."""
+    >>> seat_log(Path("logs/r1-g001-s01"), 2, "greedy").as_posix()
+    'logs/r1-g001-s01/2-greedy.stderr'
+    """
+    return logs_dir / f"{seat}-{name}.stderr"
 
 
 class Player(Protocol):
@@ -71,17 +58,15 @@ class Entrant:
     name: str
     command: str | tuple[str, ...]
     workdir: Path | None = None
-    hide: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
     """Paths inside its folders that its sandbox shows empty (besides the match's)."""
 
     def spawn(
-        self, *, limits: Limits, sandbox: str, stderr_path: Path | None, hide: Sequence[Path]
+        self, *, launcher: Launcher, stderr_path: Path | None, hidden: Sequence[Path]
     ) -> Player:
         """A new bot process for this entrant (started by the match)."""
         return Bot(self.command, workdir=self.workdir, stderr_path=stderr_path,
-                   stderr_cap=limits.stderr_cap, sandbox=sandbox, hide=(*self.hide, *hide),
-                   memory_mb=limits.memory_mb, pids=limits.pids, cpus=limits.cpus,
-                   tmp_mb=limits.tmp_mb, file_mb=limits.file_mb)
+                   launcher=launcher, hidden=(*self.hidden, *hidden))
 
 
 class Observer:
@@ -124,11 +109,11 @@ def play_match(
     *,
     variant: Variant = Variant.CLASSIC,
     target: int = DEFAULT_TARGET,
-    limits: Limits = Limits(),
-    sandbox: str = "none",
+    limits: Limits = DEFAULT_LIMITS,
+    launcher: Launcher | None = None,
     tournament: str | None = None,
     logs_dir: Path | None = None,
-    hide: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
     observer: Observer | None = None,
     stop: CancelSignal | None = None,
     bot_id: str | None = None,
@@ -139,7 +124,9 @@ def play_match(
     instead (default: 12 random hex digits), which says nothing about the schedule, and the
     record keeps it as ``bot_id``.
 
-    Each entrant gets a fresh player; stderr goes to ``logs_dir/<seat>-<name>.stderr`` when
+    Each entrant gets a fresh player, started by ``launcher`` (default: unsandboxed under
+    ``limits``; :meth:`Launcher.resolve <referee.bots.process.Launcher.resolve>` makes a
+    sandboxed one); stderr goes to ``logs_dir/<seat>-<name>.stderr`` when
     ``logs_dir`` is given. Bot faults are results, recorded in the record; only a command that
     cannot be started at all, or ``stop`` being set, ends the call with an exception.
 
@@ -147,7 +134,8 @@ def play_match(
     :raises MatchAborted: if ``stop`` was set; every bot has been stopped.
     """
     return _MatchRunner(match_id, entrants, deals, variant=variant, target=target, limits=limits,
-                        sandbox=sandbox, tournament=tournament, logs_dir=logs_dir, hide=hide,
+                        launcher=launcher or Launcher.resolve("none", limits),
+                        tournament=tournament, logs_dir=logs_dir, hidden=hidden,
                         observer=observer or Observer(), stop=stop,
                         bot_id=bot_id or secrets.token_hex(6)).run()
 
@@ -155,8 +143,8 @@ def play_match(
 class _MatchRunner:
     def __init__(
         self, match_id: str, entrants: Sequence[Entrant], deals: DealSource, *, variant: Variant,
-        target: int, limits: Limits, sandbox: str, tournament: str | None,
-        logs_dir: Path | None, hide: Sequence[Path], observer: Observer,
+        target: int, limits: Limits, launcher: Launcher, tournament: str | None,
+        logs_dir: Path | None, hidden: Sequence[Path], observer: Observer,
         stop: CancelSignal | None, bot_id: str,
     ) -> None:
         self.match_id = match_id
@@ -165,9 +153,9 @@ class _MatchRunner:
         self.deals = deals
         self.match = Match(len(entrants), variant=variant, target=target)
         self.limits = limits
-        self.sandbox = sandbox
+        self.launcher = launcher
         self.logs_dir = logs_dir
-        self.hide = hide
+        self.hidden = hidden
         self.observer = observer
         self.stop = stop
         self.faults: list[FaultDict] = []
@@ -204,9 +192,9 @@ class _MatchRunner:
     def _start(self) -> None:
         limits = self.limits
         for i, e in enumerate(self.entrants):
-            stderr = self.logs_dir / f"{i}-{e.name}.stderr" if self.logs_dir else None
-            player = e.spawn(limits=limits, sandbox=self.sandbox, stderr_path=stderr,
-                             hide=self.hide)
+            stderr = seat_log(self.logs_dir, i, e.name) if self.logs_dir else None
+            player = e.spawn(launcher=self.launcher, stderr_path=stderr,
+                             hidden=self.hidden)
             rng = random.Random(f"{self.match_id}:{i}:fallback")
             self.seats.append(_Seat(i, e.name, player, rng, float(limits.bank_ms)))
         with ThreadPoolExecutor(max_workers=len(self.seats)) as pool:

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.bots.bot import Answer, Bot, BotError, CancelSignal
+from referee.bots.limits import Limits
+from referee.bots.process import Launcher
 from referee.game.rules import Variant
-from referee.match.play import Entrant, Limits, Player, play_match
+from referee.match.play import Entrant, Player, play_match
 from referee.protocol import narration
 from referee.records.record import RecordDict, deal_from_json
 from referee.records.replay import Decision, Finding, answer_form, decisions, judge
@@ -55,8 +57,8 @@ class _Seated(Entrant):
 
     player: Player | None = None
 
-    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
-              hide: Sequence[Path]) -> Player:
+    def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
+              hidden: Sequence[Path]) -> Player:
         assert self.player is not None
         return self.player
 

@@ -6,6 +6,8 @@ Pure code, no I/O. Every terminal output that shows text a bot wrote (``info`` c
 
 >>> escape_controls("\\x1b[2J fake\\tline\\u202e")
 '\\\\x1b[2J fake\\\\tline\\\\u202e'
+>>> quote("ready " + "x" * 80, limit=10), quote(b"7c 3h")
+("'ready xxxx'...", "'7c 3h'")
 """
 
 from __future__ import annotations
@@ -29,3 +31,13 @@ def escape_controls(text: str) -> str:
     visible escape (``\\x1b``, ``\\t``, ``\\u202e``); everything else, backslashes included,
     unchanged."""
     return _CONTROLS.sub(_escape, text)
+
+
+def quote(data: str | bytes | bytearray, limit: int = 80) -> str:
+    """A bot's text quoted for a one-line message (a Python ``repr``: controls escaped), cut to
+    about ``limit`` characters (``...`` after the quote says it was cut); bytes are read as
+    ASCII, anything else a replacement character."""
+    if isinstance(data, bytes | bytearray):
+        data = bytes(data[: limit + 1]).decode("ascii", "replace")
+    text = repr(data[:limit])
+    return text + "..." if len(data) > limit else text

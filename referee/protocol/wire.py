@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from referee.game.cards import Card, CardError, format_cards
 from referee.game.faults import Fault
 from referee.game.rules import Event, Move, Variant
+from referee.protocol.escape import quote
 
 PROTOCOL = "chinese-ten"
 VERSION = 1
@@ -88,7 +89,7 @@ def parse_ready(line: str) -> str:
     """
     keyword, _, name = line.partition(" ")
     if keyword != "ready":
-        raise GarbledError(f"expected 'ready [name]', got {_quote(line)}")
+        raise GarbledError(f"expected 'ready [name]', got {quote(line)}")
     return name.strip()
 
 
@@ -99,11 +100,11 @@ def parse_move(line: str) -> Move:
     """
     tokens = line.split()
     if not 1 <= len(tokens) <= 2:
-        raise GarbledError(f"expected '<card> [<target>]', got {_quote(line)}")
+        raise GarbledError(f"expected '<card> [<target>]', got {quote(line)}")
     try:
         cards = [Card.parse(t) for t in tokens]
     except CardError as err:
-        raise GarbledError(f"{err} in {_quote(line)}") from None
+        raise GarbledError(f"{err} in {quote(line)}") from None
     return Move(cards[0], cards[1] if len(cards) == 2 else None)
 
 
@@ -114,12 +115,63 @@ def parse_pick(line: str) -> Card:
     """
     tokens = line.split()
     if len(tokens) != 1:
-        raise GarbledError(f"expected '<target>', got {_quote(line)}")
+        raise GarbledError(f"expected '<target>', got {quote(line)}")
     try:
         return Card.parse(tokens[0])
     except CardError as err:
-        raise GarbledError(f"{err} in {_quote(line)}") from None
+        raise GarbledError(f"{err} in {quote(line)}") from None
 
 
-def _quote(line: str, limit: int = 80) -> str:
-    return repr(line if len(line) <= limit else line[:limit] + "...")
+# -- reading the referee's lines back -----------------------------------------------------------
+# For a seat that keeps its own view from what it is told (the policy bridge, a person at the
+# terminal): the referee wrote these lines, so they are read leniently.
+
+
+def cards_after(tokens: Sequence[str], key: str) -> list[Card]:
+    """The cards that follow the word ``key`` in a line's ``tokens``, up to the next token that
+    is not a card (``[]`` without ``key``).
+
+    >>> cards_after("go hand 7c Kd table 3h stock 24".split(), "hand")
+    [Card.parse('7c'), Card.parse('Kd')]
+    """
+    if key not in tokens:
+        return []
+    cards: list[Card] = []
+    for token in tokens[tokens.index(key) + 1:]:
+        try:
+            cards.append(Card.parse(token))
+        except CardError:
+            break
+    return cards
+
+
+def ints_after(tokens: Sequence[str], key: str) -> list[int]:
+    """The integers that follow the word ``key``, up to the next token that is not one.
+
+    >>> ints_after("score 10 -5 0 totals 10 -5 0".split(), "score")
+    [10, -5, 0]
+    """
+    if key not in tokens:
+        return []
+    out: list[int] = []
+    for token in tokens[tokens.index(key) + 1:]:
+        if not token.lstrip("-").isdigit():
+            break
+        out.append(int(token))
+    return out
+
+
+def value_after(tokens: Sequence[str], key: str, default: str = "") -> str:
+    """The token after the word ``key`` (``default`` without one)."""
+    at = tokens.index(key) + 1 if key in tokens else len(tokens)
+    return tokens[at] if at < len(tokens) else default
+
+
+def int_after(tokens: Sequence[str], key: str, default: int) -> int:
+    """The integer after the word ``key`` (``default`` without one).
+
+    >>> int_after("match id x seat 2 players 3".split(), "seat", 0)
+    2
+    """
+    found = ints_after(tokens, key)[:1]
+    return found[0] if found else default

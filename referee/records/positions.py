@@ -1,15 +1,15 @@
 """A game record's positions, one after another: the one record replay.
 
 Pure code, no I/O. :func:`positions` re-plays a record under the rules and yields a
-:class:`Dealt` as each hand is dealt, a :class:`Played` after each recorded turn (with the
+:class:`Dealt` as each hand is dealt, a :class:`ReplayedTurn` after each recorded turn (with the
 position before it, at its pick if it had one, and after it, and the narration of the turn as
 :mod:`referee.protocol.narration` tells it), and a :class:`Scored` as each hand ends;
 :func:`hand_positions`
 does it for one hand, and :func:`play_turn` applies one recorded turn. The text replay, the HTML
 page and the seat lines of :mod:`referee.records.replay` read it, and so does verification.
 
-What the replay reads from a turn goes through a :class:`Check`: the move to play, the target to
-pick, and the end of the hand before the recorded scores are read. :data:`RECORDED` takes the
+What the replay reads from a turn goes through a :class:`TurnReader`: the move to play, the target
+to pick, and the end of the hand before the recorded scores are read. :data:`RECORDED` takes the
 record at its word, so the record must verify (:func:`referee.records.verify.verify_record`); one
 that
 does not may raise :class:`referee.game.rules.RulesError` (or ``KeyError``, ``TypeError``...)
@@ -39,7 +39,7 @@ class Dealt(NamedTuple):
     totals: list[int]
 
 
-class Played(NamedTuple):
+class ReplayedTurn(NamedTuple):
     """Turn ``turn`` (1-based) of hand ``number`` applied as recorded.
 
     ``before`` and ``at_pick`` (the position when the turned card had several targets, else
@@ -78,7 +78,7 @@ class Scored(NamedTuple):
     totals: list[int]
 
 
-Position = Dealt | Played | Scored
+Position = Dealt | ReplayedTurn | Scored
 
 
 def recorded_move(turn: Mapping[str, Any]) -> Move:
@@ -87,7 +87,7 @@ def recorded_move(turn: Mapping[str, Any]) -> Move:
     return Move(Card.parse(turn["play"]), Card.parse(capture[0]) if len(capture) == 1 else None)
 
 
-class Check(Protocol):
+class TurnReader(Protocol):
     """How the replay reads a recorded turn: each hook is called before the replay applies what
     it returns, and may raise to stop the replay there."""
 
@@ -105,7 +105,7 @@ class Check(Protocol):
 
 
 class Recorded:
-    """The :class:`Check` that takes the record at its word."""
+    """The :class:`TurnReader` that takes the record at its word."""
 
     def go(self, hand: Hand, turn: Mapping[str, Any]) -> Move:
         """The recorded move (:func:`recorded_move`)."""
@@ -123,7 +123,7 @@ RECORDED = Recorded()
 
 
 def play_turn(
-    hand: Hand, turn: Mapping[str, Any], *, check: Check = RECORDED
+    hand: Hand, turn: Mapping[str, Any], *, check: TurnReader = RECORDED
 ) -> tuple[Hand, Hand | None, list[narration.Cue]]:
     """Applies a recorded turn to ``hand``, as ``check`` reads it: returns copies of the
     position before it and at its pick (``None`` without one), and the turn's narration.
@@ -146,24 +146,24 @@ def play_turn(
 
 def hand_positions(
     entry: HandDict, number: int, variant: Variant, totals: list[int], *,
-    check: Check = RECORDED,
+    check: TurnReader = RECORDED,
 ) -> Iterator[Position]:
     """The positions of hand ``number`` (1-based), ``totals`` being the totals before it: a
-    :class:`Dealt`, a :class:`Played` per turn (applied by :func:`play_turn` with ``check``),
+    :class:`Dealt`, a :class:`ReplayedTurn` per turn (applied by :func:`play_turn` with ``check``),
     a :class:`Scored`."""
     hand = Hand(deal_from_json(entry), dealer=entry["dealer"], variant=variant)
     yield Dealt(number, entry, hand, totals)
     for t, turn in enumerate(entry["turns"], 1):
         seat = hand.to_move
         before, at_pick, cues = play_turn(hand, turn, check=check)
-        yield Played(number, t, turn, seat, before, at_pick, hand, tuple(cues))
+        yield ReplayedTurn(number, t, turn, seat, before, at_pick, hand, tuple(cues))
     check.end(hand, entry)
     after = [a + b for a, b in zip(totals, entry["scores"], strict=True)]
     yield Scored(number, entry, hand, entry["scores"], after)
 
 
 def positions(record: RecordDict) -> Iterator[Position]:
-    """Every position of the record in order: per hand a :class:`Dealt`, a :class:`Played` per
+    """Every position of the record in order: per hand a :class:`Dealt`, a :class:`ReplayedTurn` per
     turn, a :class:`Scored`."""
     variant = Variant(record["variant"])
     totals = [0] * len(record["players"])

@@ -27,7 +27,7 @@ from referee.protocol import narration
 from referee.protocol import wire as protocol
 from referee.protocol.escape import escape_controls
 from referee.records.display import cards_text, move_text
-from referee.records.positions import Dealt, Played, Scored, positions
+from referee.records.positions import Dealt, ReplayedTurn, Scored, positions
 from referee.records.record import RecordDict, RecordError, read_record
 from referee.records.verify import Discrepancy, verify_record
 
@@ -116,12 +116,12 @@ def seat_lines(record: RecordDict, seat: int, *, move_ms: int = 1000) -> Iterato
                 if cue.for_seat(seat):
                     yield SeatLine(cue.text)
             elif cue.seat == seat:
-                assert isinstance(step, Played)
+                assert isinstance(step, ReplayedTurn)
                 yield SeatLine(cue.line(move_ms), _decision(step, cue.kind))
     yield SeatLine(narration.end_cue(record["totals"], record["ranks"]).text)
 
 
-def _decision(step: Played, kind: str) -> Decision:
+def _decision(step: ReplayedTurn, kind: str) -> Decision:
     by = step.record.get("by", "bot")
     if kind == "go":
         return Decision(step.number, step.turn, kind, step.before, step.play, by)
@@ -192,7 +192,7 @@ def decisions(record: RecordDict, seat: int) -> Iterator[Decision]:
     .. warning:: The record must verify (:func:`check_replayable` with ``strict``).
     """
     for step in positions(record):
-        if isinstance(step, Played):
+        if isinstance(step, ReplayedTurn):
             for cue in step.cues:
                 if isinstance(cue, narration.Ask) and cue.seat == seat:
                     yield _decision(step, cue.kind)
@@ -295,7 +295,7 @@ def replay_text(
         if isinstance(step, Dealt):
             yield from _dealt_text(step, names, seat, sep=sep, width=width, ascii_only=ascii_only)
             lines = []
-        elif isinstance(step, Played):
+        elif isinstance(step, ReplayedTurn):
             turn, t = step.record, step.turn
             mover = turn["seat"]
             notes: list[Text] = []

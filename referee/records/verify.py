@@ -9,8 +9,8 @@ the turned cards, the scores, the totals, the ranks and where the match ended.
 'structure'
 
 Each hand is re-played by the one record replay (:func:`referee.records.positions.hand_positions`),
-with the checker as its :class:`referee.records.positions.Check`: it checks a turn's fields, works
-out
+with the checker as its :class:`referee.records.positions.TurnReader`: it checks a turn's fields,
+works out
 the target to play and checks the turned card and the captures before the replay applies them.
 Replaying a hand stops at its first discrepancy (what follows would only repeat it); the other
 hands are still checked. Totals are checked against the scores the rules give (the recorded
@@ -35,7 +35,7 @@ from referee.game.rules import (
     Variant,
     rank,
 )
-from referee.records.positions import Played, Scored, hand_positions
+from referee.records.positions import ReplayedTurn, Scored, hand_positions
 from referee.records.record import FORMAT, VERSION, HandDict
 
 _FAULTS = tuple(f.value for f in Fault)
@@ -109,7 +109,7 @@ def _card(value: Any) -> Card | None:
 class _RecordChecker:
     """Replays one record against the rules and collects its discrepancies.
 
-    It is the :class:`referee.records.positions.Check` of each hand's replay: :meth:`go`,
+    It is the :class:`referee.records.positions.TurnReader` of each hand's replay: :meth:`go`,
     :meth:`pick`
     and :meth:`end` raise :class:`_Stop` at a discrepancy; :meth:`_landed` checks each turn as
     played.
@@ -276,7 +276,7 @@ class _RecordChecker:
         steps = hand_positions(cast(HandDict, entry), k, variant, [0] * n, check=self)
         try:
             for step in steps:
-                if isinstance(step, Played):
+                if isinstance(step, ReplayedTurn):
                     self._landed(step)
                 elif isinstance(step, Scored):
                     scores = step.scores
@@ -317,7 +317,7 @@ class _RecordChecker:
         raise self.fail("turn capture", cards_list(turn_capture),
                         f"one of {format_cards(hand.pick_options)}")
 
-    def _landed(self, step: Played) -> None:
+    def _landed(self, step: ReplayedTurn) -> None:
         """Checks the card ``step`` turned and what it captured (a pick was checked before)."""
         turned = step.turned
         assert turned.card is not None

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, resolve_sandbox
 from referee.match.play import MatchAborted
 from referee.records.record import RecordDict
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
     from referee.match.job import MatchJob
 
-__all__ = ["CONNECT_TIMEOUT_S", "RESOURCE", "ClusterError", "ClusterRunner", "Played",
+__all__ = ["CONNECT_TIMEOUT_S", "RESOURCE", "ClusterError", "ClusterRunner", "WorkerReport",
            "play_on_worker", "read_scheduler_file", "task_key"]
 
 RESOURCE = "match"
@@ -60,13 +61,13 @@ class ClusterError(RunnerError):
 
 
 @dataclass(frozen=True)
-class Played:
+class WorkerReport:
     """What a worker sends back: the record, each bot's stderr (file name to bytes), the
     sandbox the worker used and its address."""
 
     record: RecordDict
     logs: dict[str, bytes]
-    sandbox: str
+    sandbox: SandboxMode
     worker: str
 
 
@@ -127,7 +128,7 @@ class _TaskSignal:
         return task is None or task.state not in ("executing", "long-running")
 
 
-def play_on_worker(job: MatchJob) -> Played:
+def play_on_worker(job: MatchJob) -> WorkerReport:
     """The task: plays ``job`` on this worker and returns its record and logs.
 
     ``job.sandbox`` is the configured mode, resolved here (a worker without bubblewrap runs
@@ -151,7 +152,7 @@ def play_on_worker(job: MatchJob) -> Played:
         except BotCommandError as err:
             raise BotCommandError(f"on worker {address}: {err}") from None
         logs = {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.is_file()}
-    return Played(record, logs, sandbox, address)
+    return WorkerReport(record, logs, sandbox, address)
 
 
 class ClusterRunner:
@@ -170,7 +171,7 @@ class ClusterRunner:
     remote = True
     """Its bots are spawned on other machines: the tournament leaves the sandbox mode to them."""
 
-    def __init__(self, address: str | None = None, *, sandbox: str | None = None,
+    def __init__(self, address: str | None = None, *, sandbox: SandboxMode | None = None,
                  warn: Callable[[str], None] | None = None,
                  timeout: float = CONNECT_TIMEOUT_S, quiet: bool = True,
                  scheduler_file: Path | None = None, spread: bool = True) -> None:
@@ -331,7 +332,7 @@ class ClusterRunner:
             return Failed(job, ClusterError(f"lost the Dask scheduler {self.address!r} while "
                                             f"match {job.spec.id} was played"))
         try:
-            played: Played = future.result()
+            played: WorkerReport = future.result()
         except KilledWorker:
             return Failed(job, ClusterError(
                 f"match {job.spec.id} was lost with every Dask worker that tried it (the "
@@ -348,7 +349,8 @@ class ClusterRunner:
             for name, data in played.logs.items():
                 (job.logs_dir / Path(name).name).write_bytes(data)
         self._played_on(job, played.worker)
-        if played.sandbox == "none" and self.sandbox == "auto" and self.warn is not None \
+        if played.sandbox is SandboxMode.NONE and self.sandbox is SandboxMode.AUTO \
+                and self.warn is not None \
                 and played.worker not in self._warned:
             self._warned.add(played.worker)
             self.warn(f"worker {played.worker} has no working bubblewrap (bwrap): its bots "

@@ -22,21 +22,29 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from referee.bots.bot import Answer, BotCrash, BotError, BotStartupError, CancelSignal
-from referee.bots.process import stderr_tail
+from referee.bots.limits import Limits
+from referee.bots.process import Launcher, stderr_tail
 from referee.game.faults import Reason
-from referee.match.play import Entrant, Limits, Player
+from referee.match.play import Entrant, Player
 
-MODES = ("leave-out", "keep", "off")
-"""``preflight`` in a configuration: leave out an entrant that does not start (the default),
-keep it (it loses its matches by fault), or start no entrant before the matches."""
+
+class Preflight(StrEnum):
+    """``preflight`` in a configuration: leave out an entrant that does not start (the default),
+    keep it (it loses its matches by fault), or start no entrant before the matches (a
+    configuration's unquoted ``off``, which YAML reads as false, is ``off`` too)."""
+
+    LEAVE_OUT = "leave-out"
+    KEEP = "keep"
+    OFF = "off"
 
 
 @dataclass(frozen=True)
-class Flight:
+class PreflightResult:
     """How one entrant's pre-flight start went."""
 
     name: str
@@ -64,31 +72,33 @@ class Flight:
         return text
 
 
-def preflight(entrants: Sequence[Entrant], *, limits: Limits, sandbox: str, logs_dir: Path,
-              hide: Sequence[Path] = (), stop: CancelSignal | None = None) -> list[Flight]:
-    """Starts each entrant once (all at once), waits for its ``ready``, and stops it.
+def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher,
+              logs_dir: Path, hidden: Sequence[Path] = (),
+              stop: CancelSignal | None = None) -> list[PreflightResult]:
+    """Starts each entrant once (all at once) with ``launcher``, waits for its ``ready``
+    (within ``limits.startup_ms``), and stops it.
 
     :raises referee.bots.bot.BotCommandError: if a command cannot be started at all.
     """
     logs_dir.mkdir(parents=True, exist_ok=True)
 
-    def fly(entrant: Entrant) -> Flight:
+    def fly(entrant: Entrant) -> PreflightResult:
         log = logs_dir / f"{entrant.name}.stderr"
-        player = entrant.spawn(limits=limits, sandbox=sandbox, stderr_path=log, hide=hide)
+        player = entrant.spawn(launcher=launcher, stderr_path=log, hidden=hidden)
         t0 = time.monotonic()
         try:
             ready = player.start(limits.startup_ms, stop)
         except BotError as err:
             ms = (time.monotonic() - t0) * 1000
             player.close()
-            return Flight(entrant.name, False, ms, fault=err.fault, detail=err.detail, log=log,
-                          tail=stderr_tail(log))
+            return PreflightResult(entrant.name, False, ms, fault=err.fault, detail=err.detail,
+                                   log=log, tail=stderr_tail(log))
         except BaseException:
             player.close()
             raise
         ms = (time.monotonic() - t0) * 1000
         player.close()
-        return Flight(entrant.name, True, ms, ready=ready, log=log)
+        return PreflightResult(entrant.name, True, ms, ready=ready, log=log)
 
     if not entrants:
         return []
@@ -134,8 +144,8 @@ class Benched(Entrant):
     detail: str = ""
     """The detail of its ``startup`` fault (it starts with one of :data:`BENCHED`)."""
 
-    def spawn(self, *, limits: Limits, sandbox: str, stderr_path: Path | None,
-              hide: Sequence[Path]) -> Player:
+    def spawn(self, *, launcher: Launcher, stderr_path: Path | None,
+              hidden: Sequence[Path]) -> Player:
         """A player that does not start."""
         return _Bench(self.detail)
 
@@ -179,7 +189,7 @@ class FaultLimit:
             detail = BENCHED[0] + self.disqualified[i]
         else:
             return entrant
-        return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hide, detail)
+        return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hidden, detail)
 
 
-__all__ = ["BENCHED", "MODES", "Benched", "FaultLimit", "Flight", "preflight"]
+__all__ = ["BENCHED", "Benched", "FaultLimit", "Preflight", "PreflightResult", "preflight"]

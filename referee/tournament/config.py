@@ -22,16 +22,13 @@ from typing import Any, NoReturn, TypeVar
 import yaml
 
 from referee.bots.command_hints import shell_syntax_warning
-from referee.bots.process import (
-    SCRIPT_SUFFIXES,
-    BotCommandError,
-    bwrap_available,
-    resolve_command,
-)
+from referee.bots.limits import Limits, SandboxMode
+from referee.bots.process import SCRIPT_SUFFIXES, BotCommandError, resolve_command
 from referee.game.rules import DEFAULT_TARGET, Variant
 from referee.match.job import MatchSpec
-from referee.match.play import Entrant, Limits
-from referee.tournament.course import Course, Plan
+from referee.match.play import Entrant
+from referee.tournament.admission import Preflight
+from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import (
     FORMATS,
     Format,
@@ -46,13 +43,10 @@ from referee.tournament.schedule import SEATINGS
 from referee.tournament.stopping import Stop
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
-SANDBOXES = ("auto", "bwrap", "none")
 
 KEYS = ("name", "entrants", "variant", "players", "target", "format", "candidates", "rounds",
         "max_matches", "stop", "seatings", "seed", "concurrency", "limits", "sandbox", "output",
         "rating", "preflight", "max_faults")
-PREFLIGHT = ("leave-out", "keep", "off")
-"""``preflight``: what becomes of an entrant that does not start before the matches."""
 ENTRANT_KEYS = ("name", "command", "workdir")
 LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb", "pids", "cpus", "tmp_mb",
                "file_mb")
@@ -121,13 +115,14 @@ class Config:
     seed: int | str = 1
     concurrency: int = 1
     limits: Limits = field(default_factory=Limits)
-    sandbox: str = "auto"
+    sandbox: SandboxMode = SandboxMode.AUTO
+    """As configured: read, not probed (the run works out what it means here)."""
     rating: RatingConfig = field(default_factory=RatingConfig)
     candidates: tuple[str, ...] = ()
     """The gauntlet's candidates."""
     max_matches: int | None = None
     stop: Stop | None = None
-    preflight: str = "leave-out"
+    preflight: Preflight = Preflight.LEAVE_OUT
     """Each entrant started once before the matches: one that does not start is left out
     (``leave-out``), plays on and loses by fault (``keep``); ``off``: no pre-flight."""
     max_faults: int = 0
@@ -142,17 +137,17 @@ class Config:
         return make_format(self.format, len(names), self.players, seed=self.seed,
                            candidates=[names.index(c) for c in self.candidates])
 
-    def plan(self, *, secret: bytes) -> Plan:
+    def plan(self, *, secret: bytes) -> TournamentPlan:
         """What every round shares: seats, seatings, seed, caps and ``stop``; ``secret`` keys
         the deals."""
-        return Plan(players=self.players, seatings=self.seatings, seed=self.seed,
+        return TournamentPlan(players=self.players, seatings=self.seatings, seed=self.seed,
                     rounds=self.rounds, max_matches=self.max_matches, stop=self.stop,
                     secret=secret)
 
-    def course(self, *, secret: bytes) -> Course:
-        """A fresh :class:`referee.tournament.course.Course` of this tournament, its deals keyed by
-        ``secret``."""
-        return Course(self.tournament_format(), [e.name for e in self.entrants],
+    def course(self, *, secret: bytes) -> TournamentProgress:
+        """A fresh :class:`referee.tournament.course.TournamentProgress` of this tournament, its
+        deals keyed by ``secret``."""
+        return TournamentProgress(self.tournament_format(), [e.name for e in self.entrants],
                       self.plan(secret=secret), self.rating)
 
     def total(self) -> int | None:
@@ -190,7 +185,7 @@ class Config:
                          for e in self.entrants],
             "variant": self.variant.value, "players": self.players, "target": self.target,
             "format": self.format, "rounds": self.rounds, "seatings": self.seatings,
-            "seed": self.seed, "sandbox": self.sandbox,
+            "seed": self.seed, "sandbox": self.sandbox.value,
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
         } | self._extras()
 
@@ -218,9 +213,9 @@ class Config:
             "format": self.format, "rounds": self.rounds, "seatings": self.seatings,
             "seed": self.seed, "concurrency": self.concurrency,
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
-            "sandbox": self.sandbox, "output": str(self.output),
+            "sandbox": self.sandbox.value, "output": str(self.output),
             "rating": {k: getattr(self.rating, k) for k in RATING_KEYS},
-            "preflight": self.preflight, "max_faults": self.max_faults,
+            "preflight": self.preflight.value, "max_faults": self.max_faults,
         } | self._extras()
 
 
@@ -336,12 +331,13 @@ class _Loader:
         fmt = self.attempt(lambda: self.choice(data, "format", "round-robin", FORMATS),
                            "round-robin")
         seatings = self.attempt(lambda: self.choice(data, "seatings", "all", SEATINGS), "all")
-        sandbox = self.attempt(lambda: self.choice(data, "sandbox", "auto", SANDBOXES), "auto")
-        preflight = self.attempt(lambda: self.choice(data, "preflight", "leave-out", PREFLIGHT),
-                                 "leave-out")
-        if sandbox == "bwrap" and not bwrap_available():
-            self.note("sandbox", "'bwrap' asked for, but the sandbox does not work here (see "
-                                 "ct-referee sandbox; or use none)")
+        sandbox = SandboxMode(self.attempt(
+            lambda: self.choice(data, "sandbox", "auto", [m.value for m in SandboxMode]), "auto"))
+        if data.get("preflight") is False:  # YAML reads an unquoted off as false
+            data["preflight"] = Preflight.OFF.value
+        preflight = Preflight(self.attempt(
+            lambda: self.choice(data, "preflight", "leave-out", [m.value for m in Preflight]),
+            "leave-out"))
         seed = data.get("seed", 1)
         if isinstance(seed, bool) or not isinstance(seed, int | str):
             self.note("seed", f"expected an integer or a string, got {_type_name(seed)}")

@@ -1,14 +1,11 @@
 """The course of a tournament: rounds planned one at a time from the results so far.
 
-Pure code, no I/O. A :class:`Course` asks its :class:`referee.tournament.formats.Format` for the
-next round
-once the current one is complete, rates finished matches in schedule order (so the table never
-depends on the order matches finish in), gathers the paired evidence of every finished duplicate
-set (:class:`referee.tournament.stopping.Evidence`), and says why the tournament ended:
-
-* ``complete``: every round of the format was played (no ``stop``);
-* ``settled``: ``stop`` decided every pair it asks about;
-* ``cap``: ``rounds`` or ``max_matches`` ran out first.
+Pure code, no I/O. A :class:`TournamentProgress` asks its
+:class:`referee.tournament.formats.Format` for the next round once the current one is complete,
+rates finished matches in schedule order (so the table never depends on the order matches finish
+in), gathers the paired evidence of every finished duplicate
+set (:class:`referee.tournament.stopping.Evidence`), and says why the tournament ended
+(:class:`Stopped`: ``complete``, ``settled`` or ``cap``).
 
 :func:`referee.tournament.run.run` drives it with real matches; the benchmarks drive it in-process.
 """
@@ -18,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 import trueskill
 
@@ -26,11 +24,20 @@ from referee.tournament.formats import Format, Ladder, State, plan_round, set_si
 from referee.tournament.ratings import MatchResult, RatingConfig, Standing, Standings, p_stronger
 from referee.tournament.stopping import Evidence, Pair, Stop, adjacent, judge, reorder
 
-STOPPED = ("settled", "cap", "complete")
+
+class Stopped(StrEnum):
+    """Why a tournament ended (``standings.json``'s ``stopped``)."""
+
+    COMPLETE = "complete"
+    """Every round of the format was played (no ``stop``)."""
+    SETTLED = "settled"
+    """``stop`` decided every pair it asks about."""
+    CAP = "cap"
+    """``rounds`` or ``max_matches`` ran out first."""
 
 
 @dataclass(frozen=True)
-class Plan:
+class TournamentPlan:
     """What does not change while a tournament runs."""
 
     players: int
@@ -45,11 +52,11 @@ class Plan:
     folder's secret, the benchmarks' a fixed one."""
 
 
-class Course:
+class TournamentProgress:
     """A tournament in progress: feed it each finished match (:meth:`add`), ask it for the next
     round when the current one is complete (:meth:`next_round`)."""
 
-    def __init__(self, fmt: Format, names: Sequence[str], plan: Plan,
+    def __init__(self, fmt: Format, names: Sequence[str], plan: TournamentPlan,
                  rating: RatingConfig | None = None) -> None:
         self.format, self.names, self.plan = fmt, list(names), plan
         self.table = Standings(self.names, rating or RatingConfig())
@@ -60,7 +67,7 @@ class Course:
         self.current: Sequence[MatchSpec] = []
         """The current round's matches (computed as they are read: see
         :class:`~referee.tournament.formats.RoundSpecs`)."""
-        self.stopped: str | None = None
+        self.stopped: Stopped | None = None
         self._last: frozenset[tuple[int, ...]] = frozenset()
         self._results: dict[str, tuple[MatchResult, Sequence[Sequence[int]]]] = {}
         self._position = 0
@@ -110,11 +117,11 @@ class Course:
                            max_matches=p.max_matches, planned=planned)
         if not specs:
             if state.open is not None and not state.open:
-                self.stopped = "settled"
+                self.stopped = Stopped.SETTLED
             elif p.stop is None and (p.rounds is not None and state.round > p.rounds):
-                self.stopped = "complete"
+                self.stopped = Stopped.COMPLETE
             else:
-                self.stopped = "cap"
+                self.stopped = Stopped.CAP
             self.current = []
             self._position = 0
             self._next = None

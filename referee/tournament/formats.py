@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, overload
 
 from referee.match.job import MatchSpec
+from referee.records.match_id import MatchId
 from referee.tournament.schedule import seatings
 
 FORMATS = ("round-robin", "gauntlet", "ladder")
@@ -276,9 +277,9 @@ def make_format(name: str, entrants: int, players: int, *, seed: int | str,
     raise ValueError(f"unknown format {name!r} (use {' or '.join(FORMATS)})")
 
 
-def set_size(players: int, mode: str) -> int:
+def set_size(players: int, kind: str) -> int:
     """Matches in one duplicate set: every seating of a group."""
-    return len(seatings(tuple(range(players)), mode))
+    return len(seatings(tuple(range(players)), kind))
 
 
 def capped_total(fmt: Format, *, players: int, seatings: str, rounds: int | None,
@@ -406,24 +407,24 @@ class RoundSpecs(Sequence[MatchSpec]):
     """
 
     def __init__(self, groups: Sequence[tuple[int, tuple[int, ...]]], state: State,
-                 widths: tuple[int, int, int], mode: str, seed: int | str,
+                 widths: tuple[int, int, int], kind: str, seed: int | str,
                  secret: bytes) -> None:
         self.groups, self.state, self.widths = groups, state, widths
-        self.mode, self.seed, self.secret = mode, seed, secret
-        self.size = len(_seatings(tuple(range(len(groups[0][1]))), mode)) if groups else 0
+        self.kind, self.seed, self.secret = kind, seed, secret
+        self.size = len(_seatings(tuple(range(len(groups[0][1]))), kind)) if groups else 0
 
     def __len__(self) -> int:
         return len(self.groups) * self.size
 
     def _spec(self, index: int, g: int, s: int, seats: tuple[int, ...]) -> MatchSpec:
-        (rw, gw, sw), r = self.widths, self.state.round
-        return MatchSpec(f"r{r:0{rw}d}-g{g:0{gw}d}-s{s:0{sw}d}", self.state.matches + index,
+        r = self.state.round
+        return MatchSpec(str(MatchId(r, g, s, self.widths)), self.state.matches + index,
                          r, g, s, seats, f"{self.seed}:{r}:{g}", self.secret)
 
     def __iter__(self) -> Iterator[MatchSpec]:
         index = 0
         for g, group in self.groups:
-            for s, seats in enumerate(_seatings(group, self.mode), 1):
+            for s, seats in enumerate(_seatings(group, self.kind), 1):
                 yield self._spec(index, g, s, seats)
                 index += 1
 
@@ -440,7 +441,7 @@ class RoundSpecs(Sequence[MatchSpec]):
             raise IndexError(i)
         g, group = self.groups[i // self.size]
         s = i % self.size
-        return self._spec(i, g, s + 1, _seatings(group, self.mode)[s])
+        return self._spec(i, g, s + 1, _seatings(group, self.kind)[s])
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RoundSpecs | list):

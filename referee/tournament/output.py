@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import secrets
 import shutil
 from collections.abc import Callable, Sequence
@@ -27,6 +26,7 @@ import yaml
 from referee.game.faults import Fault
 from referee.records.record import write_atomic
 from referee.tournament.config import RATING_KEYS, Config, ConfigError
+from referee.tournament.course import Stopped
 from referee.tournament.ratings import Standing
 from referee.tournament.stopping import Pair
 
@@ -48,8 +48,6 @@ PREFLIGHT = "preflight"
 OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "rounds.jsonl", "standings.json",
          "standings.csv", "games", "logs", PREFLIGHT, REPORT)
 """Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
-MATCH_ID = re.compile(r"r\d+-g\d+-s\d+")
-"""What a match id of a tournament looks like (a journal line with another id is dropped)."""
 
 
 _FAST_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -291,7 +289,7 @@ def _dumps_line(line: dict[str, Any]) -> str:
 
 
 def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
-                    stopped: str = "complete", pairs: Sequence[Pair] = (),
+                    stopped: Stopped = Stopped.COMPLETE, pairs: Sequence[Pair] = (),
                     questions: Sequence[Pair] = (),
                     notes: dict[str, dict[str, str]] | None = None,
                     left_out: dict[str, str] | None = None) -> None:
@@ -301,7 +299,7 @@ def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
     the pre-flight left out, and why."""
     notes = notes or {}
     doc: dict[str, Any] = {
-        "tournament": config.name, "matches": matches, "stopped": stopped,
+        "tournament": config.name, "matches": matches, "stopped": stopped.value,
         "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
         "standings": [row.to_json() | notes.get(row.name, {}) for row in rows],
         "pairs": [p.to_json() for p in pairs]}

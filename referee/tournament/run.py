@@ -30,19 +30,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from referee.bots.process import BotCommandError, bwrap_available
+from referee.bots.limits import SandboxMode
+from referee.bots.process import BotCommandError, Launcher, bwrap_available
 from referee.bots.sandbox import capabilities
 from referee.match.job import Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
+from referee.records.match_id import MatchId
 from referee.records.record import FaultDict, RecordDict, RecordError, read_record
 from referee.runners.local import CancelSignal, Runner, local_runner
-from referee.tournament.admission import FaultLimit, preflight
+from referee.tournament.admission import FaultLimit, Preflight, preflight
 from referee.tournament.config import Config, ConfigError, load_config
+from referee.tournament.course import Stopped
 from referee.tournament.dispatch import TournamentError, play_jobs, stop_on_sigint
 from referee.tournament.entrants import check_entrant_folders
 from referee.tournament.output import (
     MARKER,
-    MATCH_ID,
     SECRET,
     Journal,
     OutputFolder,
@@ -114,9 +116,8 @@ class Outcome:
     """Matches played by this call (the rest were kept from earlier runs)."""
     standings: list[Standing] | None
     """The final table, ``None`` until the tournament ended."""
-    stopped: str | None = None
-    """``settled``, ``cap`` or ``complete`` once the tournament ended (see
-    :mod:`referee.tournament.course`); ``None`` while it has not."""
+    stopped: Stopped | None = None
+    """Why the tournament ended, once it did; ``None`` while it has not."""
     pairs: list[Pair] | None = None
     questions: list[Pair] | None = None
     """A gauntlet's verdicts: each candidate against each of the others (else ``None``)."""
@@ -199,7 +200,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     stop = stop or threading.Event()
     remote = bool(getattr(runner, "remote", False))  # bots spawned on other machines
     hidden: dict[str, tuple[Path, ...]] = {}
-    if config.sandbox != "none":  # auto or bwrap: never a silent fall-back to none
+    if config.sandbox is not SandboxMode.NONE:  # auto or bwrap: never a silent fall-back
         if not remote and not bwrap_available():
             raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
                               f"({capabilities().summary()}): see ct-referee sandbox, or set "
@@ -227,7 +228,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
 
     def accept(line: dict[str, Any]) -> bool:
         match_id = line.get("id")
-        if not isinstance(match_id, str) or not MATCH_ID.fullmatch(match_id):
+        if not isinstance(match_id, str) or not MatchId.is_one(match_id):
             return False
         try:
             result = MatchResult.from_json(line)
@@ -269,14 +270,14 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     rounds_log = folder.rounds_log()
     rounds_log.load(accept_round)
     # A tournament's ``auto`` requires a sandbox: a worker without one refuses (bwrap).
-    mode = "none" if config.sandbox == "none" else "bwrap"
+    mode = config.sandbox.strict()
     if remote:  # the machine that spawns the bots checks it
         sandbox = f"{mode} (resolved on each worker)"
     else:
-        sandbox = f"bwrap ({capabilities().summary()})" if mode == "bwrap" else "none"
+        sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
     isolation = getattr(runner, "isolation", "the seatings of a set never at once")
     sandbox = f"{sandbox}; {isolation}"
-    entrants = [dataclasses.replace(e.entrant(), hide=hidden.get(e.name, ()))
+    entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()))
                 for e in config.entrants]
     played = done = 0
     limit = FaultLimit(names, config.max_faults)
@@ -292,7 +293,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     def job(spec: MatchSpec) -> MatchJob:
         return MatchJob(spec, tuple(limit.entrant(i, entrants[i]) for i in spec.seats),
                         config.variant, config.target, config.limits, mode, config.name,
-                        logs_dir=folder.match_logs(spec.id), hide=(config.output,),
+                        logs_dir=folder.match_logs(spec.id), hidden=(config.output,),
                         record_path=folder.record(spec.id), send_record=send_record)
 
     def on_done(job: MatchJob, finished: Done) -> None:
@@ -395,17 +396,18 @@ class _Pace:
                 f"with a smaller plan (--max-matches, a ladder, players: 2, seatings: rotate) "
                 f"goes on")
 
-def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: str, reporter: Reporter,
-               stop: CancelSignal) -> dict[int, str]:
+def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode,
+               reporter: Reporter, stop: CancelSignal) -> dict[int, str]:
     """Starts each entrant once (``preflight`` not ``off``), reports each that did not start,
     and returns those to leave out (``leave-out``), with why."""
-    if config.preflight == "off":
+    if config.preflight is Preflight.OFF:
         return {}
     wanted = list(range(len(entrants)))
     try:
+        launcher = Launcher.resolve(sandbox, config.limits)
         flights = preflight([entrants[i] for i in wanted], limits=config.limits,
-                            sandbox=sandbox, logs_dir=OutputFolder(config.output).preflight,
-                            hide=(config.output,), stop=stop)
+                            launcher=launcher, logs_dir=OutputFolder(config.output).preflight,
+                            hidden=(config.output,), stop=stop)
     except BotCommandError as err:
         raise TournamentError(str(err)) from None
     failed: dict[int, str] = {}
@@ -414,8 +416,8 @@ def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: str, report
             failed[i] = f"did not start in the pre-flight: {flight.fault}: {flight.detail}"
             then = ("it is left out: no process in its matches, which it loses by fault "
                     "(preflight: keep starts it in each match all the same)"
-                    if config.preflight == "leave-out" else
+                    if config.preflight is Preflight.LEAVE_OUT else
                     "it plays all the same and loses by fault (preflight: keep)")
             reporter.warn(f"{flight.report()}\n  {then}")
-    return failed if config.preflight == "leave-out" else {}
+    return failed if config.preflight is Preflight.LEAVE_OUT else {}
 

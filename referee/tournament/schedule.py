@@ -20,6 +20,7 @@ import math
 from collections.abc import Sequence
 
 from referee.match.job import MatchSpec
+from referee.records.match_id import MatchId
 
 SEATINGS = ("all", "rotate")
 FORMATS = ("round-robin",)
@@ -30,24 +31,24 @@ def groups(entrants: int, players: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations(range(entrants), players))
 
 
-def seatings(group: Sequence[int], mode: str) -> list[tuple[int, ...]]:
+def seatings(group: Sequence[int], kind: str) -> list[tuple[int, ...]]:
     """The seat orders a group plays: every permutation (``all``) or the rotations
     (``rotate``); the first is always the group's own order.
 
     >>> seatings((0, 1, 2), "rotate")
     [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
     """
-    if mode == "all":
+    if kind == "all":
         return list(itertools.permutations(group))
-    if mode == "rotate":
+    if kind == "rotate":
         g = tuple(group)
         return [g[i:] + g[:i] for i in range(len(g))]
-    raise ValueError(f"unknown seatings {mode!r} (use {' or '.join(SEATINGS)})")
+    raise ValueError(f"unknown seatings {kind!r} (use {' or '.join(SEATINGS)})")
 
 
-def size(entrants: int, players: int, rounds: int, mode: str) -> int:
+def size(entrants: int, players: int, rounds: int, kind: str) -> int:
     """Number of matches: C(entrants, players) groups x seatings x rounds."""
-    per_group = math.factorial(players) if mode == "all" else players
+    per_group = math.factorial(players) if kind == "all" else players
     return math.comb(entrants, players) * per_group * rounds
 
 
@@ -66,16 +67,15 @@ def schedule(
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, not {rounds}")
     all_groups = groups(entrants, players)
-    mode = seatings
-    per_group = len(_seatings(all_groups[0], mode))
-    rw = len(str(rounds))
-    gw, sw = max(3, len(str(len(all_groups)))), max(2, len(str(per_group)))
+    kind = seatings
+    per_group = len(_seatings(all_groups[0], kind))
+    widths = MatchId.widths_for(rounds, len(all_groups), per_group)
     plan: list[MatchSpec] = []
     for r in range(1, rounds + 1):
         for g, group in enumerate(all_groups, 1):
             prefix = f"{seed}:{r}:{g}"
-            for s, seats in enumerate(_seatings(group, mode), 1):
-                match_id = f"r{r:0{rw}d}-g{g:0{gw}d}-s{s:0{sw}d}"
+            for s, seats in enumerate(_seatings(group, kind), 1):
+                match_id = str(MatchId(r, g, s, widths))
                 plan.append(MatchSpec(match_id, len(plan), r, g, s, seats, prefix, secret))
     return plan
 

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee.records.match_id import MatchId
 from referee.tournament.ratings import RatingConfig
 
 __all__ = ["Folder", "Match"]
-
-_SET_ID = re.compile(r"^(r\d+-g\d+)-s\d+$")
 
 
 @dataclass(frozen=True)
@@ -42,8 +40,7 @@ class Match:
         if not len(players) == len(totals) == len(ranks):
             raise ValueError("players, totals and ranks differ in length")
         faults = tuple(dict(f) for f in line.get("faults") or ())
-        found = _SET_ID.match(match_id)
-        default_set = found.group(1) if found else match_id
+        default_set = MatchId.parse(match_id).set if MatchId.is_one(match_id) else match_id
         index = line.get("index")
         order = (index, match_id) if isinstance(index, int) else (-1, match_id)
         return cls(match_id, players, totals, ranks, int(line.get("hands", 0)), faults,

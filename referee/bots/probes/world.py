@@ -15,14 +15,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.bots.process import start_process
+from referee.bots.process import Launcher, start_process
 from referee.bots.sandbox import SandboxPolicy
 
 ATTACKS_PY = Path(__file__).with_name("attacks.py")
 
 
 @dataclass(frozen=True)
-class Outcome:
+class AttackOutcome:
     """How one attack ended: ``refused`` or not, and what the probe or the referee saw."""
 
     name: str
@@ -65,7 +65,7 @@ class World:
 
 
 def run_attack(world: World, name: str, policy: SandboxPolicy, *,
-               timeout_s: float = 60, python: str = sys.executable) -> Outcome:
+               timeout_s: float = 60, python: str = sys.executable) -> AttackOutcome:
     """Run attack ``name`` sandboxed under ``policy`` with interpreter ``python``; refused
     unless the probe says ``ALLOWED`` or it ends without a word and without a memory fault."""
     if name == "shm":  # only the memory limit may stop it, not the size of /dev/shm
@@ -76,7 +76,7 @@ def run_attack(world: World, name: str, policy: SandboxPolicy, *,
     os.environ["CT_PROBE_SECRET"] = world.secret  # the referee's own: must not leak
     try:
         proc = start_process([python, "attacks.py", name], workdir=world.bot,
-                             sandbox=policy)
+                             launcher=Launcher(policy))
     finally:
         del os.environ["CT_PROBE_SECRET"]
     data = b""
@@ -92,7 +92,7 @@ def run_attack(world: World, name: str, policy: SandboxPolicy, *,
         proc.stop(0.5)
     line = data.decode(errors="replace").strip()
     if proc.memory_fault():
-        return Outcome(name, True, "memory fault (the memory limit killed it)")
+        return AttackOutcome(name, True, "memory fault (the memory limit killed it)")
     if line.startswith("refused"):
-        return Outcome(name, True, "refused")
-    return Outcome(name, False, line or f"no answer ({proc.exit_status(0) or 'timed out'})")
+        return AttackOutcome(name, True, "refused")
+    return AttackOutcome(name, False, line or f"no answer ({proc.exit_status(0) or 'timed out'})")
