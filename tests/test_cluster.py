@@ -365,3 +365,27 @@ def test_a_lost_worker_is_reported() -> None:
             runner.close()
     assert warnings in ([f"lost Dask worker {address} (1 left): its matches are played again "
                          f"on the others"] for address in addresses), warnings
+
+
+def test_seatings_spread_over_hosts_and_sets_go_whole_where_they_cannot(
+    reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    """Workers on two hosts (in-process workers have an address each): each seating of a set on
+    another host than the set's earlier ones; on one host (the module's cluster), one task per
+    set. Both give the standings of a local run."""
+    path, standings = reference
+    (tmp_path / "flags").mkdir()
+    (tmp_path / "flags" / "blocked").write_text("0\n")  # the blocker does not block
+    config = load_config(write_config(tmp_path, tmp_path / "flags"), output=tmp_path / "a")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      resources={"match": 1}, dashboard_address=None) as hosts:
+        runner = ClusterRunner(hosts.scheduler_address)
+        assert not runner.by_set
+        outcome = run(config, runner=runner, deal_secret=secret_of(path))
+        assert outcome.finished and (tmp_path / "a" / "standings.json").read_text() == standings
+        assert runner._hosts and all(len(h) == 2 for h in runner._hosts.values())
+    whole = ClusterRunner(cluster.scheduler_address)
+    assert whole.by_set
+    config = load_config(write_config(tmp_path, tmp_path / "flags"), output=tmp_path / "b")
+    outcome = run(config, runner=whole, deal_secret=secret_of(path))
+    assert outcome.finished and (tmp_path / "b" / "standings.json").read_text() == standings

@@ -134,3 +134,17 @@ def test_combinations_are_computed_in_order() -> None:
         every = list(itertools.combinations(range(n), k))
         assert [c[i] for i in range(len(c))] == every
         assert [c.rank(g) for g in every] == list(range(len(every)))
+
+
+def test_the_ready_queue_hands_out_whole_sets() -> None:
+    jobs = [job(i, 1 + i // 3) for i in range(9)]
+    ready = ReadyQueue(jobs)
+    first = ready.take_set()
+    assert [j.spec.id for j in first] == ["m0", "m1", "m2"]
+    assert [j.spec.id for j in ready.take_set()] == ["m3", "m4", "m5"]
+    one = ready.take()  # one seating of the last set, then the rest of it
+    assert one is not None and one.spec.id == "m6"
+    assert ready.take_set() == []  # its set is in play
+    ready.release(one)
+    assert [j.spec.id for j in ready.take_set()] == ["m7", "m8"]
+    assert ready.take_set() == []

@@ -155,6 +155,28 @@ def play_on_worker(job: MatchJob) -> WorkerReport:
     return WorkerReport(record, logs, sandbox, address)
 
 
+def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseException]:
+    """The task of a whole duplicate set: plays its seatings one after another on this worker
+    (they must never run at once anyway) and returns what became of each, in order: its report,
+    or the error that ended it (the seatings after a cancelled one are cancelled too)."""
+    out: list[WorkerReport | BaseException] = []
+    for job in jobs:
+        if out and isinstance(out[-1], MatchAborted):
+            out.append(MatchAborted(f"match {job.spec.id} stopped"))
+            continue
+        try:
+            out.append(play_on_worker(job))
+        except Exception as err:  # sent back as this seating's outcome
+            out.append(err)
+    return out
+
+
+def _unpack(outcome: WorkerReport | BaseException) -> WorkerReport:
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
+
+
 class ClusterRunner:
     """Plays matches as tasks on the workers of the Dask scheduler at ``address``
     (``tcp://host:8786``), keeping twice the cluster's ``match`` capacity submitted.
@@ -195,7 +217,8 @@ class ClusterRunner:
         """Each seating of a duplicate set on another host than the set's earlier ones, where
         the cluster has enough (the bots of one seating cannot leave the next one a note on
         the machine's disk)."""
-        self._futures: dict[Future, MatchJob] = {}
+        self._futures: dict[Future, MatchJob | tuple[MatchJob, ...]] = {}
+        """Each task's match, or a duplicate set's seatings (:meth:`submit_set`)."""
         self._warned: set[str] = set()
         self._slots = (0.0, 1)
         self._workers: dict[str, str] = {}  # address: host, at the last look
@@ -271,6 +294,24 @@ class ClusterRunner:
             self._slots = (time.monotonic(), slots)
         return slots
 
+    @property
+    def by_set(self) -> bool:
+        """Whether whole duplicate sets go as one task each (:meth:`submit_set`): where the
+        seatings cannot or need not be spread over hosts (one host, or ``spread`` off), a set
+        is one task, not one per seating (6 times fewer at 3 seats), its seatings played one
+        after another on one worker as they would be anyway."""
+        return not self.spread or len(set(self._workers.values())) <= 1
+
+    def submit_set(self, jobs: list[MatchJob]) -> None:
+        """Plays the seatings of one duplicate set, in order, as one task; each ends with its
+        own :class:`Finished` or :class:`Failed`, as if submitted one by one."""
+        if self.sandbox is not None:
+            jobs = [dataclasses.replace(job, sandbox=self.sandbox) for job in jobs]
+        key = f"{task_key(jobs[0])}-set{len(jobs)}"
+        future = self.client.submit(play_set_on_worker, jobs, key=key, pure=False,
+                                    resources={RESOURCE: 1})
+        self._futures[future] = tuple(jobs)
+
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
         if self.sandbox is not None:
@@ -313,26 +354,31 @@ class ClusterRunner:
             except Exception:  # cancelled futures (a lost scheduler) and a broken client
                 lost = self.client.status not in ("running", "connecting")
         for future in [f for f in self._futures if lost or f.done()]:
-            job = self._futures.pop(future)
-            event = self._outcome(future, job, lost)
-            if isinstance(event, Requeued):
-                continue
-            if isinstance(event, Finished):  # its faults, as they were recorded
-                line = event.done.line
-                events += [Faulted(job, fault, line["players"][fault["seat"]])
-                           for fault in line["faults"]]
-            events.append(event)
+            held = self._futures.pop(future)
+            jobs = held if isinstance(held, tuple) else (held,)
+            for index, job in enumerate(jobs):
+                event = self._outcome(future, job, lost,
+                                      index if isinstance(held, tuple) else None)
+                if isinstance(event, Requeued):
+                    continue
+                if isinstance(event, Finished):  # its faults, as they were recorded
+                    line = event.done.line
+                    events += [Faulted(job, fault, line["players"][fault["seat"]])
+                               for fault in line["faults"]]
+                events.append(event)
         return events
 
-    def _outcome(self, future: Future, job: MatchJob,
-                 lost: bool = False) -> RunnerEvent | Requeued:
+    def _outcome(self, future: Future, job: MatchJob, lost: bool = False,
+                 index: int | None = None) -> RunnerEvent | Requeued:
+        """What became of ``job``: the task's, or the ``index``-th seating of a set's task."""
         from distributed import KilledWorker
 
         if lost or future.status == "cancelled":  # not by us: cancel() forgets its futures first
             return Failed(job, ClusterError(f"lost the Dask scheduler {self.address!r} while "
                                             f"match {job.spec.id} was played"))
         try:
-            played: WorkerReport = future.result()
+            played: WorkerReport = future.result() if index is None else \
+                _unpack(future.result()[index])
         except KilledWorker:
             return Failed(job, ClusterError(
                 f"match {job.spec.id} was lost with every Dask worker that tried it (the "
@@ -373,7 +419,8 @@ class ClusterRunner:
         with contextlib.suppress(Exception):
             self.client.cancel(list(futures), force=True)
         self._aborted += [Failed(job, MatchAborted(f"match {job.spec.id} stopped"))
-                          for job in futures.values()]
+                          for held in futures.values()
+                          for job in (held if isinstance(held, tuple) else (held,))]
 
     def close(self) -> None:
         """See :meth:`Runner.close`."""

@@ -48,21 +48,24 @@ class ReadyQueue:
 
     def __init__(self, jobs: Iterable[MatchJob]) -> None:
         self._todo: Iterator[MatchJob] = iter(jobs)
+        self._ahead: MatchJob | None = None  # taken from ``_todo`` to look at, not yet handed
         self._waiting: dict[tuple[int, int], deque[MatchJob]] = {}
         self._ready: list[tuple[int, tuple[int, int]]] = []  # (schedule index, deals key)
         self._busy: set[tuple[int, int]] = set()
 
     def take(self) -> MatchJob | None:
         """The next match that may start (its deals now in play), or ``None``."""
-        if self._ready:
+        while self._ready:
             _, key = heapq.heappop(self._ready)
-            queue = self._waiting[key]
-            job = queue.popleft()
+            queue = self._waiting.get(key)
+            if not queue or key in self._busy:  # taken with its set meanwhile
+                continue
+            waited = queue.popleft()
             if not queue:
                 del self._waiting[key]
             self._busy.add(key)
-            return job
-        for job in self._todo:
+            return waited
+        while (job := self._pull()) is not None:
             key = job.spec.deals_key
             if key in self._busy:
                 self._waiting.setdefault(key, deque()).append(job)
@@ -70,6 +73,25 @@ class ReadyQueue:
             self._busy.add(key)
             return job
         return None
+
+    def take_set(self) -> list[MatchJob]:
+        """The next match that may start and every other match of its set still to play (a
+        set's seatings follow each other in the schedule), all at once: ``[]`` if none may."""
+        first = self.take()
+        if first is None:
+            return []
+        key = first.spec.deals_key
+        jobs = [first, *self._waiting.pop(key, ())]
+        while (job := self._pull()) is not None:
+            if job.spec.deals_key != key:
+                self._ahead = job
+                break
+            jobs.append(job)
+        return jobs
+
+    def _pull(self) -> MatchJob | None:
+        job, self._ahead = self._ahead, None
+        return job if job is not None else next(self._todo, None)
 
     def release(self, job: MatchJob) -> None:
         """``job`` ended: its deals are free for the next match that plays them."""
@@ -83,7 +105,8 @@ class ReadyQueue:
 def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
               stop: CancelSignal, on_fault: FaultCallback | None = None,
               on_batch: BatchCallback | None = None) -> None:
-    """The tournament's policy over where matches run: plays ``jobs`` through ``runner``,
+    """The tournament's policy over where matches run: plays ``jobs`` through ``runner``
+    (a whole duplicate set at a time, through its ``submit_set``, where its ``by_set`` says so),
     keeping :meth:`~referee.runners.local.Runner.slots` of them submitted but never two with the
     same :attr:`~referee.match.job.MatchSpec.deals_key` at once (they play the same deals: their
     bots could learn the deals from each other's games as they are played), and calls
@@ -96,16 +119,31 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
     """
     ready = ReadyQueue(jobs)
     running: dict[str, MatchJob] = {}
+    unit: dict[str, str] = {}  # match id: the id of the first match of its task
+    left: dict[str, int] = {}  # per task: its matches still running (a task holds a slot)
     error: BaseException | None = None
     cancelled = False
 
     def top_up() -> None:
-        while not cancelled and len(running) < runner.slots():
-            job = ready.take()
-            if job is None:
+        while not cancelled and len(left) < runner.slots():
+            by_set = bool(getattr(runner, "by_set", False))
+            batch = ready.take_set() if by_set else [job for job in [ready.take()] if job]
+            if not batch:
                 return
-            running[job.spec.id] = job
-            runner.submit(job)
+            for job in batch:
+                running[job.spec.id] = job
+                unit[job.spec.id] = batch[0].spec.id
+            left[batch[0].spec.id] = len(batch)
+            if by_set:
+                runner.submit_set(batch)  # type: ignore[attr-defined]
+            else:
+                runner.submit(batch[0])
+
+    def ended(job: MatchJob) -> None:
+        first = unit.pop(job.spec.id)
+        left[first] -= 1
+        if not left[first]:
+            del left[first]
 
     try:
         top_up()
@@ -121,6 +159,7 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
                 elif running.pop(event.job.spec.id, None) is not None:
                     finished.append(event)
                     ready.release(event.job)
+                    ended(event.job)
             finished.sort(key=lambda event: event.job.spec.index)
             top_up()  # the next matches start before the finished ones are saved
             for event in finished:
