@@ -153,3 +153,12 @@ def test_the_core_package_does_not_import_the_rl_extra() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_environment_module_doctests_pass() -> None:
+    # Collected here rather than by --doctest-modules, which cannot import it without the extra.
+    import doctest
+
+    from referee.learning import env as module
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
