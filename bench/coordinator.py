@@ -142,12 +142,13 @@ def ceiling(folder: Path, bot: Path, record: RecordDict, *, entrants: int, match
           flush=True)
     if not report:  # the same folder resumed: every match is kept, nothing is played
         (folder / f"out-{label}" / "standings.json").unlink()
-        w0 = time.perf_counter()
+        c0, w0 = time.process_time(), time.perf_counter()
         again = run(config, runner=InstantRunner(record), reporter=Reporter())
-        took = time.perf_counter() - w0
+        took, cpu = time.perf_counter() - w0, time.process_time() - c0
         assert again.played == 0 and again.done == matches, again
-        print(f"coordinator: resumed with {again.done} matches kept in {took:.2f} s "
-              f"({1e6 * took / again.done:.0f} µs a kept match, planning included)", flush=True)
+        print(f"coordinator: resumed with {again.done} matches kept in {took:.2f} s, "
+              f"{cpu:.2f} s CPU ({1e6 * cpu / again.done:.0f} µs CPU a kept match, its rating "
+              f"and the planning included)", flush=True)
     return rate, 1000 * cpu / outcome.played
 
 
