@@ -9,7 +9,6 @@ import sys
 import warnings
 
 import pytest
-
 from conftest import need_extra
 
 need_extra("numpy", "gymnasium", "pettingzoo", extra="rl")

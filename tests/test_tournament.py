@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-
 from conftest import (
     PY,
     ROOT,
@@ -26,6 +25,7 @@ from conftest import (
     live_processes,
     quitter_tournament,
 )
+
 from referee.bots.process import bwrap_available
 from referee.cli import main
 from referee.records.record import read_record
