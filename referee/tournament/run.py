@@ -188,7 +188,10 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     configuration's concurrency: this process for 1, worker processes for more), which is
     closed before returning. ``stop`` ends the run early (Ctrl-C): no new match starts and the
     running ones are abandoned. ``pages`` makes, from the output folder, what keeps pages
-    current as matches are saved (the CLI passes :class:`referee.web.report.Refresher`).
+    current as matches are saved (the CLI passes :class:`referee.web.report.Refresher`). Its
+    ``match_done`` gets each match's record, which the worker then sends back for it; pages
+    with ``wants_records = False`` get the match's journal line instead (its ``record`` names
+    the record's file in the output folder), and the records stay where the matches wrote them.
 
     :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`), no
         sandbox works here (unless the configuration says ``sandbox: none``; on a cluster each
