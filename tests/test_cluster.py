@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from conftest import BOTS, PY, ROOT, need_extra, quitter_tournament
 
 need_extra("distributed", extra="distributed")
 from distributed import Client, LocalCluster
 
 from referee.bots.process import bwrap_available
+from referee.records.record import read_record
 from referee.runners.cluster import ClusterError, ClusterRunner
 from referee.runners.local import ProcessRunner
 from referee.tournament.run import (
@@ -160,6 +160,10 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
     ids = journal_ids(tmp_path / "out")
     assert len(ids) == len(set(ids)) == MATCHES
     assert (tmp_path / "out" / "standings.json").read_text() == standings
+    # the workers share the folder: they wrote the records and logs, no attempt's file is left
+    assert sorted(p.name for p in (tmp_path / "out" / "games").iterdir()) == \
+        sorted(f"{i}.json" for i in ids)
+    assert all(any((tmp_path / "out" / "logs" / i).iterdir()) for i in ids)
 
 
 def free_port() -> int:
@@ -389,3 +393,39 @@ def test_seatings_spread_over_hosts_and_sets_go_whole_where_they_cannot(
     config = load_config(write_config(tmp_path, tmp_path / "flags"), output=tmp_path / "b")
     outcome = run(config, runner=whole, deal_secret=secret_of(path))
     assert outcome.finished and (tmp_path / "b" / "standings.json").read_text() == standings
+
+
+def test_a_worker_that_shares_the_output_folder_writes_the_record_there(
+    cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    """On a shared file system the worker writes the record (under a name of its attempt, which
+    the coordinator renames) and the logs itself, and sends back the result line; where it
+    does not see the folder's file as the coordinator does, it sends the record and logs."""
+    from referee.bots.limits import Limits, SandboxMode
+    from referee.game.rules import Variant
+    from referee.match.job import MatchJob, MatchSpec
+    from referee.match.play import Entrant
+    from referee.runners.cluster import play_on_worker
+
+    (tmp_path / "games").mkdir()
+    (tmp_path / "key").write_text("abc")
+    greedy = Entrant("greedy", (PY, str(ROOT / "bots" / "greedy_bot.py")))
+    spec = MatchSpec("r1-g001-s01", 0, 1, 1, 1, (0, 1), "s", bytes(32))
+
+    def job(text: str) -> MatchJob:
+        return MatchJob(spec, (greedy, greedy), Variant.CLASSIC, 100, Limits(move_ms=5000),
+                        SandboxMode.NONE, "t", logs_dir=tmp_path / "logs" / spec.id,
+                        record_path=tmp_path / "games" / f"{spec.id}.json",
+                        shared=(tmp_path / "key", text))
+
+    with Client(cluster.scheduler_address) as client:
+        shared = client.submit(play_on_worker, job("abc"), pure=False,
+                               resources={"match": 1}).result(timeout=120)
+        apart = client.submit(play_on_worker, job("xyz"), pure=False,
+                              resources={"match": 1}).result(timeout=120)
+    assert shared.record is None and shared.logs == {} and shared.line is not None
+    assert shared.written is not None and shared.written.parent == tmp_path / "games"
+    assert read_record(shared.written)["totals"] == shared.line["totals"]
+    assert sorted(p.name for p in (tmp_path / "logs" / spec.id).iterdir()) == \
+        ["0-greedy.stderr", "1-greedy.stderr"]
+    assert apart.record is not None and apart.written is None and len(apart.logs) == 2

@@ -114,6 +114,10 @@ class MatchJob:
     record_path: Path | None = None
     """Where the record is written by whoever plays the match (a worker process shares the
     output folder); ``None``: the record itself is handed back."""
+    shared: tuple[Path, str] | None = None
+    """A file of the output folder and the text it holds: a worker that reads the same there
+    shares the folder (a cluster's shared file system) and writes the record and the logs into
+    it itself."""
     send_record: bool = False
     """Hand the record back as well, though it was written (something on the coordinator
     still reads each record: the report's pages)."""

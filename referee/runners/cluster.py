@@ -19,8 +19,10 @@ import contextlib
 import dataclasses
 import json
 import logging
+import os
 import tempfile
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, resolve_sandbox
+from referee.match.job import Done
 from referee.match.play import MatchAborted
 from referee.records.record import RecordDict
 from referee.runners.local import Failed, Faulted, Finished, RunnerError, RunnerEvent
@@ -63,12 +66,17 @@ class ClusterError(RunnerError):
 @dataclass(frozen=True)
 class WorkerReport:
     """What a worker sends back: the record, each bot's stderr (file name to bytes), the
-    sandbox the worker used and its address."""
+    sandbox the worker used and its address; where the worker shares the output folder
+    (:attr:`~referee.match.job.MatchJob.shared`), the result line and the temporary file it
+    wrote the record to instead (the logs are written in place), the record only if asked
+    (:attr:`~referee.match.job.MatchJob.send_record`)."""
 
-    record: RecordDict
+    record: RecordDict | None
     logs: dict[str, bytes]
     sandbox: SandboxMode
     worker: str
+    line: dict[str, Any] | None = None
+    written: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +153,15 @@ def play_on_worker(job: MatchJob) -> WorkerReport:
         sandbox = resolve_sandbox(job.sandbox, warn=False)
     except BotCommandError as err:
         raise BotCommandError(f"on worker {address}: {err}") from None
+    if job.record_path is not None and shares_output(job):
+        # a name of this attempt's own: the coordinator renames the first to finish
+        written = job.record_path.with_name(f".{job.record_path.name}.{uuid.uuid4().hex}.tmp")
+        here = dataclasses.replace(job, sandbox=sandbox, record_path=written)
+        try:
+            done = here.run(_TaskSignal())
+        except BotCommandError as err:
+            raise BotCommandError(f"on worker {address}: {err}") from None
+        return WorkerReport(done.record, {}, sandbox, address, done.line, written)
     with tempfile.TemporaryDirectory(prefix="ct-match-") as tmp:
         here = dataclasses.replace(job, sandbox=sandbox, logs_dir=Path(tmp))
         try:
@@ -153,6 +170,18 @@ def play_on_worker(job: MatchJob) -> WorkerReport:
             raise BotCommandError(f"on worker {address}: {err}") from None
         logs = {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.is_file()}
     return WorkerReport(record, logs, sandbox, address)
+
+
+def shares_output(job: MatchJob) -> bool:
+    """Whether this worker sees the coordinator's output folder (a shared file system): its
+    :attr:`~referee.match.job.MatchJob.shared` file is there and holds the same text."""
+    if job.shared is None:
+        return False
+    path, text = job.shared
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseException]:
@@ -390,7 +419,7 @@ class ClusterRunner:
         except Exception as err:
             return Failed(job, ClusterError(f"match {job.spec.id} failed on a Dask worker: "
                                             f"{type(err).__name__}: {_one_line(err)}"))
-        if job.logs_dir is not None:
+        if job.logs_dir is not None and played.logs:
             job.logs_dir.mkdir(parents=True, exist_ok=True)
             for name, data in played.logs.items():
                 (job.logs_dir / Path(name).name).write_bytes(data)
@@ -401,6 +430,15 @@ class ClusterRunner:
             self._warned.add(played.worker)
             self.warn(f"worker {played.worker} has no working bubblewrap (bwrap): its bots "
                       f"run without a sandbox")
+        if played.written is not None and played.line is not None \
+                and job.record_path is not None:  # written (synced) on the shared folder
+            try:
+                os.replace(played.written, job.record_path)
+            except OSError as err:
+                return Failed(job, ClusterError(f"match {job.spec.id}: cannot move the record "
+                                                f"its worker wrote: {_one_line(err)}"))
+            return Finished(job, Done(played.line, played.record))
+        assert played.record is not None
         return Finished(job, job.finish(played.record))
 
     def _again(self, job: MatchJob) -> RunnerEvent | Requeued:

@@ -292,12 +292,16 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     send_record = pages is not None and bool(getattr(refresher, "wants_records", True))
     total = config.total()
     pace = _Pace(reporter, total)
+    # a worker that reads this folder's own secret in the same place shares the folder (the
+    # secret travels with every match anyway: it deals the cards)
+    shared = (folder.secret, folder.secret.read_text(encoding="ascii")) if remote else None
 
     def job(spec: MatchSpec) -> MatchJob:
         return MatchJob(spec, tuple(limit.entrant(i, entrants[i]) for i in spec.seats),
                         config.variant, config.target, config.limits, mode, config.name,
                         logs_dir=folder.match_logs(spec.id), hidden=(config.output,),
-                        record_path=folder.record(spec.id), send_record=send_record)
+                        record_path=folder.record(spec.id), send_record=send_record,
+                        shared=shared)
 
     def on_done(job: MatchJob, finished: Done) -> None:
         nonlocal done, played
