@@ -1,4 +1,5 @@
-"""Tests for :mod:`referee.bots.bot`, against real processes: the fixture bots in ``tests/bots``."""
+"""Tests for :mod:`referee.bots.bot`, against real processes: the fixture bots in ``tests/bots``
+(the protocol logic without processes: ``tests/test_bot_protocol.py``)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import BOTS, GO, alive, launcher, live_processes, needs_bwrap
-from referee.bots.bot import Answer, Bot, BotCrash, BotGarbled, BotStartupError, BotTimeout
+
+from referee.bots.bot import Answer, Bot, BotCrash, BotStartupError, BotTimeout
 from referee.bots.process import BotCommandError, Launcher
 from referee.game.faults import Fault, Reason
 
@@ -68,22 +69,8 @@ def test_bots_in_threads() -> None:
     assert results == [[f"ok go {s} {i}" for i in range(50)] for s in range(4)]
 
 
-def test_info_lines() -> None:
-    with started(misbehave("info")) as b:
-        answer = b.request(GO, 5000)
-    assert answer.line == "ok"
-    assert len(answer.info) == 32
-    # Each comment's text, after its 'info ' prefix, cut to 1 KiB.
-    assert answer.info[0].startswith("0 yyy") and len(answer.info[0]) == 1024
-    assert answer.info[31] == "31 "
 
 
-def test_info_lines_between_requests() -> None:
-    with started(misbehave("info-after")) as b:
-        first, second, third = (b.request(GO, 5000) for _ in range(3))
-    assert first == Answer("ok", first.ms, ())  # its info line came after the answer
-    assert second.info == ("after 1",)
-    assert third.info == ("after 2",)
 
 
 # -- faults -------------------------------------------------------------------------------
@@ -98,13 +85,6 @@ def test_timeout() -> None:
     assert (e.value.fault, e.value.code) == (Fault.TIMEOUT, Reason.NO_ANSWER)
 
 
-def test_half_line_timeout() -> None:
-    with started(misbehave("half")) as b:
-        t0 = time.monotonic()
-        with pytest.raises(BotTimeout, match="partial line '7c'") as e:
-            b.request(GO, 300)
-        assert (e.value.code, e.value.quoted) == (Reason.PARTIAL_LINE, "'7c'")
-        assert time.monotonic() - t0 < 0.8
 
 
 def test_crash_mid_hand() -> None:
@@ -133,19 +113,8 @@ def test_exit_leaving_a_child_that_holds_stdout(sandbox: str) -> None:
     assert live_processes(group=pgid) == []
 
 
-def test_garbage_first_line() -> None:
-    with misbehave("garbage") as b, pytest.raises(BotStartupError, match="'hello referee'") as e:
-        b.start(5000)
-    assert (e.value.fault, e.value.code) == (Fault.STARTUP, Reason.NOT_READY)
 
 
-def test_never_ready() -> None:
-    with misbehave("noready") as b:
-        t0 = time.monotonic()
-        with pytest.raises(BotStartupError, match="no ready within 300 ms") as e:
-            b.start(300)
-        assert e.value.code == Reason.NO_ANSWER
-        assert time.monotonic() - t0 < 0.8
 
 
 def test_exit_before_ready() -> None:
@@ -155,21 +124,8 @@ def test_exit_before_ready() -> None:
     assert (e.value.fault, e.value.code) == (Fault.STARTUP, Reason.EXITED)
 
 
-def test_long_line_is_garbled_fast() -> None:
-    with started(misbehave("longline")) as b:
-        t0 = time.monotonic()
-        with pytest.raises(BotGarbled, match="line over 4096 bytes: 'xxx") as e:
-            b.request(GO, 5000)
-        assert time.monotonic() - t0 < 1.0
-    assert (e.value.fault, e.value.code) == (Fault.GARBLED, Reason.LONG_LINE)
-    assert len(e.value.detail) < 120
 
 
-def test_unsolicited_line() -> None:
-    with started(misbehave("unsolicited")) as b, pytest.raises(
-            BotGarbled, match="unsolicited line: '7c'") as e:
-        b.request(GO, 5000)
-    assert (e.value.code, e.value.quoted) == (Reason.UNSOLICITED, "'7c'")
 
 
 def test_bot_that_stops_reading() -> None:
@@ -330,26 +286,9 @@ def test_sandbox_relative_command_under_tmp(tmp_path: Path) -> None:
         assert b.request(GO, 5000).line == f"ok {GO}"
 
 
-# -- start-up can be stopped --------------------------------------------------------------------
 
 
-def test_start_up_wait_is_stopped_by_the_stop_event() -> None:
-    stop = threading.Event()
-    threading.Timer(0.3, stop.set).start()
-    t0 = time.monotonic()
-    with pytest.raises(BotStartupError, match="stopped before ready") as e, \
-            misbehave("noready") as b:
-        b.start(30_000, stop)
-    assert e.value.code == Reason.STOPPED
-    assert time.monotonic() - t0 < 3
 
-
-def test_start_with_an_unset_stop_event_still_times_out() -> None:
-    t0 = time.monotonic()
-    with pytest.raises(BotStartupError, match="no ready within 500 ms"), \
-            misbehave("noready") as b:
-        b.start(500, threading.Event())
-    assert 0.45 < time.monotonic() - t0 < 3
 
 
 # -- a hidden folder never hides the bot from itself ---------------------------------------------

@@ -4,18 +4,17 @@ hostile bot tried, asserted refused."""
 from __future__ import annotations
 
 import os
-import select
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from conftest import BOTS, ROOT
-from referee.bots.process import Launcher, Process, start_process
+
+from referee.bots.probes.world import first_line
+from referee.bots.process import Launcher, start_process
 from referee.bots.sandbox import SandboxError, SandboxPolicy, bot_binds, capabilities
 
 HOSTILE = BOTS / "hostile"
@@ -33,19 +32,6 @@ def folder() -> Iterator[Path]:
         (root / name).chmod(0o644)
     yield root
     shutil.rmtree(root, ignore_errors=True)
-
-
-def read_line(proc: Process, timeout_s: float = 60) -> str:
-    """The process's first line of output (``""`` if none comes)."""
-    data = b""
-    deadline = time.monotonic() + timeout_s
-    while b"\n" not in data and time.monotonic() < deadline:
-        if select.select([proc.stdout], [], [], 0.1)[0]:
-            chunk = os.read(proc.stdout, 4096)
-            if not chunk:
-                break
-            data += chunk
-    return data.decode(errors="replace").strip()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="bots get uids of their own from a root referee")
@@ -67,11 +53,11 @@ def test_two_bots_share_no_per_uid_pipe_budget(folder: Path, mode: str) -> None:
     holder = start_process([python, "pipes.py", "hold", "40"], workdir=folder,
                            launcher=Launcher(policy))
     try:
-        assert read_line(holder) == "held 40"
+        assert first_line(holder) == "held 40"
         measurer = start_process([python, "pipes.py", "measure"], workdir=folder,
                                  launcher=Launcher(policy))
         try:
-            line = read_line(measurer)
+            line = first_line(measurer)
         finally:
             measurer.stop(0.5)
     finally:
@@ -113,7 +99,7 @@ def test_a_bots_own_env_cannot_bind_a_private_folder(folder: Path) -> None:
     policy = SandboxPolicy(env=(("CT_PROBE_PRIVATE", str(sub / "secret.txt")),))
     proc = start_process(["./run"], workdir=bot, launcher=Launcher(policy))
     try:
-        line = read_line(proc)
+        line = first_line(proc)
     finally:
         proc.stop(0.5)
     assert line == "refused read", line

@@ -163,8 +163,8 @@ class Bot:
     # -- life cycle ----------------------------------------------------------------------
 
     def start(self, startup_ms: float, stop: CancelSignal | None = None) -> str:
-        """Spawn the bot, send ``chinese-ten 1`` (:data:`referee.protocol.wire.HELLO`) and wait for
-        ``ready [name]``.
+        """Spawn the bot (unless a process was attached: :meth:`attach`), send ``chinese-ten 1``
+        (:data:`referee.protocol.wire.HELLO`) and wait for ``ready [name]``.
 
         :param stop: when set while waiting, give up within :data:`STOP_POLL_S` seconds.
         :return: the name it gave (``""`` if none).
@@ -174,13 +174,14 @@ class Bot:
             error it stands for.
         :raises BotMemory: if the memory limit killed it before ``ready``.
         """
-        try:
-            self._spawn()
-        except SpawnError:  # fork EAGAIN, say: once more, then a fault of the seat
+        if self.process is None:
             try:
                 self._spawn()
-            except SpawnError as err:
-                raise BotStartupError(str(err), code=Reason.SPAWN_FAILED) from None
+            except SpawnError:  # fork EAGAIN, say: once more, then a fault of the seat
+                try:
+                    self._spawn()
+                except SpawnError as err:
+                    raise BotStartupError(str(err), code=Reason.SPAWN_FAILED) from None
         try:
             deadline = time.monotonic() + startup_ms / 1000
             self._write(f"{protocol.HELLO}\n".encode(), deadline)
@@ -215,9 +216,14 @@ class Bot:
                     raise
 
     def _spawn(self) -> None:
-        process = start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
-                                hidden=self.hidden, stderr_path=self.stderr_path,
-                                spawner=self.spawner)
+        self.attach(start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
+                                  hidden=self.hidden, stderr_path=self.stderr_path,
+                                  spawner=self.spawner))
+
+    def attach(self, process: Process) -> None:
+        """Speak over ``process``, already started, instead of spawning the command: what
+        :meth:`start` does itself; a test double of the process (``tests/conftest.py``'s
+        ``MockTransport``) is attached before :meth:`start`."""
         self.process = process
         self._in, self._out = process.stdin, process.stdout
         self._poll.register(self._out, _POLLIN)

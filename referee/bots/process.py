@@ -280,9 +280,10 @@ def start_process(argv: Sequence[str], *, workdir: Path, launcher: Launcher = La
         out = open(stderr_path, "wb", buffering=0)  # noqa: SIM115 (the drain thread closes it)
 
     def popen() -> subprocess.Popen[bytes]:
-        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
-                                **extra)  # type: ignore[call-overload]
+        proc: subprocess.Popen[bytes] = subprocess.Popen(  # type: ignore[call-overload]
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True, bufsize=0, **extra)
+        return proc
 
     try:
         proc = (spawner or default_spawner()).run(popen)

@@ -143,8 +143,9 @@ class Capabilities:
 def _run(argv: Sequence[str], **kw: object) -> subprocess.CompletedProcess[str]:
     kw = {"env": {"PATH": BASE_PATH}, "cwd": "/", **kw}
     try:
-        return subprocess.run(list(argv), capture_output=True, text=True, timeout=10,  # type: ignore[call-overload]
-                              check=False, **kw)
+        done: subprocess.CompletedProcess[str] = subprocess.run(  # type: ignore[call-overload]
+            list(argv), capture_output=True, text=True, timeout=10, check=False, **kw)
+        return done
     except (OSError, subprocess.SubprocessError) as err:
         return subprocess.CompletedProcess(list(argv), 127, "", str(err))
 

@@ -92,11 +92,11 @@ class ChineseTenEnv(AECEnv):
         self.match = Match(players, variant=self.variant, target=target or 1)
         self.hand: Hand | None = None
 
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
         """The same Dict space for every agent: ``observation`` and ``action_mask``."""
         return self._obs_space
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Space[Any]:
         """``Discrete(312)``: see :mod:`referee.game.encoding`."""
         return self._act_space
 

@@ -204,7 +204,7 @@ def load_policy(spec: str, *, base: Path | None = None) -> Policy:
         raise
     except Exception as err:  # the policy's own module failed to import: say so in one line
         raise PolicyError(f"cannot import {where!r}: {type(err).__name__}: {err}") from None
-    policy = getattr(module, name, None)
+    policy: Policy | None = getattr(module, name, None)
     if not callable(policy):
         raise PolicyError(f"{where!r} has no callable {name!r}")
     return policy

@@ -246,7 +246,7 @@ class ClusterRunner:
         """Each seating of a duplicate set on another host than the set's earlier ones, where
         the cluster has enough (the bots of one seating cannot leave the next one a note on
         the machine's disk)."""
-        self._futures: dict[Future, MatchJob | tuple[MatchJob, ...]] = {}
+        self._futures: dict[Future[Any], MatchJob | tuple[MatchJob, ...]] = {}
         """Each task's match, or a duplicate set's seatings (:meth:`submit_set`)."""
         self._warned: set[str] = set()
         self._slots = (0.0, 1)
@@ -397,7 +397,7 @@ class ClusterRunner:
                 events.append(event)
         return events
 
-    def _outcome(self, future: Future, job: MatchJob, lost: bool = False,
+    def _outcome(self, future: Future[Any], job: MatchJob, lost: bool = False,
                  index: int | None = None) -> RunnerEvent | Requeued:
         """What became of ``job``: the task's, or the ``index``-th seating of a set's task."""
         from distributed import KilledWorker

@@ -539,8 +539,8 @@ class _Loader:
         d = RatingConfig()
 
         def number(key: str) -> float:
-            return self.attempt(lambda: self.number(data, f"rating.{key}", getattr(d, key)),
-                                getattr(d, key))
+            return float(self.attempt(
+                lambda: self.number(data, f"rating.{key}", getattr(d, key)), getattr(d, key)))
 
         mu = number("mu")
         values = {k: number(k) for k in ("sigma", "beta", "tau", "draw_probability")}

@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 libc = ctypes.CDLL(None, use_errno=True)
 MS_REMOUNT, MS_BIND, MNT_DETACH = 32, 4096, 2
@@ -26,7 +27,7 @@ def _env(name: str) -> str:
     return os.environ.get(f"CT_PROBE_{name}", "/nonexistent")
 
 
-def _call(f, *args) -> str | None:
+def _call(f: Callable[..., object], *args: object) -> str | None:
     """``None`` if the call failed, else ``"ok"``."""
     try:
         r = f(*args)
@@ -132,7 +133,7 @@ def locks() -> str | None:
     return ", ".join([*(f"{k} worked" for k in got), *odd]) or None
 
 
-def _errno(f) -> int:
+def _errno(f: Callable[[], object]) -> int:
     """The errno a failing call leaves (``OSError`` or ``-1`` and ``errno``)."""
     try:
         f()

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.bots.process import Launcher, start_process
+from referee.bots.process import Launcher, Process, start_process
 from referee.bots.sandbox import SandboxPolicy
 
 ATTACKS_PY = Path(__file__).with_name("attacks.py")
@@ -79,20 +79,25 @@ def run_attack(world: World, name: str, policy: SandboxPolicy, *,
                              launcher=Launcher(policy))
     finally:
         del os.environ["CT_PROBE_SECRET"]
-    data = b""
-    deadline = time.monotonic() + timeout_s
     try:
-        while b"\n" not in data and time.monotonic() < deadline:
-            if select.select([proc.stdout], [], [], 0.1)[0]:
-                chunk = os.read(proc.stdout, 4096)
-                if not chunk:
-                    break
-                data += chunk
+        line = first_line(proc, timeout_s)
     finally:
         proc.stop(0.5)
-    line = data.decode(errors="replace").strip()
     if proc.memory_fault():
         return AttackOutcome(name, True, "memory fault (the memory limit killed it)")
     if line.startswith("refused"):
         return AttackOutcome(name, True, "refused")
     return AttackOutcome(name, False, line or f"no answer ({proc.exit_status(0) or 'timed out'})")
+
+
+def first_line(proc: Process, timeout_s: float = 60) -> str:
+    """The process's first line of output, stripped (``""`` if none comes in ``timeout_s``)."""
+    data = b""
+    deadline = time.monotonic() + timeout_s
+    while b"\n" not in data and time.monotonic() < deadline:
+        if select.select([proc.stdout], [], [], 0.1)[0]:
+            chunk = os.read(proc.stdout, 4096)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode(errors="replace").strip()
