@@ -148,3 +148,27 @@ def test_the_ready_queue_hands_out_whole_sets() -> None:
     ready.release(one)
     assert [j.spec.id for j in ready.take_set()] == ["m7", "m8"]
     assert ready.take_set() == []
+
+
+def test_a_run_that_would_take_more_than_a_day_says_so_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.tournament import run as run_module
+
+    warned: list[str] = []
+
+    class Note(run_module.Reporter):
+        def warn(self, message: str) -> None:
+            warned.append(message)
+
+    monkeypatch.setattr(run_module, "PACE_AFTER_S", 0.0)
+    pace = run_module._Pace(Note(), 10_000_000)
+    pace.t0 -= 100.0  # 100 matches in 100 s: 1 a second
+    pace.tick(100, 100)
+    pace.tick(200, 200)
+    assert len(warned) == 1
+    assert warned[0].startswith("at 1.0 matches/s the 9,999,900 matches left take about 115.7 "
+                                "days")
+    quick = run_module._Pace(Note(), 1000)
+    quick.t0 -= 1.0
+    quick.tick(100, 100)
+    assert len(warned) == 1
