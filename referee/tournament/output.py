@@ -236,27 +236,37 @@ class Journal:
         self._file: io.BufferedWriter | None = None
         self._unsynced = False
 
-    def load(self, accept: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
-        """The complete lines that parse and that ``accept`` takes. If any line is dropped
-        (a half-written last line above all), the file is rewritten with the kept ones."""
+    def load(self, accept: Callable[[dict[str, Any]], bool], *,
+             collect: bool = True) -> list[dict[str, Any]]:
+        """The complete lines that parse and that ``accept`` takes (``collect=False``: only
+        ``accept`` sees them, none is kept: a journal of a million lines is read one line at a
+        time). If any line is dropped (a half-written last line above all), the file is
+        rewritten with the kept ones, as they were written."""
+        kept: list[dict[str, Any]] = []
+        dropped: set[int] = set()
         try:
-            data = self.path.read_bytes()
+            f = open(self.path, "rb")  # noqa: SIM115 - closed below
         except FileNotFoundError:
             return []
-        pieces = data.split(b"\n")
-        kept: list[dict[str, Any]] = []
-        dropped = pieces[-1] != b""  # text after the last newline: a torn append
-        for piece in pieces[:-1]:
-            try:
-                line = json.loads(piece)
-            except ValueError:
-                line = None
-            if isinstance(line, dict) and accept(line):
-                kept.append(line)
-            else:
-                dropped = True
+        with f:
+            for number, raw in enumerate(f):
+                if not raw.endswith(b"\n"):  # text after the last newline: a torn append
+                    dropped.add(number)
+                    break
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    line = None
+                if isinstance(line, dict) and accept(line):
+                    if collect:
+                        kept.append(line)
+                else:
+                    dropped.add(number)
         if dropped:
-            write_atomic(self.path, "".join(_dumps_line(line) for line in kept))
+            with open(self.path, "rb") as f:
+                text = b"".join(raw for number, raw in enumerate(f)
+                                if number not in dropped and raw.endswith(b"\n"))
+            write_atomic(self.path, text.decode("utf-8", errors="replace"))
         return kept
 
     def append(self, line: dict[str, Any], *, sync: bool = True) -> None:

@@ -21,6 +21,7 @@ an uninterrupted run. The output folder's layout is :mod:`referee.tournament.out
 
 from __future__ import annotations
 
+import array
 import contextlib
 import dataclasses
 import threading
@@ -131,10 +132,20 @@ class Outcome:
 
 @dataclass(frozen=True)
 class _Kept:
-    """A finished match read back from the journal."""
+    """A finished match read back from the journal (its hand scores packed: a resume may hold
+    a million of these)."""
 
     result: MatchResult
-    hands: list[list[int]]
+    scores: array.array[int]
+
+    @classmethod
+    def of(cls, result: MatchResult, hands: list[list[int]]) -> _Kept:
+        return cls(result, array.array("i", [x for hand in hands for x in hand]))
+
+    @property
+    def hands(self) -> list[list[int]]:
+        n = len(self.result.players)
+        return [list(self.scores[i:i + n]) for i in range(0, len(self.scores), n)]
 
 
 def _hand_scores(record: RecordDict | dict[str, Any]) -> list[list[int]]:
@@ -250,12 +261,16 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                   and list(record.get("totals", ())) == list(result.totals)
                   and all(len(h) == len(result.players) for h in hands))
         if ok:
-            kept[match_id] = _Kept(result, hands)  # a later line for the same id wins
-            kept_faults[match_id] = line.get("faults") or []
+            kept[match_id] = _Kept.of(result, hands)  # a later line for the same id wins
+            faults = line.get("faults")
+            if faults:
+                kept_faults[match_id] = faults
+            else:
+                kept_faults.pop(match_id, None)
         return ok
 
     journal = folder.journal()
-    journal.load(accept)
+    journal.load(accept, collect=False)
     records.clear()
     planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
     index = {name: i for i, name in enumerate(names)}
@@ -271,7 +286,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         return True
 
     rounds_log = folder.rounds_log()
-    rounds_log.load(accept_round)
+    rounds_log.load(accept_round, collect=False)
     # A tournament's ``auto`` requires a sandbox: a worker without one refuses (bwrap).
     mode = config.sandbox.strict()
     if remote:  # the machine that spawns the bots checks it
