@@ -149,7 +149,8 @@ def prepare_output(config: Config, *, fresh: bool = False,
         than the folder's, or a folder with results but no deal secret.
     """
     out = config.output
-    marker = out / MARKER
+    paths = OutputFolder(out)
+    marker = paths.marker
     if out.exists() and not out.is_dir():
         raise ConfigError(f"output {str(out)!r} is a file, not a folder")
     if marker.is_file():
@@ -175,19 +176,19 @@ def prepare_output(config: Config, *, fresh: bool = False,
     if deal_secret is not None and len(deal_secret) < MIN_SECRET_BYTES:
         raise ConfigError(f"a deal secret needs at least {MIN_SECRET_BYTES} bytes, "
                           f"not {len(deal_secret)}")
-    secret_path = out / SECRET
+    secret_path = paths.secret
     if secret_path.is_file():
         secret = read_deal_secret(secret_path)
         if deal_secret is not None and deal_secret != secret:
             raise ConfigError(f"output {str(out)!r} was dealt with another deal secret than the "
                               f"one given; add --fresh to start over there with it")
-    elif (out / "results.jsonl").is_file() and (out / "results.jsonl").stat().st_size:
+    elif paths.results.is_file() and paths.results.stat().st_size:
         raise ConfigError(f"output {str(out)!r} has results but no {SECRET} (an older "
                           f"ct-referee dealt them); add --fresh to start over there")
     else:
         secret = secrets.token_bytes(SECRET_BYTES) if deal_secret is None else deal_secret
-    (out / "games").mkdir(parents=True, exist_ok=True)
-    (out / "logs").mkdir(exist_ok=True)
+    paths.games.mkdir(parents=True, exist_ok=True)
+    paths.logs.mkdir(exist_ok=True)
     if not marker.is_file() or (marker.is_file() and not fresh and theirs != mine):
         identity = config.identity()  # new, or a ladder grown since
         write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
@@ -195,10 +196,11 @@ def prepare_output(config: Config, *, fresh: bool = False,
                                           "identity": identity}, indent=2) + "\n")
     if not secret_path.is_file():  # after the marker: a folder cut short here still resumes
         write_atomic(secret_path, secret.hex() + "\n", mode=0o600)
-    write_atomic(out / "tournament.yaml",
+    write_atomic(paths.config,
                   yaml.dump(config.resolved(), Dumper=_FAST_DUMPER, sort_keys=False,
                             allow_unicode=True))
-    for folder in (out, out / "games"):  # left by a write_atomic cut short (SIGKILL)
+    for folder in (out, paths.games):  # left by a write_atomic cut short (SIGKILL), or by a
+        # cluster worker's attempt at a match that another worker finished first
         for tmp in folder.glob(".*.tmp"):
             if tmp.is_file():
                 tmp.unlink(missing_ok=True)
@@ -318,7 +320,8 @@ def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
     if left_out:
         doc["left_out"] = left_out
     verdicts = {p.upper: p for p in pairs}
-    write_atomic(config.output / "standings.json", json.dumps(doc, indent=2) + "\n")
+    paths = OutputFolder(config.output)
+    write_atomic(paths.standings_json, json.dumps(doc, indent=2) + "\n")
     kinds = sorted({k for row in rows for k in row.faults}, key=Fault.order)
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
@@ -337,5 +340,5 @@ def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
             "rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
             "points_per_hand")] + [row.faults.get(k, 0) for k in kinds]
             + ["" if data["p_above_next"] is None else data["p_above_next"]] + tail)
-    write_atomic(config.output / "standings.csv", buf.getvalue())
+    write_atomic(paths.standings_csv, buf.getvalue())
 
