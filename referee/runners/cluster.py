@@ -336,7 +336,9 @@ class ClusterRunner:
         own :class:`Finished` or :class:`Failed`, as if submitted one by one."""
         if self.sandbox is not None:
             jobs = [dataclasses.replace(job, sandbox=self.sandbox) for job in jobs]
-        key = f"{task_key(jobs[0])}-set{len(jobs)}"
+        self._submit_set(jobs, f"{task_key(jobs[0])}-set{len(jobs)}")
+
+    def _submit_set(self, jobs: list[MatchJob], key: str) -> None:
         future = self.client.submit(play_set_on_worker, jobs, key=key, pure=False,
                                     resources={RESOURCE: 1})
         self._futures[future] = tuple(jobs)
@@ -385,16 +387,21 @@ class ClusterRunner:
         for future in [f for f in self._futures if lost or f.done()]:
             held = self._futures.pop(future)
             jobs = held if isinstance(held, tuple) else (held,)
+            again: list[MatchJob] = []  # a set's seatings its closing worker stopped
             for index, job in enumerate(jobs):
                 event = self._outcome(future, job, lost,
                                       index if isinstance(held, tuple) else None)
                 if isinstance(event, Requeued):
+                    again.append(job)
                     continue
                 if isinstance(event, Finished):  # its faults, as they were recorded
                     line = event.done.line
                     events += [Faulted(job, fault, line["players"][fault["seat"]])
                                for fault in line["faults"]]
                 events.append(event)
+            if isinstance(held, tuple) and again:  # one after another again, never at once
+                self._submit_set(again, f"{task_key(again[0])}-set{len(again)}-again"
+                                        f"{self._attempts[again[0].spec.id]}")
         return events
 
     def _outcome(self, future: Future[Any], job: MatchJob, lost: bool = False,
@@ -413,7 +420,7 @@ class ClusterRunner:
                 f"match {job.spec.id} was lost with every Dask worker that tried it (the "
                 f"scheduler's distributed.scheduler.allowed-failures)"))
         except MatchAborted:  # its worker closed mid-match (not our cancel): play it again
-            return self._again(job)
+            return self._again(job, submit=index is None)
         except BotCommandError as err:
             return Failed(job, err)
         except Exception as err:
@@ -441,13 +448,16 @@ class ClusterRunner:
         assert played.record is not None
         return Finished(job, job.finish(played.record))
 
-    def _again(self, job: MatchJob) -> RunnerEvent | Requeued:
+    def _again(self, job: MatchJob, *, submit: bool = True) -> RunnerEvent | Requeued:
+        """``job`` to be played again (by itself, or with the rest of its set by the caller:
+        ``submit`` false), unless it was stopped :data:`RETRIES` times already."""
         attempt = self._attempts.get(job.spec.id, 0) + 1
         if attempt > RETRIES:
             return Failed(job, ClusterError(f"match {job.spec.id} was stopped by {attempt} "
                                             f"closing Dask workers in a row"))
         self._attempts[job.spec.id] = attempt
-        self._submit(job, f"{task_key(job)}-again{attempt}")
+        if submit:
+            self._submit(job, f"{task_key(job)}-again{attempt}")
         return Requeued(job)
 
     def cancel(self) -> None:
