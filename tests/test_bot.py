@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BOTS, GO, alive, launcher, live_processes, needs_bwrap
 
+from conftest import BOTS, GO, alive, launcher, live_processes, needs_bwrap
 from referee.bots.bot import Answer, Bot, BotCrash, BotStartupError, BotTimeout
 from referee.bots.process import BotCommandError, Launcher
 from referee.game.faults import Fault, Reason

@@ -9,8 +9,8 @@ import threading
 import time
 
 import pytest
-from conftest import GO, MockTransport
 
+from conftest import GO, MockTransport
 from referee.bots.bot import (
     INFO_KEEP,
     INFO_MAX,

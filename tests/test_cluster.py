@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from conftest import BOTS, PY, ROOT, need_extra, quitter_tournament
 
 need_extra("distributed", extra="distributed")

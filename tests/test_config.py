@@ -52,7 +52,8 @@ def test_defaults_are_filled_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     resolved = config.resolved()
     assert set(resolved) == {"name", "entrants", "variant", "players", "target", "format",
                              "rounds", "seatings", "seed", "concurrency", "limits", "sandbox",
-                             "output", "rating", "preflight", "max_faults"}
+                             "output", "rating", "preflight", "max_faults", "shared",
+                             "snapshot_mb", "bot_uids"}
     assert (config.preflight, config.max_faults) == ("leave-out", 0)
     assert "max_faults" not in config.identity()  # folders of earlier versions resume
     assert resolved["limits"] == {"startup_ms": 10000, "move_ms": 1000, "bank_ms": 0,

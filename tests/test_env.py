@@ -9,6 +9,7 @@ import sys
 import warnings
 
 import pytest
+
 from conftest import need_extra
 
 need_extra("numpy", "gymnasium", "pettingzoo", extra="rl")

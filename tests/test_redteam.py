@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOTS, ROOT
 
+from conftest import BOTS, ROOT
 from referee.bots.probes.world import first_line
 from referee.bots.process import Launcher, start_process
 from referee.bots.sandbox import SandboxError, SandboxPolicy, bot_binds, capabilities

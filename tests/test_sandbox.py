@@ -22,7 +22,7 @@ import referee.bots.process as procmod
 from referee.bots.limits import Limits
 from referee.bots.probes.attacks import ATTACKS
 from referee.bots.sandbox import SandboxPolicy, capabilities
-from referee.bots.seccomp import SYSCALLS, seccomp_filter
+from referee.bots.seccomp import NEWER_THAN_HEADERS, SYSCALLS, seccomp_filter
 from referee.game.rules import Deal
 from referee.match.play import Entrant, play_match
 
@@ -100,7 +100,7 @@ def play(world: World, attack: str, limits: Limits = DEFAULT, *,
 
 
 @pytest.mark.parametrize("attack", ["remount", "umount", "output", "referee_proc", "rewrite",
-                                    "read", "locks", "escape"])
+                                    "read", "locks", "pagecache", "pid1", "escape"])
 def test_attack_is_refused(world: World, attack: str) -> None:
     record, err = play(world, attack)
     assert f"refused {attack}" in err, err
@@ -108,7 +108,7 @@ def test_attack_is_refused(world: World, attack: str) -> None:
     assert (world.victim / "bot.py").read_text() == "STRATEGY = 'secret'\n"
 
 
-@pytest.mark.parametrize("attack", ["output", "read", "rewrite", "locks"])
+@pytest.mark.parametrize("attack", ["output", "read", "rewrite", "locks", "pagecache"])
 def test_control_without_the_sandbox_the_attack_works(world: World, attack: str) -> None:
     """The probes can fail: unsandboxed, the same attacks get through."""
     _, err = play(world, attack, sandbox="none")
@@ -216,22 +216,22 @@ def test_a_bot_folder_showing_the_output_is_refused_before_play(world: World) ->
         check_entrant_folders(load_config(config))
 
 
-def test_an_unreadable_bot_folder_is_refused_before_play(world: World) -> None:
-    from referee.tournament.config import ConfigError, load_config
+def test_a_private_bot_folder_plays_from_its_snapshot(world: World) -> None:
+    """A 0700 bot folder the bots' uids cannot read: its snapshot (readable by the bot, in a
+    store only the referee opens) is what the bot runs from."""
+    from referee.tournament.config import load_config
     from referee.tournament.run import run
 
     private = world.root / "private"
     private.mkdir(mode=0o700)
     shutil.copy(INSTANT, private / "bot.py")
+    (private / "bot.py").chmod(0o600)
     config = world.root / "t.yaml"
     config.write_text(f"entrants:\n  - {{name: a, command: {sys.executable} private/bot.py}}\n"
                       f"  - {{name: b, command: {sys.executable} {INSTANT}}}\nplayers: 2\n"
-                      f"output: fresh-out\n")
-    with pytest.raises(ConfigError, match=r"entrant 'a': the bot folder .*private' is not "
-                                          r"readable by the bot's uid \(mode drwx------\): "
-                                          r"chmod o\+rx it"):
-        run(load_config(config))
-    assert not (world.root / "fresh-out").exists()  # refused before anything was made
+                      f"output: fresh-out\ntarget: 1\n")
+    outcome = run(load_config(config))
+    assert outcome.finished and not any(sum(s.faults.values()) for s in outcome.standings or [])
 
 
 def test_seccomp_table_matches_the_kernel_headers() -> None:
@@ -242,6 +242,8 @@ def test_seccomp_table_matches_the_kernel_headers() -> None:
         pytest.skip("no x86_64 kernel headers here")
     defs = dict(re.findall(r"#define __NR_(\w+)\s+(\d+)\b", header.read_text()))
     for name, nr in SYSCALLS["x86_64"].items():
+        if name not in defs and name in NEWER_THAN_HEADERS:
+            continue
         assert int(defs[name]) == nr, name
     assert len(seccomp_filter("x86_64")) % 8 == 0 and len(seccomp_filter("aarch64")) % 8 == 0
     assert set(ATTACKS) >= {"locks", "escape", "memory", "shm", "forks"}

@@ -35,6 +35,7 @@ from referee.bots.process import (
     split_command,
     start_process,
 )
+from referee.bots.snapshot import Sealed, match_copy, remove_copy
 from referee.game.faults import Fault, Reason
 from referee.protocol import wire as protocol
 from referee.protocol.escape import quote
@@ -132,19 +133,24 @@ class Bot:
         :class:`~referee.bots.limits.Limits`.
     :param hidden: folders inside the bot's own that the sandboxed bot sees empty.
     :param spawner: what forks the process (default: :func:`referee.bots.process.default_spawner`).
+    :param sealed: a sealed entrant (:mod:`referee.bots.snapshot`): sandboxed, it runs from a
+        copy of its snapshot of its own, removed by :meth:`close`.
 
     Call :meth:`close` (or :meth:`forfeit`) after any error; the context manager does it.
     """
 
     def __init__(self, command: str | Sequence[str], *, workdir: Path | None = None,
                  stderr_path: Path | None = None, launcher: Launcher = UNSANDBOXED,
-                 hidden: Sequence[Path] = (), spawner: Spawner | None = None) -> None:
+                 hidden: Sequence[Path] = (), spawner: Spawner | None = None,
+                 sealed: Sealed | None = None) -> None:
         self.argv = split_command(command)
         self.workdir = Path(workdir or os.getcwd()).absolute()
         self.stderr_path = stderr_path
         self.launcher = launcher
         self.hidden = tuple(hidden)
         self.spawner = spawner
+        self.sealed = sealed
+        self._copy: Path | None = None
         self.name = ""
         self.process: Process | None = None
         self._in = self._out = -1
@@ -216,9 +222,21 @@ class Bot:
                     raise
 
     def _spawn(self) -> None:
-        self.attach(start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
-                                  hidden=self.hidden, stderr_path=self.stderr_path,
-                                  spawner=self.spawner))
+        binds, sources = None, None
+        if self.launcher.policy is not None and self.sealed is not None:
+            self._drop_copy()
+            try:
+                self._copy = match_copy(self.sealed.snapshot)
+            except OSError as err:
+                raise SpawnError(str(err)) from None
+            binds, sources = self.sealed.binds, self.sealed.sources(self._copy)
+        try:
+            self.attach(start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
+                                      hidden=self.hidden, stderr_path=self.stderr_path,
+                                      spawner=self.spawner, binds=binds, sources=sources))
+        except BaseException:
+            self._drop_copy()
+            raise
 
     def attach(self, process: Process) -> None:
         """Speak over ``process``, already started, instead of spawning the command: what
@@ -240,11 +258,18 @@ class Bot:
             return
         self._closed = True
         if self.process is None:
+            self._drop_copy()
             return
         if not self._broken:
             with contextlib.suppress(OSError):
                 os.write(self._in, self._pending + b"quit\n")
         self.process.stop(grace_ms / 1000)
+        self._drop_copy()
+
+    def _drop_copy(self) -> None:
+        if self._copy is not None:
+            remove_copy(self._copy)
+            self._copy = None
 
     def forfeit(self, fault: Fault) -> None:
         """Tell the bot ``forfeit <fault>``, then :meth:`close` it."""

@@ -32,7 +32,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +40,15 @@ from typing import BinaryIO, Protocol
 
 from referee.bots.cgroups import Cgroup
 from referee.bots.limits import Limits, Rlimits, SandboxMode
-from referee.bots.sandbox import Launch, SandboxError, SandboxPolicy, capabilities, prepare
+from referee.bots.sandbox import (
+    Binds,
+    Launch,
+    SandboxError,
+    SandboxPolicy,
+    capabilities,
+    prepare,
+)
+from referee.bots.uids import Lease
 
 logger = logging.getLogger(__name__)
 
@@ -249,12 +257,15 @@ class SpawnError(RuntimeError):
 
 def start_process(argv: Sequence[str], *, workdir: Path, launcher: Launcher = Launcher(),
                   hidden: Sequence[Path] = (), stderr_path: Path | None = None,
-                  spawner: Spawner | None = None) -> Process:
+                  spawner: Spawner | None = None, binds: Binds | None = None,
+                  sources: Mapping[Path, Path] | None = None) -> Process:
     """Start ``argv`` in ``workdir``, in its own session, as ``launcher`` says (inside the
     hardened sandbox under its policy, or under its rlimits), forked by ``spawner`` (default:
     :func:`default_spawner`); its stderr goes to ``stderr_path`` (parents created; ``None``:
     discarded), at most the launcher's ``stderr_cap`` bytes. ``hidden``: folders inside the bot's
-    own that the sandboxed bot sees empty.
+    own that the sandboxed bot sees empty. ``binds`` and ``sources``: what the sandbox shows,
+    resolved before, and where folders are served from (a sealed entrant:
+    :mod:`referee.bots.snapshot`).
 
     :raises BotCommandError: if the command cannot be found or sandboxed.
     :raises SpawnError: if it was found but could not be started.
@@ -265,11 +276,13 @@ def start_process(argv: Sequence[str], *, workdir: Path, launcher: Launcher = La
     limits = launcher.rlimits
     if launcher.policy is not None:
         try:
-            launch = prepare(argv, workdir, policy=launcher.policy, hidden=hidden)
+            launch = prepare(argv, workdir, policy=launcher.policy, hidden=hidden, binds=binds,
+                             sources=sources)
         except SandboxError as err:
             raise BotCommandError(str(err)) from None
         except OSError as err:
-            raise SpawnError(f"cannot make the cgroup of {argv[0]!r}: {err}") from None
+            raise SpawnError(f"cannot prepare the sandbox of {argv[0]!r} (its cgroup, its "
+                             f"uid): {err}") from None
         cmd, gated, extra = launch.argv, True, launch.popen_kwargs()
     else:
         cmd, gated = limits.wrap(list(argv), prlimit=_prlimit())
@@ -296,7 +309,8 @@ def start_process(argv: Sequence[str], *, workdir: Path, launcher: Launcher = La
     finally:
         if launch is not None:
             launch.cleanup()
-    process = Process(proc, out, launcher.stderr_cap, cgroup=launch.cgroup if launch else None)
+    process = Process(proc, out, launcher.stderr_cap, cgroup=launch.cgroup if launch else None,
+                      lease=launch.lease if launch else None)
     process.active = launch.active if launch else []
     if gated:
         try:
@@ -322,11 +336,13 @@ class Process:
     """
 
     def __init__(self, proc: subprocess.Popen[bytes], out: BinaryIO | None, cap: int,
-                 cgroup: Cgroup | None = None) -> None:
+                 cgroup: Cgroup | None = None, lease: Lease | None = None) -> None:
         assert proc.stdin and proc.stdout and proc.stderr
         self.pid = proc.pid
         self._proc = proc
         self.cgroup = cgroup
+        self.lease = lease
+        """The bot's uid, given back once every process of it is gone."""
         self.active: list[str] = []
         """The protections in force (empty: not sandboxed)."""
         self.oom_kills = 0
@@ -412,6 +428,8 @@ class Process:
             self.cgroup.kill_all()
             self.cgroup.remove()
             self.cgroup = None
+        if self.lease is not None:
+            self.lease.release()
         for f in (proc.stdin, proc.stdout):
             with contextlib.suppress(OSError):
                 f.close()  # type: ignore[union-attr]

@@ -26,24 +26,25 @@ machine can do (:func:`capabilities`) is probed where the bot is spawned, once p
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
-import itertools
+import hashlib
 import os
 import re
-import secrets
 import shutil
 import stat
 import subprocess
 import sys
-import threading
+import tempfile
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import referee
 from referee.bots.cgroups import Cgroup, CgroupLayout, find_layout
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
+from referee.bots.uids import Lease, allocate
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl",
@@ -58,8 +59,9 @@ ENV = ("PATH", "HOME", "LANG", "TMPDIR")
 GATE = 'IFS= read -r _ || exit 111; exec "$@"'
 """The launcher: waits for one line on stdin (the cgroup is ready), then execs the rest."""
 BOT_UIDS = range(64000, 65000)
-"""Host uids a root referee runs its bots as, each bot a uid of its own (taken in turn, from
-an offset drawn per referee process): the kernel counts some resources per uid across
+"""Host uids a root referee runs its bots as, each bot a uid of its own (leased from one
+allocator per host, :mod:`referee.bots.uids`, for every referee and worker process): the
+kernel counts some resources per uid across
 namespaces (pipe buffers against ``fs.pipe-user-pages-soft``, processes against
 ``RLIMIT_NPROC``, pending signals, message-queue bytes), and a bot that lowers its own limit
 and probes it would read what other bots of the same uid hold: a channel between sandboxes."""
@@ -392,6 +394,45 @@ def reachable(path: Path, uid: int, gid: int) -> bool:
     return True
 
 
+@functools.cache
+def public_package() -> Path:
+    """A copy of the referee package (its ``.py`` files: no secrets) that any uid can read,
+    in ``/run/ct-referee/package-<digest>``, for a root referee whose checkout lies in a
+    folder the bots' uids cannot traverse (a clone in ``/root`` or a ``mktemp -d`` folder):
+    bots may import the rules all the same. Made once per content (the folder name is the
+    digest of what it holds); one that exists is used only if root owns it and no one else
+    may write it.
+
+    :raises OSError: if it cannot be made.
+    """
+    package = Path(referee.__file__).resolve().parent
+    files = sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(f"{path.relative_to(package)}\0".encode())
+        digest.update(path.read_bytes())
+    base = Path("/run/ct-referee")
+    base.mkdir(mode=0o711, exist_ok=True)
+    os.chmod(base, 0o711)  # traverse only: lock files beside it stay private
+    dest = base / f"package-{digest.hexdigest()[:16]}" / "referee"
+    st = os.lstat(dest.parent) if dest.parent.exists() else None
+    if st is not None and (st.st_uid != 0 or st.st_mode & 0o022 or not stat.S_ISDIR(st.st_mode)):
+        raise OSError(f"{str(dest.parent)!r} is not root's own: remove it")
+    if not dest.is_dir():
+        tmp = Path(tempfile.mkdtemp(dir=base))
+        for path in files:
+            target = tmp / "referee" / path.relative_to(package)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        for path in (tmp, *tmp.rglob("*")):
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        try:
+            os.rename(tmp, dest.parent)
+        except OSError:  # made meanwhile by another process
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
 # -- the command line ---------------------------------------------------------------------------
 
 
@@ -418,8 +459,11 @@ def _data_fd(data: bytes) -> int:
     return fd
 
 
-def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int) -> str:
-    blocked = [str(p) for p in binds.all if caps.root and not reachable(p, uid, policy.gid)]
+def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int,
+               sources: Mapping[Path, Path] | None = None) -> str:
+    served = sources or {}
+    blocked = [str(served.get(p, p)) for p in binds.all
+               if caps.root and not reachable(served.get(p, p), uid, policy.gid)]
     mode = policy.mode
     if mode == "auto":
         userns = caps.ok("userns") and caps.ok("disable-userns")
@@ -449,19 +493,28 @@ def check_readable(binds: Binds, uid: int | None = None) -> None:
 
 
 def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
-               caps: Capabilities, hidden: Sequence[Path] = (), uid: int | None = None) -> Spec:
+               caps: Capabilities, hidden: Sequence[Path] = (), uid: int | None = None,
+               binds: Binds | None = None, sources: Mapping[Path, Path] | None = None) -> Spec:
     """The bwrap command line that runs ``argv`` in ``workdir`` under ``policy``.
 
-    ``hidden``: folders (files) inside a bound folder that the bot sees empty.
+    ``hidden``: folders (files) inside a bound folder that the bot sees empty. ``binds``: what
+    to show, resolved once before (default: :func:`bot_binds` now); ``sources``: where a bound
+    folder is served from (a sealed entrant's per-match copy), by the path the bot sees.
 
     :raises SandboxError: for a command that cannot be found or a mode that cannot work here.
     """
     workdir = Path(os.path.abspath(workdir))
-    binds = bot_binds(argv, workdir)
+    binds = binds or bot_binds(argv, workdir)
+    sources = dict(sources or {})
     uid = policy.uid if uid is None else uid
-    mode = _pick_mode(policy, binds, caps, uid)
-    if caps.root:
-        check_readable(binds, uid)
+    package = Path(referee.__file__).resolve().parent
+    if caps.root and package in binds.runtime and package not in sources and \
+            not reachable(package, uid, policy.gid):  # a checkout in a private folder
+        sources[package] = public_package()
+    mode = _pick_mode(policy, binds, caps, uid, sources)
+    if caps.root:  # a folder served from a copy (a sealed entrant's) is the copy's matter
+        check_readable(dataclasses.replace(
+            binds, bot=tuple(b for b in binds.bot if b not in sources)), uid)
     fds: list[int] = []
     out = ["bwrap"]
     if mode == "userns":
@@ -472,7 +525,9 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         out += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try"]
         inner = uid
-    out += ["--new-session", "--die-with-parent", "--hostname", "bot"]
+    # --as-pid-1: the bot (or setpriv, which execs it) is pid 1, not a bwrap whose command
+    # line (every host path bound and hidden) any process inside could read
+    out += ["--as-pid-1", "--new-session", "--die-with-parent", "--hostname", "bot"]
     for d in SYSTEM_DIRS:
         p = Path(d)
         if p.is_symlink():
@@ -509,7 +564,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
             out += ["--size", str(policy.tmp_mb << 20)]
         out += ["--tmpfs", dest]
     for p in binds.all:
-        out += [*parents(p), "--ro-bind", os.path.realpath(p), str(p)]
+        out += [*parents(p), "--ro-bind", str(sources.get(p) or os.path.realpath(p)), str(p)]
         bound.append(p)
     named = {Path(os.path.abspath(Path(workdir, a))) for a in argv}
     for item in hidden:
@@ -517,6 +572,10 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         if item in named or any(b.is_relative_to(item) for b in binds.all) or \
                 not any(item.is_relative_to(b) for b in binds.all):
             continue  # never hides the bot from itself; not bound: invisible anyway
+        served = [src / item.relative_to(p) for p, src in sources.items()
+                  if item.is_relative_to(p)]
+        if served and not os.path.lexists(served[0]):
+            continue  # not in the copy the folder is served from
         if item.is_dir():
             out += ["--tmpfs", str(item), "--remount-ro", str(item)]
         elif item.exists():  # an empty file (a device node would not open: binds are nodev)
@@ -558,11 +617,6 @@ def _seccomp_fd() -> int:
 
 # -- launching ----------------------------------------------------------------------------------
 
-_uids = itertools.islice(itertools.cycle(BOT_UIDS),
-                         secrets.randbelow(len(BOT_UIDS)), None)
-_uids_lock = threading.Lock()
-
-
 @dataclass
 class Launch:
     """Everything :func:`referee.bots.process.start_process` needs to start a sandboxed bot: the
@@ -576,6 +630,8 @@ class Launch:
     cgroup: Cgroup | None
     active: list[str]
     cleanup: Callable[[], None]
+    lease: Lease | None = None
+    """The bot's uid, held until the bot has stopped (:mod:`referee.bots.uids`)."""
 
     def popen_kwargs(self) -> dict[str, object]:
         """Keyword arguments of ``subprocess.Popen`` for the launcher."""
@@ -589,14 +645,17 @@ class Launch:
             self.cgroup.attach(pid)
 
     def discard(self) -> None:
-        """Remove the cgroup of a launch that did not start."""
+        """Remove the cgroup of a launch that did not start, and give its uid back."""
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+        if self.lease is not None:
+            self.lease.release()
 
 
 def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
-            hidden: Sequence[Path] = (), caps: Capabilities | None = None) -> Launch:
+            hidden: Sequence[Path] = (), caps: Capabilities | None = None,
+            binds: Binds | None = None, sources: Mapping[Path, Path] | None = None) -> Launch:
     """Build the launch of ``argv`` in ``workdir``: its cgroup (made now, with its limits),
     the rlimits the cgroups do not cover, and the gated command line.
 
@@ -605,11 +664,17 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     caps = caps or capabilities()
     cgroups = policy.cgroups and caps.root
     have = {c for c in ("memory", "pids", "cpu") if cgroups and caps.cgroup_ok(c)}
-    uid = policy.uid
-    if caps.root:  # a uid of its own: no per-uid kernel counter shared with another bot
-        with _uids_lock:
-            uid = next(_uids)
-    spec = build_argv(argv, workdir, policy=policy, caps=caps, hidden=hidden, uid=uid)
+    uid, lease = policy.uid, None
+    if caps.root:  # a uid of its own, leased host-wide: no per-uid counter shared by two bots
+        lease = allocate(BOT_UIDS)
+        uid = lease.uid
+    try:
+        spec = build_argv(argv, workdir, policy=policy, caps=caps, hidden=hidden, uid=uid,
+                          binds=binds, sources=sources)
+    except BaseException:
+        if lease is not None:
+            lease.release()
+        raise
     active = [f"bwrap {spec.mode}", f"uid {spec.uid}", "no network", "cleared environment"]
     if policy.seccomp and caps.ok("seccomp"):
         active.append("seccomp")
@@ -620,6 +685,8 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
                                    pids=policy.pids, cpu_cores=policy.cpus, layout=caps.layout)
         except OSError:
             spec.cleanup()
+            if lease is not None:
+                lease.release()
             raise
         active += [f"cgroup {c} {cgroup.version(c)}" for c in sorted(cgroup.dirs)]
         have = set(cgroup.dirs)
@@ -637,7 +704,9 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         spec.cleanup()
         if cgroup is not None:
             cgroup.remove()
+        if lease is not None:
+            lease.release()
         raise SandboxError("prlimit (util-linux) is missing: it sets the bot's rlimits")
     wrap = [prlimit, *(f"--{k}={v}" for k, v in limits.items()), "--"]
     return Launch(["/bin/sh", "-c", GATE, "ct-referee-gate", *wrap, *spec.argv],
-                  spec.pass_fds, spec.user, spec.group, cgroup, active, spec.cleanup)
+                  spec.pass_fds, spec.user, spec.group, cgroup, active, spec.cleanup, lease)

@@ -1,7 +1,9 @@
 """A classic-BPF seccomp filter, generated in pure Python, for bubblewrap's ``--seccomp FD``.
 
 The filter answers ``EPERM`` (never kills) for calls that open side channels between
-sandboxes (file locks, leases, inotify) and for calls no game bot needs (ptrace, mount,
+sandboxes (file locks, leases, inotify; evicting, inspecting or prefetching the page cache:
+``fadvise64``, ``mincore``, ``readahead``, ``cachestat``, evicting ``madvise`` advice,
+``RWF_NOWAIT`` reads) and for calls no game bot needs (ptrace, mount,
 namespaces, keyrings, bpf, io_uring, kernel modules...). ``clone3`` answers ``ENOSYS`` so
 that glibc falls back to ``clone``, whose flags the filter can inspect. A call made with a
 foreign audit architecture (e.g. i386 ``int 0x80`` on x86_64) answers ``EPERM`` too.
@@ -29,6 +31,9 @@ DENIED = (
     "settimeofday", "adjtimex", "clock_adjtime", "clock_settime", "sethostname",
     "setdomainname", "kcmp", "move_pages", "migrate_pages", "lookup_dcookie", "uselib",
     "iopl", "ioperm",
+    # the page cache as memory (a bot marks pages of a file, a later bot reads the marks):
+    # evicting, inspecting and prefetching it; madvise is refused only for evicting advice
+    "fadvise64", "mincore", "readahead", "cachestat", "process_madvise",
 )
 
 SYSCALLS: dict[str, dict[str, int]] = {
@@ -48,6 +53,8 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "adjtimex": 159, "clock_adjtime": 305, "clock_settime": 227, "sethostname": 170,
         "setdomainname": 171, "kcmp": 312, "move_pages": 279, "migrate_pages": 256,
         "lookup_dcookie": 212, "uselib": 134, "iopl": 172, "ioperm": 173,
+        "fadvise64": 221, "mincore": 27, "readahead": 187, "cachestat": 451,
+        "process_madvise": 440, "madvise": 28, "preadv2": 327, "pwritev2": 328,
     },
     "aarch64": {  # asm-generic numbering; no inotify_init, uselib, iopl, ioperm
         "fcntl": 25, "flock": 32, "clone": 220, "clone3": 435, "personality": 92,
@@ -64,13 +71,25 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "quotactl": 60, "syslog": 116, "vhangup": 58, "settimeofday": 170, "adjtimex": 171,
         "clock_adjtime": 266, "clock_settime": 112, "sethostname": 161,
         "setdomainname": 162, "kcmp": 272, "move_pages": 239, "migrate_pages": 238,
-        "lookup_dcookie": 18,
+        "lookup_dcookie": 18, "fadvise64": 223, "mincore": 232, "readahead": 213,
+        "cachestat": 451, "process_madvise": 440, "madvise": 233, "preadv2": 286,
+        "pwritev2": 287,
     },
 }
 
 # fcntl commands refused: record locks (F_GETLK too: reading a lock leaks), OFD locks,
 # leases and directory notification.
 F_LOCK_CMDS = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
+MADV_OK = (0, 1, 2, 3, 4, 8, 10, 11, 14, 15, 16, 17, 18, 19, 22, 23, 25)
+"""madvise advice allowed: what allocators, runtimes and JITs use (``DONTNEED`` and ``FREE``
+drop a process's own pages, never the page cache). Refused: ``REMOVE``, ``COLD``, ``PAGEOUT``,
+``DONTNEED_LOCKED`` (evict), ``MERGEABLE``/``UNMERGEABLE`` (KSM: a timing channel),
+``HWPOISON``, ``SOFT_OFFLINE`` and anything newer."""
+RWF_NOWAIT = 0x8
+"""``preadv2``/``pwritev2`` flag that fails instead of waiting: it tells whether a page is
+cached, exactly; refused."""
+NEWER_THAN_HEADERS = ("cachestat",)
+"""Calls newer than some kernel headers (their numbers are fixed all the same)."""
 CLONE_NS_FLAGS = 0x7E020080  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
 PERSONALITY_OK = (0x0, 0x8, 0xFFFFFFFF)  # PER_LINUX, PER_LINUX32, query
 X32_SYSCALL_BIT = 0x40000000
@@ -128,6 +147,18 @@ def seccomp_filter(arch: str | None = None) -> bytes:
     op(JEQ_K, nrs["clone"], "clone", None)
     op(JEQ_K, nrs["personality"], "personality", None)
     op(JEQ_K, nrs["clone3"], "enosys", None)
+    op(JEQ_K, nrs["madvise"], "madvise", None)
+    op(JEQ_K, nrs["preadv2"], "rwf", None)
+    op(JEQ_K, nrs["pwritev2"], "rwf", None)
+    op(RET_K, RET_ALLOW)
+    label("madvise")
+    op(LD_ABS_W, _arg_lo(2))
+    for value in MADV_OK:
+        op(JEQ_K, value, "allow", None)
+    op(RET_K, deny)
+    label("rwf")
+    op(LD_ABS_W, _arg_lo(5))
+    op(JSET_K, RWF_NOWAIT, "deny", None)
     op(RET_K, RET_ALLOW)
     label("fcntl")
     op(LD_ABS_W, _arg_lo(1))

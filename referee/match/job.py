@@ -118,6 +118,9 @@ class MatchJob:
     """A file of the output folder and the text it holds: a worker that reads the same there
     shares the folder (a cluster's shared file system) and writes the record and the logs into
     it itself."""
+    snapshots: tuple[str | None, ...] | None = None
+    """By seat, the digest of the entrant's sealed snapshot its bot ran from: written into the
+    record (``snapshots``) and the result line where the match ran."""
     send_record: bool = False
     """Hand the record back as well, though it was written (something on the coordinator
     still reads each record: the report's pages)."""
@@ -145,7 +148,11 @@ class MatchJob:
         """Writes ``record`` to :attr:`record_path` (atomically, synced) when set, and returns
         what goes back to the coordinator: the result line, and the record unless it was
         written (or ``keep``)."""
+        line = result_line(record)
+        if self.snapshots is not None:
+            record["snapshots"] = list(self.snapshots)
+            line["snapshots"] = list(self.snapshots)
         if self.record_path is not None:
             write_record(record, self.record_path)
         back = keep or self.send_record or self.record_path is None
-        return Done(result_line(record), record if back else None)
+        return Done(line, record if back else None)

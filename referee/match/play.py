@@ -20,6 +20,7 @@ from typing import Protocol
 from referee.bots.bot import Answer, Bot, BotError, CancelSignal
 from referee.bots.limits import Limits
 from referee.bots.process import BotCommandError, Launcher
+from referee.bots.snapshot import Sealed
 from referee.game.faults import Fault
 from referee.game.rules import DEFAULT_TARGET, Deal, Event, Hand, IllegalMoveError, Match, Variant
 from referee.protocol import narration
@@ -60,13 +61,15 @@ class Entrant:
     workdir: Path | None = None
     hidden: tuple[Path, ...] = ()
     """Paths inside its folders that its sandbox shows empty (besides the match's)."""
+    sealed: Sealed | None = None
+    """Its snapshot and what its sandbox shows, resolved once (a tournament's entrant)."""
 
     def spawn(
         self, *, launcher: Launcher, stderr_path: Path | None, hidden: Sequence[Path]
     ) -> Player:
         """A new bot process for this entrant (started by the match)."""
         return Bot(self.command, workdir=self.workdir, stderr_path=stderr_path,
-                   launcher=launcher, hidden=(*self.hidden, *hidden))
+                   launcher=launcher, hidden=(*self.hidden, *hidden), sealed=self.sealed)
 
 
 class Observer:

@@ -68,6 +68,8 @@ class RecordDict(TypedDict):
     totals: list[int]
     ranks: list[int]
     faults: list[FaultDict]
+    snapshots: NotRequired[list[str | None]]
+    """A tournament's sealed entrants: the digest of each seat's snapshot (its code)."""
 
 
 class RecordError(ValueError):
@@ -113,10 +115,24 @@ def write_record(record: RecordDict, path: Path) -> None:
     write_atomic(path, dumps(record))
 
 
-def write_atomic(path: Path, text: str, *, mode: int = 0o644) -> None:
+def _umask() -> int:
+    """The process umask, read without changing it (``/proc``; ``022`` where unreadable)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
+def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
     """Writes ``text`` to ``path`` through a temporary file in the same folder, synced, then
     renamed over ``path``: a reader never sees half a file, even after a crash. The file gets
-    permissions ``mode``."""
+    permissions ``mode`` (default: ``0666`` less the umask, like any new file)."""
+    if mode is None:
+        mode = 0o666 & ~_umask()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -31,6 +31,7 @@ from referee.bots.limits import Limits
 from referee.bots.process import Launcher, stderr_tail
 from referee.game.faults import Reason
 from referee.match.play import Entrant, Player
+from referee.protocol.escape import escape_controls
 
 
 class Preflight(StrEnum):
@@ -62,11 +63,12 @@ class PreflightResult:
 
     def report(self, *, lines: int = 6) -> str:
         """What went wrong, then the end of the bot's stderr, one line each."""
-        text = f"{self.name} did not start in the pre-flight: {self.fault}: {self.detail}"
+        text = (f"{self.name} did not start in the pre-flight: {self.fault}: "
+                f"{escape_controls(self.detail)}")
         if self.log is not None:
-            if self.tail:
+            if self.tail:  # the bot's own bytes: escaped, never sent raw to a terminal
                 text += f"\n  end of its stderr ({self.log}):"
-                text += "".join(f"\n    {line}" for line in self.tail[-lines:])
+                text += "".join(f"\n    {escape_controls(line)}" for line in self.tail[-lines:])
             else:
                 text += f"\n  its stderr ({self.log}) is empty"
         return text
@@ -189,7 +191,8 @@ class FaultLimit:
             detail = BENCHED[0] + self.disqualified[i]
         else:
             return entrant
-        return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hidden, detail)
+        return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hidden,
+                       detail=detail)
 
 
 __all__ = ["BENCHED", "Benched", "FaultLimit", "Preflight", "PreflightResult", "preflight"]

@@ -46,7 +46,10 @@ NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 
 KEYS = ("name", "entrants", "variant", "players", "target", "format", "candidates", "rounds",
         "max_matches", "stop", "seatings", "seed", "concurrency", "limits", "sandbox", "output",
-        "rating", "preflight", "max_faults")
+        "rating", "preflight", "max_faults", "shared", "snapshot_mb", "bot_uids")
+BOT_UIDS = ("own", "shared")
+"""``bot_uids``: each bot a uid of its own (a root referee), or, accepted on purpose, the
+organiser's one uid for every bot (a referee that is not root)."""
 ENTRANT_KEYS = ("name", "command", "workdir")
 LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb", "pids", "cpus", "tmp_mb",
                "file_mb")
@@ -77,6 +80,8 @@ class EntrantConfig:
     command: str | tuple[str, ...]
     argv: tuple[str, ...]
     workdir: Path
+    workdir_given: bool = True
+    """Whether ``workdir`` was written (else it is the configuration's folder)."""
 
     def entrant(self) -> Entrant:
         """The :class:`referee.match.play.Entrant` that plays its matches."""
@@ -127,6 +132,12 @@ class Config:
     (``leave-out``), plays on and loses by fault (``keep``); ``off``: no pre-flight."""
     max_faults: int = 0
     """Faults after which an entrant is disqualified (0: never)."""
+    shared: tuple[Path, ...] = ()
+    """Folders or files every bot may read (read-only), named in commands or not."""
+    snapshot_mb: int = 512
+    """The largest entrant folder snapshotted, in MiB (0: no cap)."""
+    bot_uids: str = "own"
+    """``own`` or ``shared`` (see :data:`BOT_UIDS`)."""
     warnings: tuple[str, ...] = ()
     """Things that are allowed but probably not meant (shell syntax in a command), one line
     each, located like a mistake."""
@@ -216,6 +227,8 @@ class Config:
             "sandbox": self.sandbox.value, "output": str(self.output),
             "rating": {k: getattr(self.rating, k) for k in RATING_KEYS},
             "preflight": self.preflight.value, "max_faults": self.max_faults,
+            "shared": [str(p) for p in self.shared], "snapshot_mb": self.snapshot_mb,
+            "bot_uids": self.bot_uids,
         } | self._extras()
 
 
@@ -338,6 +351,8 @@ class _Loader:
         preflight = Preflight(self.attempt(
             lambda: self.choice(data, "preflight", "leave-out", [m.value for m in Preflight]),
             "leave-out"))
+        bot_uids = self.attempt(lambda: self.choice(data, "bot_uids", "own", BOT_UIDS), "own")
+        shared: tuple[Path, ...] = self.attempt(lambda: self.shared(data), ())
         seed = data.get("seed", 1)
         if isinstance(seed, bool) or not isinstance(seed, int | str):
             self.note("seed", f"expected an integer or a string, got {_type_name(seed)}")
@@ -398,6 +413,7 @@ class _Loader:
                 file_mb=integer(limits, "limits.file_mb", default.file_mb, 0)),
             sandbox=sandbox, rating=self.attempt(lambda: self.rating(rating), RatingConfig()),
             preflight=preflight, max_faults=integer(data, "max_faults", 0, 0),
+            shared=shared, snapshot_mb=integer(data, "snapshot_mb", 512, 0), bot_uids=bot_uids,
             warnings=tuple(self.warnings),
         )
         if self.mistakes:
@@ -523,6 +539,19 @@ class _Loader:
                                     f"{others}")
         return tuple(result)
 
+    def shared(self, data: dict[str, Any]) -> tuple[Path, ...]:
+        value = data.get("shared", [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            self.fail("shared", f"expected a list of paths (folders or files every bot may "
+                                f"read), got {_type_name(value)}")
+        result = []
+        for i, item in enumerate(value, 1):
+            path = (self.folder / os.path.expanduser(item)).absolute()
+            if not path.exists():
+                self.fail(f"shared[{i}]", f"{str(path)!r} does not exist")
+            result.append(path)
+        return tuple(result)
+
     def stop(self, data: dict[str, Any]) -> Stop | None:
         if "stop" not in data:
             return None
@@ -598,7 +627,7 @@ class _Loader:
             if not workdir.is_dir():
                 self.fail(f"{key}.workdir", f"{str(workdir)!r} is not a folder")
         command, argv = self.command(item[f"{key}.command"], f"{key}.command", workdir)
-        return EntrantConfig(name, command, argv, workdir)
+        return EntrantConfig(name, command, argv, workdir, f"{key}.workdir" in item)
 
     def command(self, value: object, key: str,
                 workdir: Path) -> tuple[str | tuple[str, ...], tuple[str, ...]]:

@@ -10,13 +10,15 @@ finds (the quadratic pairwise check took about 2 hours at 10,000 entrants, at ev
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from referee.bots.sandbox import Binds, SandboxError, bot_binds, check_readable
 from referee.tournament.config import Config, ConfigError
 
-__all__ = ["check_entrant_folders", "hidden_paths"]
+__all__ = ["check_entrant_folders", "hidden_paths", "refused_entrant"]
 
 
 def check_entrant_folders(config: Config) -> dict[str, tuple[Path, ...]]:
@@ -36,12 +38,19 @@ def check_entrant_folders(config: Config) -> dict[str, tuple[Path, ...]]:
                 check_readable(binds[-1])
         except SandboxError as err:
             raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
-    try:
+    with refused_entrant(config, [e.name for e in config.entrants]):
         hidden = hidden_paths(binds, protected=(config.output, config.path))
-    except _Refused as refused:
-        name = config.entrants[refused.entrant].name
-        raise ConfigError(f"{config.path}: entrant {name!r}: {refused.error}") from None
     return {e.name: h for e, h in zip(config.entrants, hidden, strict=True)}
+
+
+@contextlib.contextmanager
+def refused_entrant(config: Config, names: Sequence[str]) -> Iterator[None]:
+    """Turns :func:`hidden_paths` refusing an entrant into a :class:`ConfigError` naming it."""
+    try:
+        yield
+    except _Refused as refused:
+        name = names[refused.entrant]
+        raise ConfigError(f"{config.path}: entrant {name!r}: {refused.error}") from None
 
 
 class _Refused(Exception):
@@ -56,11 +65,11 @@ def _real(path: Path, cache: dict[Path, str]) -> str:
     return real
 
 
-def hidden_paths(binds: list[Binds], *,
-                 protected: tuple[Path, ...] = ()) -> list[tuple[Path, ...]]:
+def hidden_paths(binds: list[Binds], *, protected: tuple[Path, ...] = (),
+                 owned: Sequence[tuple[Path, ...]] | None = None) -> list[tuple[Path, ...]]:
     """For each entrant's :class:`~referee.bots.sandbox.Binds`, the paths inside the folders
     it is shown that it must be shown empty (as :func:`referee.bots.sandbox.check_binds` with
-    the other entrants' bot folders as ``others``, and in its order).
+    the other entrants' folders as ``others``: ``owned``, by entrant, else their bot folders).
 
     :raises _Refused: for a bot folder that is, or lies inside, a protected path.
     """
@@ -70,7 +79,7 @@ def hidden_paths(binds: list[Binds], *,
     for k, path in enumerate(protected):
         entries.append((_real(path, cache), 0, -1, k, path))
     for i, b in enumerate(binds):
-        for k, folder in enumerate(b.bot):
+        for k, folder in enumerate(b.bot if owned is None else owned[i]):
             entries.append((_real(folder, cache), 1, i, k, folder))
     entries.sort(key=lambda e: e[0])
     keys = [e[0] for e in entries]

@@ -303,7 +303,7 @@ def _dumps_line(line: dict[str, Any]) -> str:
 def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
                     stopped: Stopped = Stopped.COMPLETE, pairs: Sequence[Pair] = (),
                     questions: Sequence[Pair] = (),
-                    notes: dict[str, dict[str, str]] | None = None,
+                    notes: dict[str, dict[str, Any]] | None = None,
                     left_out: dict[str, str] | None = None) -> None:
     """Writes ``standings.json`` and ``standings.csv`` in the output folder; ``questions``
     (a gauntlet's candidates against the others) go into the JSON when given, ``notes`` add

@@ -24,9 +24,10 @@ from __future__ import annotations
 import array
 import contextlib
 import dataclasses
+import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -34,16 +35,19 @@ from typing import Any, Protocol, cast
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
 from referee.bots.sandbox import capabilities
+from referee.bots.snapshot import Store
 from referee.match.job import Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
 from referee.records.match_id import MatchId
 from referee.records.record import FaultDict, RecordDict, RecordError, read_record
 from referee.runners.local import CancelSignal, Runner, local_runner
 from referee.tournament.admission import FaultLimit, Preflight, preflight
+from referee.tournament.audit import Audit, play_key
 from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.course import Stopped
 from referee.tournament.dispatch import TournamentError, play_jobs, stop_on_sigint
-from referee.tournament.entrants import check_entrant_folders
+from referee.tournament.entrants import check_entrant_folders, hidden_paths, refused_entrant
+from referee.tournament.formats import set_size
 from referee.tournament.output import (
     MARKER,
     SECRET,
@@ -53,8 +57,10 @@ from referee.tournament.output import (
     read_deal_secret,
     write_standings,
 )
+from referee.tournament.private import make_private, private_files
 from referee.tournament.ratings import MatchResult, Standing, Standings
-from referee.tournament.stopping import Pair
+from referee.tournament.sealing import Seals, seal
+from referee.tournament.stopping import Pair, Stop
 
 __all__ = ["MARKER", "SECRET", "Config", "ConfigError", "Journal", "Outcome", "Reporter", "Runner",
            "TournamentError", "check_entrant_folders", "load_config", "play_jobs",
@@ -184,6 +190,60 @@ def plan_advice(config: Config, total: int | None) -> str | None:
             f"{at[1]} (a large cluster){more}")
 
 
+def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
+    """What each sealed entrant's sandbox must show empty: the output folder, the
+    configuration and other entrants' folders where they lie inside its runtimes (its own
+    folder's snapshot leaves them out already). From sorted real paths, as
+    :func:`~referee.tournament.entrants.check_entrant_folders`.
+
+    :raises ConfigError: for an entrant inside the output folder or the configuration.
+    """
+    names = list(seals.by_name)
+    folders = [seals.by_name[n].snapshot.folder for n in names]
+    with refused_entrant(config, names):
+        found = hidden_paths([seals.by_name[n].binds for n in names],
+                             protected=(config.output, config.path),
+                             owned=[(f,) for f in folders])
+    return {name: tuple(p for p in paths if not p.is_relative_to(folder))
+            for name, folder, paths in zip(names, folders, found, strict=True)}
+
+
+def check_bot_uids(config: Config) -> None:
+    """Refuse to sandbox bots as the organiser's own uid (a referee not running as root),
+    unless the configuration accepts it (``bot_uids: shared``).
+
+    :raises ConfigError: saying why and the fix.
+    """
+    uid = os.geteuid()
+    if uid != 0 and config.bot_uids != "shared":
+        raise ConfigError(
+            f"{config.path}: the referee runs as uid {uid}, not root: every bot would run as "
+            f"uid {uid}, read what that uid may read outside its sandbox's view and share its "
+            f"process and pipe limits with the other bots; run the referee as root (each bot "
+            f"then runs as a uid of its own), or accept that with bot_uids: shared")
+
+
+def uid_isolation(config: Config) -> str:
+    """What the header says about the bots' uids."""
+    if os.geteuid() == 0:
+        return "each bot a uid of its own"
+    return f"every bot as uid {os.geteuid()} (bot_uids: shared)"
+
+
+def in_play_order(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
+    """``specs`` in the order they are to be played: groups as they come, each group's
+    seatings in :func:`~referee.tournament.audit.play_key` order (drawn from the deal secret:
+    no bot knows whether it plays a set first). A group's seatings follow each other in a
+    round, so one group is held at a time: a round of a million streams through."""
+    group: list[MatchSpec] = []
+    for spec in specs:
+        if group and spec.deals_key != group[0].deals_key:
+            yield from sorted(group, key=play_key)
+            group = []
+        group.append(spec)
+    yield from sorted(group, key=play_key)
+
+
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: CancelSignal | None = None,
@@ -219,20 +279,32 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
             raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
                               f"({capabilities().summary()}): see ct-referee sandbox, or set "
                               f"sandbox: none")
-        hidden = check_entrant_folders(config)
+        if remote:  # each worker checks its own; no snapshot travels (yet)
+            hidden = check_entrant_folders(config)
         if not remote and not all(capabilities().cgroup_ok(c)
                                   for c in ("memory", "pids", "cpu")):
             reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
                           f"(see ct-referee sandbox)")
-    with contextlib.closing(runner or local_runner(config.concurrency)) as where:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(private_files())  # records and logs 0600 while playing
+        seals = None
+        if config.sandbox is not SandboxMode.NONE and not remote:
+            check_bot_uids(config)
+            store = stack.enter_context(Store())
+            seals = seal(config, store, reporter.warn)
+            hidden = sealed_hidden(config, seals)
+        where = stack.enter_context(contextlib.closing(runner or
+                                                       local_runner(config.concurrency)))
         return _run(config, fresh=fresh, deal_secret=deal_secret, reporter=reporter,
-                    runner=where, stop=stop, hidden=hidden, remote=remote, pages=pages)
+                    runner=where, stop=stop, hidden=hidden, remote=remote, pages=pages,
+                    seals=seals)
 
 
 def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Reporter,
          runner: Runner, stop: CancelSignal, hidden: dict[str, tuple[Path, ...]],
-         remote: bool, pages: Callable[[Path], Pages] | None) -> Outcome:
+         remote: bool, pages: Callable[[Path], Pages] | None, seals: Seals | None) -> Outcome:
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
+    make_private(config.output)
     course = config.course(secret=secret)
     folder = OutputFolder(config.output)
     names = [e.name for e in config.entrants]
@@ -249,6 +321,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         except (KeyError, TypeError, ValueError):
             return False
         hands = _line_scores(line, len(result.players))
+        snapshots = line.get("snapshots")
         if hands is not None:  # trusted: its record was written (synced) before the line
             ok = match_id in records
         else:  # a line of an older ct-referee: its record says the hand scores
@@ -260,6 +333,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
             ok = (record.get("id") == match_id
                   and list(record.get("totals", ())) == list(result.totals)
                   and all(len(h) == len(result.players) for h in hands))
+            snapshots = record.get("snapshots")
         if ok:
             kept[match_id] = _Kept.of(result, hands)  # a later line for the same id wins
             faults = line.get("faults")
@@ -267,11 +341,21 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 kept_faults[match_id] = faults
             else:
                 kept_faults.pop(match_id, None)
+            for name, digest in zip(result.players, snapshots or (), strict=False):
+                if seals is not None and name in seals.by_name and \
+                        digest != seals.by_name[name].snapshot.digest:
+                    changed[name] = changed.get(name, 0) + 1
         return ok
+
+    changed: dict[str, int] = {}  # kept matches each entrant played with other code
 
     journal = folder.journal()
     journal.load(accept, collect=False)
     records.clear()
+    for name, count in changed.items():
+        reporter.warn(f"entrant {name!r}: its folder changed since {count} kept match(es) were "
+                      f"played (their records name another snapshot digest): they stay as "
+                      f"played; --fresh plays everything again with the code as it is now")
     planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
     index = {name: i for i, name in enumerate(names)}
 
@@ -293,12 +377,18 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         sandbox = f"{mode} (resolved on each worker)"
     else:
         sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
+    if seals is not None:
+        sandbox += f"; {uid_isolation(config)}; {seals.summary}"
     isolation = getattr(runner, "isolation", "the seatings of a set never at once")
     sandbox = f"{sandbox}; {isolation}"
-    entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()))
+    entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()),
+                                    sealed=seals.by_name[e.name] if seals else None)
                 for e in config.entrants]
+    digests = [seals.by_name[n].snapshot.digest if seals else None for n in names]
     played = done = 0
     limit = FaultLimit(names, config.max_faults)
+    audit = Audit(names, bound=config.variant.hand_total,
+                  per_set=set_size(config.players, config.seatings))
     if not remote:  # the bots start on the workers, not here
         limit.left_out.update(_preflight(config, entrants, mode, reporter, stop))
     refresher = pages(config.output) if pages is not None else _NoPages()
@@ -316,7 +406,8 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                         config.variant, config.target, config.limits, mode, config.name,
                         logs_dir=folder.match_logs(spec.id), hidden=(config.output,),
                         record_path=folder.record(spec.id), send_record=send_record,
-                        shared=shared)
+                        shared=shared, snapshots=tuple(digests[i] for i in spec.seats)
+                        if seals is not None else None)
 
     def on_done(job: MatchJob, finished: Done) -> None:
         nonlocal done, played
@@ -325,6 +416,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         journal.append(line, sync=False)  # synced with its batch (on_batch)
         result = MatchResult.from_json(line)
         course.add(spec, result, line["scores"])
+        audit.add(spec, line["scores"])
         done += 1
         played += 1
         reporter.match_done(spec, result, done, course.table)
@@ -361,14 +453,17 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                     old = kept.pop(spec.id, None)
                     if old is not None and \
                             list(old.result.players) == [names[i] for i in spec.seats]:
-                        course.add(spec, old.result, old.hands)
+                        hands = old.hands
+                        course.add(spec, old.result, hands)
+                        audit.add(spec, hands)
                         limit.count(spec.id, spec.seats, kept_faults.pop(spec.id, []))
                     else:
                         done -= old is not None
                         yield spec
 
-            play_jobs(runner, (job(spec) for spec in missing(specs)), on_done, stop, on_fault,
-                      journal.sync)
+            # each group's seatings in an order drawn from the deal secret (the audit)
+            play_jobs(runner, (job(spec) for spec in in_play_order(missing(specs))), on_done,
+                      stop, on_fault, journal.sync)
             if not course.complete():
                 break
     except BaseException:
@@ -383,8 +478,14 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     standings = course.standings()
     pairs = course.pairs()
     questions = course.questions() if config.format == "gauntlet" else None
-    notes = {names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
+    notes: dict[str, dict[str, Any]] = {
+        names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
     notes |= {names[i]: {"left_out": why} for i, why in limit.left_out.items()}
+    alpha = config.stop.alpha if config.stop is not None else Stop().alpha
+    for name, verdict in audit.result(alpha=alpha).items():
+        notes.setdefault(name, {})["audit"] = verdict.to_json()
+        if verdict.flag:
+            reporter.warn(verdict.describe(name))
     write_standings(config, standings, course.matches, stopped=course.stopped, pairs=pairs,
                     questions=questions or (), notes=notes,
                     left_out={names[i]: why for i, why in limit.left_out.items()})

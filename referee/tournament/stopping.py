@@ -127,6 +127,27 @@ def half_width(deals: int, variance: float, alpha: float, rho: float = RHO) -> f
     return math.sqrt(variance * n * math.log(n / (rho * alpha * alpha))) / deals
 
 
+def interval(values: Sequence[float], *, alpha: float, bound: float) -> Interval:
+    """An anytime-valid interval on the mean of independent ``values``, each within
+    ``±bound``: the normal mixture of :func:`half_width` with the sample variance (at least
+    :data:`MIN_DEALS` values before it is finite), never wider than the bound itself.
+    ``sets`` and ``deals`` both count the values.
+
+    >>> iv = interval([1.0, 3.0] * 10, alpha=0.05, bound=240)
+    >>> round(iv.diff, 1), iv.low < 2 < iv.high
+    (2.0, True)
+    """
+    n = len(values)
+    if n == 0:
+        return Interval(None, -math.inf, math.inf, 0, 0)
+    mean = math.fsum(values) / n + 0.0
+    if n < MIN_DEALS:
+        return Interval(mean, -bound, bound, n, n)
+    variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+    h = half_width(n, variance, alpha)
+    return Interval(mean, max(-bound, mean - h), min(bound, mean + h), n, n)
+
+
 class Evidence:
     """Paired deal differences between entrants (by index), fed one finished duplicate set at a
     time, in schedule order."""

@@ -8,6 +8,7 @@ arguments: the sandbox binds every folder a command line names). ``memory``, ``s
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import fcntl
@@ -133,6 +134,55 @@ def locks() -> str | None:
     return ", ".join([*(f"{k} worked" for k in got), *odd]) or None
 
 
+def pid1() -> str | None:
+    """Read what pid 1 of the sandbox says about the host: its command line (a root bwrap's
+    holds every host path it binds and hides)."""
+    try:
+        with open("/proc/1/cmdline", "rb") as f:
+            words = f.read().split(b"\0")
+    except OSError:
+        return None
+    told = [w.decode(errors="replace") for w in words if w.startswith(b"--") or b"bwrap" in w]
+    return f"pid 1 runs {' '.join(told[:6])}" if told else None
+
+
+def pagecache() -> str | None:
+    """Evict, inspect or prefetch the page cache of a file (its own script): the marks a bot
+    leaves for a later bot of its own (a duplicate set's next seating)."""
+    import mmap
+
+    fd = os.open(sys.argv[0], os.O_RDONLY)
+    mm = mmap.mmap(fd, 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+    vec = ctypes.create_string_buffer(64)
+    page = os.sysconf("SC_PAGE_SIZE")
+
+    def nowait() -> int:
+        try:
+            return os.preadv(fd, [bytearray(8)], 0, 8)  # RWF_NOWAIT
+        except BlockingIOError:
+            return 0  # "not cached": an answer all the same
+
+    tries = {
+        "fadvise DONTNEED": lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED),
+        "madvise PAGEOUT": lambda: mm.madvise(21, 0, page),
+        "madvise COLD": lambda: mm.madvise(20, 0, page),
+        "mincore": lambda: libc.mincore(ctypes.c_void_p(addr), page, vec),
+        "readahead": lambda: libc.readahead(fd, ctypes.c_long(0), ctypes.c_size_t(page)),
+        "preadv2 NOWAIT": nowait,
+        "cachestat": lambda: libc.syscall(451, fd, ctypes.byref((ctypes.c_uint64 * 2)(0, page)),
+                                          ctypes.byref((ctypes.c_uint64 * 5)()), 0),
+    }
+    got = [k for k, t in tries.items() if _call(t)]
+    errnos = {k: _errno(t) for k, t in tries.items() if k not in got}
+    ok = (errno.EPERM, errno.ENOSYS)  # ENOSYS: a kernel without cachestat
+    odd = [f"{k} failed with errno {e}" for k, e in errnos.items() if e not in ok]
+    with contextlib.suppress(BufferError):
+        mm.close()
+    os.close(fd)
+    return ", ".join([*(f"{k} worked" for k in got), *odd]) or None
+
+
 def _errno(f: Callable[[], object]) -> int:
     """The errno a failing call leaves (``OSError`` or ``-1`` and ``errno``)."""
     try:
@@ -221,7 +271,7 @@ def orphan() -> str | None:
 
 
 ATTACKS = {f.__name__: f for f in (remount, umount, output, referee_proc, rewrite, read, locks,
-                                   escape, forks, memory, shm)}
+                                   pagecache, pid1, escape, forks, memory, shm)}
 """What ``ct-referee sandbox`` runs: each must come back refused."""
 
 

@@ -1,0 +1,114 @@
+"""What sealing an entrant costs: the snapshot (once per tournament) and the per-match copy
+(once per bot per match), for a small bot (the example bots' folder) and a 100 MB folder, and
+the start-up of a sandboxed bot run from its own folder vs from a sealed per-match copy.
+
+``python3 bench/snapshot.py [RUNS]``: ``RUNS`` (default 10) interleaved runs each; prints the
+median (and minimum) of each figure in ms, then the ratio of sealed to unsealed start-up
+(measured in this run). Needs a working sandbox for the start-up figures (``ct-referee
+sandbox``); the 100 MB folder is made in the default temporary folder (its file system decides
+the copy speed: ext4 copies the bytes; btrfs or XFS could clone them).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from referee.bots.process import Launcher, start_process  # noqa: E402
+from referee.bots.sandbox import SandboxPolicy, capabilities  # noqa: E402
+from referee.bots.snapshot import (  # noqa: E402
+    Sealed,
+    Store,
+    match_copy,
+    remove_copy,
+    sealed_binds,
+    take_snapshot,
+)
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+BOT = ["python3", "instant_bot.py"]
+
+
+def show(label: str, values: list[float]) -> float:
+    med = statistics.median(values)
+    print(f"{label:<46} median {med:8.1f} ms   min {min(values):8.1f} ms")
+    return med
+
+
+def start(folder: Path, sealed: Sealed | None) -> float:
+    """Spawn to ``ready``: the bot's first line."""
+    t0 = time.perf_counter()
+    copy = match_copy(sealed.snapshot) if sealed else None
+    proc = start_process(BOT, workdir=folder, launcher=Launcher(SandboxPolicy()),
+                         binds=sealed.binds if sealed else None,
+                         sources=sealed.sources(copy) if sealed and copy else None)
+    os.write(proc.stdin, b"chinese-ten 1\n")
+    data = b""
+    while b"\n" not in data:
+        try:
+            data += os.read(proc.stdout, 100)
+        except BlockingIOError:
+            time.sleep(0.0005)
+    took = (time.perf_counter() - t0) * 1000
+    proc.stop(0)
+    if copy is not None:
+        remove_copy(copy)
+    return took
+
+
+def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="ct-bench-snapshot-"))
+    small = work / "small"
+    shutil.copytree(ROOT / "bots", small)
+    shutil.copy(ROOT / "bench" / "instant_bot.py", small)
+    big = work / "big"
+    shutil.copytree(small, big)
+    for i in range(100):  # 100 files of 1 MB (a model, say)
+        (big / f"weights-{i:03d}.bin").write_bytes(os.urandom(1 << 20))
+    for path in (work, small, big):
+        path.chmod(0o755)
+    try:
+        with Store() as store:
+            for name, folder in (("small (example bots)", small), ("100 MB", big)):
+                snaps, copies = [], []
+                for i in range(RUNS):
+                    t0 = time.perf_counter()
+                    snap = take_snapshot(folder, store, f"s{i}")
+                    snaps.append((time.perf_counter() - t0) * 1000)
+                size = snap.size
+                for _ in range(RUNS):
+                    t0 = time.perf_counter()
+                    made = match_copy(snap)
+                    copies.append((time.perf_counter() - t0) * 1000)
+                    remove_copy(made)
+                print(f"{name}: {size / (1 << 20):.1f} MB in {snap.files} files")
+                show("  snapshot (once per tournament)", snaps)
+                show("  per-match copy (once per bot per match)", copies)
+            if not capabilities().works:
+                print("no sandbox here: no start-up figures")
+                return
+            for name, folder in (("small (example bots)", small), ("100 MB", big)):
+                snap = take_snapshot(folder, store, "st")
+                sealed = Sealed(snap, sealed_binds(BOT, folder, folder.resolve()))
+                plain, seal = [], []
+                for _ in range(RUNS):
+                    plain.append(start(folder, None))
+                    seal.append(start(folder, sealed))
+                print(f"sandboxed start-up to ready, {name}:")
+                a = show("  from its own folder (unsealed)", plain)
+                b = show("  from a sealed per-match copy", seal)
+                print(f"  ratio sealed / unsealed: {b / a:.2f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,351 @@
+"""Sealed entrants: an entrant is one folder, played from a private snapshot of it.
+
+Before a tournament plays, :func:`entrant_folder` works out the one folder an entrant's command
+lives in and refuses a command that names any path outside it (another entrant, ``/``,
+``/proc``, ``/tmp``, a home, a symlink leading out), unless the path is in a system folder, in
+the organiser's ``shared`` list, or is the runtime that runs the bot. :func:`take_snapshot` then
+copies the folder once into a private store (a folder only the referee can open): every match
+runs from that copy, so a symlink swapped or a file changed during play changes nothing, and
+every match runs the same code (:attr:`Snapshot.digest` names it). :func:`match_copy` gives
+each bot of each match a copy of its own (new inodes): the page cache of one match's files is
+not the page cache of the next match's, so a bot cannot leave itself marks there.
+
+>>> folder = entrant_folder(["python3", "bot.py"], Path("bots/mine"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pwd
+import shutil
+import stat
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from referee.bots.sandbox import SYSTEM_DIRS, Binds, SandboxError, bot_binds
+
+FORBIDDEN = ("/", "/proc", "/sys", "/dev", "/run", "/tmp", "/var", "/var/tmp", "/home",
+             "/root", "/etc", "/boot", "/mnt", "/media", "/opt", "/srv", "/usr", "/usr/local",
+             "/var/lib")
+"""Folders that are never an entrant's folder, a runtime or shared data as a whole."""
+DEFAULT_CAP_MB = 512
+"""The largest entrant folder snapshotted unless the configuration says otherwise."""
+
+
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def homes() -> frozenset[Path]:
+    """Every user's home folder (from the password database), resolved."""
+    found = {_real(p.pw_dir) for p in pwd.getpwall() if p.pw_dir and p.pw_dir != "/"}
+    with contextlib.suppress(KeyError):
+        found.add(_real(os.path.expanduser("~")))
+    return frozenset(found)
+
+
+def forbidden(path: Path) -> str | None:
+    """Why ``path`` (resolved) may not be shown to a bot as a whole (``None``: it may)."""
+    if str(path) in FORBIDDEN:
+        return "a system folder"
+    if path in homes():
+        return "a home folder"
+    return None
+
+
+def named_paths(argv: Sequence[str], workdir: Path) -> list[tuple[str, Path]]:
+    """The paths a command names that exist (argument as written, absolute path, symlinks
+    kept): its program when it has a slash, its arguments, ``FILE:FUNCTION`` files and the
+    values of ``--option=VALUE`` options."""
+    words: list[str] = [argv[0]] if "/" in argv[0] else []
+    for arg in argv[1:]:
+        if arg.startswith("-"):
+            if "=" in arg:
+                words.append(arg.partition("=")[2])
+            continue
+        words.append(arg)
+    words += [w.rpartition(":")[0] for w in words if ":" in w]
+    found: list[tuple[str, Path]] = []
+    for word in words:
+        if not word:
+            continue
+        path = Path(os.path.abspath(Path(workdir, word)))
+        if os.path.lexists(path) and all(path != p for _, p in found):
+            found.append((word, path))
+    return found
+
+
+def _inside(path: Path, folders: Sequence[Path]) -> bool:
+    return any(path.is_relative_to(f) for f in folders)
+
+
+def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path] = (),
+                   given: bool = True) -> Path:
+    """The one folder an entrant lives in (resolved): ``workdir`` when it was ``given`` and
+    the first file its command names lies inside it (or it names none), else that file's
+    folder. Every other path the
+    command names must lie inside that folder, a system folder or a ``shared`` path, or be the
+    runtime that runs the bot (its program, found outside the folder).
+
+    :raises SandboxError: naming the path and the fix, in one line.
+    """
+    workdir = Path(os.path.abspath(workdir))
+    named = named_paths(argv, workdir)
+    shared_real = [_real(s) for s in shared]
+    program = named[0][1] if named and named[0][0] == argv[0] else None
+    own = [(w, p) for w, p in named if p != program or _inside(_real(p), [_real(workdir)])]
+    real_workdir = _real(workdir)
+    first = _real(own[0][1]) if own else real_workdir
+    if first == real_workdir or (given and first.is_relative_to(real_workdir)):
+        folder = real_workdir
+    else:
+        folder = first if first.is_dir() else first.parent
+    why = forbidden(folder)
+    if why:
+        raise SandboxError(f"the entrant's folder {str(folder)!r} is {why}: give the entrant "
+                           f"a folder of its own holding its files (workdir: that folder)")
+    allowed = [folder, *shared_real, *(_real(d) for d in SYSTEM_DIRS if os.path.isdir(d))]
+    for word, path in named:
+        real = _real(path)
+        if _inside(real, allowed) or path == program:
+            continue  # a program outside the folder: a runtime (bot_binds checks it)
+        via = f" (a symlink to {str(real)!r})" if real != path else ""
+        raise SandboxError(f"the command names {word!r}{via}, outside the entrant's folder "
+                           f"{str(folder)!r}: a bot may name only its own files; copy what it "
+                           f"needs into its folder, or list data every bot may read under "
+                           f"shared:")
+    return folder
+
+
+def sealed_binds(argv: Sequence[str], workdir: Path, folder: Path,
+                 shared: Sequence[Path] = ()) -> Binds:
+    """What the sandbox shows a sealed entrant: its folder (served from a copy), its runtimes
+    (outside its folder, never a system folder as a whole or a home) and ``shared``.
+
+    :raises SandboxError: for a runtime that is a system folder as a whole or a home.
+    """
+    binds = bot_binds(argv, workdir)
+    runtime: list[Path] = []
+    for prefix in binds.runtime:
+        if _inside(_real(prefix), [folder]):
+            continue  # inside the folder: the copy serves it
+        why = forbidden(_real(prefix))
+        if why:
+            raise SandboxError(f"the runtime {str(prefix)!r} of {str(binds.exe)!r} is {why}: "
+                               f"install it in a folder of its own (a venv, say)")
+        runtime.append(prefix)
+    extra = [s for s in shared if _real(s) not in (_real(r) for r in runtime)]
+    return replace(binds, bot=(folder,), runtime=(*runtime, *extra))
+
+
+# -- the store -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An entrant folder as copied into the store (plain data: it travels with the entrant)."""
+
+    folder: Path
+    """The folder as the bot sees it (its resolved path on the host)."""
+    copy: Path
+    """The copy in the store, which every match copies again."""
+    digest: str
+    """``sha256:`` of every path, kind, executable bit and content, in path order."""
+    size: int
+    """Bytes of regular files."""
+    files: int
+    seconds: float
+    """How long the copy took."""
+    skipped: tuple[str, ...] = field(default=())
+    """What was left out (relative paths): protected paths, other entrants, special files."""
+
+
+class Store:
+    """A private folder (``0700``, the referee's) holding a tournament's snapshots and its
+    per-match copies; :meth:`close` removes it."""
+
+    def __init__(self, parent: Path | None = None) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix="ct-referee-entrants-", dir=parent))
+        self.path.chmod(0o700)
+
+    def close(self) -> None:
+        """Remove the store and everything in it."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _readable(st: os.stat_result, owner: os.stat_result) -> bool:
+    """Whether the folder's owner could read this file by its mode bits: the referee (root,
+    say) copies nothing its entrant could not read itself (a hard link to another user's
+    private file)."""
+    if owner.st_uid == 0 or st.st_uid == owner.st_uid:
+        return owner.st_uid == 0 or bool(st.st_mode & stat.S_IRUSR)
+    if st.st_gid == owner.st_gid:
+        return bool(st.st_mode & stat.S_IRGRP)
+    return bool(st.st_mode & stat.S_IROTH)
+
+
+class _Copy:
+    """One snapshot being made: the walk, file by file, through folder descriptors opened
+    without following symlinks (a folder swapped for a symlink during the copy is refused,
+    not followed), with the digest and the counts."""
+
+    def __init__(self, folder: Path, dest: Path, exclude: Sequence[Path], cap_mb: int) -> None:
+        self.folder, self.dest, self.cap_mb = folder, dest, cap_mb
+        self.exclude = set()
+        for path in exclude:
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+                self.exclude.add((st.st_dev, st.st_ino))
+        self.digest = hashlib.sha256()
+        self.size = self.files = 0
+        self.skipped: list[str] = []
+        self.owner = os.stat(folder)
+
+    def run(self) -> None:
+        fd = os.open(self.folder, _DIR_FLAGS)
+        try:
+            self._folder(fd, Path())
+        finally:
+            os.close(fd)
+
+    def _folder(self, fd: int, rel: Path) -> None:
+        with os.scandir(fd) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            here = rel / entry.name
+            st = entry.stat(follow_symlinks=False)
+            if (st.st_dev, st.st_ino) in self.exclude:
+                self.skipped.append(str(here))
+            elif stat.S_ISLNK(st.st_mode):
+                link = os.readlink(entry.name, dir_fd=fd)
+                (self.dest / here).symlink_to(link)
+                self._note(f"l {here}\0{link}\0")
+            elif stat.S_ISDIR(st.st_mode):
+                sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
+                try:
+                    (self.dest / here).mkdir()
+                    (self.dest / here).chmod(0o755)  # whatever the umask (a tournament's: 077)
+                    self._note(f"d {here}\0")
+                    self._folder(sub, here)
+                finally:
+                    os.close(sub)
+            elif stat.S_ISREG(st.st_mode):
+                self._file(fd, entry.name, here)
+            else:
+                self.skipped.append(str(here))  # fifos, sockets, devices
+
+    def _file(self, fd: int, name: str, here: Path) -> None:
+        src = os.open(name, _FILE_FLAGS, dir_fd=fd)
+        try:
+            st = os.fstat(src)
+            if not stat.S_ISREG(st.st_mode) or not _readable(st, self.owner):
+                self.skipped.append(str(here))
+                return
+            self.size += st.st_size
+            self.files += 1
+            if self.cap_mb and self.size > self.cap_mb << 20:
+                raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
+                                   f"{self.cap_mb} MiB: leave out what the bot does not need, "
+                                   f"or raise snapshot_mb")
+            mode = 0o755 if st.st_mode & 0o111 else 0o644
+            self._note(f"f {here} {mode:o}\0")
+            h = hashlib.sha256()
+            out = os.open(self.dest / here, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                          mode)
+            try:
+                while chunk := os.read(src, 1 << 20):
+                    h.update(chunk)
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(out, view):]
+                os.fchmod(out, mode)  # whatever the umask
+            finally:
+                os.close(out)
+            self.digest.update(h.digest())
+        finally:
+            os.close(src)
+
+    def _note(self, text: str) -> None:
+        self.digest.update(text.encode("utf-8", "surrogateescape"))
+
+
+def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Path] = (),
+                  cap_mb: int = DEFAULT_CAP_MB) -> Snapshot:
+    """Copy ``folder`` (resolved) into ``store``: regular files (readable by all, executable
+    where any execute bit was set), folders, symlinks as they are (never followed); left out:
+    ``exclude`` (the output folder, the configuration, other entrants), special files, and
+    files the folder's owner could not read itself.
+
+    :raises SandboxError: for a folder past ``cap_mb`` MiB (0: no cap) or one the referee
+        cannot read (or that changes under it), naming it and the fix.
+    """
+    start = time.perf_counter()
+    folder = _real(folder)
+    dest = store.path / f"{name}-{uuid.uuid4().hex[:8]}"
+    dest.mkdir()
+    dest.chmod(0o755)  # whatever the umask (a tournament's is 077)
+    copy = _Copy(folder, dest, exclude, cap_mb)
+    try:
+        copy.run()
+    except OSError as err:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise SandboxError(f"cannot copy the entrant's folder {str(folder)!r}: "
+                           f"{err.strerror or err}"
+                           f"{f' ({err.filename})' if err.filename else ''}: make it readable "
+                           f"by the referee, and leave it alone while the tournament starts"
+                           ) from None
+    except SandboxError:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    return Snapshot(folder, dest, "sha256:" + copy.digest.hexdigest(), copy.size, copy.files,
+                    time.perf_counter() - start, tuple(copy.skipped))
+
+
+def match_copy(snapshot: Snapshot) -> Path:
+    """A fresh copy of ``snapshot`` for one bot of one match (new inodes), next to it in the
+    store; the caller removes it (:func:`remove_copy`) once the bot has stopped.
+
+    :raises OSError: if it cannot be made (a full disk).
+    """
+    dest = snapshot.copy.parent / "m" / uuid.uuid4().hex
+    dest.parent.mkdir(mode=0o700, exist_ok=True)
+    try:
+        shutil.copytree(snapshot.copy, dest, symlinks=True)
+    except (OSError, shutil.Error):
+        shutil.rmtree(dest, ignore_errors=True)
+        raise OSError(f"cannot copy the snapshot {str(snapshot.copy)!r} for a match") from None
+    return dest
+
+
+def remove_copy(path: Path) -> None:
+    """Remove a per-match copy (quietly)."""
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Sealed:
+    """A sealed entrant as every match plays it: its snapshot and what its sandbox shows,
+    resolved once before play (plain data)."""
+
+    snapshot: Snapshot
+    binds: Binds
+
+    def sources(self, copy: Path) -> dict[Path, Path]:
+        """The bind sources of a match whose copy of the folder is ``copy``."""
+        return {self.snapshot.folder: copy}
