@@ -121,9 +121,6 @@ class MatchJob:
     snapshots: tuple[str | None, ...] | None = None
     """By seat, the digest of the entrant's sealed snapshot its bot ran from: written into the
     record (``snapshots``) and the result line where the match ran."""
-    send_record: bool = False
-    """Hand the record back as well, though it was written (something on the coordinator
-    still reads each record: the report's pages)."""
 
     def play(self, stop: CancelSignal | None = None,
              observer: Observer | None = None) -> RecordDict:
@@ -154,5 +151,5 @@ class MatchJob:
             line["snapshots"] = list(self.snapshots)
         if self.record_path is not None:
             write_record(record, self.record_path)
-        back = keep or self.send_record or self.record_path is None
+        back = keep or self.record_path is None
         return Done(line, record if back else None)

@@ -68,8 +68,7 @@ class WorkerReport:
     """What a worker sends back: the record, each bot's stderr (file name to bytes), the
     sandbox the worker used and its address; where the worker shares the output folder
     (:attr:`~referee.match.job.MatchJob.shared`), the result line and the temporary file it
-    wrote the record to instead (the logs are written in place), the record only if asked
-    (:attr:`~referee.match.job.MatchJob.send_record`)."""
+    wrote the record to instead (the logs are written in place)."""
 
     record: RecordDict | None
     logs: dict[str, bytes]

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
@@ -75,17 +75,26 @@ PACE_AFTER_S = 60.0
 
 class Pages(Protocol):
     """Keeps pages current as a tournament runs (the report: :class:`referee.web.report.Refresher`
-    is one); the tournament layer knows them only by these two calls."""
+    is one); the tournament layer knows them only by these two calls, both made on the
+    coordinator's thread. The coordinator does no more for them than hand over what it has: an
+    implementation returns within microseconds and does its work on a thread of its own."""
 
-    def match_done(self, match_id: str, record: RecordDict | None = None) -> None:
-        """A match was saved."""
+    def match_done(self, line: dict[str, Any], table: Standings) -> None:
+        """A match was saved. ``line``: its ``results.jsonl`` line, as just appended (``id``,
+        ``players``, ``totals``, ``ranks``, ``faults``, ``hands``, ``record``: the game
+        record's path in the output folder; read it, do not change it). ``table``: the running
+        standings over the finished prefix of the schedule; :meth:`Standings.standings` may be
+        called here, on this thread, at most every few seconds (about 25 µs an entrant:
+        ``bench/report.py``), never from another thread; the object may be kept for
+        :meth:`finish`."""
 
     def finish(self) -> None:
-        """The run is over (finished, stopped or failed)."""
+        """The run is over (finished, stopped or failed), the standings files written if it
+        finished; called on the coordinator's thread, which waits for the last write."""
 
 
 class _NoPages:
-    def match_done(self, match_id: str, record: RecordDict | None = None) -> None:
+    def match_done(self, line: dict[str, Any], table: Standings) -> None:
         pass
 
     def finish(self) -> None:
@@ -259,10 +268,9 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     configuration's concurrency: this process for 1, worker processes for more), which is
     closed before returning. ``stop`` ends the run early (Ctrl-C): no new match starts and the
     running ones are abandoned. ``pages`` makes, from the output folder, what keeps pages
-    current as matches are saved (the CLI passes :class:`referee.web.report.Refresher`). Its
-    ``match_done`` gets each match's record, which the worker then sends back for it; pages
-    with ``wants_records = False`` get the match's journal line instead (its ``record`` names
-    the record's file in the output folder), and the records stay where the matches wrote them.
+    current as matches are saved (the CLI passes :class:`referee.web.report.Refresher`): its
+    ``match_done`` gets each match's journal line (its ``record`` names the record's file, which
+    stays where the match wrote it).
 
     :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`), no
         sandbox works here (unless the configuration says ``sandbox: none``; on a cluster each
@@ -392,9 +400,6 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     if not remote:  # the bots start on the workers, not here
         limit.left_out.update(_preflight(config, entrants, mode, reporter, stop))
     refresher = pages(config.output) if pages is not None else _NoPages()
-    # Pages that render each match from its record (main's report) get it back from the
-    # worker; pages that say ``wants_records = False`` get the journal line instead.
-    send_record = pages is not None and bool(getattr(refresher, "wants_records", True))
     total = config.total()
     pace = _Pace(reporter, total)
     # a worker that reads this folder's own secret in the same place shares the folder (the
@@ -405,8 +410,8 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         return MatchJob(spec, tuple(limit.entrant(i, entrants[i]) for i in spec.seats),
                         config.variant, config.target, config.limits, mode, config.name,
                         logs_dir=folder.match_logs(spec.id), hidden=(config.output,),
-                        record_path=folder.record(spec.id), send_record=send_record,
-                        shared=shared, snapshots=tuple(digests[i] for i in spec.seats)
+                        record_path=folder.record(spec.id), shared=shared,
+                        snapshots=tuple(digests[i] for i in spec.seats)
                         if seals is not None else None)
 
     def on_done(job: MatchJob, finished: Done) -> None:
@@ -423,10 +428,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         for i in limit.count(spec.id, spec.seats, line["faults"]):
             reporter.warn(f"{names[i]} is disqualified {limit.disqualified[i]}: the referee's "
                           f"fallback plays its seat in the matches still to start")
-        # The record when it came back to this process, else the journal line (its
-        # ``record`` names the record's file in the output folder).
-        refresher.match_done(spec.id, finished.record if finished.record is not None
-                             else cast(RecordDict, line))
+        refresher.match_done(line, course.table)
         pace.tick(done, played)
 
     def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
