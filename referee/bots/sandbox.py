@@ -314,7 +314,14 @@ def _public(path: Path) -> bool:
 
 
 def _system(path: Path) -> bool:
-    return any(path.is_relative_to(d) for d in SYSTEM_DIRS)
+    text = str(path)  # string prefixes: called for every entrant of a tournament
+    return any(text == d or text.startswith(d + "/") for d in SYSTEM_DIRS)
+
+
+@functools.cache
+def _package() -> Path:
+    """The referee package's folder (bots may import the rules)."""
+    return Path(referee.__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -386,7 +393,7 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
                                f"users cannot reach: a bot's own #! line or symlink may only "
                                f"name a runtime anyone can reach, or one on PATH")
         runtime.append(prefix)
-    package = Path(referee.__file__).resolve().parent  # bots may import the rules
+    package = _package()  # bots may import the rules
     if not any(package.is_relative_to(b) for b in (*bot, *runtime)):
         runtime.append(package)
     return Binds(exe, tuple(bot), tuple(runtime))

@@ -24,7 +24,7 @@ import stat
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -205,9 +205,11 @@ class _Copy:
     without following symlinks (a folder swapped for a symlink during the copy is refused,
     not followed), with the digest and the counts."""
 
-    def __init__(self, folder: Path, dest: Path, exclude: Sequence[Path], cap_mb: int) -> None:
+    def __init__(self, folder: Path, dest: Path, exclude: Sequence[Path], cap_mb: int,
+                 excluded: Collection[tuple[int, int]] = ()) -> None:
         self.folder, self.dest, self.cap_mb = folder, dest, cap_mb
         self.exclude = set()
+        self.excluded = excluded  # shared by every snapshot of a tournament: not copied
         for path in exclude:
             with contextlib.suppress(OSError):
                 st = os.stat(path)
@@ -230,7 +232,7 @@ class _Copy:
         for entry in entries:
             here = rel / entry.name
             st = entry.stat(follow_symlinks=False)
-            if (st.st_dev, st.st_ino) in self.exclude:
+            if (st.st_dev, st.st_ino) in self.exclude or (st.st_dev, st.st_ino) in self.excluded:
                 self.skipped.append(str(here))
             elif stat.S_ISLNK(st.st_mode):
                 link = os.readlink(entry.name, dir_fd=fd)
@@ -286,11 +288,13 @@ class _Copy:
 
 
 def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Path] = (),
-                  cap_mb: int = DEFAULT_CAP_MB) -> Snapshot:
+                  cap_mb: int = DEFAULT_CAP_MB,
+                  excluded: Collection[tuple[int, int]] = ()) -> Snapshot:
     """Copy ``folder`` (resolved) into ``store``: regular files (readable by all, executable
     where any execute bit was set), folders, symlinks as they are (never followed); left out:
     ``exclude`` (the output folder, the configuration, other entrants), special files, and
-    files the folder's owner could not read itself.
+    files the folder's owner could not read itself. ``excluded``: more to leave out, as the
+    ``(st_dev, st_ino)`` of each (stated once for many snapshots).
 
     :raises SandboxError: for a folder past ``cap_mb`` MiB (0: no cap) or one the referee
         cannot read (or that changes under it), naming it and the fix.
@@ -300,7 +304,7 @@ def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Pa
     dest = store.path / f"{name}-{uuid.uuid4().hex[:8]}"
     dest.mkdir()
     dest.chmod(0o755)  # whatever the umask (a tournament's is 077)
-    copy = _Copy(folder, dest, exclude, cap_mb)
+    copy = _Copy(folder, dest, exclude, cap_mb, excluded)
     try:
         copy.run()
     except OSError as err:
