@@ -1,0 +1,75 @@
+"""The red team against sealed entrants (issue 18), tried as a hostile entrant with a login of
+its own on the machine would: each attack that worked, as a hostile bot under
+``tests/bots/hostile/`` with a control showing it works without the protection; and the
+attacks that were refused, kept as regression tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_sealed import ROOT, World, needs_sandbox
+
+from referee.tournament.config import ConfigError, load_config
+from referee.tournament.run import run
+
+HOSTILE = ROOT / "tests" / "bots" / "hostile"
+INSTANT = ROOT / "bench" / "instant_bot.py"
+PYTHON = Path("/usr/bin/python3")
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to own files as another uid")
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    w = World()
+    yield w
+    shutil.rmtree(w.root, ignore_errors=True)
+
+
+# -- a #! line naming a runtime the entrant's login owns -----------------------------------------
+
+
+def live_runtime(world: World, owner: int) -> Path:
+    """The attacker's ``./bot`` runs through ``#!<login>/bin/python3`` (a symlink to the
+    system's Python) in a folder of uid ``owner``, which holds ``live.txt``."""
+    login = world.root / "login"
+    (login / "bin").mkdir(parents=True, mode=0o755)
+    login.chmod(0o755)
+    (login / "bin" / "python3").symlink_to(PYTHON)
+    (login / "live.txt").write_text("written by the login during play\n")
+    for path in (login, login / "bin", login / "bin" / "python3", login / "live.txt"):
+        os.lchown(path, owner, owner)
+    bot = world.attacker / "bot"
+    bot.write_text(f"#!{login}/bin/python3\n" + (HOSTILE / "live_runtime.py").read_text())
+    bot.chmod(0o755)
+    return world.write("./bot")
+
+
+@pytest.mark.skipif(not PYTHON.is_file(), reason="no /usr/bin/python3")
+@as_root
+def test_a_shebang_runtime_another_user_owns_is_refused(world: World) -> None:
+    config = live_runtime(world, owner=65534)  # the entrant's own login, say
+    with pytest.raises(ConfigError) as info:
+        run(load_config(config))
+    text = str(info.value)
+    assert "entrant 'attacker'" in text and "login/bin/python3" in text, text
+    assert "someone other than root can change during play" in text and "\n" not in text
+    assert not (world.output / "games").exists()
+
+
+@pytest.mark.process
+@needs_sandbox
+@pytest.mark.skipif(not PYTHON.is_file(), reason="no /usr/bin/python3")
+def test_control_a_shebang_runtime_is_bound_live(world: World) -> None:
+    """The control: the same folder owned by root plays, and the sandbox binds it as it is
+    (not from the snapshot): owned by the entrant's login, the login could change it during
+    play."""
+    shutil.copy(INSTANT, world.attacker / "instant_bot.py")
+    config = live_runtime(world, owner=os.geteuid())
+    run(load_config(config))
+    logs = sorted((world.output / "logs").glob("*/?-attacker.stderr"))
+    seen = [p.read_text() for p in logs]
+    assert logs and all("written by the login during play" in s for s in seen), seen
