@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from test_sealed import ROOT, World, needs_sandbox
 
+from referee.bots import snapshot
+from referee.bots.snapshot import Store
 from referee.tournament.config import ConfigError, load_config
 from referee.tournament.run import run
 
@@ -73,3 +76,45 @@ def test_control_a_shebang_runtime_is_bound_live(world: World) -> None:
     logs = sorted((world.output / "logs").glob("*/?-attacker.stderr"))
     seen = [p.read_text() for p in logs]
     assert logs and all("written by the login during play" in s for s in seen), seen
+
+
+# -- a folder too deep for the copy --------------------------------------------------------------
+
+
+def deep(folder: Path, levels: int) -> None:
+    here = folder
+    for _ in range(levels):
+        here = here / "d"
+        here.mkdir()  # one level at a time: os.makedirs would recurse as deep
+    (here / "x").write_text("deep\n")
+
+
+def undeep(folder: Path) -> None:
+    """Remove a deep chain one level at a time (``shutil.rmtree`` recurses as deep)."""
+    top = folder / "d"
+    while top.is_dir():
+        below, spare = top / "d", folder / "d.next"
+        if below.is_dir():
+            below.rename(spare)
+        shutil.rmtree(top)
+        if spare.is_dir():
+            spare.rename(top)
+
+
+def test_a_folder_too_deep_is_refused_in_one_line(world: World, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    deep(world.attacker, 1200)
+    with pytest.raises(ConfigError) as info:
+        run(load_config(world.write(f"{sys.executable} snoop.py")))
+    text = str(info.value)
+    assert "entrant 'attacker'" in text and "more than 64 deep" in text and "\n" not in text
+    assert not (world.output / "games").exists()
+    # the control: without the bound the copy's recursion crashed the tournament's start
+    monkeypatch.setattr(snapshot, "MAX_DEPTH", 10_000)
+    try:
+        with pytest.raises(RecursionError):
+            snapshot.take_snapshot(world.attacker, Store(tmp_path), "attacker")
+    finally:
+        undeep(world.attacker)
+        for copy in tmp_path.glob("ct-referee-entrants-*/attacker-*"):
+            undeep(copy)

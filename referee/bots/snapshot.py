@@ -34,6 +34,8 @@ FORBIDDEN = ("/", "/proc", "/sys", "/dev", "/run", "/tmp", "/var", "/var/tmp", "
              "/root", "/etc", "/boot", "/mnt", "/media", "/opt", "/srv", "/usr", "/usr/local",
              "/var/lib")
 """Folders that are never an entrant's folder, a runtime or shared data as a whole."""
+MAX_DEPTH = 64
+"""The deepest folder an entrant's folder may hold (the copy walks it recursively)."""
 DEFAULT_CAP_MB = 512
 """The largest entrant folder snapshotted unless the configuration says otherwise."""
 
@@ -225,6 +227,9 @@ class _Copy:
             os.close(fd)
 
     def _folder(self, fd: int, rel: Path) -> None:
+        if len(rel.parts) > MAX_DEPTH:
+            raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds folders more "
+                               f"than {MAX_DEPTH} deep: flatten what the bot needs")
         with os.scandir(fd) as it:
             entries = sorted(it, key=lambda e: e.name)
         for entry in entries:
