@@ -118,3 +118,24 @@ def test_a_folder_too_deep_is_refused_in_one_line(world: World, tmp_path: Path,
         undeep(world.attacker)
         for copy in tmp_path.glob("ct-referee-entrants-*/attacker-*"):
             undeep(copy)
+
+
+# -- a folder of many empty files ----------------------------------------------------------------
+
+
+def test_a_folder_of_many_empty_files_is_refused(world: World, tmp_path: Path) -> None:
+    """Empty files weigh nothing against ``snapshot_mb`` but every match copies each one again
+    (100,000 took 26 s a copy here): the cap counts them too, 64 a MiB."""
+    many = world.attacker / "many"
+    many.mkdir()
+    for i in range(100):
+        (many / str(i)).touch()
+    with pytest.raises(ConfigError) as info:
+        run(load_config(world.write(f"{sys.executable} snoop.py", snapshot_mb=1)))
+    text = str(info.value)
+    assert "entrant 'attacker'" in text and "more than 64 files, folders and links" in text
+    assert "snapshot_mb" in text and "\n" not in text
+    assert not (world.output / "games").exists()
+    # the control: without a cap every empty file is copied
+    with Store(tmp_path) as store:
+        assert snapshot.take_snapshot(world.attacker, store, "a", cap_mb=0).files > 100
