@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -139,3 +140,29 @@ def test_a_folder_of_many_empty_files_is_refused(world: World, tmp_path: Path) -
     # the control: without a cap every empty file is copied
     with Store(tmp_path) as store:
         assert snapshot.take_snapshot(world.attacker, store, "a", cap_mb=0).files > 100
+
+
+# -- file names that drive the organiser's terminal ----------------------------------------------
+
+ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x1b[Hall entrants ready"
+
+
+@pytest.mark.process
+def test_file_names_in_an_error_are_escaped(world: World) -> None:
+    """Folders named with escape sequences, nested until the copy's path is too long: the
+    error names the path, and printed it raw (a title, a screen clear, a fake line)."""
+    fd = os.open(world.attacker, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(20):  # through folder descriptors: the path grows past PATH_MAX
+        name = ESCAPES + "A" * 200
+        os.mkdir(name, dir_fd=fd)
+        fd, parent = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), fd
+        os.close(parent)
+    os.close(fd)
+    assert any("\x1b" in name for name in os.listdir(world.attacker))  # the names are real
+    cli = Path(sys.executable).parent / "ct-referee"
+    done = subprocess.run([str(cli), "tournament", str(world.write(f"{sys.executable} snoop.py"))],
+                          capture_output=True, text=True, check=False, timeout=300)
+    shown = done.stdout + done.stderr
+    assert done.returncode != 0 and "entrant 'attacker': cannot copy" in shown, shown
+    assert "\\x1b]0;PWNED\\x07" in shown
+    assert not any(c in shown for c in "\x1b\x07"), repr(shown)

@@ -323,7 +323,8 @@ def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Pa
         shutil.rmtree(dest, ignore_errors=True)
         raise SandboxError(f"cannot copy the entrant's folder {str(folder)!r}: "
                            f"{err.strerror or err}"
-                           f"{f' ({err.filename})' if err.filename else ''}: make it readable "
+                           f"{f' ({str(err.filename)!r})' if err.filename else ''}: make it "
+                           f"readable "
                            f"by the referee, and leave it alone while the tournament starts"
                            ) from None
     except SandboxError:
