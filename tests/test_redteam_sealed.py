@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from test_sealed import ROOT, World, needs_sandbox
 
 from referee.bots import snapshot
+from referee.bots.sandbox import SandboxError
 from referee.bots.snapshot import Store
 from referee.tournament.config import ConfigError, load_config
 from referee.tournament.run import run
@@ -166,3 +168,38 @@ def test_file_names_in_an_error_are_escaped(world: World) -> None:
     assert done.returncode != 0 and "entrant 'attacker': cannot copy" in shown, shown
     assert "\\x1b]0;PWNED\\x07" in shown
     assert not any(c in shown for c in "\x1b\x07"), repr(shown)
+
+
+# -- a file that grows while it is copied --------------------------------------------------------
+
+
+APPEND = """
+import sys
+with open(sys.argv[1], "ab") as out:
+    for _ in range(100):  # at most 400 MiB
+        out.write(b"y" * (4 << 20))
+        out.flush()
+"""
+
+
+@pytest.mark.process
+def test_a_file_growing_during_the_copy_is_copied_as_counted(tmp_path: Path) -> None:
+    """The entrant's login appends to a file while the snapshot copies it: the copy stops at
+    the size counted against the cap (before, it chased the writer: 12 MiB counted, 401 MiB
+    copied under a 64 MiB cap, without end for a writer that does not stop)."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    grow = folder / "grow.bin"
+    grow.write_bytes(b"x" * (1 << 20))
+    writer = subprocess.Popen([sys.executable, "-c", APPEND, str(grow)])
+    try:
+        while grow.stat().st_size < 9 << 20 and writer.poll() is None:
+            time.sleep(0.001)
+        with Store(tmp_path) as store:
+            snap = snapshot.take_snapshot(folder, store, "a", cap_mb=64)
+            assert (snap.copy / "grow.bin").stat().st_size == snap.size <= 64 << 20
+    except SandboxError as err:  # or the file had passed the cap when it was counted
+        assert "more than 64 MiB" in str(err)
+    finally:
+        writer.kill()
+        writer.wait()

@@ -279,7 +279,11 @@ class _Copy:
             out = os.open(self.dest / here, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
                           mode)
             try:
-                while chunk := os.read(src, 1 << 20):
+                # no more than the size counted: a file its owner appends to during the
+                # copy would otherwise pass the cap (and fill the store's disk)
+                left = st.st_size
+                while left > 0 and (chunk := os.read(src, min(left, 1 << 20))):
+                    left -= len(chunk)
                     h.update(chunk)
                     view = memoryview(chunk)
                     while view:
