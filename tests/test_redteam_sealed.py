@@ -203,3 +203,34 @@ def test_a_file_growing_during_the_copy_is_copied_as_counted(tmp_path: Path) -> 
     finally:
         writer.kill()
         writer.wait()
+
+
+# -- refused: kept as regression tests -----------------------------------------------------------
+
+
+@pytest.mark.process
+@needs_sandbox
+def test_symlinks_the_command_does_not_name_lead_nowhere(world: World) -> None:
+    """Links in the entrant's folder, never named in its command, to another entrant, the
+    output's records, the configuration and ``/etc/shadow``: followed by the bot, every
+    one dangles."""
+    shutil.copy(HOSTILE / "links.py", world.attacker)
+    shutil.copy(INSTANT, world.attacker / "instant_bot.py")
+    for name, target in (("victim", world.victim), ("games", world.output / "games"),
+                         ("config", world.config), ("shadow", Path("/etc/shadow"))):
+        (world.attacker / name).symlink_to(target)
+    run(load_config(world.write(f"{sys.executable} links.py")))
+    logs = sorted((world.output / "logs").glob("*/?-attacker.stderr"))
+    seen = "".join(p.read_text() for p in logs)
+    assert logs and seen.count("NOTHING") == 4 * len(logs) and "SAW" not in seen, seen
+
+
+def test_a_sparse_file_past_the_cap_is_refused_before_a_byte_is_copied(tmp_path: Path) -> None:
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    with open(folder / "sparse.bin", "wb") as f:
+        f.truncate(1 << 40)  # 1 TiB that takes no disk
+    with Store(tmp_path) as store:
+        with pytest.raises(SandboxError, match=r"holds more than 512 MiB"):
+            snapshot.take_snapshot(folder, store, "a")
+        assert not list(store.path.rglob("sparse.bin"))
