@@ -10,10 +10,10 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import test_sealed
 from test_sealed import ROOT, World, needs_sandbox
 
 from referee.bots import snapshot
@@ -25,14 +25,8 @@ from referee.tournament.run import run
 HOSTILE = ROOT / "tests" / "bots" / "hostile"
 INSTANT = ROOT / "bench" / "instant_bot.py"
 PYTHON = Path("/usr/bin/python3")
+world = test_sealed.world  # the fixture: an attacker, a victim, a configuration
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to own files as another uid")
-
-
-@pytest.fixture
-def world() -> Iterator[World]:
-    w = World()
-    yield w
-    shutil.rmtree(w.root, ignore_errors=True)
 
 
 # -- a #! line naming a runtime the entrant's login owns -----------------------------------------
