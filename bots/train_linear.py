@@ -111,14 +111,29 @@ def evaluate(weights: np.ndarray, hands: int) -> dict[str, float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--generations", type=int, default=12)
-    ap.add_argument("--population", type=int, default=24)
-    ap.add_argument("--hands", type=int, default=160, help="hands per candidate evaluation")
-    ap.add_argument("--eval-hands", type=int, default=1500)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", type=Path, default=WEIGHTS_FILE)
-    ap.add_argument("--evaluate", action="store_true", help="only evaluate the saved weights")
+    ap = argparse.ArgumentParser(
+        description="Trains bots/linear_policy.py's weights by the cross-entropy method in the "
+                    "PettingZoo environment (needs the rl extra), then evaluates them against "
+                    "greedy and random opponents on fresh deals.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        epilog="Example: python bots/train_linear.py --generations 4 --population 12 "
+               "(a quick run); python bots/train_linear.py --evaluate")
+    ap.add_argument("--generations", type=int, default=12, metavar="N",
+                    help="generations: each samples a population, keeps the best quarter "
+                         "and refits the Gaussian to it")
+    ap.add_argument("--population", type=int, default=24, metavar="N",
+                    help="weight vectors sampled per generation")
+    ap.add_argument("--hands", type=int, default=160, metavar="N",
+                    help="3-player classic hands that score each candidate (the same deals "
+                         "for every one, every seat in turn)")
+    ap.add_argument("--eval-hands", type=int, default=1500, metavar="N",
+                    help="fresh hands of the final evaluation")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the sampling and the deals")
+    ap.add_argument("--out", type=Path, default=WEIGHTS_FILE, metavar="FILE",
+                    help="where the weights and their evaluation are written (and read by "
+                         "--evaluate)")
+    ap.add_argument("--evaluate", action="store_true",
+                    help="only evaluate the weights in --out, no training")
     args = ap.parse_args(argv)
     start = time.perf_counter()
     if args.evaluate:

@@ -83,7 +83,7 @@ def test_java_starter_passes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("bot", "hint"), [
     pytest.param("noflush", "flush stdout after each line", marks=pytest.mark.slow),
     ("unheld", "you played a card not in your hand"),
-    ("chatty", "log to stderr instead"),
+    ("chatty", "that is a debug line on stdout, read as your answer: write it to stderr"),
     ("noready", "print `ready <name>` after reading `chinese-ten 1`, and flush"),
     pytest.param("nonewline", "end every line with a newline", marks=pytest.mark.slow),
     ("noquit", "exit when you read `quit`"),
@@ -94,6 +94,27 @@ def test_broken_bot_fails_with_hint(bot: str, hint: str) -> None:
     assert "FAIL" in done.stdout
     assert hint in done.stdout, done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+NOFLUSH_READY = """\
+import sys
+sys.stdout = open(1, "w", buffering=1 << 16, closefd=False)
+for line in sys.stdin:
+    if line.startswith("chinese-ten"):
+        print("ready late")
+    if line.startswith("quit"):
+        break
+"""
+
+
+def test_a_ready_that_is_not_flushed_is_received_as_nothing(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text(NOFLUSH_READY)
+    done = check(f"python3 {tmp_path / 'bot.py'}", *FAST, "--startup-ms", "1000")
+    assert done.returncode == 1, done.stdout + done.stderr
+    received = next(line for line in done.stdout.splitlines() if "received:" in line)
+    assert "received: nothing within " in received, done.stdout
+    assert "'ready late' came out at `quit`" in received
+    assert "flush stdout after each line" in done.stdout
 
 
 def test_failure_shows_sent_received_expected() -> None:

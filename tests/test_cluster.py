@@ -225,7 +225,7 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
     assert lines[0].startswith(f"error: lost the Dask scheduler {address!r}"), stderr
     assert lines[1] == (f"fix it, then resume with: ct-referee tournament {config} --output "
                         f"{out} --scheduler {address}")
-    assert len(lines) == 2, stderr
+    assert lines[2:] == [f"report: {(out / 'report' / 'index.html').absolute()}"], stderr
     assert not (out / "standings.json").exists()
     local = subprocess.run([*CLI, "tournament", *args], capture_output=True, text=True,
                            timeout=300, cwd=tmp_path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -113,6 +114,24 @@ def test_resolve_command_refuses_in_one_line(tmp_path: Path, command: str | list
         resolve_command(command, tmp_path)
     assert message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_script_that_is_not_executable_is_told_its_own_interpreter(tmp_path: Path) -> None:
+    (tmp_path / "bot.pl").write_text("print 'ready';\n")
+    (tmp_path / "bot").write_text("#!/usr/bin/env ruby\nputs 'ready'\n")
+    (tmp_path / "run.py").write_text("#!/usr/bin/python3.11 -u\nprint('ready')\n")
+    for command, hint in (("./bot.pl", "(perl ./bot.pl, say)"), ("./bot", "(ruby ./bot, say)"),
+                          ("./run.py", "(python3.11 -u ./run.py, say)")):
+        with pytest.raises(BotCommandError, match=re.escape(hint)):
+            resolve_command(command, tmp_path)
+
+
+def test_a_command_in_the_virtual_environment_is_pointed_to(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")  # the environment not activated
+    with pytest.raises(BotCommandError) as info:
+        resolve_command("ct-referee bot x:y", tmp_path)
+    assert f"write {Path(sys.executable).parent / 'ct-referee'}" in str(info.value)
 
 
 def test_resolve_command_accepts(tmp_path: Path) -> None:

@@ -1,14 +1,19 @@
-"""The tournament report (``report/index.html``): drawn from a real tournament's folder, opened
-in headless Chromium (the DOM after scripts ran, and a screenshot), every link followed."""
+"""The tournament report (``report/``): drawn from a real tournament's folder (a bot that
+writes HTML, one that never starts), opened in headless Chromium (the DOM after the scripts ran,
+layout measured at 1000x700 and 390 px), every link followed, ``--serve`` asked over HTTP. The
+report's data without a browser: ``test_report_data.py``."""
 
 from __future__ import annotations
 
 import html
 import json
+import random
 import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,11 +22,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from referee.records.record import read_record
-from referee.tournament.ratings import RatingConfig
-from referee.web.folder import Folder, Match
 from referee.web.replay_html import compact_steps, match_steps
-from referee.web.report import read_folder
-from referee.web.report_page import crosstable, index_html
 
 pytestmark = pytest.mark.process
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,20 +49,23 @@ for line in sys.stdin:
     elif line.startswith("quit"):
         break
 """
+CRASHER = "import sys\nsys.stderr.write('boom: no model file\\n')\nsys.exit(3)\n"
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished tournament: three entrants, two seats, one of them faulting with HTML in its
-    answer and its stderr."""
+    """A finished tournament: four entrants, two seats, one faulting with HTML in its answer
+    and its stderr, one that never starts (left out)."""
     base = tmp_path_factory.mktemp("report")
     (base / "evil.py").write_text(EVIL_BOT)
+    (base / "crash.py").write_text(CRASHER)
     (base / "t.yaml").write_text(f"""\
 name: report-test
 entrants:
   - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
   - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
   - {{name: evil, command: {PY} evil.py}}
+  - {{name: crasher, command: {PY} crash.py}}
 players: 2
 target: 100
 sandbox: none
@@ -69,38 +73,39 @@ sandbox: none
     done = subprocess.run([*CLI, "tournament", "t.yaml", "-o", "out"], cwd=base,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith(f"report: {base / 'out' / 'report' / 'index.html'}")
+    assert [line for line in done.stdout.splitlines() if line != line.rstrip()] == []
+    assert "1 sets" not in done.stdout
+    assert sum(line.startswith("fault: ") and " crasher " in line
+               for line in done.stdout.splitlines()) == 1  # not once per match
     done = subprocess.run([*CLI, "report", "out"], cwd=base, capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     return base / "out"
 
 
-# -- the page's content, without a browser ------------------------------------------------------
+def data(folder: Path) -> dict[str, object]:
+    text = (folder / "report" / "data.js").read_text()
+    result = json.loads(text[len("window.CT_REPORT = "):-2])
+    assert isinstance(result, dict)
+    return result
 
 
-def test_the_report_has_every_match_and_escapes_bot_text(folder: Path) -> None:
-    page = (folder / "report" / "index.html").read_text()
+# -- the files, without a browser ----------------------------------------------------------------
+
+
+def test_every_match_has_its_page_and_no_page_copies_the_viewer(folder: Path) -> None:
     ids = [json.loads(line)["id"] for line in (folder / "results.jsonl").read_text().splitlines()]
-    assert len(ids) == 6
-    for match_id in ids:
-        assert f'href="games/{match_id}.html"' in page
-        assert (folder / "report" / "games" / f"{match_id}.html").is_file()
-    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert len(ids) == 12 and data(folder)["pages"] == "all"
+    viewer = (folder / "report" / "viewer.js").read_text()
     blobs = []
     for match_id in ids:
         replay = (folder / "report" / "games" / f"{match_id}.html").read_text()
-        assert '<script src="../viewer.js">' in replay
+        assert '<script src="../viewer.js">' in replay and viewer[:200] not in replay
         blobs.append(replay.split('id="ct-data">', 1)[1].split("</script>", 1)[0])
         assert 'href="../index.html"' in replay
-        assert len(replay) < 200_000
-    assert sum("thinking" in blob for blob in blobs) == 4  # the matches of the evil bot
+    assert sum("thinking" in blob for blob in blobs) == 6  # the matches of the evil bot
     assert not any("</" in blob or "<!--" in blob for blob in blobs)
-
-
-def test_a_match_page_does_not_copy_the_viewer(folder: Path) -> None:
-    viewer = (folder / "report" / "viewer.js").read_text()
-    some = next((folder / "report" / "games").glob("*.html")).read_text()
-    assert viewer[:200] not in some
 
 
 def test_report_command_refuses_a_folder_that_is_not_a_tournament(tmp_path: Path) -> None:
@@ -113,48 +118,35 @@ def test_report_command_refuses_a_folder_that_is_not_a_tournament(tmp_path: Path
         assert "Traceback" not in done.stderr
 
 
-def test_crosstable_is_points_per_hand_over_shared_matches() -> None:
-    def match(i: int, players: tuple[str, ...], totals: tuple[int, ...]) -> Match:
-        return Match(f"r1-g001-s0{i}", players, totals, (1, 2), 2, (), "r1-g001", (i, ""))
-
-    folder = Folder("t", ["a", "b", "c"], RatingConfig(),
-                    [match(1, ("a", "b"), (300, 100)), match(2, ("b", "a"), (200, 200))])
-    cells = crosstable(folder)
-    assert cells[("a", "b")] == (125.0, 75.0, 1, 2)
-    assert cells[("b", "a")] == (75.0, 125.0, 1, 2)
-    assert ("a", "c") not in cells
-    page = index_html(folder)
-    assert "+50.0" in page and "-50.0" in page
-
-
-def test_every_text_from_a_results_line_is_escaped() -> None:
-    evil = '<script>x</script>"'
-    m = Match("m1", (evil, "b"), (10, 0), (1, 2), 1,
-              ({"seat": 0, "hand": 1, "fault": evil, "detail": evil},), evil, (0, ""))
-    page = index_html(Folder(evil, [evil, "b"], RatingConfig(), [m],
-                             logs={"m1": {0: f"logs/m1/0-{evil}.stderr"}}))
-    assert "<script>" not in page
-    assert page.count("&lt;script&gt;") >= 5
-
-
-def test_verdicts_and_the_stopping_reason_are_shown() -> None:
-    m = Match("r1-g001-s01", ("a", "b"), (100, 50), (1, 2), 1, (), "r1-g001", (0, ""))
-    standings = {"standings": [{"rank": 1, "name": "a"}, {"rank": 2, "name": "b"}],
-                 "stopped": "settled",
-                 "pairs": [{"upper": "a", "lower": "b", "verdict": "stronger", "diff": 12.5,
-                            "low": 3.25, "high": None, "sets": 4}]}
-    page = index_html(Folder("t", ["a", "b"], RatingConfig(), [m], standings=standings))
-    assert "verdict vs next" in page
-    assert "stronger <span class=\"muted\">12.5 [3.2, ∞] pts/hand, 4 sets</span>" in page
-    assert "every adjacent pair has a verdict" in page
-
-
-def test_read_folder_skips_broken_lines(folder: Path, tmp_path: Path) -> None:
+def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
+                                                                 tmp_path: Path) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
-    with (copy / "results.jsonl").open("a") as f:
-        f.write('{"id": "x", "players": 3}\nnot json\n{"id": "half')
-    assert len(read_folder(copy).matches) == 6
+    shutil.rmtree(copy / "report" / "games")
+    server = subprocess.Popen([*CLI, "report", str(copy), "--serve", "--port", "0"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().startswith("report: ")
+        url = server.stdout.readline().split(" at ", 1)[1].split(" ", 1)[0]
+        base = url.rsplit("/report/", 1)[0]
+        log = next((copy / "logs").glob("*/*-evil.stderr")).relative_to(copy).as_posix()
+        with urllib.request.urlopen(f"{base}/{log}", timeout=30) as r:
+            assert r.headers["Content-Type"].startswith("text/plain")
+            assert b"<script>" in r.read()
+        match_id = next((copy / "games").glob("*.json")).stem
+        with urllib.request.urlopen(f"{base}/report/games/{match_id}.html", timeout=30) as r:
+            assert r.headers["Content-Type"].startswith("text/html")
+            assert b'id="ct-data"' in r.read()
+        with urllib.request.urlopen(f"{base}/report/data.js", timeout=30) as r:
+            assert r.read().endswith(b'(window.CT_REPORT.pages = "all");\n')
+        for hidden in ("/.deal-secret", "/%2Edeal-secret", "/games/../.ct-referee.json"):
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(f"{base}{hidden}", timeout=30)
+            assert info.value.code == 404
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 # -- in a real browser --------------------------------------------------------------------------
@@ -227,16 +219,23 @@ def assert_links_resolve(page: Path, links: Links) -> int:
 def test_the_report_renders_in_chromium_and_every_link_leads_somewhere(
         folder: Path, profile: Path) -> None:
     index = folder / "report" / "index.html"
-    links = parse(browse(profile, index, "--dump-dom"))
+    links = parse(browse(profile, index, "--dump-dom", "--allow-file-access-from-files",
+                         "--virtual-time-budget=10000"))
     text = " ".join(links.text)
-    for name in ("random", "greedy", "evil"):
+    for name in ("random", "greedy", "evil", "crasher"):
         assert name in text
-    assert "Standings" in text and "Crosstable" in text
-    assert assert_links_resolve(index, links) > 6 * 3
+    assert str(data(folder)["headline"]) in text
+    assert "Standings" in text and "Crosstable" in text and "What the columns mean" in text
+    assert "crasher left out: did not start" in text
+    assert "<img src=x" in text  # the evil bot's answer, as text
+    assert assert_links_resolve(index, links) > 12
     assert any(t.startswith("../logs/") for t in links.targets)
-    games = [t for t in links.targets if t.startswith("games/")]
-    assert len(set(games)) == 6
-    replay = index.parent / games[0]
+    assert any(t.startswith("../preflight/crasher") for t in links.targets)
+    games = {t.split("#")[0] for t in links.targets if t.startswith("games/")}
+    assert len(games) == 12  # the match list's first chunk was loaded
+    deep = [t for t in links.targets if t.startswith("games/") and "&turn=" in t]
+    assert deep, "no fault example links to its step"
+    replay = index.parent / games.pop()
     dom = browse(profile, replay, "--dump-dom")
     shown = parse(dom)
     assert 'class="seat' in dom, "the replay's script did not draw the table"
@@ -244,9 +243,137 @@ def test_the_report_renders_in_chromium_and_every_link_leads_somewhere(
     assert_links_resolve(replay, shown)
 
 
+DEEP = """(w, d, out, done) => {
+  out.where = d.getElementById("where").textContent;
+  out.action = d.querySelector(".action").textContent;
+  done();
+}"""
+
+
+def test_a_fault_links_to_its_step(folder: Path, profile: Path) -> None:
+    group = next(g for g in data(folder)["faults"] if g["name"] == "evil")  # type: ignore[attr-defined]
+    example = group["examples"][0]
+    assert example["log"].startswith("logs/") and "<script>" in example["tail"]
+    page = folder / "report" / "games" / f"{example['id']}.html"
+    got = measure(profile, page, f"hand={example['hand']}&turn={example['turn']}", (1000, 700),
+                  DEEP)
+    assert f"hand {example['hand']}/" in str(got["where"])
+    assert f"turn {example['turn']}/" in str(got["where"])
+    assert "evil faulted (garbled" in str(got["action"]), got
+
+
+REPORT_LAYOUT = """(w, d, out, done) => { w.setTimeout(() => {
+  const width = d.documentElement.clientWidth;
+  out.overflow = d.documentElement.scrollWidth - width;
+  const cut = [], overlaps = [];
+  d.querySelectorAll("td, th, h1, #headline, .group li, .tools").forEach((e) => {
+    const r = e.getBoundingClientRect();
+    if (r.width && (r.right > width + 0.5 || r.left < -0.5)) cut.push(e.textContent.slice(0, 40));
+  });
+  d.querySelectorAll("tr").forEach((tr) => {
+    const cells = Array.from(tr.children).filter((c) => c.getBoundingClientRect().width > 0);
+    for (let k = 1; k < cells.length; k++) {
+      if (cells[k].getBoundingClientRect().left < cells[k - 1].getBoundingClientRect().right - 0.5)
+        overlaps.push(cells[k].textContent.slice(0, 40));
+    }
+  });
+  out.cut = cut;
+  out.overlaps = overlaps;
+  const verdict = d.querySelector("#table tbody tr td:last-child").getBoundingClientRect();
+  out.verdict = verdict.width > 0 && verdict.right <= width + 0.5;
+  out.headline = d.getElementById("headline").textContent;
+  out.matches = d.querySelectorAll("#mtable tbody tr").length;
+  done();
+}, 500); }"""
+
+
+@pytest.mark.parametrize("size", [(1000, 700), (390, 844)])
+def test_the_report_fits_with_no_horizontal_scrolling(folder: Path, profile: Path,
+                                                      size: tuple[int, int]) -> None:
+    got = measure(profile, folder / "report" / "index.html", "", size, REPORT_LAYOUT)
+    assert got["overflow"] == 0, got
+    assert got["cut"] == [] and got["overlaps"] == [], got
+    assert got["verdict"] is True, got
+    assert got["headline"] == data(folder)["headline"] and got["matches"] == 12
+
+
+def large_ladder(out: Path, entrants: int, matches: int) -> None:
+    """An output folder of a ladder, written without bots: the journal and the standings."""
+    rng = random.Random(5)
+    names = [f"entrant-{k:05d}" for k in range(entrants)]
+    out.mkdir(parents=True)
+    (out / "tournament.yaml").write_text("name: big\nformat: ladder\nplayers: 4\n")
+    with (out / "results.jsonl").open("w") as f:
+        for m in range(matches):
+            base = rng.randrange(entrants - 4)
+            seats = names[base:base + 4]
+            totals = [rng.randrange(1100) for _ in seats]
+            ranks = [1 + sorted(totals, reverse=True).index(t) for t in totals]
+            faults = [{"seat": 2, "hand": 3, "fault": "timeout", "detail": "no answer"}] \
+                if m % 50 == 0 else []
+            f.write(json.dumps({"id": f"r{m // 100 + 1}-g{m % 100 + 1:03d}-s01",
+                                "players": seats, "totals": totals, "ranks": ranks,
+                                "faults": faults, "hands": 5}) + "\n")
+    rows = [{"rank": k + 1, "name": n, "mu": 40 - k / 100, "sigma": 1.0, "score": 37 - k / 100,
+             "matches": 8, "wins": 2, "mean_rank": 2.5, "points_per_hand": 100.0,
+             "faults": {"timeout": 0}, "p_above_next": 0.6} for k, n in enumerate(names)]
+    (out / "standings.json").write_text(json.dumps({"standings": rows, "stopped": "cap",
+                                                    "pairs": []}))
+
+
+BIG = """(w, d, out, done) => { w.setTimeout(() => {
+  const names = () => Array.from(d.querySelectorAll("#table tbody tr td:nth-child(2) a"))
+    .map((e) => e.textContent);
+  out.first = names().length;
+  const find = d.getElementById("find");
+  find.value = "entrant-01150";
+  find.dispatchEvent(new w.Event("input"));
+  w.setTimeout(() => {
+    out.found = names();
+    find.value = "";
+    find.dispatchEvent(new w.Event("input"));
+    w.setTimeout(() => {
+      d.querySelector("#pager button:last-child").click();
+      w.setTimeout(() => {
+        out.last = names();
+        d.querySelector("#table tbody tr td:nth-child(2) a").click();
+        w.setTimeout(() => {
+          out.one = d.getElementById("one").textContent;
+          d.querySelector("#mpager button:last-child").click();
+          w.setTimeout(() => {
+            out.matches = Array.from(d.querySelectorAll("#mtable tbody tr td:first-child"))
+              .map((e) => e.textContent);
+            out.overflow = d.documentElement.scrollWidth - d.documentElement.clientWidth;
+            done();
+          }, 300);
+        }, 300);
+      }, 300);
+    }, 300);
+  }, 300);
+}, 300); }"""
+
+
+def test_a_large_ladder_pages_its_rows_and_matches_and_finds_an_entrant(
+        tmp_path: Path, profile: Path) -> None:
+    out = tmp_path / "out"
+    large_ladder(out, 1200, 2100)
+    done = subprocess.run([*CLI, "report", str(out)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert len(list((out / "report" / "rows").glob("*.js"))) == 3
+    assert len(list((out / "report" / "matches").glob("*.js"))) == 3
+    got = measure(profile, out / "report" / "index.html", "", (1000, 700), BIG)
+    assert got["first"] == 100 and got["found"] == ["entrant-01150"], got
+    assert got["last"] == [f"entrant-{k:05d}" for k in range(1100, 1200)], got
+    assert "entrant-01100 against 6 opponents" in str(got["one"]), got
+    assert got["matches"] == [f"r21-g{k:03d}-s01" for k in range(51, 101)], got
+    assert got["overflow"] == 0
+
+
 def test_the_report_screenshot(folder: Path, profile: Path, tmp_path: Path) -> None:
     shot = tmp_path / "report.png"
-    browse(profile, folder / "report" / "index.html", f"--screenshot={shot}")
+    browse(profile, folder / "report" / "index.html", f"--screenshot={shot}",
+           "--virtual-time-budget=5000")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
 
 
@@ -302,6 +429,13 @@ LAYOUT = """(w, d, out, done) => {
     if (r.right > d.documentElement.clientWidth + 0.5 || r.left < -0.5) clipped.push(e.textContent);
   });
   out.clipped = clipped;
+  const side = box("aside"), covered = [];
+  d.querySelectorAll(".seat .card, .seat .pts, .center .card").forEach((e) => {
+    const r = e.getBoundingClientRect();
+    if (!(r.right <= side.left || r.left >= side.right || r.bottom <= side.top
+          || r.top >= side.bottom)) covered.push(e.title || e.textContent);
+  });
+  out.covered = covered;
   const a = box(".action"), o = d.querySelector(".over") && box(".over");
   out.over = !!o;
   out.covers = !!o && !(o.top >= a.bottom || o.bottom <= a.top
@@ -312,16 +446,36 @@ LAYOUT = """(w, d, out, done) => {
 }"""
 
 
-@pytest.mark.parametrize("size", [(1000, 700), (390, 844)])
+@pytest.mark.parametrize("size", [(1000, 700), (1100, 700), (390, 844)])
 def test_the_replay_page_fits_and_the_hand_over_box_covers_nothing(
         folder: Path, profile: Path, size: tuple[int, int]) -> None:
     page, record = replay_page(folder, faulted=False)
     last = sum(1 + len(h["turns"]) for h in record["hands"]) - 1
     got = measure(profile, page, f"step={last}&view=all", size, LAYOUT)
     assert got["overflow"] == 0, got
-    assert got["clipped"] == [], got
+    assert got["clipped"] == [] and got["covered"] == [], got
     assert got["over"] is True and got["covers"] is False, got
     assert got["ten"] is False, got
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_the_scores_lie_over_no_seat_at_1000_and_1100_px(tmp_path: Path, profile: Path,
+                                                          players: int) -> None:
+    bots = [f"{PY} {ROOT}/bots/random_bot.py --seed {k}" for k in range(players)]
+    done = subprocess.run([*CLI, "play", *bots, "--seed", "5", "--target", "100", "-q",
+                           "--sandbox", "none", "--record", str(tmp_path / "g.json")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([*CLI, "replay", str(tmp_path / "g.json"), "--html",
+                           str(tmp_path / "g.html")], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    for width in (1000, 1100):
+        for step in (0, 1):  # every seat holds its whole hand
+            got = measure(profile, tmp_path / "g.html", f"step={step}&view=all", (width, 700),
+                          LAYOUT)
+            assert got["overflow"] == 0 and got["clipped"] == [], (width, step, got)
+            assert got["covered"] == [], (width, step, got)
 
 
 AUTOPLAY = """(w, d, out, done) => {

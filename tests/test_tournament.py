@@ -549,8 +549,8 @@ def test_an_entrant_that_cannot_start_is_left_out_with_its_stderr(tmp_path: Path
     assert [row["name"] for row in doc["standings"]][-1] == "third"
     assert doc["left_out"]["third"].startswith("did not start in the pre-flight: startup")
     assert doc["standings"][-1]["left_out"] == doc["left_out"]["third"]
-    page = (out / "report" / "index.html").read_text()
-    assert 'href="../preflight/third.stderr"' in page
+    page = (out / "report" / "data.js").read_text()
+    assert '"third":"preflight/third.stderr"' in page
     assert "boom: no model file" in (out / "preflight" / "third.stderr").read_text()
 
 
@@ -589,7 +589,7 @@ def test_max_faults_disqualifies_and_the_fallback_plays_on(tmp_path: Path) -> No
     row = next(r for r in json.loads((out / "standings.json").read_text())["standings"]
                if r["name"] == "third")
     assert row["disqualified"].startswith("after 2 faults (max_faults 2), the last in r1-")
-    assert "disqualified" in (out / "report" / "index.html").read_text()
+    assert "disqualified" in (out / "report" / "data.js").read_text()
 
 
 @pytest.mark.process
@@ -603,10 +603,12 @@ def test_the_report_is_written_as_matches_end(tmp_path: Path) -> None:
     config = load_config(small_config(tmp_path), output=tmp_path / "out")
     outcome = run(config, reporter=StopAfterOne(), stop=stop, pages=Refresher)
     assert not outcome.finished and outcome.done == 1
-    page = (tmp_path / "out" / "report" / "index.html").read_text()
-    assert "provisional" in page and "1 match finished" in page
-    assert "standings.csv" not in page  # not written yet: no link that leads nowhere
+    assert (tmp_path / "out" / "report" / "index.html").is_file()
+    text = (tmp_path / "out" / "report" / "data.js").read_text()
+    page = json.loads(text[len("window.CT_REPORT = "):-2])
+    assert page["final"] is False and page["matches"] == 1
+    assert "provisional" in page["headline"]
+    assert "standings.csv" not in page["files"]  # not written yet: no link that leads nowhere
     (match_id,) = [json.loads(x)["id"] for x in
                    (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
-    assert f'href="games/{match_id}.html"' in page
-    assert (tmp_path / "out" / "report" / "games" / f"{match_id}.html").is_file()
+    assert match_id in (tmp_path / "out" / "report" / "matches" / "0.js").read_text()

@@ -30,6 +30,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -111,15 +112,48 @@ def resolve_command(command: str | Sequence[str], workdir: Path | str | None = N
     return argv
 
 
+INTERPRETERS = {".py": "python3", ".js": "node", ".mjs": "node", ".cjs": "node",
+                ".ts": "npx tsx", ".rb": "ruby", ".pl": "perl", ".sh": "sh", ".bash": "bash",
+                ".jar": "java -jar", ".lua": "lua", ".php": "php", ".R": "Rscript",
+                ".jl": "julia", ".exs": "elixir", ".dart": "dart run", ".hs": "runghc",
+                ".tcl": "tclsh"}
+"""The interpreter a script of each ending is run with, when its first line does not say."""
+
+
+def interpreter(path: Path) -> str:
+    """The command that runs the script ``path``: its ``#!`` line's (``/usr/bin/env perl``:
+    ``perl``), else the one of its ending (:data:`INTERPRETERS`), else ``python3``."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(200).decode("utf-8", "replace").strip()
+    except OSError:
+        first = ""
+    if first.startswith("#!"):
+        words = first[2:].split()
+        if words and Path(words[0]).name == "env" and len(words) > 1:
+            words = [w for w in words[1:] if not w.startswith("-")]
+        if words:
+            return " ".join([Path(words[0]).name, *words[1:]])
+    return INTERPRETERS.get(path.suffix, "python3")
+
+
 def _not_found(prog: str, workdir: Path) -> str:
     path = workdir / prog
     if path.is_file() and not os.access(path, os.X_OK):
-        how = (f"run it with its interpreter (python3 {prog}, say)"
-               if prog.endswith(SCRIPT_SUFFIXES) else f"chmod +x {prog}")
+        how = (f"run it with its interpreter ({interpreter(path)} {prog}, say)"
+               if prog.endswith(SCRIPT_SUFFIXES) or interpreter(path) != "python3"
+               else f"chmod +x {prog}")
         return f"{prog!r} is in {str(workdir)!r} but not executable: {how}"
     if "/" not in prog and path.is_file():
         return (f"{prog!r} is not on PATH, but a file of that name is in {str(workdir)!r}: "
                 f"write ./{prog}, or run it with its interpreter")
+    if "/" not in prog:
+        for venv in (Path(sys.executable).parent, workdir / ".venv" / "bin"):
+            found = venv / prog
+            if found.is_file() and os.access(found, os.X_OK):
+                return (f"{prog!r} not found or not executable on PATH, but it is in a "
+                        f"virtual environment: write {found} (or activate it: "
+                        f". {venv}/activate)")
     where = f"in {str(workdir)!r}" if "/" in prog else "on PATH"
     return f"{prog!r} not found or not executable {where}"
 

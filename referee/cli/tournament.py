@@ -98,12 +98,26 @@ def _verdict(pair: Pair | None) -> str:
         return ""
     if pair.diff is None:
         return f"{pair.verdict} (never met)"
-    return f"{pair.verdict} {pair.diff:+.1f}/h, {pair.sets} sets"
+    return f"{pair.verdict} {pair.diff:+.1f}/h, {pair.sets} set{'' if pair.sets == 1 else 's'}"
+
+
+_BENCHED_NOTE = " (the same in each of its matches: shown once)"
 
 
 def _fault_line(spec: MatchSpec, name: str, fault: FaultDict) -> str:
     return (f"fault: {spec.id} {escape_controls(name)} (seat {fault['seat']}) {fault['fault']} "
             f"in hand {fault['hand']}: {escape_controls(fault['detail'])}")
+
+
+def _benched_again(shown: set[str], name: str, fault: FaultDict) -> bool:
+    """Whether this is a benched seat's fault (no process: left out, disqualified) of an
+    entrant whose first one was already shown: the same line in each of its matches."""
+    if not str(fault["detail"]).startswith(BENCHED):
+        return False
+    if name in shown:
+        return True
+    shown.add(name)
+    return False
 
 
 def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -> str:
@@ -138,6 +152,7 @@ class PlainReporter(Reporter):
     def __init__(self, console: Console, *, where: str | None = None) -> None:
         self.console, self.where = console, where
         self.logs: Path | None = None
+        self.benched: set[str] = set()
         self.total = self.kept = self.shown = 0
         self.t0 = time.monotonic()
 
@@ -154,7 +169,10 @@ class PlainReporter(Reporter):
         self._print(f"warning: {message}")
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
-        self._print(_fault_line(spec, name, fault) + _log_note(self.logs, spec, name, fault))
+        if _benched_again(self.benched, name, fault):
+            return
+        self._print(_fault_line(spec, name, fault) + _log_note(self.logs, spec, name, fault)
+                    + _BENCHED_NOTE * str(fault["detail"]).startswith(BENCHED))
 
     def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         total = max(self.total, done, 1)
@@ -177,6 +195,7 @@ class LiveReporter(Reporter):
     def __init__(self, console: Console, *, where: str | None = None) -> None:
         self.console, self.where = console, where
         self.logs: Path | None = None
+        self.benched: set[str] = set()
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console)
@@ -198,8 +217,12 @@ class LiveReporter(Reporter):
         self.console.print(Text(f"warning: {message}", style="yellow"))
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
+        if _benched_again(self.benched, name, fault):
+            return
         self.console.print(Text(_fault_line(spec, name, fault)
-                                + _log_note(self.logs, spec, name, fault), style="yellow"))
+                                + _log_note(self.logs, spec, name, fault)
+                                + _BENCHED_NOTE * str(fault["detail"]).startswith(BENCHED),
+                                style="yellow"))
 
     def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         assert self.task is not None and self.live is not None
@@ -321,6 +344,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     except TournamentError as e:
         err.print(Text(f"error: {e}"), soft_wrap=True)
         err.print(Text(f"fix it, then resume with: {shlex.join(resume)}"), soft_wrap=True)
+        if (cfg.output / "report" / "index.html").is_file():
+            err.print(Text(f"report: {(cfg.output / 'report' / 'index.html').absolute()}"),
+                      soft_wrap=True)
         sys.exit(1)
     except OSError as e:  # the output folder cannot be written (missing, read-only, disk full)
         where = f" {e.filename}" if e.filename else ""
@@ -331,9 +357,11 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     finally:
         if isinstance(reporter, LiveReporter):
             reporter.close()
+    report_path = (cfg.output / "report" / "index.html").absolute()
     if outcome.standings is None:
         err.print(Text(f"interrupted: {outcome.done} of {outcome.total} matches played and kept "
                        f"in {cfg.output}; resume with: {shlex.join(resume)}"), soft_wrap=True)
+        err.print(Text(f"report: {report_path}"), soft_wrap=True)
         sys.exit(130)
     rule = cfg.stop or Stop()
     caption = (f"P>next: TrueSkill's probability, a description only (no error control). "
@@ -350,6 +378,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         console.print(Text(f"{q.upper} vs {q.lower}: {_verdict(q)}"), soft_wrap=True)
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
+    console.print(Text(f"report: {report_path}"), soft_wrap=True)
     if stdout.closed_pipe:
         err.print(Text(f"note: the output stopped being read (a closed pipe); the tournament "
                        f"played on to the end: standings in {cfg.output}"), soft_wrap=True)

@@ -15,6 +15,7 @@ answer is judged by the rules engine, exactly as a match judges it. Rendering is
 from __future__ import annotations
 
 import random
+import re
 import signal
 import statistics
 import tempfile
@@ -48,6 +49,14 @@ HINT_NEWLINE = "end every line with a newline (\\n), and flush"
 HINT_READY = "print `ready <name>` after reading `chinese-ten 1`, and flush"
 HINT_STDERR = "log to stderr instead: stdout carries answers only (and `info ...` lines)"
 HINT_NOT_HELD = "you played a card not in your hand"
+HINT_DEBUG = ("that is a debug line on stdout, read as your answer: write it to stderr (kept in "
+              "the logs), or begin it with `info ` (a comment the replay shows)")
+_DEBUG = re.compile(r"^\W*(debug|dbg|log|trace|warn(ing)?|error|note)\b", re.IGNORECASE)
+
+
+def _garbled_hint(text: str, hint: str) -> str:
+    """``hint``, or :data:`HINT_DEBUG` for an answer that looks like a debug line."""
+    return HINT_DEBUG if _DEBUG.match(text) else hint
 HINT_CASE = "write cards as Ts/Ah (rank A 2-9 T J Q K, then suit c d h s in lower case)"
 HINT_QUIT = "exit when you read `quit` (and at the end of input)"
 HINT_AFTER_END = "keep reading after `end`: another `match` line may follow"
@@ -285,7 +294,9 @@ class _BotChecker:
                               hint=HINT_READY)
             if err.code in _TIMED_OUT:
                 late = bot.drain(QUIT_GRACE_MS, quit=True)
-                step.received = late.strip() or f"nothing within {ms:.0f} ms"
+                step.received = f"nothing within {ms:.0f} ms"
+                if late.strip():  # not as if on time: it came out only when asked to quit
+                    step.received += f"; {late.strip().splitlines()[0]!r} came out at `quit`"
                 if late.startswith("ready"):
                     step.hint = HINT_FLUSH if "\n" in late else HINT_NEWLINE
             else:
@@ -565,6 +576,7 @@ class _BotChecker:
             hint = "answer one of the cards listed after `from`, alone"
             if len(answer.line.split()) > 2:
                 hint = f"{hint}; {HINT_STDERR}"
+            hint = _garbled_hint(answer.line, hint)
             raise _Failed(StepResult(
                 "", FAIL, sent=line, received=answer.line, note=str(err), hint=hint,
                 expected="one of the cards after `from`"),
@@ -586,8 +598,8 @@ def _judge_go(hand: Hand, line: str, text: str) -> Move:
         move = protocol.parse_move(text)
     except protocol.GarbledError as err:
         cardlike = all(len(t) in (2, 3) for t in text.split()) and 0 < len(text.split()) <= 2
-        hint = ("write cards as rank then suit, e.g. `8c 2d`" if cardlike else
-                f"answer with the move alone on its line; {HINT_STDERR}")
+        hint = _garbled_hint(text, "write cards as rank then suit, e.g. `8c 2d`" if cardlike
+                             else f"answer with the move alone on its line; {HINT_STDERR}")
         raise _Failed(StepResult("", FAIL, sent=line, received=text, expected=expected,
                                  note=str(err), hint=hint), Fault.GARBLED) from None
     try:

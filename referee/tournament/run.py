@@ -414,17 +414,26 @@ def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
 
 class Pages(Protocol):
     """Keeps pages current as a tournament runs (the report: :class:`referee.web.report.Refresher`
-    is one); the tournament layer knows them only by these two calls."""
+    is one); the tournament layer knows them only by these two calls, both made on the
+    coordinator's thread. The coordinator does no more for them than hand over what it has: an
+    implementation returns within microseconds and does its work on a thread of its own."""
 
-    def match_done(self, match_id: str, record: RecordDict | None = None) -> None:
-        """A match was saved."""
+    def match_done(self, line: dict[str, Any], table: Standings) -> None:
+        """A match was saved. ``line``: its ``results.jsonl`` line, as just appended (``id``,
+        ``players``, ``totals``, ``ranks``, ``faults``, ``hands``, ``record``: the game
+        record's path in the output folder; read it, do not change it). ``table``: the running
+        standings over the finished prefix of the schedule; :meth:`Standings.standings` may be
+        called here, on this thread, at most every few seconds (about 25 µs an entrant:
+        ``bench/report.py``), never from another thread; the object may be kept for
+        :meth:`finish`."""
 
     def finish(self) -> None:
-        """The run is over (finished, stopped or failed)."""
+        """The run is over (finished, stopped or failed), the standings files written if it
+        finished; called on the coordinator's thread, which waits for the last write."""
 
 
 class _NoPages:
-    def match_done(self, match_id: str, record: RecordDict | None = None) -> None:
+    def match_done(self, line: dict[str, Any], table: Standings) -> None:
         pass
 
     def finish(self) -> None:
@@ -710,7 +719,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         for i in limit.count(spec.id, spec.seats, record["faults"]):
             reporter.warn(f"{names[i]} is disqualified {limit.disqualified[i]}: the referee's "
                           f"fallback plays its seat in the matches still to start")
-        refresher.match_done(spec.id, record)
+        refresher.match_done(line, course.table)
 
     def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
         reporter.fault(job.spec, name, fault)

@@ -1,66 +1,418 @@
-"""What the report shows, as data: the finished matches and the folder's standings (read by
-:func:`referee.web.report.read_folder`, drawn by :mod:`referee.web.report_page`)."""
+"""What the report shows, as data, built incrementally from journal lines (no I/O).
+
+:class:`Summary` takes each ``results.jsonl`` line once (:meth:`Summary.add`, a few microseconds)
+and keeps only bounded aggregates: per entrant its counts, per pair of entrants that met their
+points, hands and wins, per entrant and fault kind a count and the first few examples, and every
+match as a compact row (written out in chunks of :data:`CHUNK`). :func:`page_data` turns it, with
+the standings, into the page's data (``report/data.js``), whose size grows with the entrants
+shown, not with the matches.
+"""
 
 from __future__ import annotations
 
+import itertools
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.records.match_id import MatchId
-from referee.tournament.ratings import RatingConfig
+__all__ = ["CHUNK", "CROSS_TOP", "EXAMPLES", "FaultGroup", "Summary", "headline", "order_note",
+           "page_data"]
 
-__all__ = ["Folder", "Match"]
+CHUNK = 1000
+"""Matches per file of the match list (``report/matches/<k>.js``)."""
+EXAMPLES = 3
+"""Examples kept per entrant and fault kind (with a link to the step and the stderr)."""
+CROSS_TOP = 12
+"""The crosstable's entrants embedded in the index (the top of the standings)."""
+ROWS_FILE = 500
+"""Standings rows per file (``report/rows/<k>.js``); the first file's are in the index too."""
+FAULT_GROUPS = 60
+"""Fault groups in the index (the first in standings order); every entrant's are in its file
+of details (``report/entrant/<k>.js``) once the run ends."""
+SWAPS_NAMED = 5
+"""Pairs named in the note on the order (then a count)."""
+DETAIL_CHARS = 300
+"""A fault's detail is cut to this many characters in the page's data."""
+BENCHED = ("disqualified: ", "left out: ")
+"""How the detail of a benched seat's startup fault starts (no process: the fallback plays)."""
 
 
-@dataclass(frozen=True)
-class Match:
-    """One finished match, as the report needs it (a ``results.jsonl`` line)."""
-
-    id: str
-    players: tuple[str, ...]
-    totals: tuple[int, ...]
-    ranks: tuple[int, ...]
-    hands: int
-    faults: tuple[dict[str, Any], ...]
-    set: str
-    """The duplicate set: the matches dealt the same cards (a group's seatings in one round)."""
-    order: tuple[int, str]
-    """Where it sits in the schedule (matches are rated in this order)."""
-
-    @classmethod
-    def from_json(cls, line: dict[str, Any], position: int) -> Match:
-        """From a ``results.jsonl`` line.
-
-        :raises KeyError, TypeError, ValueError: if a field is missing or malformed.
-        """
-        match_id = str(line["id"])
-        players = tuple(str(p) for p in line["players"])
-        totals = tuple(int(t) for t in line["totals"])
-        ranks = tuple(int(r) for r in line["ranks"])
-        if not len(players) == len(totals) == len(ranks):
-            raise ValueError("players, totals and ranks differ in length")
-        faults = tuple(dict(f) for f in line.get("faults") or ())
-        default_set = MatchId.parse(match_id).set if MatchId.is_one(match_id) else match_id
-        index = line.get("index")
-        order = (index, match_id) if isinstance(index, int) else (-1, match_id)
-        return cls(match_id, players, totals, ranks, int(line.get("hands", 0)), faults,
-                   str(line.get("set", default_set)), order)
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+"""A match id the report takes: it names files (``games/<id>.json``, ``report/games/<id>.html``),
+so nothing that could leave their folder."""
 
 
 @dataclass
-class Folder:
-    """Everything the report shows, read from an output folder."""
+class FaultGroup:
+    """The faults of one entrant of one kind."""
 
     name: str
-    entrants: list[str]
-    rating: RatingConfig
-    matches: list[Match]
-    """Finished matches, in schedule order."""
-    standings: dict[str, Any] | None = None
-    """``standings.json``, once written (the final table)."""
-    logs: dict[str, dict[int, str]] = field(default_factory=dict)
-    """Per match id, per seat: the stderr log's path relative to the output folder."""
-    pages: set[str] = field(default_factory=set)
-    """Match ids whose replay page exists (the others link to their record)."""
-    preflight: dict[str, str] = field(default_factory=dict)
-    """Per entrant, its pre-flight stderr log, relative to the output folder."""
+    kind: str
+    count: int = 0
+    benched: int = 0
+    """How many are a benched seat's (left out, disqualified: no process ran)."""
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    """The first :data:`EXAMPLES`: ``id``, ``seat``, ``hand``, ``detail`` (cut)."""
+
+
+@dataclass
+class _Pair:
+    points: int = 0
+    other: int = 0
+    hands: int = 0
+    matches: int = 0
+    wins: int = 0
+    losses: int = 0
+
+
+class Summary:
+    """The aggregates of a tournament's journal, fed one line at a time (in any order: every
+    figure here is a sum)."""
+
+    def __init__(self) -> None:
+        self.matches: list[list[Any]] = []
+        """Per match not yet in a full chunk (:meth:`take_chunk`), in the order added:
+        ``[id, players, totals, ranks, hands, faults]`` (``faults``: ``[seat, kind, hand,
+        benched]`` each, ``benched`` 1 for a seat with no process: left out or
+        disqualified)."""
+        self.count = 0
+        """Matches added."""
+        self.chunked = 0
+        """Full chunks taken (:meth:`take_chunk`)."""
+        self.seen: set[str] = set()
+        """The ids checked for repeats (a journal read again); only while :attr:`remember`."""
+        self.remember = True
+        self.pairs: dict[str, dict[str, _Pair]] = {}
+        """Per entrant, per entrant it met: their sums over the matches both played."""
+        self.faults: dict[tuple[str, str], FaultGroup] = {}
+        self.names: dict[str, None] = {}
+        """Every entrant that played, in order of appearance."""
+
+    def add(self, line: dict[str, Any]) -> bool:
+        """Takes one journal line; ``False`` (and nothing kept) for a malformed or repeated one.
+        """
+        try:
+            match_id = str(line["id"])
+            players = [str(p) for p in line["players"]]
+            totals = [int(t) for t in line["totals"]]
+            ranks = [int(r) for r in line["ranks"]]
+            hands = int(line.get("hands") or 0)
+            faults = [f for f in line.get("faults") or () if isinstance(f, dict)]
+        except (KeyError, TypeError, ValueError):
+            return False
+        if not len(players) == len(totals) == len(ranks) or match_id in self.seen \
+                or not _SAFE_ID.fullmatch(match_id):
+            return False
+        if self.remember:
+            self.seen.add(match_id)
+        self.count += 1
+        for name in players:
+            self.names.setdefault(name, None)
+        compact = []
+        for f in faults:
+            seat, kind, hand = f.get("seat"), str(f.get("fault", "?")), f.get("hand")
+            if not isinstance(seat, int) or not 0 <= seat < len(players):
+                continue
+            hand = hand if isinstance(hand, int) else 0
+            detail = str(f.get("detail", ""))
+            compact.append([seat, kind, hand, 1 if detail.startswith(BENCHED) else 0])
+            group = self.faults.get((players[seat], kind))
+            if group is None:
+                group = self.faults[(players[seat], kind)] = FaultGroup(players[seat], kind)
+            group.count += 1
+            if detail.startswith(BENCHED):
+                group.benched += 1
+            if len(group.examples) < EXAMPLES:
+                group.examples.append({"id": match_id, "seat": seat, "name": players[seat],
+                                       "hand": hand,
+                                       "detail": detail[:DETAIL_CHARS]})
+        self.matches.append([match_id, players, totals, ranks, hands, compact])
+        for i, a in enumerate(players):
+            met = self.pairs.get(a)
+            if met is None:
+                met = self.pairs[a] = {}
+            for j, b in enumerate(players):
+                if i != j:
+                    pair = met.get(b)
+                    if pair is None:
+                        pair = met[b] = _Pair()
+                    pair.points += totals[i]
+                    pair.other += totals[j]
+                    pair.hands += hands
+                    pair.matches += 1
+                    pair.wins += ranks[i] < ranks[j]
+                    pair.losses += ranks[i] > ranks[j]
+        return True
+
+    def take_chunk(self) -> tuple[int, list[list[Any]]] | None:
+        """The next full chunk of :data:`CHUNK` matches, forgotten here (its number and rows),
+        ``None`` until there is one: memory holds at most one chunk of matches."""
+        if len(self.matches) < CHUNK:
+            return None
+        rows, self.matches = self.matches[:CHUNK], self.matches[CHUNK:]
+        self.chunked += 1
+        return self.chunked - 1, rows
+
+    def cell(self, a: str, b: str) -> list[Any] | None:
+        """``a`` against ``b``: ``[wins, losses, matches, a's points per hand, b's]`` (a win:
+        ``a`` ranked above ``b`` in a match both played), ``None`` if they never met."""
+        pair = self.pairs.get(a, {}).get(b)
+        return None if pair is None else _cell(pair)
+
+    def opponents(self, name: str) -> list[list[Any]]:
+        """Every entrant ``name`` met, with :meth:`cell` after the name."""
+        return [[b, *_cell(pair)] for b, pair in self.pairs.get(name, {}).items()]
+
+    def groups_by_name(self) -> dict[str, list[FaultGroup]]:
+        """The fault groups of each entrant that faulted."""
+        found: dict[str, list[FaultGroup]] = {}
+        for group in self.faults.values():
+            found.setdefault(group.name, []).append(group)
+        return found
+
+
+def _cell(pair: _Pair) -> list[Any]:
+    hands = max(pair.hands, 1)
+    return [pair.wins, pair.losses, pair.matches, round(pair.points / hands, 1),
+            round(pair.other / hands, 1)]
+
+
+# -- the page's data ---------------------------------------------------------------------------
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _r(value: Any, places: int = 2) -> float | None:
+    x = _num(value)
+    return None if x is None else round(x, places)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def _pair_text(pair: dict[str, Any]) -> str:
+    """A verdict in words: ``stronger by 5.6 ± 2.1 points a hand (3 sets)``."""
+    verdict = str(pair.get("verdict", ""))
+    diff, low, high = _num(pair.get("diff")), _num(pair.get("low")), _num(pair.get("high"))
+    sets = pair.get("sets")
+    if diff is None:
+        return f"{verdict} (never met)"
+    if low is not None and high is not None:
+        size = f"{diff:+.1f} ± {(high - low) / 2:.1f}"
+    elif low is not None:
+        size = f"{diff:+.1f} (at least {low:+.1f})"
+    elif high is not None:
+        size = f"{diff:+.1f} (at most {high:+.1f})"
+    else:
+        size = f"{diff:+.1f} (no bound yet)"
+    tail = f", {_count(sets, 'set')}" if isinstance(sets, int) and not isinstance(sets, bool) \
+        else ""
+    return f"{verdict} {size} pts/hand{tail}"
+
+
+def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: int, *,
+             final: bool, stopped: str | None, questions: list[dict[str, Any]] | None = None,
+             left_out: dict[str, str] | None = None) -> str:
+    """Who won and how sure, in one sentence."""
+    left_out = left_out or {}
+    played = _count(matches, "match", "matches")
+    if not matches or not rows:
+        return "no match finished yet"
+    if questions:
+        cand = str(questions[0].get("upper", "?"))
+        words = {"stronger": "stronger than", "tie": "tied with", "open": "still open against"}
+        parts = []
+        for q in questions:
+            verdict, other = str(q.get("verdict", "open")), str(q.get("lower", "?"))
+            diff = _num(q.get("diff"))
+            size = f" ({diff:+.1f} pts/hand)" if diff is not None else ""
+            parts.append(f"{words.get(verdict, verdict)} {other}{size}")
+        return f"{cand}: " + "; ".join(parts) + f", after {played}"
+    top = str(rows[0].get("name", "?"))
+    if len(rows) < 2:
+        return f"{top} is the only entrant, after {played}"
+    second = str(rows[1].get("name", "?"))
+    pair = next((p for p in pairs if p.get("upper") == top), None)
+    if not final:
+        return f"{top} leads {second} after {played} (provisional: the run is not over)"
+    if pair is None or second in left_out:
+        return f"{top} is first after {played}"
+    verdict = str(pair.get("verdict"))
+    diff, low, high = _num(pair.get("diff")), _num(pair.get("low")), _num(pair.get("high"))
+    when = "decided after" if stopped == "settled" else "after"
+    if verdict == "stronger" and diff is not None:
+        sure = (f" ± {(high - low) / 2:.1f}" if low is not None and high is not None
+                else f" (at least {low:.1f})" if low is not None else "")
+        return (f"{top} wins: stronger than {second} by {diff:.1f}{sure} points a hand, "
+                f"{when} {played}")
+    if verdict == "tie":
+        return f"{top} and {second} tie (within the margin), {when} {played}"
+    ahead = ""
+    if diff is not None:
+        lead, trail = (top, second) if diff >= 0 else (second, top)
+        ahead = f"; so far {lead} scores {abs(diff):.1f} points a hand more than {trail}"
+    return f"not settled: {top} and {second} open after {played}{ahead}"
+
+
+def order_note(rows: list[dict[str, Any]]) -> str | None:
+    """One sentence on why a row sits above one with a higher ``mu - 3 sigma`` (the evidence
+    decided the pair the other way), or ``None`` when the order is plain ``mu - 3 sigma``."""
+    swapped = []
+    for upper, lower in itertools.pairwise(rows):
+        a, b = _num(upper.get("score")), _num(lower.get("score"))
+        if a is not None and b is not None and a < b - 1e-9 and not lower.get("left_out"):
+            swapped.append(f"{upper.get('name')} above {lower.get('name')}")
+    if not swapped:
+        return None
+    more = f" and {len(swapped) - SWAPS_NAMED} more" if len(swapped) > SWAPS_NAMED else ""
+    return ("Rows are in the order of mu−3σ, except where the duplicate evidence decided a pair "
+            "the other way (the lower one scored decidedly more points a hand): "
+            + ", ".join(swapped[:SWAPS_NAMED]) + more + ".")
+
+
+COLUMNS = ["rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
+           "points_per_hand", "faults", "p_above_next", "verdict", "flags"]
+"""The fields of a standings row in the page's data (one array per row, in this order)."""
+
+
+def _row(k: int, row: dict[str, Any], pair: dict[str, Any] | None,
+         left_out: dict[str, str]) -> list[Any]:
+    name = str(row.get("name", "?"))
+    faults = row.get("faults")
+    nfaults = sum(v for v in faults.values() if isinstance(v, int) and not isinstance(v, bool)
+                  ) if isinstance(faults, dict) else 0
+    flags = []
+    if row.get("left_out") or name in left_out:
+        flags.append("left out")
+    if row.get("disqualified"):
+        flags.append("disqualified")
+    audit = row.get("audit")
+    if isinstance(audit, dict) and audit.get("flag"):
+        flags.append("audit")
+    verdict: list[Any] | str = ""
+    if "left out" in flags:
+        verdict = "left out"
+    elif pair is not None:
+        sets = pair.get("sets")
+        verdict = [str(pair.get("verdict", "")), _r(pair.get("diff"), 1), _r(pair.get("low"), 1),
+                   _r(pair.get("high"), 1), sets if isinstance(sets, int) else None]
+    rank = row.get("rank")
+    return [rank if isinstance(rank, int) else k + 1, name, _r(row.get("mu")),
+            _r(row.get("sigma")), _r(row.get("score")), row.get("matches"), row.get("wins"),
+            _r(row.get("mean_rank")), _r(row.get("points_per_hand"), 1), nfaults,
+            _r(row.get("p_above_next"), 3), verdict, ",".join(flags)]
+
+
+def standings_rows(rows: list[dict[str, Any]], pairs: list[dict[str, Any]],
+                   left_out: dict[str, str]) -> list[list[Any]]:
+    """The standings as the page's rows (:data:`COLUMNS`), each with its verdict on the next."""
+    by_upper = {str(p.get("upper")): p for p in pairs}
+    return [_row(k, r, by_upper.get(str(r.get("name"))), left_out) for k, r in enumerate(rows)]
+
+
+def group_data(group: FaultGroup, examples: dict[str, Any]) -> dict[str, Any]:
+    """A fault group as the page's data; ``examples`` adds to each example what its replay
+    page says (``turn``, ``log``, ``tail``), by ``<match id>/<seat>``."""
+    items = [ex | examples.get(f"{ex['id']}/{ex['seat']}", {}) for ex in group.examples]
+    return {"name": group.name, "kind": group.kind, "count": group.count,
+            "benched": group.benched, "examples": items}
+
+
+SETTINGS_KEYS = ("format", "players", "seatings", "rounds", "target", "variant", "max_matches",
+                 "concurrency", "max_faults", "preflight")
+
+
+def settings(config: dict[str, Any] | None, standings: dict[str, Any] | None) -> list[str]:
+    """The format and the stop settings, as ``key: value`` texts."""
+    out = []
+    config = config or {}
+    for key in SETTINGS_KEYS:
+        value = config.get(key)
+        if value is not None and not isinstance(value, dict | list):
+            out.append(f"{key.replace('_', ' ')}: {value}")
+    stop = config.get("stop")
+    if isinstance(stop, dict):
+        conf, margin = _num(stop.get("confidence")), _num(stop.get("margin"))
+        out.append(f"stop: when every adjacent pair is decided at confidence "
+                   f"{conf if conf is not None else '?':g}"
+                   f"{'' if not margin else f', ties within {margin:g} points a hand'}")
+    elif stop is not None and not isinstance(stop, list):
+        out.append(f"stop: {stop}")
+    else:
+        out.append("stop: none (every planned match is played; verdicts at confidence 0.95)")
+    rating = (standings or {}).get("rating") or config.get("rating")
+    if isinstance(rating, dict) and _num(rating.get("mu")) is not None:
+        sigma = _num(rating.get("sigma")) or 0
+        out.append(f"rating: TrueSkill mu {rating['mu']:g}, sigma {sigma:g}")
+    return out
+
+
+STOPPED = {"settled": "stopped early: every adjacent pair has a verdict",
+           "cap": "stopped at the match cap, some pairs still open",
+           "complete": "every planned match played"}
+"""What ``standings.json``'s ``stopped`` means, in words."""
+
+
+def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
+              standings: dict[str, Any] | None, config: dict[str, Any] | None,
+              preflight: dict[str, str], chart: dict[str, Any] | None = None,
+              pages: list[str] | str = "none", files: tuple[str, ...] = (), examples: dict[str, Any]
+              | None = None, table: list[list[Any]] | None = None) -> dict[str, Any]:
+    """The data ``report/data.js`` holds: everything the index shows but the match list.
+
+    :param rows: the standings rows (``standings.json``'s, or a snapshot of the running table).
+    :param standings: ``standings.json`` once written (pairs, questions, left out, stopped).
+    :param examples: per match id, what its replay page adds to a fault example (``turn``,
+        ``log``, ``tail``).
+    :param table: :func:`standings_rows` of ``rows``, if already made.
+    """
+    doc = standings or {}
+    final = standings is not None
+    pairs = [p for p in doc.get("pairs") or () if isinstance(p, dict)]
+    questions = [q for q in doc.get("questions") or () if isinstance(q, dict)]
+    left_out = {str(k): str(v) for k, v in (doc.get("left_out") or {}).items()} \
+        if isinstance(doc.get("left_out"), dict) else {}
+    rows = [r for r in rows if isinstance(r, dict)]
+    stopped = doc.get("stopped") if isinstance(doc.get("stopped"), str) else None
+    matches = summary.count
+    order = [str(r.get("name", "?")) for r in rows]
+    place = {n: k for k, n in enumerate(order)}
+    order += [n for n in summary.names if n not in place]
+    place = {n: k for k, n in enumerate(order)}
+    top = order[:CROSS_TOP]
+    cross = [[summary.cell(a, b) if a != b else None for b in top] for a in top]
+    audit = [{"name": str(r.get("name")), **{k: r["audit"].get(k) for k in (
+        "later_minus_first", "low", "high", "flag", "sets")}}
+             for r in rows if isinstance(r.get("audit"), dict)]
+    examples = examples or {}
+    shown = sorted(summary.faults.values(),
+                   key=lambda g: (place.get(g.name, len(order)), g.kind))[:FAULT_GROUPS]
+    groups = [group_data(g, examples) for g in shown]
+    all_rows = standings_rows(rows, pairs, left_out) if table is None else table
+    return {
+        "name": name, "final": final, "matches": matches,
+        "entrants": len(order),
+        "headline": headline(rows, pairs, matches, final=final, stopped=stopped,
+                             questions=questions, left_out=left_out),
+        "stopped": STOPPED.get(stopped or "", stopped or ""),
+        "settings": settings(config, standings),
+        "order_note": order_note(rows),
+        "columns": COLUMNS,
+        "names": order,
+        "rows": all_rows[:ROWS_FILE], "row_files": math.ceil(len(all_rows) / ROWS_FILE)
+        if len(all_rows) > ROWS_FILE else 0, "rows_total": len(all_rows),
+        "questions": [{"upper": str(q.get("upper")), "lower": str(q.get("lower")),
+                       "verdict": str(q.get("verdict")), "text": _pair_text(q)}
+                      for q in questions],
+        "left_out": left_out, "preflight": preflight, "audit": audit,
+        "cross": {"names": top, "cells": cross},
+        "faults": groups, "fault_groups": len(summary.faults),
+        "chunk": CHUNK, "chunks": math.ceil(matches / CHUNK),
+        "chart": chart, "pages": pages, "files": list(files),
+    }

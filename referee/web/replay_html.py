@@ -102,9 +102,12 @@ def replay_html(record: RecordDict, *, seat: int | None = None, hand: int | None
     data["view"] = "all" if seat is None else seat
     data["start"] = next((i for i, s in enumerate(data["steps"]) if s["hand"] == hand), 0)
     blob = script_json(data)
-    title = html.escape(f"Chinese Ten · {record['id']} · {' vs '.join(record['players'])}")
-    return (_PAGE.replace("{title}", title).replace("{css}", _CSS).replace("{js}", _JS)
-            .replace("{data}", blob))
+    head = html_head(_title(record), f"<style>{_CSS}</style>")
+    return _PAGE.replace("{js}", _JS).replace("{data}", blob).replace("{head}", head, 1)
+
+
+def _title(record: RecordDict) -> str:
+    return f"Chinese Ten · {record['id']} · {' vs '.join(record['players'])}"
 
 
 _SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
@@ -118,14 +121,15 @@ def script_json(data: Any) -> str:
     return json.dumps(data, separators=(",", ":")).translate(_SCRIPT_SAFE)
 
 
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>{css}</style>
-</head>
+def html_head(title: str, style: str) -> str:
+    """The start of every page of ct-referee's (the replay, the report), up to ``</head>``:
+    ``title`` is escaped here, ``style`` is markup (a ``<style>`` or ``<link>`` element)."""
+    return ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{html.escape(title)}</title>\n{style}\n</head>")
+
+
+_PAGE = """{head}
 <body>
 <header>
   <div class="title"><h1 id="title"></h1><div id="sub" class="sub"></div></div>
@@ -187,7 +191,8 @@ main { flex: 1; display: grid; grid-template-columns: minmax(0, 1fr) 290px; gap:
   background: radial-gradient(ellipse at center, var(--felt) 0%, var(--felt-dark) 100%);
   box-shadow: inset 0 0 60px rgba(0,0,0,.55), 0 8px 24px rgba(0,0,0,.5);
   border: 10px solid #5a3a1e; display: grid; gap: 10px; min-height: 480px; min-width: 0;
-  grid-template-columns: 1fr 1.3fr 1fr; grid-template-rows: auto 1fr auto;
+  grid-template-columns: minmax(0, 1fr) minmax(0, 1.3fr) minmax(0, 1fr);
+  grid-template-rows: auto 1fr auto;
   grid-template-areas: "top top top" "left center right" "bottom bottom bottom"; }
 .seat { background: rgba(0,0,0,.22); border: 1px solid rgba(255,255,255,.08);
   border-radius: 14px; padding: 8px 10px; display: flex; flex-direction: column; gap: 6px;
@@ -203,6 +208,11 @@ main { flex: 1; display: grid; grid-template-columns: minmax(0, 1fr) 290px; gap:
 .badge.dealer { background: var(--gold); color: #222; }
 .badge.fb { background: #8a3b12; }
 .row { display: flex; flex-wrap: nowrap; min-height: 76px; }
+.seat { min-width: 0; }
+.seat.left .row, .seat.right .row { flex-wrap: wrap; row-gap: 4px; padding-left: 16px; }
+.seat.left .row .card, .seat.right .row .card { margin-left: -16px; }
+.seat.hidden.left .row, .seat.hidden.right .row { padding-left: 40px; }
+.seat.hidden.left .row .card, .seat.hidden.right .row .card { margin-left: -40px; }
 .row .card + .card { margin-left: -16px; }
 .pile { display: flex; flex-wrap: wrap; gap: 2px; min-height: 30px; }
 .pile .empty, .row .empty { color: var(--muted); font-size: 12px; font-style: italic;
@@ -308,6 +318,16 @@ _JS = r"""
   let view = D.view === undefined ? "all" : String(D.view);
   const hash = /step=(\d+)/.exec(location.hash), hview = /view=(\w+)/.exec(location.hash);
   if (hash) i = Math.min(Number(hash[1]), S.length - 1);
+  const hhand = /hand=(\d+)/.exec(location.hash), hturn = /turn=(\d+)/.exec(location.hash);
+  const hfault = /fault=(\d+)/.exec(location.hash);
+  if (hhand) {  // a deep link: #hand=9&turn=6, or #hand=9&fault=SEAT (that seat's fault)
+    const h = Number(hhand[1]);
+    let k = -1;
+    if (hturn) k = S.findIndex((st) => st.hand === h && st.turn === Number(hturn[1]));
+    if (k < 0 && hfault) k = S.findIndex((st) => st.fault && st.seat === Number(hfault[1]));
+    if (k < 0) k = S.findIndex((st) => st.hand === h);
+    if (k >= 0) i = k;
+  }
   if (hview && (hview[1] === "all" || Number(hview[1]) < N)) view = hview[1];
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {
@@ -551,12 +571,11 @@ def linked_page(record: RecordDict, *, assets: str, back: str | None = None) -> 
     data = page_data(record)
     data["view"], data["start"] = "all", 0
     blob = script_json(data)
-    title = html.escape(f"Chinese Ten · {record['id']} · {' vs '.join(record['players'])}")
     link = "" if back is None else (f'<a class="back" href="{html.escape(back)}">'
                                     "&#8592; tournament report</a>")
-    page = (_PAGE.replace("<style>{css}</style>",
-                          f'<link rel="stylesheet" href="{html.escape(assets)}viewer.css">')
-            .replace("<script>{js}</script>",
-                     f'<script src="{html.escape(assets)}viewer.js"></script>')
+    head = html_head(_title(record),
+                     f'<link rel="stylesheet" href="{html.escape(assets)}viewer.css">')
+    page = (_PAGE.replace("<script>{js}</script>",
+                          f'<script src="{html.escape(assets)}viewer.js"></script>')
             .replace('<div class="title">', '<div class="title">' + link, 1))
-    return page.replace("{title}", title).replace("{data}", blob)
+    return page.replace("{data}", blob).replace("{head}", head, 1)

@@ -1,93 +1,75 @@
-"""A tournament's report: ``report/index.html`` in its output folder, opened from the file system
-or any static web server.
+"""A tournament's report: ``report/`` in its output folder, opened from the file system or any
+static web server (``ct-referee report OUTPUT --serve``).
 
-The page shows the standings (verdicts, faults), a crosstable of points per hand over the shared
-duplicate sets, an SVG chart of each entrant's rating over the matches, each entrant's faults
-with links to the stderr logs, and every match linked to its replay page
-(``report/games/<id>.html``). The replay pages load one shared viewer (``report/viewer.js``,
-``report/viewer.css``), so a tournament of thousands of matches stays light.
+The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, ``report.js``,
+``report.css``) over data files written beside it:
 
-The report reads only the output folder's files (``.ct-referee.json``, ``tournament.yaml``,
-``standings.json``, ``results.jsonl``, ``games/``, ``logs/``, ``preflight/``).
-:func:`read_folder` and the writers are the shell; :mod:`referee.web.report_page` draws the page
-from a :class:`Folder` without I/O.
+- ``data.js``: the standings, the headline, the settings, the gauntlet's answers, the audit,
+  the crosstable's top, the faults grouped by entrant and kind
+  (:func:`referee.web.folder.page_data`); its size grows with the entrants, not with the matches;
+- ``matches/<k>.js``: the match list, :data:`~referee.web.folder.CHUNK` matches a file (a full
+  file is written once);
+- ``cross/<k>.js``: each entrant's results against every opponent, when the run ends;
+- ``games/<id>.html``: a match's replay page, for the examples of each fault (the step of the
+  fault), and for every match of a small tournament (at most :data:`ALL_PAGES`) when it ends;
+  ``--serve`` draws any other on demand.
+
+While a tournament runs, :class:`Refresher` (the tournament's
+:class:`~referee.tournament.run.Pages` hook) keeps it current from the journal lines the
+coordinator hands it; ``ct-referee report`` (:func:`build`) rebuilds it from the folder's files.
+Nothing in the folder is trusted to be well formed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
+import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
-from referee.records.record import RecordDict, RecordError, read_record, write_atomic
+from referee.records.record import RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
-from referee.tournament.ratings import RatingConfig
-from referee.web.folder import Folder, Match
-from referee.web.replay_html import ASSETS, linked_page
-from referee.web.report_page import index_html
+from referee.tournament.ratings import MatchResult, RatingConfig, Standings
+from referee.tournament.run import Pages
+from referee.web.folder import ROWS_FILE, Summary, group_data, page_data, standings_rows
+from referee.web.replay_html import ASSETS as VIEWER
+from referee.web.replay_html import linked_page, match_steps, script_json
+from referee.web.report_page import ASSETS
 
 REPORT = "report"
 """The report's folder inside the output folder."""
+ALL_PAGES = 200
+"""A tournament of at most this many matches gets every match's replay page when it ends."""
+CHART_SERIES = 10
+"""Entrants drawn in the rating chart (the top of the table)."""
+CHART_POINTS = 300
+"""At most this many points per line of the rating chart."""
+DETAILS = 200
+"""Entrants per file of details (``entrant/<k>.js``: opponents, faults)."""
+BUDGET_S = 0.001
+"""The report's CPU a match on the coordinator's thread and its own (a refresh waits until it
+fits; see :class:`Refresher`)."""
+MAX_WAIT_S = 120.0
+"""A running tournament's page is at most this old (beyond the budget: a slow tournament has
+the CPU to spare)."""
+TAIL_BYTES = 600
+"""The end of a fault example's stderr shown beside it."""
+
+__all__ = ["ALL_PAGES", "REPORT", "Refresher", "Report", "ReportError", "build", "serve"]
+
 
 class ReportError(ValueError):
     """A folder that is not a tournament's output folder."""
-
-
-def read_folder(out: Path) -> Folder:
-    """Reads an output folder (nothing in it is trusted to be well formed).
-
-    :raises ReportError: if ``out`` is not a tournament's output folder.
-    """
-    if not out.is_dir():
-        raise ReportError(f"{str(out)!r} is not a folder")
-    identity = _json(out / ".ct-referee.json")
-    config = _yaml(out / "tournament.yaml")
-    if not isinstance(identity, dict) and not isinstance(config, dict):
-        raise ReportError(f"{str(out)!r} is not a tournament's output folder "
-                          "(no .ct-referee.json or tournament.yaml)")
-    ident = identity.get("identity", {}) if isinstance(identity, dict) else {}
-    source = ident if isinstance(ident, dict) and ident else config
-    if not isinstance(source, dict):
-        source = {}
-    name = str(source.get("name") or out.name)
-    entrants = [str(e["name"]) for e in source.get("entrants") or ()
-                if isinstance(e, dict) and "name" in e]
-    standings = _json(out / "standings.json")
-    if not isinstance(standings, dict) or not isinstance(standings.get("standings"), list):
-        standings = None
-    rating = _rating(config, standings)
-    matches: list[Match] = []
-    seen: set[str] = set()
-    try:
-        lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        lines = []
-    for position, text in enumerate(lines):
-        try:
-            match = Match.from_json(json.loads(text), position)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            continue
-        if match.id not in seen:
-            seen.add(match.id)
-            matches.append(match)
-    matches.sort(key=lambda m: m.order)
-    for match in matches:
-        entrants.extend(p for p in match.players if p not in entrants)
-    folder = Folder(name, entrants, rating, matches, standings)
-    for name in entrants:
-        if (out / "preflight" / f"{name}.stderr").is_file():
-            folder.preflight[name] = f"preflight/{name}.stderr"
-    for match in matches:
-        folder.logs[match.id] = _logs(out, match)
-        if (out / REPORT / "games" / f"{match.id}.html").is_file():
-            folder.pages.add(match.id)
-    return folder
 
 
 def _json(path: Path) -> Any:
@@ -104,7 +86,7 @@ def _yaml(path: Path) -> Any:
         return None
 
 
-def _rating(config: Any, standings: dict[str, Any] | None) -> RatingConfig:
+def _rating(config: Any, standings: Any) -> RatingConfig:
     for source in (config, standings):
         values = source.get("rating") if isinstance(source, dict) else None
         if isinstance(values, dict):
@@ -116,118 +98,446 @@ def _rating(config: Any, standings: dict[str, Any] | None) -> RatingConfig:
     return RatingConfig()
 
 
-def _logs(out: Path, match: Match) -> dict[int, str]:
-    folder = out / "logs" / match.id
-    found: dict[int, str] = {}
+def check_folder(out: Path) -> None:
+    """:raises ReportError: if ``out`` is not a tournament's output folder."""
+    if not out.is_dir():
+        raise ReportError(f"{str(out)!r} is not a folder")
+    if not (out / ".ct-referee.json").is_file() and not (out / "tournament.yaml").is_file():
+        raise ReportError(f"{str(out)!r} is not a tournament's output folder "
+                          "(no .ct-referee.json or tournament.yaml)")
+
+
+def journal_lines(out: Path) -> Iterator[dict[str, Any]]:
+    """The lines of ``results.jsonl`` that parse as JSON objects (others skipped)."""
     try:
-        names = sorted(os.listdir(folder))
+        with open(out / "results.jsonl", "rb") as f:
+            for raw in f:
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(line, dict):
+                    yield line
     except OSError:
-        return found
-    for name in names:
-        seat, _, rest = name.partition("-")
-        if seat.isdigit() and rest.endswith(".stderr") and (folder / name).is_file():
-            found.setdefault(int(seat), f"logs/{match.id}/{name}")
-    return found
+        return
 
 
-# -- writing -----------------------------------------------------------------------------------
+class Report:
+    """The report of one output folder, kept from journal lines (:meth:`add`) and written
+    (:meth:`write`) as often as wanted: each write costs about the same whatever the number of
+    matches (the full chunks of the match list are written once)."""
 
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.root = out / REPORT
+        self.summary = Summary()
+        self.config = _yaml(out / "tournament.yaml")
+        self.name = str((self.config or {}).get("name") or out.name) \
+            if isinstance(self.config, dict) else out.name
+        self.rows: list[dict[str, Any]] = []
+        self.history: list[tuple[int, dict[str, float]]] = []
+        self.pages: set[str] = set()
+        self.all_pages = False
+        self.examples: dict[str, dict[str, Any]] = {}
+        self._assets = False
 
-def write_assets(out: Path) -> None:
-    """Writes the shared viewer files when they are missing or differ."""
-    root = out / REPORT
-    (root / "games").mkdir(parents=True, exist_ok=True)
-    for name, text in ASSETS.items():
-        path = root / name
+    # -- input ------------------------------------------------------------------------------
+
+    def add(self, line: dict[str, Any]) -> None:
+        """One journal line (a malformed or repeated one is skipped)."""
+        self.summary.add(line)
+
+    def snapshot(self, table: Standings) -> None:
+        """The running table's rows, and a point of the rating chart."""
+        rows = table.standings()
+        self.rows = [r.to_json() for r in rows]
+        self.history.append((table.matches, {r.name: round(r.mu, 2)
+                                             for r in rows[:3 * CHART_SERIES]}))
+        if len(self.history) > 2 * CHART_POINTS:  # thin out: every other point, the last kept
+            self.history = self.history[::2] if len(self.history) % 2 else \
+                self.history[1::2]
+
+    def load_chart(self) -> bool:
+        """The rating chart's points as the last ``data.js`` had them (a resumed run's, a
+        rebuild's: they cannot be had again without rating every match); ``False`` if none."""
         try:
-            if path.read_text(encoding="utf-8") == text:
-                continue
-        except OSError:
-            pass
-        write_atomic(path, text)
+            text = (self.root / "data.js").read_text(encoding="utf-8")
+            chart = json.loads(text[text.index("{"):text.rindex("}") + 1])["chart"]
+            points = [(int(x), {str(n): mus[k] for n, mus in chart["series"]
+                                if mus[k] is not None})
+                      for k, x in enumerate(chart["xs"])]
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return False
+        self.history = points
+        return bool(points)
 
+    # -- output -----------------------------------------------------------------------------
 
-def write_match_page(out: Path, match_id: str, *, record: RecordDict | None = None) -> bool:
-    """Writes ``report/games/<id>.html`` from the match's record (``record``: as the referee
-    just made it, else read from its file and verified); ``False`` if the record cannot be
-    read or does not verify (the report then links to the record itself)."""
-    try:
-        if record is None:
-            record = read_record(out / "games" / f"{match_id}.json")
+    def write(self, *, final: bool = False) -> Path:
+        """Writes ``data.js``, the match list's new chunks and the new fault examples' pages
+        (``final``: every page of a small tournament and the per-entrant crosstable too);
+        returns the index's path."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if not self._assets:
+            for name, text in (ASSETS | VIEWER).items():
+                _write_if_changed(self.root / name, text)
+            self._assets = True
+        standings = _json(self.out / "standings.json")
+        if not isinstance(standings, dict) or not isinstance(standings.get("standings"), list):
+            standings = None
+        if standings is not None:
+            self.rows = [r for r in standings["standings"] if isinstance(r, dict)]
+        self._write_chunks()
+        if final and self.summary.count <= ALL_PAGES:
+            for m in self.summary.matches:
+                self._page(m[0])
+            self.all_pages = True
+        left_out = (standings or {}).get("left_out")
+        table = standings_rows(self.rows, data_pairs(standings),
+                               left_out if isinstance(left_out, dict) else {})
+        data = page_data(self.summary, name=self.name, rows=self.rows, standings=standings,
+                         config=self.config if isinstance(self.config, dict) else None,
+                         preflight=self._preflight(standings), chart=self._chart(), pages="all",
+                         files=tuple(self._files(standings)), examples=self.examples,
+                         table=table)
+        for group in data["faults"]:  # the examples shown get their page (a bounded number)
+            for ex in group["examples"]:
+                if f"{ex['id']}/{ex['seat']}" not in self.examples:
+                    self._example(ex)
+                    ex.update(self.examples[f"{ex['id']}/{ex['seat']}"])
+        data["pages"] = "all" if self.all_pages else sorted(self.pages)
+        if final:
+            data["details"] = self._write_details(data["names"])
+        self._write_rows(table)
+        write_atomic(self.root / "data.js", f"window.CT_REPORT = {script_json(data)};\n")
+        return self.root / "index.html"
+
+    def _write_chunks(self) -> None:
+        summary = self.summary
+        if summary.count:
+            (self.root / "matches").mkdir(exist_ok=True)
+        while (full := summary.take_chunk()) is not None:
+            k, rows = full
+            write_atomic(self.root / "matches" / f"{k}.js",
+                         f"ctMatches({k}, {script_json(rows)});\n")
+        if summary.matches:
+            k = summary.chunked
+            write_atomic(self.root / "matches" / f"{k}.js",
+                         f"ctMatches({k}, {script_json(summary.matches)});\n")
+
+    def _write_details(self, names: list[str]) -> dict[str, Any]:
+        """Each entrant's results against every opponent and its fault groups, in files of
+        :data:`DETAILS` entrants (``entrant/<k>.js``: ``ctEntrant(k, {name: {"against": [...],
+        "faults": [...]}})``), in the order of ``names``."""
+        (self.root / "entrant").mkdir(exist_ok=True)
+        groups = self.summary.groups_by_name()
+        for k in range(math.ceil(len(names) / DETAILS)):
+            shard = {n: {"against": self.summary.opponents(n),
+                         "faults": [group_data(g, self.examples) for g in groups.get(n, ())]}
+                     for n in names[k * DETAILS:(k + 1) * DETAILS]}
+            write_atomic(self.root / "entrant" / f"{k}.js",
+                         f"ctEntrant({k}, {script_json(shard)});\n")
+        return {"size": DETAILS}
+
+    def _write_rows(self, rows: list[list[Any]]) -> None:
+        if len(rows) <= ROWS_FILE:
+            return
+        (self.root / "rows").mkdir(exist_ok=True)
+        for k in range(math.ceil(len(rows) / ROWS_FILE)):
+            part = rows[k * ROWS_FILE:(k + 1) * ROWS_FILE]
+            write_atomic(self.root / "rows" / f"{k}.js", f"ctRows({k}, {script_json(part)});\n")
+
+    def _page(self, match_id: str) -> dict[str, Any] | None:
+        """Writes the match's replay page once; returns its record (``None``: unreadable)."""
+        try:
+            record = read_record(self.out / "games" / f"{match_id}.json")
             check_replayable(record, strict=True)
-        page = linked_page(record, assets="../", back="../index.html")
-    except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
-        return False
-    write_atomic(out / REPORT / "games" / f"{match_id}.html", page)
-    return True
+            if match_id not in self.pages:
+                page = linked_page(record, assets="../", back="../index.html")
+                (self.root / "games").mkdir(exist_ok=True)
+                write_atomic(self.root / "games" / f"{match_id}.html", page)
+                self.pages.add(match_id)
+        except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
+            return None
+        return dict(record)
+
+    def _example(self, ex: dict[str, Any]) -> None:
+        """A fault example's page (at the step of the fault), stderr path and its end."""
+        key = f"{ex['id']}/{ex['seat']}"
+        if key in self.examples:
+            return
+        extra: dict[str, Any] = {}
+        record = self._page(ex["id"])
+        if record is not None:
+            try:
+                steps = match_steps(record, compact=True)  # type: ignore[arg-type]
+                step = next((s for s in steps if s.get("fault") and s.get("seat") == ex["seat"]),
+                            None)
+                if step is not None:
+                    extra["hand"], extra["turn"] = step["hand"], step["turn"]
+            except (ValueError, KeyError, TypeError, IndexError):
+                pass
+        try:
+            if "/" in str(ex["name"]) or str(ex["name"]).startswith("."):
+                raise ValueError("not a file name")
+            log = Path("logs") / ex["id"] / f"{ex['seat']}-{ex['name']}.stderr"
+            with open(self.out / log, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - TAIL_BYTES))
+                tail = f.read().decode("utf-8", "replace")
+            extra["log"] = log.as_posix()
+            if tail.strip():
+                extra["tail"] = ("…" if size > TAIL_BYTES else "") + tail.rstrip()
+        except (OSError, KeyError, TypeError, ValueError):
+            pass
+        self.examples[key] = extra
+
+    def _preflight(self, standings: dict[str, Any] | None) -> dict[str, str]:
+        """The pre-flight stderr of each entrant left out or with a startup fault."""
+        names = set((standings or {}).get("left_out") or ()) | {
+            g.name for g in self.summary.faults.values() if g.kind == "startup"}
+        return {n: f"preflight/{n}.stderr" for n in sorted(map(str, names))
+                if (self.out / "preflight" / f"{n}.stderr").is_file()}
+
+    def _chart(self) -> dict[str, Any] | None:
+        if len(self.history) < 2:
+            return None
+        names = [str(r.get("name")) for r in self.rows[:CHART_SERIES]]
+        xs = [x for x, _ in self.history]
+        return {"xs": xs, "series": [[n, [mus.get(n) for _, mus in self.history]]
+                                     for n in names]}
+
+    def _files(self, standings: dict[str, Any] | None) -> list[str]:
+        files = []
+        if standings is not None:
+            files += ["standings.json", "standings.csv"]
+        if self.summary.count:
+            files.append("results.jsonl")
+        return files
 
 
-def write_index(out: Path) -> Path:
-    """Reads the folder and writes ``report/index.html``; returns its path."""
-
-    folder = read_folder(out)
-    path = out / REPORT / "index.html"
-    (out / REPORT).mkdir(parents=True, exist_ok=True)
-    write_atomic(path, index_html(folder))
-    return path
+def data_pairs(standings: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``standings.json``'s pairs (none before it is written)."""
+    pairs = (standings or {}).get("pairs")
+    return [p for p in pairs if isinstance(p, dict)] if isinstance(pairs, list) else []
 
 
-def build(out: Path) -> Path:
-    """Rebuilds the whole report (``ct-referee report``): the viewer, every match's page, the
-    index. Returns the index's path.
+def _write_if_changed(path: Path, text: str) -> None:
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except OSError:
+        pass
+    write_atomic(path, text)
+
+
+def build(out: Path, *, final: bool = True) -> Path:
+    """Rebuilds the report from the folder's files (``ct-referee report``): the journal, the
+    standings (rated here from the journal while there are none yet), the chart (the last
+    ``data.js``'s once the standings are final, else rated here). Returns the index's path.
 
     :raises ReportError: if ``out`` is not a tournament's output folder.
     """
-    folder = read_folder(out)
-    write_assets(out)
-    for match in folder.matches:
-        write_match_page(out, match.id)
-    return write_index(out)
+    check_folder(out)
+    report = Report(out)
+    names = [str(e["name"]) for e in (report.config or {}).get("entrants") or ()
+             if isinstance(e, dict) and "name" in e] if isinstance(report.config, dict) else []
+    lines = list(journal_lines(out))
+    for line in lines:
+        report.add(line)
+    known = set(names)
+    names += [n for n in report.summary.names if n not in known]
+    standings = _json(out / "standings.json")
+    if isinstance(standings, dict) and report.load_chart():
+        return report.write(final=final)  # the final table and its chart: nothing to rate
+    table = Standings(names, _rating(report.config, standings))
+    step = max(1, math.ceil(report.summary.count / CHART_POINTS))
+    rated = 0
+    for line in lines:
+        try:
+            table.add(MatchResult.from_json(line))
+        except (KeyError, TypeError, ValueError):
+            continue
+        rated += 1
+        if rated % step == 0:
+            report.snapshot(table)
+    report.snapshot(table)
+    return report.write(final=final)
 
 
-class Refresher:
-    """Keeps a running tournament's report current, from a thread of its own so that no match
-    waits for it: each finished match gets its replay page, and the index is rewritten at most
-    every ``interval`` seconds (more seldom when it takes long: a tournament of thousands of
-    matches does not spend its time redrawing the page), and at :meth:`finish`."""
+class Refresher(Pages):
+    """Keeps a running tournament's report current (the tournament's
+    :class:`~referee.tournament.run.Pages` hook).
 
-    def __init__(self, out: Path, *, interval: float = 2.0) -> None:
+    On the coordinator's thread, :meth:`match_done` appends the journal line to a list and, when
+    a refresh is due, snapshots the running table; a thread of its own then adds the lines to
+    the aggregates and writes the data files (:class:`Report`). A refresh is due every
+    ``interval`` seconds at most, and only once it costs at most :data:`BUDGET_S` per match
+    waiting (what the last snapshot and write took, divided by the matches since), or
+    :data:`MAX_WAIT_S` went by; and the interval grows to 20 times that cost. So the report
+    costs the coordinator about :data:`BUDGET_S` of CPU a match at most, however many entrants,
+    and at most a twentieth of its time."""
+
+    def __init__(self, out: Path, *, interval: float = 3.0) -> None:
         self.out = out
         self.interval = interval
-        self._next = float("-inf")
-        self._ready = False
+        self.report = Report(out)
+        self._lines: list[dict[str, Any]] = []
+        self._next = time.monotonic()  # the first match shows at once
+        self._last = self._next
+        self._cost = 0.0
+        self._took = 0.0
         self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="report")
+        self._busy = True  # until the journal is read
+        self._table: Standings | None = None
+        self._pool.submit(self._load)
 
-    def match_done(self, match_id: str, record: RecordDict | None = None) -> None:
-        """Queues the match's page (from ``record``, as the referee just wrote it, else read
-        from its file) and the index if it is due."""
-        if self._pool is not None:
-            self._pool.submit(self._quietly, self._page, match_id, record)
+    def match_done(self, line: dict[str, Any], table: Standings) -> None:
+        self._lines.append(line)
+        self._table = table
+        now = time.monotonic()
+        if now < self._next or self._busy or self._pool is None:
+            return
+        if len(self._lines) * BUDGET_S < self._cost and now < self._last + MAX_WAIT_S:
+            return
+        lines, self._lines = self._lines, []
+        start = time.thread_time()
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            self.report.snapshot(table)
+        self._cost = self._took + time.thread_time() - start
+        self._last = now
+        self._next = now + max(self.interval, 20 * self._cost)
+        self._busy = True
+        self._pool.submit(self._quietly, lines, False)
+
+    def _load(self) -> None:
+        """A resumed run's matches: the journal as it is at the start (on the report's thread;
+        a line read here and handed over by :meth:`match_done` too counts once)."""
+        self.report.load_chart()
+        self._quietly(list(journal_lines(self.out)), False, True)
 
     def finish(self) -> None:
-        """Writes the queued pages, then the index, and stops the thread."""
         pool, self._pool = self._pool, None
         if pool is not None:
-            pool.submit(self._quietly, self._index).result()
+            pool.submit(int).result()  # the write under way, if any, is over
+            lines, self._lines = self._lines, []
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                if self._table is not None:
+                    self.report.snapshot(self._table)
+            pool.submit(self._quietly, lines, True).result()
             pool.shutdown()
 
-    def _quietly(self, job: Callable[..., None], *args: Any) -> None:
+    def _quietly(self, lines: list[dict[str, Any]], final: bool, loaded: bool = False) -> None:
+        """Adds ``lines`` and writes (``loaded``: the journal as it was at the start: a
+        resumed run's matches; repeats of them are skipped, the rest needs no check)."""
+        start = time.thread_time()
         try:  # the report is a view: the results are what count, and they are saved
-            if not self._ready:
-                write_assets(self.out)
-                self._ready = True
-            job(*args)
+            for line in lines:
+                self.report.add(line)
+            if loaded:
+                self.report.summary.remember = False
+                if not lines:
+                    return
+            self.report.write(final=final)
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             pass
+        finally:
+            self._took = time.thread_time() - start
+            self._busy = False
 
-    def _page(self, match_id: str, record: RecordDict | None) -> None:
-        write_match_page(self.out, match_id, record=record)
-        if time.monotonic() >= self._next:
-            self._index()
 
-    def _index(self) -> None:
-        start = time.monotonic()
-        write_index(self.out)
-        took = time.monotonic() - start
-        self._next = time.monotonic() + max(self.interval, 10 * took)  # <= 10 % of a core
+# -- serving ----------------------------------------------------------------------------------
+
+
+TYPES = {".stderr": "text/plain; charset=utf-8", ".jsonl": "text/plain; charset=utf-8",
+         ".json": "application/json", ".js": "text/javascript; charset=utf-8",
+         ".csv": "text/plain; charset=utf-8", ".yaml": "text/plain; charset=utf-8",
+         ".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8"}
+"""Content types by extension: logs and data shown as text in the browser, never downloaded."""
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """The output folder, but for its hidden files (the deal secret above all)."""
+
+    extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map) | TYPES
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        route = unquote(parts.path)
+        if any(p.startswith(".") for p in route.split("/")):  # .deal-secret: every deal
+            self.send_error(404)
+            return
+        if route in ("", "/"):
+            self.send_response(302)
+            self.send_header("Location", f"/{REPORT}/index.html")
+            self.end_headers()
+            return
+        if route == f"/{REPORT}/data.js":
+            self._send((Path(self.directory) / REPORT / "data.js"), "window.CT_REPORT && "
+                       "(window.CT_REPORT.pages = \"all\");\n")
+            return
+        prefix = f"/{REPORT}/games/"
+        if route.startswith(prefix) and route.endswith(".html"):
+            match_id = route[len(prefix):-len(".html")]
+            page = Path(self.directory) / REPORT / "games" / f"{match_id}.html"
+            if "/" not in match_id and not match_id.startswith(".") and not page.is_file():
+                body = _page_on_demand(Path(self.directory), match_id)
+                if body is not None:
+                    self._reply(body.encode(), TYPES[".html"])
+                    return
+        super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if any(p.startswith(".") for p in unquote(urlsplit(self.path).path).split("/")):
+            self.send_error(404)
+            return
+        super().do_HEAD()
+
+    def _send(self, path: Path, extra: str) -> None:
+        try:
+            body = path.read_bytes() + extra.encode()
+        except OSError:
+            self.send_error(404)
+            return
+        self._reply(body, TYPES[".js"])
+
+    def _reply(self, body: bytes, kind: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def _page_on_demand(out: Path, match_id: str) -> str | None:
+    try:
+        record = read_record(out / "games" / f"{match_id}.json")
+        check_replayable(record, strict=True)
+        return linked_page(record, assets="../", back="../index.html")
+    except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def serve(out: Path, *, port: int = 8000, host: str = "127.0.0.1",
+          ready: Callable[[str], None] | None = None) -> None:
+    """Serves the output folder until interrupted: the report at ``/``, any match's replay page
+    drawn on demand, logs as text; never a hidden file (``.deal-secret``: whoever has it and the
+    configuration knows every deal). ``ready`` gets the address once listening.
+
+    :raises ReportError: if ``out`` is not a tournament's output folder.
+    :raises OSError: if the port cannot be had.
+    """
+    check_folder(out)
+    handler = partial(_Handler, directory=str(out))
+    with http.server.ThreadingHTTPServer((host, port), handler) as server:
+        address = f"http://{host}:{server.server_address[1]}/{REPORT}/index.html"
+        if ready is not None:
+            ready(address)
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()

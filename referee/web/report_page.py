@@ -1,440 +1,499 @@
-"""The tournament report's page, drawn from a :class:`referee.web.report.Folder` (no I/O).
+"""The tournament report's viewer: one fixed page, script and style (no I/O, no data).
 
-Every text that comes from a bot or a file (names, fault details, ids) is escaped for HTML. The
-page needs no network and no script: the chart is inline SVG.
+``report/index.html`` loads ``report.css``, ``data.js`` (``window.CT_REPORT``: the page's data,
+:func:`referee.web.folder.page_data`) and ``report.js``, which draws everything from the data,
+and loads the match list a chunk at a time (``matches/<k>.js``, each calling
+``ctMatches(k, rows)``) and a chosen entrant's crosstable (``cross/<k>.js``, ``ctCross``) as
+``<script>`` elements: plain files, so the page works from ``file://`` as from any static
+server. The script writes every text from the data with ``textContent``, never as HTML, so
+nothing a bot wrote can become markup.
 """
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
-from collections.abc import Sequence
-from html import escape
-from typing import Any
+from referee.web.replay_html import html_head
 
-from referee.game.faults import Fault
-from referee.tournament.ratings import MatchResult, Standings
-from referee.web.folder import Folder, Match
+__all__ = ["ASSETS", "INDEX_HTML"]
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-           "#17becf", "#bcbd22", "#7f7f7f")
-"""Line colours of the chart, by entrant (repeating with a dash pattern after ten)."""
-
-STOPPED = {"settled": "stopped early: every adjacent pair has a verdict",
-           "cap": "stopped at the match cap, some pairs still open",
-           "complete": "every planned match played"}
-"""What ``standings.json``'s ``stopped`` means, in words."""
-
-CHART_POINTS = 300
-"""At most this many points per line of the rating chart."""
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def _num(value: Any, places: int = 2) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return ""
-    return f"{value:.{places}f}"
-
-
-def _count(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else many or one + 's'}"
-
-
-def _pct(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return ""
-    return f"{100 * value:.0f}%"
-
-
-def _results(folder: Folder) -> list[MatchResult]:
-    return [MatchResult(m.players, m.totals, m.ranks, m.hands,
-                        tuple((int(f.get("seat", -1)), str(f.get("fault", "?")))
-                              for f in m.faults)) for m in folder.matches]
-
-
-def playing(folder: Folder) -> list[str]:
-    """The entrants that played a finished match (all of them before any match ends)."""
-    seen = {p for m in folder.matches for p in m.players}
-    return [n for n in folder.entrants if n in seen] if seen else list(folder.entrants)
-
-
-def rating_history(folder: Folder) -> tuple[list[int], dict[str, list[float]]]:
-    """Each entrant's ``mu`` before any match and after every ``step``-th match in schedule
-    order (and after the last): the x positions (matches rated) and the values by name."""
-    names = playing(folder)
-    table = Standings(names, folder.rating)
-    n = len(folder.matches)
-    step = max(1, math.ceil(n / CHART_POINTS))
-    xs: list[int] = []
-    ys: dict[str, list[float]] = {name: [] for name in names}
-
-    def sample(x: int) -> None:
-        xs.append(x)
-        mus = {row.name: row.mu for row in table.standings()}
-        for name in names:
-            ys[name].append(mus[name])
-
-    sample(0)
-    for k, result in enumerate(_results(folder), 1):
-        try:
-            table.add(result)
-        except (KeyError, ValueError):
-            continue
-        if k % step == 0 or k == n:
-            sample(k)
-    return xs, ys
-
-
-def standings_rows(folder: Folder) -> tuple[list[dict[str, Any]], bool]:
-    """The table's rows (``standings.json``'s, or rated here from the finished matches) and
-    whether they are final."""
-    if folder.standings is not None:
-        return [r for r in folder.standings["standings"] if isinstance(r, dict)], True
-    table = Standings(folder.entrants, folder.rating)
-    for result in _results(folder):
-        try:
-            table.add(result)
-        except (KeyError, ValueError):
-            continue
-    return [row.to_json() for row in table.standings()], False
-
-
-def crosstable(folder: Folder) -> dict[tuple[str, str], tuple[float, float, int, int]]:
-    """Per ordered pair (a, b): a's and b's points per hand over the matches of the duplicate
-    sets they shared, the number of those sets and of those matches."""
-    sums: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    sets: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for m in folder.matches:
-        for i, a in enumerate(m.players):
-            for j, b in enumerate(m.players):
-                if i != j:
-                    acc = sums[(a, b)]
-                    acc[0] += m.totals[i]
-                    acc[1] += m.totals[j]
-                    acc[2] += m.hands
-                    acc[3] += 1
-                    sets[(a, b)].add(m.set)
-    return {pair: (acc[0] / acc[2], acc[1] / acc[2], len(sets[pair]), acc[3])
-            for pair, acc in sums.items() if acc[2]}
-
-
-# -- sections ----------------------------------------------------------------------------------
-
-
-def _anchor(folder: Folder, name: str) -> str:
-    return f"entrant-{folder.entrants.index(name) + 1}" if name in folder.entrants else "faults"
-
-
-def _match_href(folder: Folder, match_id: str) -> str:
-    if match_id in folder.pages:
-        return f"games/{_e(match_id)}.html"
-    return f"../games/{_e(match_id)}.json"
-
-
-def _faults_cell(folder: Folder, name: str, faults: Any) -> str:
-    if not isinstance(faults, dict):
-        return ""
-    parts = [f"{int(v)} {_e(k)}" for k, v in faults.items()
-             if isinstance(v, int) and not isinstance(v, bool) and v > 0]
-    if not parts:
-        return '<span class="muted">-</span>'
-    return f'<a href="#{_anchor(folder, name)}">{", ".join(parts)}</a>'
-
-
-def _preflight_log(folder: Folder, name: str) -> str:
-    path = folder.preflight.get(name)
-    return f', <a href="../{_e(path)}">its stderr</a>' if path else ""
-
-
-def _verdict(pair: Any) -> str:
-    if not isinstance(pair, dict):
-        return ""
-    text = _e(pair.get("verdict", ""))
-    detail = []
-    if isinstance(pair.get("diff"), int | float):
-        low = _num(pair.get("low"), 1) or "−∞"
-        high = _num(pair.get("high"), 1) or "∞"
-        detail.append(f"{_num(pair['diff'], 1)} [{low}, {high}] pts/hand")
-    if isinstance(pair.get("sets"), int):
-        detail.append(_count(pair["sets"], "set"))
-    return text + (f' <span class="muted">{_e(", ".join(detail))}</span>' if detail else "")
-
-
-def _standings(folder: Folder) -> str:
-    rows, final = standings_rows(folder)
-    pairs = (folder.standings or {}).get("pairs")
-    pairs = pairs if isinstance(pairs, list) else None
-    head = ["#", "name", "mu", "σ", "mu−3σ", "matches", "wins", "avg rank", "pts/hand",
-            "faults", "P(above next)"] + (["verdict vs next"] if pairs is not None else [])
-    out = ['<table class="data standings"><thead><tr>']
-    out += [f"<th>{h}</th>" for h in head]
-    out.append("</tr></thead><tbody>")
-    for k, row in enumerate(rows):
-        name = str(row.get("name", "?"))
-        flags = ""
-        if row.get("disqualified"):
-            why = row["disqualified"]
-            title = f"disqualified {why}" if isinstance(why, str) else "disqualified"
-            flags = f' <span class="tag bad" title="{_e(title)}">disqualified</span>'
-        if row.get("left_out"):
-            flags += ' <span class="tag bad">left out</span>'
-        cells = [_e(row.get("rank", k + 1)),
-                 f'<a href="#{_anchor(folder, name)}">{_e(name)}</a>{flags}',
-                 _num(row.get("mu")), _num(row.get("sigma")), _num(row.get("score")),
-                 _e(row.get("matches", "")), _e(row.get("wins", "")),
-                 _num(row.get("mean_rank")), _num(row.get("points_per_hand"), 1),
-                 _faults_cell(folder, name, row.get("faults")), _pct(row.get("p_above_next"))]
-        if pairs is not None:
-            by_upper = [p for p in pairs if isinstance(p, dict) and p.get("upper") == name]
-            pair = by_upper[0] if by_upper else (
-                pairs[k] if k < len(pairs) and not any(
-                    isinstance(p, dict) and "upper" in p for p in pairs) else None)
-            cells.append(_verdict(pair) if pair is not None else "")
-        out.append("<tr>" + "".join(f'<td class="{"t" if i in (1, 11) else "n"}">{c}</td>'
-                                    for i, c in enumerate(cells)) + "</tr>")
-    out.append("</tbody></table>")
-    note = ("final standings" if final else
-            "provisional: rated over the matches finished so far; the final table is written "
-            "when the last match is done")
-    left_out = (folder.standings or {}).get("left_out")
-    if isinstance(left_out, dict) and left_out:
-        out.append('<p class="bad">left out: ' + "; ".join(
-            f"{_e(name)} ({_e(why)}{_preflight_log(folder, name)})"
-            for name, why in left_out.items()) + "</p>")
-    dq = [(str(r.get("name")), r["disqualified"]) for r in rows
-          if isinstance(r.get("disqualified"), str)]
-    if dq:
-        out.append('<p class="bad">' + "; ".join(
-            f"{_e(name)} disqualified {_e(why)}" for name, why in dq) + "</p>")
-    stopped = (folder.standings or {}).get("stopped")
-    if stopped in STOPPED:
-        note += f"; {_e(STOPPED[stopped])}"
-    elif isinstance(stopped, str) and stopped:
-        note += f"; stopped: {_e(stopped)}"
-    return f'<p class="muted">{note}</p>' + "".join(out)
-
-
-def _crosstable(folder: Folder) -> str:
-    cells = crosstable(folder)
-    names = playing(folder)
-    if not cells:
-        return '<p class="muted">no match finished yet</p>'
-    out = ['<table class="data cross"><thead><tr><th></th>']
-    out += [f'<th title="{_e(n)}">{_e(n)}</th>' for n in names]
-    out.append("</tr></thead><tbody>")
-    for a in names:
-        out.append(f'<tr><th class="t">{_e(a)}</th>')
-        for b in names:
-            if a == b or (a, b) not in cells:
-                out.append('<td class="n muted">·</td>' if a == b else '<td class="n"></td>')
-                continue
-            pa, pb, nsets, nmatches = cells[(a, b)]
-            diff = pa - pb
-            tone = "good" if diff > 0 else "bad" if diff < 0 else ""
-            title = (f"{a} {pa:.1f} vs {b} {pb:.1f} points per hand over {nsets} set(s), "
-                     f"{nmatches} match(es)")
-            out.append(f'<td class="n {tone}" title="{_e(title)}">{diff:+.1f}'
-                       f'<small>{pa:.0f}–{pb:.0f}</small></td>')
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
-
-
-def chart_svg(xs: Sequence[int], ys: dict[str, list[float]], names: Sequence[str]) -> str:
-    """The rating chart: one line per entrant, ``mu`` against matches rated."""
-    w, h, left, right, top, bottom = 760, 280, 44, 12, 10, 28
-    values = [v for n in names for v in ys.get(n, ())]
-    if not values or len(xs) < 2:
-        return '<p class="muted">no match rated yet</p>'
-    lo, hi = min(values), max(values)
-    if hi - lo < 1:
-        lo, hi = lo - 1, hi + 1
-    span_x = max(1, xs[-1] - xs[0])
-
-    def px(x: int) -> float:
-        return left + (x - xs[0]) / span_x * (w - left - right)
-
-    def py(y: float) -> float:
-        return top + (hi - y) / (hi - lo) * (h - top - bottom)
-
-    out = [f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" '
-           'aria-label="rating (mu) of each entrant over the matches" '
-           'xmlns="http://www.w3.org/2000/svg">']
-    for k in range(5):
-        y = lo + (hi - lo) * k / 4
-        out.append(f'<line x1="{left}" x2="{w - right}" y1="{py(y):.1f}" y2="{py(y):.1f}" '
-                   f'class="grid"/><text x="{left - 6}" y="{py(y) + 4:.1f}" '
-                   f'text-anchor="end">{y:.0f}</text>')
-    for k in range(5):
-        x = round(xs[0] + span_x * k / 4)
-        out.append(f'<text x="{px(x):.1f}" y="{h - 8}" text-anchor="middle">{x}</text>')
-    for i, name in enumerate(names):
-        points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, ys[name], strict=True))
-        dash = ' stroke-dasharray="6 3"' if i >= len(PALETTE) else ""
-        out.append(f'<polyline fill="none" stroke="{PALETTE[i % len(PALETTE)]}" '
-                   f'stroke-width="2"{dash} points="{points}"><title>{_e(name)}: '
-                   f'{ys[name][-1]:.2f}</title></polyline>')
-    out.append("</svg>")
-    legend = "".join(f'<span class="key"><i style="background:{PALETTE[i % len(PALETTE)]}">'
-                     f"</i>{_e(n)} {ys[n][-1]:.1f}</span>" for i, n in enumerate(names))
-    return "".join(out) + f'<div class="legend">{legend}</div>'
-
-
-def _faults(folder: Folder) -> str:
-    by_name: dict[str, list[tuple[Match, dict[str, Any]]]] = defaultdict(list)
-    for m in folder.matches:
-        for f in m.faults:
-            seat = f.get("seat")
-            if isinstance(seat, int) and 0 <= seat < len(m.players):
-                by_name[m.players[seat]].append((m, f))
-    out = []
-    for name in folder.entrants:
-        items = by_name.get(name, [])
-        out.append(f'<h3 id="{_anchor(folder, name)}">{_e(name)} '
-                   f'<span class="muted">{len(items)} fault{"" if len(items) == 1 else "s"}'
-                   "</span></h3>")
-        if not items:
-            continue
-        out.append('<table class="data"><thead><tr><th>match</th><th>hand</th><th>kind</th>'
-                   "<th>detail</th><th>stderr</th></tr></thead><tbody>")
-        for m, f in items:
-            log = folder.logs.get(m.id, {}).get(int(f["seat"]))
-            log_link = (f'<a href="../{_e(log)}">log</a>' if log
-                        else '<span class="muted">none</span>')
-            out.append(f'<tr><td class="t"><a href="{_match_href(folder, m.id)}">{_e(m.id)}</a>'
-                       f'</td><td class="n">{_e(f.get("hand", ""))}</td>'
-                       f'<td class="t">{_e(f.get("fault", ""))}</td>'
-                       f'<td class="t detail">{_e(f.get("detail", ""))}</td>'
-                       f'<td class="t">{log_link}</td></tr>')
-        out.append("</tbody></table>")
-    return "".join(out)
-
-
-def _player(match: Match, seat: object) -> str:
-    if isinstance(seat, int) and 0 <= seat < len(match.players):
-        return match.players[seat]
-    return "?"
-
-
-def _matches(folder: Folder) -> str:
-    if not folder.matches:
-        return '<p class="muted">no match finished yet</p>'
-    out = ['<table class="data matches"><thead><tr><th>match</th><th>set</th><th>players '
-           "(points, rank)</th><th>hands</th><th>faults</th><th>stderr</th></tr></thead><tbody>"]
-    for m in folder.matches:
-        seats = " · ".join(
-            f'<span class="{"win" if r == 1 else ""}">{_e(p)} {t} ({r})</span>'
-            for p, t, r in zip(m.players, m.totals, m.ranks, strict=True))
-        faults = ", ".join(f'{_e(_player(m, f.get("seat")))}: {_e(f.get("fault", ""))}'
-                           for f in m.faults)
-        logs = " ".join(f'<a href="../{_e(path)}" title="seat {seat}">'
-                        f"{_e(m.players[seat]) if seat < len(m.players) else seat}</a>"
-                        for seat, path in sorted(folder.logs.get(m.id, {}).items()))
-        out.append(f'<tr id="match-{_e(m.id)}"><td class="t"><a href="{_match_href(folder, m.id)}">'
-                   f'{_e(m.id)}</a></td><td class="t muted">{_e(m.set)}</td><td class="t">{seats}'
-                   f'</td><td class="n">{m.hands}</td><td class="t bad">{faults}</td>'
-                   f'<td class="t">{logs}</td></tr>')
-    out.append("</tbody></table>")
-    return "".join(out)
-
-
-def _files(folder: Folder) -> str:
-    """Links to the folder's data files that exist by now."""
-    links = []
-    if folder.standings is not None:
-        links += ['<a href="../standings.json">standings.json</a>',
-                  '<a href="../standings.csv">standings.csv</a>']
-    if folder.matches:
-        links.append('<a href="../results.jsonl">results.jsonl</a>')
-    return " ".join(links)
-
-
-def index_html(folder: Folder) -> str:
-    """The report page, as text."""
-    xs, ys = rating_history(folder)
-    total_faults = sum(len(m.faults) for m in folder.matches)
-    kinds = ", ".join(Fault)
-    return _PAGE.format(
-        title=_e(f"{folder.name} · tournament report"), name=_e(folder.name),
-        summary=_e(f"{_count(len(folder.matches), 'match', 'matches')} finished · "
-                   f"{_count(len(folder.entrants), 'entrant')} · "
-                   f"{_count(total_faults, 'fault')}"),
-        standings=_standings(folder), cross=_crosstable(folder),
-        chart=chart_svg(xs, ys, playing(folder)), faults=_faults(folder), kinds=_e(kinds),
-        matches=_matches(folder), css=_CSS, files=_files(folder))
-
-
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>{css}</style>
-</head>
+INDEX_HTML = html_head("tournament report", '<link rel="stylesheet" href="report.css">') + """
 <body>
-<header><h1>{name}</h1><p class="muted">{summary}</p>
-<nav><a href="#standings">standings</a> <a href="#crosstable">crosstable</a>
+<header><h1 id="name">tournament report</h1>
+<p id="headline" class="headline">loading…</p>
+<p id="sub" class="sub"></p>
+<nav><a href="#standings">standings</a> <a href="#about">settings</a>
+<a href="#crosstable">crosstable</a>
 <a href="#ratings">ratings</a> <a href="#faults">faults</a> <a href="#matches">matches</a>
-{files}</nav>
+<span id="files"></span></nav>
 </header>
 <main>
-<section id="standings"><h2>Standings</h2><div class="scroll">{standings}</div></section>
+<noscript><p class="bad">This page draws itself with JavaScript: allow scripts for it, or read
+standings.csv and results.jsonl beside it.</p></noscript>
+<p id="nodata" class="bad" hidden>No data.js beside this page: <code>ct-referee report
+OUTPUT</code> writes it.</p>
+<section id="gauntlet" hidden><h2>The candidate against each entrant</h2>
+<table class="data" id="questions"><thead><tr><th>candidate</th><th>against</th>
+<th>verdict</th></tr></thead><tbody></tbody></table></section>
+<section id="standings"><h2>Standings</h2>
+<p id="order" class="muted"></p>
+<div class="tools"><label>find an entrant <input id="find" type="search"
+ placeholder="name" autocomplete="off"></label> <span id="pager" class="pager"></span></div>
+<table class="data standings" id="table"><thead><tr>
+<th class="n">#</th><th>name</th><th class="n w">mu</th><th class="n w">σ</th>
+<th class="n">mu−3σ</th><th class="n w">matches</th><th class="n w">wins</th>
+<th class="n w">avg rank</th><th class="n">pts/hand</th><th class="n m">faults</th>
+<th class="n w">P(above next)</th><th>verdict vs next</th></tr></thead><tbody></tbody></table>
+<p id="leftout" class="bad"></p>
+<details class="legend"><summary>What the columns mean</summary><dl>
+<dt>mu, σ</dt><dd>TrueSkill's estimate of the entrant's skill and its uncertainty, from the
+ranks of its matches.</dd>
+<dt>mu−3σ</dt><dd>a cautious skill: the entrant is very likely at least this good. The table
+is sorted by it.</dd>
+<dt>pts/hand</dt><dd>points scored per hand played, over all its matches.</dd>
+<dt>P(above next)</dt><dd>TrueSkill's probability that this entrant is stronger than the next
+row: a description, with no error control.</dd>
+<dt>verdict vs next</dt><dd>the stopping test on this row against the next, over the duplicate
+sets they shared (a <em>set</em>: the same deals in every seat order, so the luck of the cards
+cancels): <em>stronger</em> when its interval of the difference in points a hand lies above
+0, <em>tie</em> when it lies within the margin, else <em>open</em>; then the difference and
+half the interval's width (± ∞: not enough deals yet for a bound), and the sets.</dd>
+<dt>faults</dt><dd>timeouts, illegal moves, garbled lines, crashes, failed starts, memory
+kills: each loses that match (the referee's fallback plays the seat on).</dd>
+<dt>tags</dt><dd><em>left out</em>: did not start in the pre-flight, plays no match (last);
+<em>disqualified</em>: too many faults; <em>audit</em>: the fair-play audit flagged it.</dd>
+</dl></details>
+</section>
+<section id="about"><h2>Format and settings</h2><ul id="settings" class="settings"></ul>
+<p id="stopped" class="muted"></p></section>
+<section id="audit" hidden><h2>Fair-play audit</h2>
+<p class="muted">Per entrant, its points a hand in the later seatings of each duplicate set
+minus in the first-played one, with its interval: a bot that remembers the deals between the
+seatings of a set scores more in the later ones. Flagged when the interval lies above 0.</p>
+<table class="data" id="audits"><thead><tr><th>entrant</th><th class="n">later − first</th>
+<th>interval</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></table>
+</section>
 <section id="crosstable"><h2>Crosstable</h2>
-<p class="muted">Row against column: the row's points per hand minus the column's, over the
-matches of the duplicate sets (the same deals in every seat order) both played; below, both
-points per hand.</p><div class="scroll">{cross}</div></section>
+<p class="muted">Row against column, over the matches both played: the row's points a hand
+minus the column's, and below, its wins–losses (a win: ranked above the other).</p>
+<div id="cross"></div>
+<div class="tools"><label>one entrant against every other, and its faults
+<input id="pick" type="search" placeholder="name" autocomplete="off"></label></div>
+<div id="one"></div></section>
 <section id="ratings"><h2>Ratings over the matches</h2>
-<p class="muted">TrueSkill mean (mu) of each entrant after each match, in schedule order.</p>
-{chart}</section>
-<section id="faults"><h2>Faults</h2><p class="muted">Kinds: {kinds}. Each links to the match and
-to the bot's stderr in it.</p><div class="scroll">{faults}</div></section>
-<section id="matches"><h2>Matches</h2><div class="scroll">{matches}</div></section>
+<p class="muted">TrueSkill mean (mu) of the leading entrants as the matches were rated.</p>
+<div id="chart"></div></section>
+<section id="faults"><h2>Faults</h2>
+<p class="muted">Grouped by entrant and kind, with the first examples: each links to the
+step of the match where it happened and to the bot's stderr.</p><div id="faultlist"></div>
+</section>
+<section id="matches"><h2>Matches</h2><div class="tools"><span id="mpager" class="pager">
+</span></div><table class="data matches" id="mtable"><thead><tr><th>match</th><th>players
+(points, rank)</th><th class="n">hands</th><th>faults</th></tr></thead><tbody></tbody>
+</table></section>
 </main>
-<footer class="muted">written by ct-referee; <code>ct-referee report OUTPUT</code> rebuilds it
+<footer class="muted">written by ct-referee; <code>ct-referee report OUTPUT</code> rebuilds it,
+<code>ct-referee report OUTPUT --serve</code> serves the folder with every match's replay.
 </footer>
+<script src="data.js"></script>
+<script src="report.js"></script>
 </body>
 </html>
 """
 
-_CSS = """
-:root { --ink: #1d2327; --muted: #68737d; --line: #dde3e8; --good: #1a7f37; --bad: #b42318;
+REPORT_CSS = """
+:root { --ink: #1d2327; --muted: #5f6b75; --line: #dde3e8; --good: #1a7f37; --bad: #b42318;
   --head: #f4f6f8; --accent: #17603a; }
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--ink); background: #fff;
   font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 header { background: #0b1f15; color: #f4f1e8; padding: 14px 20px; }
-header h1 { margin: 0 0 2px; font-size: 22px; }
-header .muted { color: #a9c2b3; margin: 0 0 6px; }
+header h1 { margin: 0 0 4px; font-size: 20px; overflow-wrap: anywhere; }
+.headline { font-size: 19px; font-weight: 600; margin: 0 0 4px; color: #fff;
+  overflow-wrap: anywhere; }
+header .sub { color: #a9c2b3; margin: 0 0 6px; }
 header nav a { color: #f2c14e; margin-right: 12px; text-decoration: none; }
-main { padding: 8px 20px 20px; max-width: 1200px; }
+main { padding: 8px 20px 20px; max-width: 1100px; }
 h2 { font-size: 18px; margin: 22px 0 6px; border-bottom: 2px solid var(--accent);
   padding-bottom: 3px; }
-h3 { font-size: 15px; margin: 14px 0 4px; }
 .muted { color: var(--muted); }
 p.muted { margin: 4px 0 8px; font-size: 13px; }
-.scroll { overflow-x: auto; }
-table.data { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 14px; }
+.settings { margin: 0; padding-left: 18px; font-size: 14px; columns: 2 260px; }
+.tools { margin: 6px 0; display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: center;
+  font-size: 14px; }
+.tools input { font: inherit; padding: 3px 6px; width: 12em; max-width: 60vw; }
+.pager button { font: inherit; font-size: 13px; margin: 0 2px; }
+table.data { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 14px;
+  width: 100%; }
 table.data th { background: var(--head); text-align: left; font-weight: 600; }
-table.data th, table.data td { padding: 4px 7px; border-bottom: 1px solid var(--line);
-  white-space: nowrap; }
+table.data th, table.data td { padding: 4px 6px; border-bottom: 1px solid var(--line);
+  vertical-align: top; overflow-wrap: anywhere; }
 table.standings { font-size: 13px; }
-td.n { text-align: right; }
-td.detail { white-space: normal; min-width: 240px; max-width: 520px; word-break: break-word; }
+.n { text-align: right !important; white-space: nowrap; }
 td small { display: block; color: var(--muted); font-size: 11px; }
 .good { color: var(--good); }
 .bad { color: var(--bad); }
 .win { font-weight: 600; }
-.tag { font-size: 11px; border-radius: 8px; padding: 1px 6px; border: 1px solid currentColor; }
+.tag { font-size: 11px; border-radius: 8px; padding: 0 5px; border: 1px solid currentColor;
+  margin-left: 4px; white-space: nowrap; }
 a { color: #0b5cad; }
+tr.hit td { background: #fff6d6; }
+table.cross { table-layout: fixed; }
+table.cross thead th.c { text-align: right; }
+table.cross th.c { font-size: 12px; font-weight: 600; overflow: hidden; text-overflow: ellipsis;
+  white-space: nowrap; }
+table.cross td { text-align: right; font-size: 13px; }
+.legend { font-size: 13px; margin: 8px 0; }
+.legend dt { font-weight: 600; margin-top: 4px; }
+.legend dd { margin: 0 0 0 16px; }
 svg.chart { width: 100%; max-width: 760px; height: auto; display: block; }
 svg.chart text { font-size: 11px; fill: var(--muted); }
 svg.chart .grid { stroke: var(--line); }
-.legend { display: flex; flex-wrap: wrap; gap: 4px 16px; font-size: 13px; margin-top: 4px; }
-.legend i { display: inline-block; width: 14px; height: 4px; margin-right: 5px;
+.keys { display: flex; flex-wrap: wrap; gap: 4px 16px; font-size: 13px; margin-top: 4px; }
+.keys i { display: inline-block; width: 14px; height: 4px; margin-right: 5px;
   vertical-align: middle; }
+.group { margin: 10px 0; }
+.group h3 { font-size: 15px; margin: 0 0 2px; overflow-wrap: anywhere; }
+.group ul { margin: 2px 0; padding-left: 18px; font-size: 14px; }
+.group li { overflow-wrap: anywhere; margin: 3px 0; }
+pre.tail { margin: 2px 0 0; padding: 4px 6px; background: var(--head); font-size: 12px;
+  white-space: pre-wrap; overflow-wrap: anywhere; max-height: 7.5em; overflow-y: auto; }
 footer { padding: 10px 20px 20px; font-size: 12px; }
+@media (max-width: 760px) {
+  header, main { padding-left: 10px; padding-right: 10px; }
+  .w { display: none; }
+  table.data th, table.data td { padding: 3px 4px; }
+}
+@media (max-width: 430px) {
+  .m { display: none; }
+  .headline { font-size: 17px; }
+}
 """
+
+REPORT_JS = r"""
+(function () {
+  "use strict";
+  const D = window.CT_REPORT;
+  const $ = (id) => document.getElementById(id);
+  if (!D) { $("nodata").hidden = false; $("headline").textContent = "no data"; return; }
+  const el = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  };
+  const a = (href, text, title) => { const e = el("a", "", text); e.href = href; if (title) e.title = title; return e; };
+  const td = (text, cls) => el("td", cls || "", text);
+  const path = (p) => p.split("/").map(encodeURIComponent).join("/");
+  const num = (x, places) => (x === null || x === undefined ? "" : Number(x).toFixed(places));
+  const plural = (n, one, many) => n + " " + (n === 1 ? one : (many || one + "s"));
+  const C = {};
+  D.columns.forEach((c, k) => { C[c] = k; });
+  const pages = D.pages === "all" ? null : new Set(Array.isArray(D.pages) ? D.pages : []);
+  const matchHref = (id, hash) => (pages === null || pages.has(id)
+    ? "games/" + encodeURIComponent(id) + ".html" + (hash ? "#" + hash : "")
+    : "../games/" + encodeURIComponent(id) + ".json");
+  const logHref = (id, seat, name) => "../" + path("logs/" + id + "/" + seat + "-" + name + ".stderr");
+
+  // -- header, settings ---------------------------------------------------------------------
+  document.title = D.name + " \u00b7 tournament report";
+  $("name").textContent = D.name;
+  $("headline").textContent = D.headline;
+  $("sub").textContent = plural(D.matches, "match", "matches") + " \u00b7 " + plural(D.entrants, "entrant") +
+    " \u00b7 " + (D.final ? "final" : "provisional: it reloads every 30 s while the run goes on") +
+    (D.stopped ? " \u00b7 " + D.stopped : "");
+  D.files.forEach((f) => { $("files").appendChild(a("../" + f, f)); $("files").appendChild(document.createTextNode(" ")); });
+  D.settings.forEach((s) => $("settings").appendChild(el("li", "", s)));
+  $("stopped").textContent = D.stopped ? D.stopped + "." : (D.final ? "" : "The run is not over.");
+  if (D.order_note) $("order").textContent = D.order_note;
+  else $("order").textContent = "Sorted by mu\u22123\u03c3.";
+
+  // -- gauntlet, audit, left out ------------------------------------------------------------
+  if (D.questions.length) {
+    $("gauntlet").hidden = false;
+    const body = $("questions").tBodies[0];
+    D.questions.forEach((q) => {
+      const tr = el("tr");
+      tr.append(td(q.upper), td(q.lower), td(q.text, q.verdict === "stronger" ? "good" : ""));
+      body.appendChild(tr);
+    });
+  }
+  if (D.audit.length) {
+    $("audit").hidden = false;
+    const body = $("audits").tBodies[0];
+    D.audit.forEach((r) => {
+      const tr = el("tr", r.flag ? "hit" : "");
+      tr.append(td(r.name), td(num(r.later_minus_first, 1), "n"),
+        td("[" + (r.low === null ? "\u2212\u221e" : num(r.low, 1)) + ", " + (r.high === null ? "\u221e" : num(r.high, 1)) + "]"),
+        td(r.sets === undefined || r.sets === null ? "" : r.sets, "n"),
+        td(r.flag ? (r.flag === true ? "flagged" : String(r.flag)) : "\u2013", r.flag ? "bad" : "muted"));
+      body.appendChild(tr);
+    });
+  }
+  Object.keys(D.left_out).forEach((name) => {
+    const p = $("leftout");
+    const line = el("div");
+    line.appendChild(document.createTextNode(name + " left out: " + D.left_out[name]));
+    if (D.preflight[name]) { line.appendChild(document.createTextNode(" (")); line.appendChild(a("../" + path(D.preflight[name]), "its stderr")); line.appendChild(document.createTextNode(")")); }
+    p.appendChild(line);
+  });
+
+  // -- standings ----------------------------------------------------------------------------
+  const PAGE = 100, RF = D.rows.length || 1;
+  const rowFiles = { 0: D.rows };
+  window.ctRows = (k, rows) => { rowFiles[k] = rows; };
+  const load = (dir, k, have, done) => {
+    if (have[k]) { done(have[k]); return; }
+    const s = el("script");
+    s.src = dir + "/" + k + ".js";
+    s.onload = () => done(have[k] || null);
+    s.onerror = () => done(null);
+    document.body.appendChild(s);
+  };
+  function rowsAt(places, done) {  // the rows at these places of the standings
+    const files = [...new Set(places.map((p) => Math.floor(p / RF)))];
+    let left = files.length;
+    if (!left) { done([]); return; }
+    files.forEach((k) => load("rows", k, rowFiles, () => {
+      if (--left === 0) done(places.map((p) => (rowFiles[Math.floor(p / RF)] || [])[p % RF]).filter((r) => r));
+    }));
+  }
+  let page = 0, found = null;
+  function verdict(v) {
+    if (!v) return "";
+    if (typeof v === "string") return v;
+    const [word, diff, low, high, sets] = v;
+    if (diff === null) return word + " (never met)";
+    const sign = diff > 0 ? "+" : "";
+    const size = low !== null && high !== null ? " \u00b1 " + ((high - low) / 2).toFixed(1) : " \u00b1 \u221e";
+    return word + " " + sign + diff.toFixed(1) + size + " pts/hand" + (sets === null ? "" : ", " + plural(sets, "set"));
+  }
+  function standingRow(r) {
+    const tr = el("tr", found !== null ? "hit" : "");
+    tr.id = "row-" + r[C.rank];
+    const name = el("td");
+    const pick = a("#crosstable", r[C.name], "this entrant against every other, and its faults");
+    pick.addEventListener("click", () => { $("pick").value = r[C.name]; showOne(r[C.name]); });
+    name.appendChild(pick);
+    (r[C.flags] ? r[C.flags].split(",") : []).forEach((f) => name.appendChild(el("span", "tag bad", f)));
+    const v = r[C.verdict];
+    const vcell = td(verdict(v), typeof v === "object" && v && v[0] === "stronger" ? "good" : "");
+    const faults = td(r[C.faults] ? String(r[C.faults]) : "\u2013", "n m" + (r[C.faults] ? " bad" : " muted"));
+    tr.append(td(r[C.rank], "n"), name, td(num(r[C.mu], 2), "n w"), td(num(r[C.sigma], 2), "n w"),
+      td(num(r[C.score], 2), "n"), td(r[C.matches], "n w"), td(r[C.wins], "n w"),
+      td(num(r[C.mean_rank], 2), "n w"), td(num(r[C.points_per_hand], 1), "n"), faults,
+      td(r[C.p_above_next] === null ? "" : Math.round(100 * r[C.p_above_next]) + "%", "n w"), vcell);
+    return tr;
+  }
+  function pager(box, count, size, at, go) {
+    box.replaceChildren();
+    const pages = Math.ceil(count / size);
+    if (pages <= 1) return;
+    const b = (label, to) => { const e = el("button", "", label); e.disabled = to < 0 || to >= pages || to === at; e.addEventListener("click", () => go(to)); return e; };
+    box.append(b("\u00ab", 0), b("\u2039", at - 1),
+      el("span", "", " " + (at * size + 1) + "\u2013" + Math.min(count, (at + 1) * size) + " of " + count + " "),
+      b("\u203a", at + 1), b("\u00bb", pages - 1));
+  }
+  function drawStandings() {
+    const body = $("table").tBodies[0];
+    const total = found === null ? D.rows_total : found.length;
+    const places = [];
+    for (let p = page * PAGE; p < Math.min(total, (page + 1) * PAGE); p++) places.push(found === null ? p : found[p]);
+    pager($("pager"), total, PAGE, page, (to) => { page = to; drawStandings(); });
+    rowsAt(places, (rows) => {
+      body.replaceChildren();
+      rows.forEach((r) => body.appendChild(standingRow(r)));
+      if (found !== null && !found.length) { const tr = el("tr"); const c = td("no entrant matches", "muted"); c.colSpan = 12; tr.appendChild(c); body.appendChild(tr); }
+    });
+  }
+  $("find").addEventListener("input", () => {
+    const q = $("find").value.trim().toLowerCase();
+    found = null;
+    if (q) { found = []; D.names.forEach((n, k) => { if (k < D.rows_total && n.toLowerCase().includes(q)) found.push(k); }); }
+    page = 0;
+    drawStandings();
+  });
+  drawStandings();
+
+  // -- crosstable ---------------------------------------------------------------------------
+  function crossCell(c) {
+    if (!c) return td("", "muted");
+    const [w, l, m, pa, pb] = c;
+    const diff = pa - pb;
+    const cell = td((diff > 0 ? "+" : "") + diff.toFixed(1), diff > 0 ? "good" : diff < 0 ? "bad" : "");
+    cell.appendChild(el("small", "", w + "\u2013" + l));
+    cell.title = pa + " vs " + pb + " points a hand; " + w + " wins, " + l + " losses in " + plural(m, "match", "matches");
+    return cell;
+  }
+  function drawCross() {
+    const names = D.cross.names, box = $("cross");
+    if (!names.length || !D.matches) { box.replaceChildren(el("p", "muted", "no match finished yet")); return; }
+    const width = box.clientWidth || 900;
+    const n = Math.max(2, Math.min(names.length, Math.floor((width - 110) / 62)));
+    const t = el("table", "data cross");
+    t.style.width = Math.min(width, 110 + 90 * n) + "px";
+    const cols = el("colgroup");
+    const first = el("col"); first.style.width = "110px"; cols.appendChild(first);
+    for (let k = 0; k < n; k++) cols.appendChild(el("col"));
+    t.appendChild(cols);
+    const head = el("tr");
+    head.appendChild(el("th", "", ""));
+    names.slice(0, n).forEach((b, k) => { const th = el("th", "c", (k + 1) + " " + b); th.title = b; head.appendChild(th); });
+    t.appendChild(el("thead")).appendChild(head);
+    const body = el("tbody");
+    names.slice(0, n).forEach((row, i) => {
+      const tr = el("tr");
+      const th = el("th", "c", (i + 1) + " " + row); th.title = row; tr.appendChild(th);
+      for (let j = 0; j < n; j++) tr.appendChild(i === j ? td("\u00b7", "muted") : crossCell(D.cross.cells[i][j]));
+      body.appendChild(tr);
+    });
+    t.appendChild(body);
+    box.replaceChildren(t);
+    if (n < D.entrants) box.appendChild(el("p", "muted", "The top " + n + " of the standings; choose an entrant below for all of its opponents."));
+  }
+  drawCross();
+  let resized = null;
+  window.addEventListener("resize", () => { clearTimeout(resized); resized = setTimeout(drawCross, 150); });
+  const details = {};
+  window.ctEntrant = (k, data) => { details[k] = data; };
+  const place = {};
+  D.names.forEach((n, k) => { place[n] = k; });
+  function showOne(name) {
+    const box = $("one");
+    if (!(name in place)) { box.replaceChildren(el("p", "muted", name ? "no entrant named " + name : "")); return; }
+    if (!D.details) { box.replaceChildren(el("p", "muted", "Each entrant's opponents and faults are written when the run ends (or by ct-referee report).")); return; }
+    const k = Math.floor(place[name] / D.details.size);
+    load("entrant", k, details, (shard) => {
+      const mine = shard && shard[name];
+      if (!mine) { box.replaceChildren(el("p", "muted", "no details for " + name)); return; }
+      const rows = mine.against.slice().sort((x, y) => (place[x[0]] ?? 1e9) - (place[y[0]] ?? 1e9));
+      const t = el("table", "data");
+      const h = el("tr");
+      ["against", "pts/hand diff", "wins\u2013losses", "matches"].forEach((c, j) => h.appendChild(el("th", j ? "n" : "", c)));
+      t.appendChild(el("thead")).appendChild(h);
+      const body = el("tbody");
+      rows.forEach((r) => {
+        const [other, w, l, m, pa, pb] = r;
+        const tr = el("tr");
+        const d = pa - pb;
+        tr.append(td(other), td((d > 0 ? "+" : "") + d.toFixed(1), "n " + (d > 0 ? "good" : d < 0 ? "bad" : "")), td(w + "\u2013" + l, "n"), td(m, "n"));
+        body.appendChild(tr);
+      });
+      t.appendChild(body);
+      box.replaceChildren(el("h3", "", name + " against " + plural(rows.length, "opponent")), t);
+      mine.faults.forEach((g) => box.appendChild(faultGroup(g)));
+    });
+  }
+  $("pick").addEventListener("change", () => showOne($("pick").value.trim()));
+
+  // -- chart --------------------------------------------------------------------------------
+  const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+  function drawChart() {
+    const ch = D.chart, box = $("chart");
+    if (!ch || !ch.xs || ch.xs.length < 2) { box.appendChild(el("p", "muted", "no match rated yet")); return; }
+    const NS = "http://www.w3.org/2000/svg", w = 760, h = 280, L = 44, R = 12, T = 10, B = 28;
+    const svg = document.createElementNS(NS, "svg");
+    svg.setAttribute("viewBox", "0 0 " + w + " " + h); svg.setAttribute("class", "chart");
+    svg.setAttribute("role", "img"); svg.setAttribute("aria-label", "rating (mu) over the matches");
+    const vals = ch.series.flatMap((s) => s[1].filter((v) => v !== null));
+    let lo = Math.min(...vals), hi = Math.max(...vals);
+    if (hi - lo < 1) { lo -= 1; hi += 1; }
+    const x0 = ch.xs[0], span = Math.max(1, ch.xs[ch.xs.length - 1] - x0);
+    const px = (x) => L + (x - x0) / span * (w - L - R), py = (y) => T + (hi - y) / (hi - lo) * (h - T - B);
+    const add = (tag, attrs, text) => { const e = document.createElementNS(NS, tag); Object.keys(attrs).forEach((k) => e.setAttribute(k, attrs[k])); if (text !== undefined) e.textContent = text; svg.appendChild(e); return e; };
+    for (let k = 0; k < 5; k++) {
+      const y = lo + (hi - lo) * k / 4;
+      add("line", { x1: L, x2: w - R, y1: py(y), y2: py(y), class: "grid" });
+      add("text", { x: L - 6, y: py(y) + 4, "text-anchor": "end" }, y.toFixed(0));
+      const x = Math.round(x0 + span * k / 4);
+      add("text", { x: px(x), y: h - 8, "text-anchor": "middle" }, String(x));
+    }
+    const keys = el("div", "keys");
+    ch.series.forEach((s, k) => {
+      const pts = ch.xs.map((x, j) => (s[1][j] === null ? null : px(x).toFixed(1) + "," + py(s[1][j]).toFixed(1))).filter((p) => p !== null);
+      const line = add("polyline", { fill: "none", stroke: PALETTE[k % 10], "stroke-width": 2, points: pts.join(" ") });
+      if (k >= 10) line.setAttribute("stroke-dasharray", "6 3");
+      const title = document.createElementNS(NS, "title"); title.textContent = s[0]; line.appendChild(title);
+      const key = el("span"); const i = el("i"); i.style.background = PALETTE[k % 10]; key.append(i, document.createTextNode(s[0]));
+      keys.appendChild(key);
+    });
+    box.append(svg, keys);
+  }
+  drawChart();
+
+  // -- faults -------------------------------------------------------------------------------
+  function faultGroup(g) {
+    const div = el("div", "group");
+    const benched = g.benched === g.count && g.examples.length && /^(left out|disqualified): /.test(g.examples[0].detail);
+    if (benched) {
+      const h = el("h3", "", g.name + " " + g.examples[0].detail.replace(/: /, ": no process, ") + " (" + plural(g.count, "match", "matches") + " lost by " + g.kind + ")");
+      if (D.preflight[g.name]) { h.appendChild(document.createTextNode(" ")); h.appendChild(a("../" + path(D.preflight[g.name]), "its stderr")); }
+      div.appendChild(h);
+      return div;
+    }
+    div.appendChild(el("h3", "", g.name + ": " + plural(g.count, g.kind + " fault") + (g.benched ? " (" + g.benched + " of them with no process: benched)" : "")));
+    const ul = el("ul");
+    g.examples.forEach((ex) => {
+      const li = el("li");
+      const where = "hand=" + ex.hand + (ex.turn !== undefined ? "&turn=" + ex.turn : "&fault=" + ex.seat);
+      li.appendChild(a(matchHref(ex.id, where), ex.id + ", hand " + ex.hand + (ex.turn !== undefined ? ", turn " + ex.turn : "")));
+      li.appendChild(document.createTextNode(": " + ex.detail + " "));
+      if (ex.log) li.appendChild(a("../" + path(ex.log), "its stderr"));
+      if (ex.tail) li.appendChild(el("pre", "tail", ex.tail));
+      ul.appendChild(li);
+    });
+    if (g.count > g.examples.length) ul.appendChild(el("li", "muted", "and " + (g.count - g.examples.length) + " more (see the matches below)"));
+    div.appendChild(ul);
+    return div;
+  }
+  function drawFaults() {
+    const box = $("faultlist");
+    if (!D.faults.length) { box.appendChild(el("p", "muted", D.matches ? "no fault" : "no match finished yet")); return; }
+    D.faults.forEach((g) => box.appendChild(faultGroup(g)));
+    if (D.fault_groups > D.faults.length) box.appendChild(el("p", "muted", "and " + (D.fault_groups - D.faults.length) + " more groups, of entrants further down the standings: choose an entrant (its name in the standings) for its own."));
+  }
+  drawFaults();
+
+  // -- matches ------------------------------------------------------------------------------
+  const chunks = {}, MPAGE = 50;
+  let mpage = 0;
+  window.ctMatches = (k, rows) => { chunks[k] = rows; };
+  const chunk = (k, done) => load("matches", k, chunks, (rows) => done(rows || []));
+  function drawMatches() {
+    const body = $("mtable").tBodies[0];
+    pager($("mpager"), D.matches, MPAGE, mpage, (to) => { mpage = to; drawMatches(); });
+    if (!D.matches) { body.replaceChildren(); const tr = el("tr"); const c = td("no match finished yet", "muted"); c.colSpan = 4; tr.appendChild(c); body.appendChild(tr); return; }
+    const start = mpage * MPAGE, k = Math.floor(start / D.chunk);
+    chunk(k, (rows) => {
+      body.replaceChildren();
+      rows.slice(start - k * D.chunk, start - k * D.chunk + MPAGE).forEach((m) => {
+        const [id, players, totals, ranks, hands, faults] = m;
+        const tr = el("tr");
+        tr.id = "match-" + id;
+        const link = td(); link.appendChild(a(matchHref(id), id)); tr.appendChild(link);
+        const seats = td();
+        players.forEach((p, s) => {
+          if (s) seats.appendChild(document.createTextNode(" \u00b7 "));
+          seats.appendChild(el("span", ranks[s] === 1 ? "win" : "", p + " " + totals[s] + " (" + ranks[s] + ")"));
+        });
+        tr.append(seats, td(hands, "n"));
+        const f = td("", "bad");
+        faults.forEach((x, j) => {
+          if (j) f.appendChild(document.createTextNode(", "));
+          f.appendChild(a(matchHref(id, "hand=" + x[2] + "&fault=" + x[0]), players[x[0]] + ": " + x[1]));
+          if (!x[3]) { f.appendChild(document.createTextNode(" ")); f.appendChild(a(logHref(id, x[0], players[x[0]]), "stderr")); }
+        });
+        tr.appendChild(f);
+        body.appendChild(tr);
+      });
+    });
+  }
+  drawMatches();
+  if (!D.final) {  // a running tournament: fresh data, unless the reader is busy with the page
+    setTimeout(() => {
+      if (!$("find").value && !$("pick").value && page === 0 && mpage === 0 && window.scrollY < 50) location.reload();
+    }, 30000);
+  }
+})();
+"""  # noqa: E501
+
+ASSETS = {"index.html": INDEX_HTML, "report.css": REPORT_CSS, "report.js": REPORT_JS}
+"""The report's fixed files (the same for every tournament), by name in ``report/``."""

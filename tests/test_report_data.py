@@ -1,0 +1,199 @@
+"""The report's data, without a browser or a bot process: the aggregates of the journal
+(:class:`referee.web.folder.Summary`), the headline and the notes, and the data files
+:class:`referee.web.report.Report` writes from a folder of journal lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from referee.tournament.ratings import Standings
+from referee.web.folder import CHUNK, EXAMPLES, Summary, headline, order_note, page_data
+from referee.web.report import Refresher, Report, ReportError, build
+
+
+def line(match_id: str, players: list[str], totals: list[int], ranks: list[int], *,
+         hands: int = 2, faults: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"id": match_id, "players": players, "totals": totals, "ranks": ranks,
+            "faults": faults or [], "hands": hands, "record": f"games/{match_id}.json"}
+
+
+def test_the_crosstable_counts_points_a_hand_and_wins_over_shared_matches() -> None:
+    s = Summary()
+    assert s.add(line("r1-g001-s01", ["a", "b"], [300, 100], [1, 2]))
+    assert s.add(line("r1-g001-s02", ["b", "a"], [200, 200], [1, 1]))
+    assert not s.add(line("r1-g001-s02", ["b", "a"], [200, 200], [1, 1]))  # repeated
+    assert not s.add({"id": "x", "players": 3})
+    for bad in ("../../etc/x", ".hidden", "a/b", ""):
+        assert not s.add(line(bad, ["a", "b"], [1, 0], [1, 2]))
+    assert s.cell("a", "b") == [1, 0, 2, 125.0, 75.0]
+    assert s.cell("b", "a") == [0, 1, 2, 75.0, 125.0]
+    assert s.cell("a", "c") is None
+    assert s.opponents("a") == [["b", 1, 0, 2, 125.0, 75.0]]
+
+
+def test_a_bot_that_never_started_is_one_group_with_a_few_examples() -> None:
+    s = Summary()
+    benched = {"seat": 1, "hand": 1, "fault": "startup",
+               "detail": "left out: did not start in the pre-flight: startup: exited"}
+    for k in range(114):
+        s.add(line(f"r{k}-g001-s01", ["a", "crasher"], [100, 0], [1, 2], faults=[benched]))
+    (group,) = s.faults.values()
+    assert (group.name, group.kind, group.count, group.benched) == ("crasher", "startup", 114, 114)
+    assert len(group.examples) == EXAMPLES
+    data = page_data(s, name="t", rows=[], standings=None, config=None, preflight={})
+    assert len(data["faults"]) == 1 and data["faults"][0]["count"] == 114
+    assert data["chunks"] == 1 and s.matches[0][5] == [[1, "startup", 1, 1]]
+
+
+def pair(upper: str, lower: str, verdict: str, diff: float | None, low: float | None,
+         high: float | None, sets: int = 4) -> dict[str, Any]:
+    return {"upper": upper, "lower": lower, "verdict": verdict, "diff": diff, "low": low,
+            "high": high, "sets": sets}
+
+
+def test_the_headline_says_who_won_and_how_sure() -> None:
+    rows = [{"name": "mc", "score": 20.0}, {"name": "greedy", "score": 18.0}]
+    won = headline(rows, [pair("mc", "greedy", "stronger", 5.6, 3.5, 7.7)], 18, final=True,
+                   stopped="settled")
+    assert won == ("mc wins: stronger than greedy by 5.6 ± 2.1 points a hand, decided after "
+                   "18 matches")
+    rows_open = [{"name": "greedy"}, {"name": "mc"}]
+    still = headline(rows_open, [pair("greedy", "mc", "open", -6.3, -20.0, 7.4)], 12,
+                     final=True, stopped="cap")
+    assert still.startswith("not settled: greedy and mc open after 12 matches")
+    assert "mc scores 6.3 points a hand more than greedy" in still
+    assert headline(rows, [], 3, final=False, stopped=None) == (
+        "mc leads greedy after 3 matches (provisional: the run is not over)")
+    assert headline([], [], 0, final=False, stopped=None) == "no match finished yet"
+    gauntlet = headline(rows, [], 8, final=True, stopped="settled", questions=[
+        pair("cand", "a", "stronger", 4.0, 1.0, 7.0), pair("cand", "b", "open", 1.0, -2, 4)])
+    assert gauntlet == ("cand: stronger than a (+4.0 pts/hand); still open against b "
+                        "(+1.0 pts/hand), after 8 matches")
+
+
+def test_the_order_is_explained_where_it_is_not_plain_mu_minus_3_sigma() -> None:
+    assert order_note([{"name": "a", "score": 3.0}, {"name": "b", "score": 2.0}]) is None
+    note = order_note([{"name": "a", "score": 2.0}, {"name": "b", "score": 3.0}])
+    assert note is not None and "a above b" in note and "decided" in note
+
+
+def journal(out: Path, lines: list[dict[str, Any]]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tournament.yaml").write_text("name: t\nformat: round-robin\nplayers: 2\n")
+    (out / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines)
+                                       + "not json\n{\"id\": \"half")
+
+
+def data_of(out: Path) -> dict[str, Any]:
+    text = (out / "report" / "data.js").read_text()
+    assert text.startswith("window.CT_REPORT = ") and text.endswith(";\n")
+    result = json.loads(text[len("window.CT_REPORT = "):-2])
+    assert isinstance(result, dict)
+    return result
+
+
+def test_bot_text_never_reaches_the_data_as_markup(tmp_path: Path) -> None:
+    evil = "</script><img src=x onerror=alert(1)>"
+    journal(tmp_path / "out", [line("r1-g001-s01", [evil, "b"], [10, 0], [1, 2], faults=[
+        {"seat": 0, "hand": 1, "fault": evil, "detail": evil}])])
+    build(tmp_path / "out")
+    text = (tmp_path / "out" / "report" / "data.js").read_text()
+    assert "<" not in text and ">" not in text
+    assert data_of(tmp_path / "out")["faults"][0]["examples"][0]["detail"] == evil
+    assert "<" not in (tmp_path / "out" / "report" / "matches" / "0.js").read_text()
+
+
+def test_the_match_list_is_written_in_chunks_each_full_one_once(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    journal(out, [])
+    report = Report(out)
+    for k in range(CHUNK + 5):
+        report.add(line(f"r{k}-g001-s01", ["a", "b"], [k, 0], [1, 2]))
+    report.write()
+    first = (out / "report" / "matches" / "0.js").stat().st_mtime_ns
+    (out / "report" / "matches" / "0.js").write_text("ctMatches(0, []);\n")  # not rewritten
+    report.add(line("r9999-g001-s01", ["a", "b"], [1, 0], [1, 2]))
+    report.write()
+    assert (out / "report" / "matches" / "0.js").read_text() == "ctMatches(0, []);\n"
+    assert first
+    tail = (out / "report" / "matches" / "1.js").read_text()
+    assert tail.count('"r') == 6
+    assert data_of(out)["matches"] == CHUNK + 6 and data_of(out)["chunks"] == 2
+
+
+def test_the_refresher_takes_lines_and_writes_once_finished(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    journal(out, [])
+    table = Standings(["a", "b"])
+    pages = Refresher(out, interval=3600)
+    for k in range(3):
+        pages.match_done(line(f"r{k}-g001-s01", ["a", "b"], [30, 10], [1, 2]), table)
+    pages.finish()
+    data = data_of(out)
+    assert data["matches"] == 3 and not data["final"]
+    assert [r[1] for r in data["rows"]] == ["a", "b"]
+    assert (out / "report" / "index.html").is_file() and (out / "report" / "report.js").is_file()
+
+
+def test_build_refuses_a_folder_that_is_not_a_tournament(tmp_path: Path) -> None:
+    for target in (tmp_path, tmp_path / "missing"):
+        try:
+            build(target)
+        except ReportError as err:
+            assert str(target) in str(err)
+        else:
+            raise AssertionError("no error")
+
+
+def test_a_gauntlets_answers_audit_flags_and_left_out_entrants_reach_the_data() -> None:
+    s = Summary()
+    s.add(line("r1-g001-s01", ["cand", "a"], [300, 100], [1, 2]))
+    rows = [{"rank": 1, "name": "cand", "score": 20.0,
+             "audit": {"later_minus_first": 9.5, "low": 2.0, "high": 17.0, "flag": "suspect"}},
+            {"rank": 2, "name": "a", "score": 10.0},
+            {"rank": 3, "name": "gone", "score": 30.0, "left_out": "did not start"}]
+    standings = {"standings": rows, "stopped": "settled", "left_out": {"gone": "did not start"},
+                 "pairs": [pair("cand", "a", "stronger", 50.0, 20.0, 80.0, 1)],
+                 "questions": [pair("cand", "a", "stronger", 50.0, 20.0, 80.0, 1)]}
+    data = page_data(s, name="g", rows=rows, standings=standings, config={"format": "gauntlet"},
+                     preflight={})
+    assert data["headline"] == "cand: stronger than a (+50.0 pts/hand), after 1 match"
+    assert data["questions"] == [{"upper": "cand", "lower": "a", "verdict": "stronger",
+                                  "text": "stronger +50.0 ± 30.0 pts/hand, 1 set"}]
+    assert data["audit"][0] == {"name": "cand", "later_minus_first": 9.5, "low": 2.0,
+                                "high": 17.0, "flag": "suspect", "sets": None}
+    assert [r[-1] for r in data["rows"]] == ["audit", "", "left out"]
+    assert data["rows"][0][-2] == ["stronger", 50.0, 20.0, 80.0, 1]
+    assert data["rows"][2][-2] == "left out"
+    assert data["order_note"] is None  # a left-out entrant is last whatever its score
+    assert "format: gauntlet" in data["settings"]
+
+
+def test_a_rebuild_keeps_the_chart_of_a_finished_tournament(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    journal(out, [line(f"r{k}-g001-s01", ["a", "b"], [30 + k, 10], [1, 2]) for k in range(5)])
+    build(out)
+    first = data_of(out)["chart"]
+    assert first is not None and first["xs"][-1] == 5
+    (out / "standings.json").write_text(json.dumps({"standings": [
+        {"rank": 1, "name": "a"}, {"rank": 2, "name": "b"}], "pairs": []}))
+    (out / "results.jsonl").write_text("")  # not rated again: the chart is the last one's
+    build(out)
+    assert data_of(out)["chart"] == first and data_of(out)["final"]
+
+
+def test_a_resumed_runs_report_counts_the_earlier_matches_once(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    old = [line(f"r1-g001-s0{k}", ["a", "b"], [30, 10], [1, 2]) for k in (1, 2)]
+    journal(out, old)
+    pages = Refresher(out, interval=3600)
+    table = Standings(["a", "b"])
+    pages.match_done(old[1], table)  # appended before the report's thread read the journal
+    pages.match_done(line("r2-g001-s01", ["b", "a"], [30, 10], [1, 2]), table)
+    pages.finish()
+    data = data_of(out)
+    assert data["matches"] == 3
+    assert data["cross"]["cells"][data["cross"]["names"].index("a")][
+        data["cross"]["names"].index("b")][:3] == [2, 1, 3]
