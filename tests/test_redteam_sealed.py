@@ -228,3 +228,24 @@ def test_a_sparse_file_past_the_cap_is_refused_before_a_byte_is_copied(tmp_path:
         with pytest.raises(SandboxError, match=r"holds more than 512 MiB"):
             snapshot.take_snapshot(folder, store, "a")
         assert not list(store.path.rglob("sparse.bin"))
+
+
+# -- shared data another login can change --------------------------------------------------------
+
+
+@pytest.mark.parametrize("whose", ["folder", "file"])
+@as_root
+def test_shared_data_another_user_can_change_is_refused(world: World, whose: str) -> None:
+    """``shared:`` is bound live, not snapshotted: a folder (or a file in it) an entrant's
+    login owns would let it change what every bot reads during play (a channel in, and a
+    place to leave what it learnt). The control, root's, plays:
+    ``test_sealed.test_shared_data_may_be_named_and_read``."""
+    data = world.root / "data"
+    data.mkdir(mode=0o755)
+    (data / "book.txt").write_text("opening book\n")
+    os.chown(data if whose == "folder" else data / "book.txt", 65534, 65534)
+    with pytest.raises(ConfigError) as info:
+        run(load_config(world.write(f"{sys.executable} snoop.py", shared=["data"])))
+    text = str(info.value)
+    assert f"shared: {str(world.root / 'data')!r}" in text and "someone other than root" in text
+    assert not (world.output / "games").exists()
