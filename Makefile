@@ -10,11 +10,12 @@ STRICT := referee
 .PHONY: demo test test-fast lint bench clean system-demo system-test
 
 # The system packages ct-referee uses: bubblewrap (the bots' sandbox: tournaments refuse to run
-# without one) and, for the tests, chromium (the report page's browser tests). Installed with
+# without one), uidmap (newuidmap/newgidmap: a referee that is not root runs each bot as one of
+# its subordinate uids) and, for the tests, chromium (the report page's browser tests). Installed with
 # apt-get when missing and this runs as root; otherwise the line says what to install.
 define need
 	@missing=""; for p in $(1); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	pkgs=$$(echo "$$missing" | sed 's/\bbwrap\b/bubblewrap/'); \
+	pkgs=$$(echo "$$missing" | sed 's/\bbwrap\b/bubblewrap/; s/\bnewuidmap\b/uidmap/'); \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing$$pkgs (apt-get)"; \
@@ -25,10 +26,10 @@ define need
 endef
 
 system-demo:
-	$(call need,bwrap)
+	$(call need,bwrap newuidmap)
 
 system-test:
-	$(call need,bwrap chromium)
+	$(call need,bwrap newuidmap chromium)
 
 $(BIN)/ct-referee: pyproject.toml
 	$(PY) -m venv $(VENV)

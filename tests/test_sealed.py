@@ -337,8 +337,9 @@ def test_a_non_root_referee_refuses_unless_a_shared_uid_is_accepted(world: World
     config = world.write(f"{sys.executable} snoop.py")
     done = as_nobody(*cli, "tournament", str(config))
     assert done.returncode != 0
-    assert "error: " in done.stderr and "not root: every bot would run as uid 65534" in \
-        done.stderr and "bot_uids: shared" in done.stderr, done.stderr
+    assert "error: " in done.stderr and "not root, and cannot give each bot a subordinate " \
+        "uid (user nobody has no subordinate uids in /etc/subuid: as root, usermod " \
+        "--add-subuids" in done.stderr and "bot_uids: shared" in done.stderr, done.stderr
     assert not (world.output / "games").exists()
     config = world.write(f"{sys.executable} snoop.py", bot_uids="shared")
     subprocess.run(["chown", "65534:65534", str(config)], check=True)
@@ -351,17 +352,24 @@ def test_a_non_root_referee_refuses_unless_a_shared_uid_is_accepted(world: World
 
 
 def test_the_uid_rule_in_process(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same rule without processes: a non-root referee refuses, unless bot_uids: shared,
-    and the header says which."""
+    """The same rule without processes: a non-root referee without subordinate uids refuses,
+    naming the fix, unless bot_uids: shared; with them it plays; the header says which."""
     from referee.tournament import run as runmod
 
     monkeypatch.setattr(runmod.os, "geteuid", lambda: 1234)
+    monkeypatch.setattr(runmod, "_subuid_check", lambda: (False, "no range: usermod FIX"))
     config = load_config(world.write(f"{sys.executable} snoop.py"))
-    with pytest.raises(ConfigError, match=r"runs as uid 1234, not root: .* bot_uids: shared$"):
+    with pytest.raises(ConfigError, match=r"runs as uid 1234, not root, and cannot give each "
+                                          r"bot a subordinate uid \(no range: usermod FIX\); "
+                                          r".* bot_uids: shared$"):
         runmod.check_bot_uids(config)
     shared = load_config(world.write(f"{sys.executable} snoop.py", bot_uids="shared"))
     runmod.check_bot_uids(shared)
     assert runmod.uid_isolation(shared) == "every bot as uid 1234 (bot_uids: shared)"
+    monkeypatch.setattr(runmod, "_subuid_check", lambda: (True, "100000-165535 (u's)"))
+    runmod.check_bot_uids(config)
+    assert runmod.uid_isolation(config) == \
+        "each bot a subordinate uid of its own: 100000-165535 (u's)"
     monkeypatch.setattr(runmod.os, "geteuid", lambda: 0)
     assert runmod.uid_isolation(config) == "each bot a uid of its own"
 

@@ -6,7 +6,7 @@ folders (all read-only), a bounded private ``/tmp`` and ``/dev/shm``, its own ``
 network and a cleared environment, under a seccomp filter (:mod:`referee.bots.seccomp`) and a
 cgroup of its own (:mod:`referee.bots.cgroups`) or, where there is none, rlimits.
 
-Two ways to drop privileges (:class:`SandboxPolicy` ``mode``):
+Three ways to drop privileges (:class:`SandboxPolicy` ``mode``):
 
 ``userns``
     bwrap itself runs as the bot uid (the referee's own uid when it is not root) with
@@ -17,9 +17,19 @@ Two ways to drop privileges (:class:`SandboxPolicy` ``mode``):
     a runtime under ``/root``), and execs ``setpriv``, which drops to the bot uid, clears every
     capability set and sets no-new-privs before it execs the bot. Nested user namespaces are
     refused by the seccomp filter.
+``subuid``
+    (a referee that is not root, with a range in ``/etc/subuid`` and ``/etc/subgid``) a user
+    namespace mapping one subordinate uid and gid of the organiser is made first
+    (:mod:`referee.bots.subids`), and bwrap, run as the organiser, joins it with ``--userns``
+    and builds the mounts with the organiser's access to files. Inside, ``setpriv`` clears
+    the supplementary groups (the organiser's, which bwrap keeps), every capability set and
+    sets no-new-privs, ``prlimit`` sets the rlimits (counted for the bot's uid, not the
+    organiser's), then the bot runs as the subordinate uid: it reads only what any user may.
+    Nested user namespaces are refused by the seccomp filter.
 
 ``auto`` picks ``userns`` unless the referee is root and a bound path is unreachable for the
-bot uid, or user namespaces do not work here. The policy is plain, picklable data; what the
+bot uid, or user namespaces do not work here; a referee that is not root picks ``subuid``
+where it has subordinate ids (:func:`prepare`). The policy is plain, picklable data; what the
 machine can do (:func:`capabilities`) is probed where the bot is spawned, once per process.
 """
 
@@ -44,6 +54,7 @@ from pathlib import Path
 import referee
 from referee.bots.cgroups import Cgroup, CgroupLayout, find_layout
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
+from referee.bots.subids import SubIds, mine, user_namespace
 from referee.bots.uids import Lease, allocate
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -65,7 +76,7 @@ kernel counts some resources per uid across
 namespaces (pipe buffers against ``fs.pipe-user-pages-soft``, processes against
 ``RLIMIT_NPROC``, pending signals, message-queue bytes), and a bot that lowers its own limit
 and probes it would read what other bots of the same uid hold: a channel between sandboxes."""
-MODES = ("auto", "userns", "setpriv")
+MODES = ("auto", "userns", "setpriv", "subuid")
 
 
 class SandboxError(ValueError):
@@ -186,6 +197,8 @@ def probe_capabilities(uid: int = 65534, gid: int = 65534) -> Capabilities:
     checks.append(Check("setpriv", bool(setpriv) and root,
                         (setpriv or "setpriv not found") if root else "the referee is not root",
                         "apt-get install util-linux" if root else "run the referee as root"))
+    if not root:
+        checks.append(_probe_subuid(bwrap, base))
     layout = find_layout()
     for c in ("memory", "pids", "cpu"):
         where = layout.where(c)
@@ -199,6 +212,41 @@ def probe_capabilities(uid: int = 65534, gid: int = 65534) -> Capabilities:
             mount = layout.v1[c] if where == "v1" else layout.v2
             checks.append(Check(f"cgroup {c}", True, f"{where} at {mount}"))
     return Capabilities(tuple(checks), layout, root)
+
+
+def subordinate_ids() -> SubIds | str:
+    """The organiser's subordinate ids its bots may use (never one of :data:`BOT_UIDS`, a root
+    referee's), or why there are none, with the fix (:func:`referee.bots.subids.find`)."""
+    return mine(BOT_UIDS)
+
+
+def _probe_subuid(bwrap: str | None, base: Sequence[str]) -> Check:
+    """Whether a bot can run as a subordinate uid: a range, the helpers, and bwrap joining
+    the mapped namespace (tried once, on a leased uid)."""
+    ids = subordinate_ids()
+    if isinstance(ids, str):
+        why, _, enable = ids.partition(": ")
+        return Check("subuid", False, why, enable)
+    if bwrap is None:
+        return Check("subuid", False, "bwrap missing", "apt-get install bubblewrap")
+    lease = None
+    try:
+        lease = allocate(ids.uids)
+        fd = user_namespace(lease.uid, ids.gid(lease.uid), SANDBOX_UID)
+        try:
+            done = _run([bwrap, *_subuid_bwrap(fd), *base, "--", *_subuid_setpriv(), "true"],
+                        pass_fds=(fd,))
+        finally:
+            os.close(fd)
+    except OSError as err:
+        return Check("subuid", False, str(err), "apt-get install uidmap; see docs/security.md")
+    finally:
+        if lease is not None:
+            lease.release()
+    if done.returncode != 0:
+        return Check("subuid", False, (done.stderr.strip().splitlines() or ["fails"])[-1],
+                     "bubblewrap 0.8.0 or later (--userns)")
+    return Check("subuid", True, f"{ids.describe()} ({ids.user}'s subordinate uids)")
 
 
 @functools.cache
@@ -504,6 +552,10 @@ def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int
         raise SandboxError(f"unknown sandbox mode {mode!r} (use {', '.join(MODES)})")
     if mode == "setpriv" and not caps.root:
         raise SandboxError("sandbox mode 'setpriv' needs the referee to run as root")
+    if mode == "subuid" and (caps.root or not caps.ok("subuid")):
+        why = "the referee is root" if caps.root else next(
+            f"{c.detail} ({c.enable})" for c in caps.checks if c.name == "subuid")
+        raise SandboxError(f"sandbox mode 'subuid' cannot work here: {why}")
     return mode
 
 
@@ -517,18 +569,22 @@ def check_readable(binds: Binds, uid: int | None = None) -> None:
         st = os.stat(folder)
         if st.st_uid != uid and (st.st_mode & 0o005) != 0o005:
             who = "the bot's uid" if uid is None else f"the bot's uid {uid}"
-            raise SandboxError(f"the bot folder {str(folder)!r} is not readable by {who} "
+            what = "runtime" if folder in binds.runtime else "bot folder"
+            raise SandboxError(f"the {what} {str(folder)!r} is not readable by {who} "
                                f"(mode {stat.filemode(st.st_mode)}): chmod o+rx it")
 
 
 def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
                caps: Capabilities, hidden: Sequence[Path] = (), uid: int | None = None,
-               binds: Binds | None = None, sources: Mapping[Path, Path] | None = None) -> Spec:
+               binds: Binds | None = None, sources: Mapping[Path, Path] | None = None,
+               limits: Sequence[str] = ()) -> Spec:
     """The bwrap command line that runs ``argv`` in ``workdir`` under ``policy``.
 
     ``hidden``: folders (files) inside a bound folder that the bot sees empty. ``binds``: what
     to show, resolved once before (default: :func:`bot_binds` now); ``sources``: where a bound
     folder is served from (a sealed entrant's per-match copy), by the path the bot sees.
+    ``limits``: in mode ``subuid``, the ``prlimit`` command run inside, as the bot's uid,
+    before the bot (``uid``/``policy.gid``: the host ids the namespace maps).
 
     :raises SandboxError: for a command that cannot be found or a mode that cannot work here.
     """
@@ -544,9 +600,19 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     if caps.root:  # a folder served from a copy (a sealed entrant's) is the copy's matter
         check_readable(dataclasses.replace(
             binds, bot=tuple(b for b in binds.bot if b not in sources)), uid)
+    elif mode == "subuid":  # bwrap reaches them as the organiser; the bot reads them as "other"
+        check_readable(dataclasses.replace(
+            binds, bot=tuple(b for b in binds.all if b not in sources)), uid)
     fds: list[int] = []
     out = ["bwrap"]
-    if mode == "userns":
+    if mode == "subuid":
+        try:
+            fds.append(user_namespace(uid, policy.gid, SANDBOX_UID))
+        except OSError as err:
+            raise SandboxError(str(err)) from None
+        out += _subuid_bwrap(fds[-1])
+        inner = SANDBOX_UID
+    elif mode == "userns":
         out += ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
                 "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
         inner = SANDBOX_UID
@@ -628,6 +694,8 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         out += [shutil.which("setpriv", path=BASE_PATH) or "setpriv", f"--reuid={uid}",
                 f"--regid={policy.gid}", "--clear-groups", "--inh-caps=-all",
                 "--bounding-set=-all", "--no-new-privs", "--"]
+    elif mode == "subuid":
+        out += [*_subuid_setpriv(), *limits]
     out += [str(binds.exe), *argv[1:]]
 
     def cleanup() -> None:
@@ -637,7 +705,25 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
 
     user = uid if (caps.root and mode == "userns") else None
     return Spec(out, tuple(fds), cleanup, mode, user, policy.gid if user is not None else None,
-                uid if caps.root else os.getuid(), binds)
+                uid if caps.root or mode == "subuid" else os.getuid(), binds)
+
+
+def _subuid_bwrap(userns: int) -> list[str]:
+    """bwrap's options in mode ``subuid``: join the mapped namespace ``userns`` as uid 0 in it
+    (the organiser: the bind sources are resolved with its access), keeping only the
+    capabilities :func:`_subuid_setpriv` needs."""
+    return ["--userns", str(userns), "--unshare-ipc", "--unshare-pid", "--unshare-net",
+            "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL",
+            *(a for c in ("SETUID", "SETGID", "SETPCAP") for a in ("--cap-add", f"CAP_{c}")),
+            "--uid", "0", "--gid", "0"]
+
+
+def _subuid_setpriv() -> list[str]:
+    """What runs first inside in mode ``subuid``: become the bot's uid and gid, drop the
+    organiser's supplementary groups (which bwrap keeps) and every capability, no-new-privs."""
+    return [shutil.which("setpriv", path=BASE_PATH) or "setpriv", f"--reuid={SANDBOX_UID}",
+            f"--regid={SANDBOX_UID}", "--clear-groups", "--inh-caps=-all", "--ambient-caps=-all",
+            "--bounding-set=-all", "--no-new-privs", "--"]
 
 
 def _seccomp_fd() -> int:
@@ -688,18 +774,36 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     """Build the launch of ``argv`` in ``workdir``: its cgroup (made now, with its limits),
     the rlimits the cgroups do not cover, and the gated command line.
 
+    Each bot gets a host uid of its own, leased host-wide (no per-uid counter shared by two
+    bots): one of :data:`BOT_UIDS` from a root referee, else one of the organiser's
+    subordinate uids where it has them (mode ``auto`` or ``subuid``).
+
     :raises SandboxError: see :func:`build_argv`. :raises OSError: if the cgroup cannot be made.
     """
     caps = caps or capabilities()
     cgroups = policy.cgroups and caps.root
     have = {c for c in ("memory", "pids", "cpu") if cgroups and caps.cgroup_ok(c)}
     uid, lease = policy.uid, None
-    if caps.root:  # a uid of its own, leased host-wide: no per-uid counter shared by two bots
+    ids = subordinate_ids() if not caps.root and policy.mode in ("auto", "subuid") and \
+        caps.ok("subuid") else None
+    if caps.root:
         lease = allocate(BOT_UIDS)
         uid = lease.uid
+    elif isinstance(ids, SubIds):
+        lease = allocate(ids.uids)
+        uid = lease.uid
+        policy = dataclasses.replace(policy, mode="subuid", gid=ids.gid(uid))
+    limits, active_limits = _rlimits(policy, have)
+    prlimit = shutil.which("prlimit", path=BASE_PATH)
+    if prlimit is None:
+        if lease is not None:
+            lease.release()
+        raise SandboxError("prlimit (util-linux) is missing: it sets the bot's rlimits")
+    wrap = [prlimit, *(f"--{k}={v}" for k, v in limits.items()), "--"]
+    inside = policy.mode == "subuid"  # counted for the bot's uid, not the organiser's
     try:
         spec = build_argv(argv, workdir, policy=policy, caps=caps, hidden=hidden, uid=uid,
-                          binds=binds, sources=sources)
+                          binds=binds, sources=sources, limits=wrap if inside else ())
     except BaseException:
         if lease is not None:
             lease.release()
@@ -718,8 +822,20 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
                 lease.release()
             raise
         active += [f"cgroup {c} {cgroup.version(c)}" for c in sorted(cgroup.dirs)]
-        have = set(cgroup.dirs)
+        if set(cgroup.dirs) != have:  # a controller that did not take: its rlimit instead
+            limits, active_limits = _rlimits(policy, set(cgroup.dirs))
+            wrap = [prlimit, *(f"--{k}={v}" for k, v in limits.items()), "--"]
+    active += active_limits
+    return Launch(["/bin/sh", "-c", GATE, "ct-referee-gate", *([] if inside else wrap),
+                   *spec.argv], spec.pass_fds, spec.user, spec.group, cgroup, active,
+                  spec.cleanup, lease)
+
+
+def _rlimits(policy: SandboxPolicy, have: set[str]) -> tuple[dict[str, int], list[str]]:
+    """The rlimits of a bot whose cgroup has the controllers ``have``, and what they add to
+    the protections in force."""
     limits = {"core": 0}
+    active: list[str] = []
     if policy.file_mb > 0:
         limits["fsize"] = policy.file_mb << 20
     if "memory" not in have and policy.memory_mb > 0:
@@ -728,14 +844,4 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     if "pids" not in have and policy.pids > 0:
         limits["nproc"] = policy.pids
         active.append("rlimit nproc")
-    prlimit = shutil.which("prlimit", path=BASE_PATH)
-    if prlimit is None:
-        spec.cleanup()
-        if cgroup is not None:
-            cgroup.remove()
-        if lease is not None:
-            lease.release()
-        raise SandboxError("prlimit (util-linux) is missing: it sets the bot's rlimits")
-    wrap = [prlimit, *(f"--{k}={v}" for k, v in limits.items()), "--"]
-    return Launch(["/bin/sh", "-c", GATE, "ct-referee-gate", *wrap, *spec.argv],
-                  spec.pass_fds, spec.user, spec.group, cgroup, active, spec.cleanup, lease)
+    return limits, active

@@ -5,8 +5,9 @@ the kernel counts some resources per uid across namespaces, so two live bots on 
 signal to each other. Drawing uids per process (each from its own offset) let two processes
 hand out the same uid at once; here a uid is *leased*: an exclusive ``flock`` on a lock file
 named after it, in a folder only the allocating user can write (``/run/ct-referee/uids`` for
-root, else the user's runtime folder), held until the bot has stopped. The kernel drops the
-lock when its holder dies, so a killed referee leaks nothing.
+root, else ``/tmp/ct-referee-<uid>/uids``), held until the bot has stopped. The kernel drops
+the lock when its holder dies, so a killed referee leaks nothing. A referee that is not root
+leases its subordinate uids (:mod:`referee.bots.subids`) the same way.
 
 >>> lease = allocate(range(64000, 65000))  # doctest: +SKIP
 >>> lease.uid  # doctest: +SKIP
@@ -32,18 +33,18 @@ class UidsExhausted(OSError):
 
 def lock_dir() -> Path:
     """The folder of the lock files: ``/run/ct-referee/uids`` for root, else
-    ``$XDG_RUNTIME_DIR/ct-referee/uids`` (or ``/tmp/ct-referee-<uid>/uids``); made ``0700``,
-    and refused if someone else owns it (a planted folder would let another user hold locks).
+    ``/tmp/ct-referee-<uid>/uids``; made ``0700``, and refused if someone else owns it or may
+    write it (a folder planted by another user would let it hold or drop locks: it can only
+    make the referee refuse, never share a uid).
+
+    Not ``$XDG_RUNTIME_DIR``: every process of the user must find the same folder, and that
+    variable is unset under cron or ``runuser``, and its folder goes at the last logout while
+    bots may still run. ``/tmp`` is sticky: no other user can remove or rename the folder.
 
     :raises OSError: if it cannot be made or is not the user's own.
     """
     uid = os.geteuid()
-    if uid == 0:
-        base = Path("/run/ct-referee")
-    elif os.environ.get("XDG_RUNTIME_DIR"):
-        base = Path(os.environ["XDG_RUNTIME_DIR"]) / "ct-referee"
-    else:
-        base = Path(f"/tmp/ct-referee-{uid}")
+    base = Path("/run/ct-referee") if uid == 0 else Path(f"/tmp/ct-referee-{uid}")
     folder = base / "uids"
     for path in (base, folder):
         with contextlib.suppress(FileExistsError):
@@ -86,10 +87,13 @@ def allocate(uids: Sequence[int], folder: Path | None = None) -> Lease:
     start = secrets.randbelow(len(uids))
     for i in range(len(uids)):
         uid = uids[(start + i) % len(uids)]
-        fd = os.open(folder / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        path = folder / f"{uid}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            if os.fstat(fd).st_ino != os.stat(path).st_ino:  # removed meanwhile: not the lock
+                raise BlockingIOError
+        except (BlockingIOError, FileNotFoundError):
             os.close(fd)
             continue
         except BaseException:

@@ -544,25 +544,42 @@ def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
     return hidden
 
 
+def _subuid_check() -> tuple[bool, str]:
+    """Whether bots can run as the organiser's subordinate uids here, and the ids or why not
+    (with the fix)."""
+    check = next((c for c in capabilities().checks if c.name == "subuid"), None)
+    if check is None:
+        return False, "no subordinate uid check"
+    return check.ok, check.detail if check.ok else f"{check.detail}: {check.enable}"
+
+
 def check_bot_uids(config: Config) -> None:
-    """Refuse to sandbox bots as the organiser's own uid (a referee not running as root),
-    unless the configuration accepts it (``bot_uids: shared``).
+    """Refuse to sandbox bots as the organiser's own uid (a referee not running as root and
+    without subordinate uids, :mod:`referee.bots.subids`), unless the configuration accepts
+    it (``bot_uids: shared``).
 
     :raises ConfigError: saying why and the fix.
     """
     uid = os.geteuid()
-    if uid != 0 and config.bot_uids != "shared":
+    if uid == 0 or config.bot_uids == "shared":
+        return
+    ok, detail = _subuid_check()
+    if not ok:
         raise ConfigError(
-            f"{config.path}: the referee runs as uid {uid}, not root: every bot would run as "
-            f"uid {uid}, read what that uid may read outside its sandbox's view and share its "
-            f"process and pipe limits with the other bots; run the referee as root (each bot "
-            f"then runs as a uid of its own), or accept that with bot_uids: shared")
+            f"{config.path}: the referee runs as uid {uid}, not root, and cannot give each bot "
+            f"a subordinate uid ({detail}); without one every bot would run as uid {uid}, read "
+            f"what that uid may read outside its sandbox's view and share its process and "
+            f"pipe limits with the other bots; run the referee as root, give it subordinate "
+            f"uids, or accept a shared uid with bot_uids: shared")
 
 
 def uid_isolation(config: Config) -> str:
     """What the header says about the bots' uids."""
     if os.geteuid() == 0:
         return "each bot a uid of its own"
+    ok, detail = _subuid_check()
+    if ok:
+        return f"each bot a subordinate uid of its own: {detail}"
     return f"every bot as uid {os.geteuid()} (bot_uids: shared)"
 
 
