@@ -257,8 +257,8 @@ class LiveReporter(Reporter):
 
 def error_lines(e: Exception) -> str:
     """One ``error:`` line per line of the exception's message (a configuration with several
-    mistakes has one line for each)."""
-    return "\n".join(f"error: {line}" for line in str(e).splitlines())
+    mistakes has one line for each), control characters escaped (a path an entrant named)."""
+    return "\n".join(f"error: {escape_controls(line)}" for line in str(e).splitlines())
 
 
 @click.command()

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.bots.sandbox import SandboxError
+from referee.bots.sandbox import SandboxError, sealed_off
 from referee.bots.snapshot import (
     Sealed,
     Store,
@@ -53,6 +53,10 @@ def check_shared(config: Config) -> None:
         if why:
             raise ConfigError(f"{config.path}: shared: {str(path)!r} is {why}: share a folder "
                               f"of its own holding only the data")
+        if not sealed_off(real, within=True):
+            raise ConfigError(f"{config.path}: shared: {str(path)!r} (or a file in it) can be "
+                              f"changed during play by someone other than root: make root "
+                              f"its owner and let no one else write it")
         for other in protected:
             if Path(os.path.realpath(other)).is_relative_to(real):
                 raise ConfigError(f"{config.path}: shared: {str(path)!r} holds {str(other)!r}: "
