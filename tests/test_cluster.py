@@ -4,6 +4,7 @@ or goes away."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -167,19 +168,15 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
     assert all(any((tmp_path / "out" / "logs" / i).iterdir()) for i in ids)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_an_unreachable_scheduler_is_a_one_line_error(reference: tuple[Path, str],
                                                       tmp_path: Path) -> None:
     path, _ = reference
-    address = f"tcp://127.0.0.1:{free_port()}"
-    done = subprocess.run([*CLI, "tournament", str(path), "-o", str(tmp_path / "out"),
-                           "--scheduler", address], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
+    with socket.socket() as held:  # bound, never listening: refused, and no one else's port
+        held.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{held.getsockname()[1]}"
+        done = subprocess.run([*CLI, "tournament", str(path), "-o", str(tmp_path / "out"),
+                               "--scheduler", address], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: cannot reach the Dask scheduler {address!r}: ")
     assert len(done.stderr.splitlines()) == 1, done.stderr
@@ -204,12 +201,21 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
     path, standings = reference
     flags = tmp_path / "flags"
     config = write_config(tmp_path, flags)
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler = start([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                       "--no-dashboard"], tmp_path)
-    worker = start([DASK, "worker", address, "--nthreads", "1", "--resources", "match=1",
-                    "--no-dashboard", "--death-timeout", "5"], tmp_path)
+    # The scheduler picks its own port and writes it to a file: a port chosen here and bound
+    # later could be taken in between by another run on the machine, whose scheduler the
+    # worker and the coordinator would then join.
+    scheduler_file = tmp_path / "scheduler.json"
+    scheduler = start([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                       "--no-dashboard", "--scheduler-file", str(scheduler_file)], tmp_path)
+    wait_for(scheduler_file, "the scheduler's file")
+    address = ""
+    while not address:  # written, but perhaps not whole yet
+        with contextlib.suppress(ValueError):
+            address = json.loads(scheduler_file.read_text()).get("address", "")
+        time.sleep(0.02)
+    worker = start([DASK, "worker", "--scheduler-file", str(scheduler_file), "--nthreads", "1",
+                    "--resources", "match=1", "--no-dashboard", "--death-timeout", "5"],
+                   tmp_path)
     out = tmp_path / "out"
     args = [str(config), "-o", str(out), "--deal-secret",
             str(path.parent / "reference" / SECRET)]
