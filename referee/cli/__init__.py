@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from referee.protocol.escape import escape_controls
+
 _WORDS = (("File ", "file "), ("Path ", "path "), ("Directory ", "directory "))
 
 
@@ -21,7 +23,7 @@ def error_line(error: click.ClickException) -> str:
     text = text.removesuffix(".")
     if isinstance(error, click.UsageError) and error.ctx is not None:
         text += f" (see {error.ctx.command_path} --help)"
-    return f"error: {text}"
+    return f"error: {escape_controls(text)}"
 
 
 class _Group(click.Group):

@@ -13,15 +13,14 @@ set (:class:`referee.tournament.stopping.Evidence`), and says why the tournament
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 import trueskill
 
 from referee.match.job import MatchSpec
-from referee.tournament.formats import Format, State, plan_round
+from referee.tournament.formats import Format, Ladder, State, plan_round, set_size
 from referee.tournament.ratings import MatchResult, RatingConfig, Standing, Standings, p_stronger
 from referee.tournament.stopping import Evidence, Pair, Stop, adjacent, judge, reorder
 
@@ -65,13 +64,18 @@ class TournamentProgress:
         self.round = 0
         self.matches = 0
         """Matches rated so far."""
-        self.current: list[MatchSpec] = []
+        self.current: Sequence[MatchSpec] = []
+        """The current round's matches (computed as they are read: see
+        :class:`~referee.tournament.formats.RoundSpecs`)."""
         self.stopped: Stopped | None = None
         self._last: frozenset[tuple[int, ...]] = frozenset()
         self._results: dict[str, tuple[MatchResult, Sequence[Sequence[int]]]] = {}
         self._position = 0
+        self._cursor: Iterator[MatchSpec] = iter(())
+        self._next: MatchSpec | None = None
+        """The first match of the round not rated yet."""
         self._sets: dict[int, list[tuple[MatchSpec, Sequence[Sequence[int]]]]] = {}
-        self._size: Counter[int] = Counter()
+        self._size = set_size(plan.players, plan.seatings)
 
     # -- planning ----------------------------------------------------------------------------
 
@@ -95,7 +99,7 @@ class TournamentProgress:
         return self._position == len(self.current)
 
     def next_round(self, planned: Sequence[tuple[int, tuple[int, ...]]] | None = None
-                   ) -> list[MatchSpec]:
+                   ) -> Sequence[MatchSpec]:
         """Plans the next round and returns its matches; ``[]`` (and :attr:`stopped` set) when
         the tournament is over. ``planned``: the round's ``(group number, members)`` as planned
         by an earlier run (the entrants may have grown since), played as they were.
@@ -120,13 +124,16 @@ class TournamentProgress:
                 self.stopped = Stopped.CAP
             self.current = []
             self._position = 0
+            self._next = None
             return []
         self.round = state.round
         self.current = specs
         self._position = 0
-        self._last = frozenset(tuple(sorted(s.seats)) for s in specs)
+        self._cursor = iter(specs)
+        self._next = next(self._cursor, None)
+        if isinstance(self.format, Ladder):  # the one format that avoids the round before's
+            self._last = frozenset(tuple(sorted(s.seats)) for s in specs)
         self._sets = {}
-        self._size = Counter(s.group for s in specs)
         return specs
 
     # -- results -----------------------------------------------------------------------------
@@ -136,16 +143,17 @@ class TournamentProgress:
         """Takes one finished match of the current round (any order); rates every match of
         the round's finished prefix, and adds every finished set to the evidence."""
         self._results[spec.id] = (result, hand_scores)
-        while self._position < len(self.current) and \
-                self.current[self._position].id in self._results:
-            done = self.current[self._position]
+        while self._next is not None and self._next.id in self._results:
+            done = self._next
             res, hands = self._results.pop(done.id)
             self.table.add(res)
             self.matches += 1
             self._position += 1
+            self._next = next(self._cursor, None)
             members = self._sets.setdefault(done.group, [])
             members.append((done, hands))
-            if len(members) == self._size[done.group]:
+            if len(members) == self._size:
+                del self._sets[done.group]
                 self.evidence.add_set([s.seats for s, _ in members], [h for _, h in members])
 
     # -- reading -----------------------------------------------------------------------------
