@@ -39,7 +39,10 @@ class _Group(click.Group):
         try:
             result = super().main(args, prog_name, complete_var, False, **extra)
         except click.ClickException as e:
-            click.echo(error_line(e), err=True)
+            if type(e).__name__ == "NoArgsIsHelpError":  # `ct-referee` alone (click >= 8.2)
+                click.echo(e.format_message(), err=True)  # the help, as it is, not one line
+            else:
+                click.echo(error_line(e), err=True)
             sys.exit(e.exit_code)
         except click.Abort:
             click.echo("error: aborted", err=True)

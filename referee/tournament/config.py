@@ -391,7 +391,8 @@ class _Loader:
         if "rounds" not in data and ("max_matches" in data or "stop" in data):
             rounds = None
         if rounds is None and "max_matches" not in data:
-            self.note("stop", "needs a cap: add rounds or max_matches")
+            self.note("stop", "needs a cap: add rounds or max_matches (on the command line, "
+                                  "--rounds N or --max-matches N)")
         if fmt == "ladder" and "rounds" not in data and "max_matches" not in data:
             self.note("format", "a ladder needs a cap: add rounds or max_matches")
         config = Config(
