@@ -1,6 +1,8 @@
 """Tournament throughput and memory, with instant bots.
 
 Run:  .venv/bin/python bench/tournament.py            # throughput at concurrency 1 and 2
+      .venv/bin/python bench/tournament.py --entrants 9 --think 4 --concurrency 6 --target 200
+                                                      # bots that think 4 ms a move: 1 and 6
       .venv/bin/python bench/tournament.py --memory   # referee RSS over a 2,000-match tournament
 
 Every entrant is ``bench/instant_bot.py`` (a legal answer at once; ``python -S``: no site import),
@@ -31,11 +33,13 @@ BOT = HERE / "instant_bot.py" if (HERE / "instant_bot.py").exists() else \
     HERE.parent / "bots" / "random_bot.py"
 
 
-def write_config(folder: Path, *, entrants: int, players: int, target: int, rounds: int) -> Path:
-    """A tournament of ``entrants`` instant bots."""
+def write_config(folder: Path, *, entrants: int, players: int, target: int, rounds: int,
+                 think: float = 0) -> Path:
+    """A tournament of ``entrants`` instant bots (that wait ``think`` ms before each move)."""
     lines = ["name: bench", "entrants:"]
+    extra = f", --think, '{think:g}'" if think else ""
     for i in range(entrants):
-        lines.append(f"  - {{name: instant{i}, command: [{sys.executable}, -S, {BOT}]}}")
+        lines.append(f"  - {{name: instant{i}, command: [{sys.executable}, -S, {BOT}{extra}]}}")
     lines += [f"players: {players}", f"target: {target}", f"rounds: {rounds}", "sandbox: none"]
     path = folder / "bench.yaml"
     path.write_text("\n".join(lines) + "\n")
@@ -50,10 +54,11 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def throughput(concurrency: int, *, entrants: int, target: int) -> float:
+def throughput(concurrency: int, *, entrants: int, target: int, think: float = 0) -> float:
     """Matches per second of a whole tournament at ``concurrency``."""
     with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp:
-        path = write_config(Path(tmp), entrants=entrants, players=3, target=target, rounds=1)
+        path = write_config(Path(tmp), entrants=entrants, players=3, target=target, rounds=1,
+                            think=think)
         config = load_config(path, output=Path(tmp) / "out", concurrency=concurrency)
         cpu0 = cpu_seconds()
         start = time.perf_counter()
@@ -110,16 +115,20 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=2000, help="with --memory")
     parser.add_argument("--entrants", type=int, default=5, help="throughput: entrants (3 seats)")
     parser.add_argument("--target", type=int, default=1000, help="throughput: match target")
+    parser.add_argument("--think", type=float, default=0, help="throughput: ms a move")
+    parser.add_argument("--concurrency", type=int, default=2, help="throughput: against 1")
     args = parser.parse_args()
     if args.memory:
         memory(args.matches, concurrency=2)
         return
-    print(f"throughput: {math.comb(args.entrants, 3) * 6} matches of instant bots, "
+    bots = f"bots that think {args.think:g} ms a move" if args.think else "instant bots"
+    print(f"throughput: {math.comb(args.entrants, 3) * 6} matches of {bots}, "
           f"target {args.target}")
-    print(f"{os.cpu_count()} cores")
-    a = throughput(1, entrants=args.entrants, target=args.target)
-    b = throughput(2, entrants=args.entrants, target=args.target)
-    print(f"throughput: {a:.2f} matches/s at concurrency 1, {b:.2f} at concurrency 2 "
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
+    n = args.concurrency
+    a = throughput(1, entrants=args.entrants, target=args.target, think=args.think)
+    b = throughput(n, entrants=args.entrants, target=args.target, think=args.think)
+    print(f"throughput: {a:.2f} matches/s at concurrency 1, {b:.2f} at concurrency {n} "
           f"({b / a:.2f} x)")
 
 

@@ -4,6 +4,7 @@ or goes away."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ need_extra("distributed", extra="distributed")
 from distributed import Client, LocalCluster
 
 from referee.bots.process import bwrap_available
+from referee.records.record import read_record
 from referee.runners.cluster import ClusterError, ClusterRunner
 from referee.runners.local import ProcessRunner
 from referee.tournament.run import (
@@ -160,21 +162,21 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
     ids = journal_ids(tmp_path / "out")
     assert len(ids) == len(set(ids)) == MATCHES
     assert (tmp_path / "out" / "standings.json").read_text() == standings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    # the workers share the folder: they wrote the records and logs, no attempt's file is left
+    assert sorted(p.name for p in (tmp_path / "out" / "games").iterdir()) == \
+        sorted(f"{i}.json" for i in ids)
+    assert all(any((tmp_path / "out" / "logs" / i).iterdir()) for i in ids)
 
 
 def test_an_unreachable_scheduler_is_a_one_line_error(reference: tuple[Path, str],
                                                       tmp_path: Path) -> None:
     path, _ = reference
-    address = f"tcp://127.0.0.1:{free_port()}"
-    done = subprocess.run([*CLI, "tournament", str(path), "-o", str(tmp_path / "out"),
-                           "--scheduler", address], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
+    with socket.socket() as held:  # bound, never listening: refused, and no one else's port
+        held.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{held.getsockname()[1]}"
+        done = subprocess.run([*CLI, "tournament", str(path), "-o", str(tmp_path / "out"),
+                               "--scheduler", address], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: cannot reach the Dask scheduler {address!r}: ")
     assert len(done.stderr.splitlines()) == 1, done.stderr
@@ -199,12 +201,21 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
     path, standings = reference
     flags = tmp_path / "flags"
     config = write_config(tmp_path, flags)
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler = start([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                       "--no-dashboard"], tmp_path)
-    worker = start([DASK, "worker", address, "--nthreads", "1", "--resources", "match=1",
-                    "--no-dashboard", "--death-timeout", "5"], tmp_path)
+    # The scheduler picks its own port and writes it to a file: a port chosen here and bound
+    # later could be taken in between by another run on the machine, whose scheduler the
+    # worker and the coordinator would then join.
+    scheduler_file = tmp_path / "scheduler.json"
+    scheduler = start([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                       "--no-dashboard", "--scheduler-file", str(scheduler_file)], tmp_path)
+    wait_for(scheduler_file, "the scheduler's file")
+    address = ""
+    while not address:  # written, but perhaps not whole yet
+        with contextlib.suppress(ValueError):
+            address = json.loads(scheduler_file.read_text()).get("address", "")
+        time.sleep(0.02)
+    worker = start([DASK, "worker", "--scheduler-file", str(scheduler_file), "--nthreads", "1",
+                    "--resources", "match=1", "--no-dashboard", "--death-timeout", "5"],
+                   tmp_path)
     out = tmp_path / "out"
     args = [str(config), "-o", str(out), "--deal-secret",
             str(path.parent / "reference" / SECRET)]
@@ -251,7 +262,9 @@ def test_faults_are_shown_from_worker_processes_and_cluster_workers(
     assert done.stdout.count("fault: ") == 2
     where = (f"on the Dask scheduler {cluster.scheduler_address}, sandbox none (resolved on "
              f"each worker)" if where == "cluster" else "concurrency 2, sandbox none")
-    assert f"target 100, {where}; output" in done.stdout
+    assert f"target 100, {where}; the seatings of a set never at once" in done.stdout
+    assert ("each on another host where the cluster has enough (1 now); output"
+            if where.startswith("on the Dask") else "never at once; output") in done.stdout
     table = json.loads((tmp_path / "out" / "standings.json").read_text())["standings"]
     assert [row["name"] for row in table] == ["greedy", "quitter"]
 
@@ -319,3 +332,107 @@ def test_a_worker_without_the_sandbox_asked_for_is_a_clear_error(
     assert ": sandbox 'bwrap' requested but it does not work here: " in message
     assert "\n" not in message
     assert not (tmp_path / "out" / "results.jsonl").exists()  # no match was played
+
+
+def test_a_scheduler_file_is_followed_and_a_stale_one_refused(cluster: LocalCluster,
+                                                              tmp_path: Path) -> None:
+    """--scheduler-file: the address comes from the file, and the scheduler that answers
+    must be the one that wrote it (a stale file whose port another scheduler has taken would
+    send it the deal secret with every match)."""
+    with Client(cluster.scheduler_address) as client:
+        ident = client.scheduler_info()["id"]
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"type": "Scheduler", "id": ident,
+                                "address": cluster.scheduler_address}))
+    runner = ClusterRunner(scheduler_file=good)
+    try:
+        assert runner.address == cluster.scheduler_address and runner.slots() >= 1
+    finally:
+        runner.close()
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps({"type": "Scheduler", "id": "Scheduler-of-last-week",
+                                 "address": cluster.scheduler_address}))
+    with pytest.raises(ClusterError, match=r"is not the one that wrote .*stale\.json"):
+        ClusterRunner(scheduler_file=stale)
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(ClusterError, match=r"bad\.json'.*cannot read: not JSON"):
+        ClusterRunner(scheduler_file=tmp_path / "bad.json")
+
+
+def test_a_lost_worker_is_reported() -> None:
+    warnings: list[str] = []
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      resources={"match": 1}, dashboard_address=None) as local:
+        runner = ClusterRunner(local.scheduler_address, warn=warnings.append)
+        try:
+            assert runner.slots() == 4
+            addresses = [w.address for w in local.workers.values()]
+            local.scale(1)
+            deadline = time.monotonic() + 30
+            while not warnings and time.monotonic() < deadline:
+                time.sleep(0.2)
+                runner.slots()
+        finally:
+            runner.close()
+    assert warnings in ([f"lost Dask worker {address} (1 left): its matches are played again "
+                         f"on the others"] for address in addresses), warnings
+
+
+def test_seatings_spread_over_hosts_and_sets_go_whole_where_they_cannot(
+    reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    """Workers on two hosts (in-process workers have an address each): each seating of a set on
+    another host than the set's earlier ones; on one host (the module's cluster), one task per
+    set. Both give the standings of a local run."""
+    path, standings = reference
+    (tmp_path / "flags").mkdir()
+    (tmp_path / "flags" / "blocked").write_text("0\n")  # the blocker does not block
+    config = load_config(write_config(tmp_path, tmp_path / "flags"), output=tmp_path / "a")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      resources={"match": 1}, dashboard_address=None) as hosts:
+        runner = ClusterRunner(hosts.scheduler_address)
+        assert not runner.by_set
+        outcome = run(config, runner=runner, deal_secret=secret_of(path))
+        assert outcome.finished and (tmp_path / "a" / "standings.json").read_text() == standings
+        assert runner._hosts and all(len(h) == 2 for h in runner._hosts.values())
+    whole = ClusterRunner(cluster.scheduler_address)
+    assert whole.by_set
+    config = load_config(write_config(tmp_path, tmp_path / "flags"), output=tmp_path / "b")
+    outcome = run(config, runner=whole, deal_secret=secret_of(path))
+    assert outcome.finished and (tmp_path / "b" / "standings.json").read_text() == standings
+
+
+def test_a_worker_that_shares_the_output_folder_writes_the_record_there(
+    cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    """On a shared file system the worker writes the record (under a name of its attempt, which
+    the coordinator renames) and the logs itself, and sends back the result line; where it
+    does not see the folder's file as the coordinator does, it sends the record and logs."""
+    from referee.bots.limits import Limits, SandboxMode
+    from referee.game.rules import Variant
+    from referee.match.job import MatchJob, MatchSpec
+    from referee.match.play import Entrant
+    from referee.runners.cluster import play_on_worker
+
+    (tmp_path / "games").mkdir()
+    (tmp_path / "key").write_text("abc")
+    greedy = Entrant("greedy", (PY, str(ROOT / "bots" / "greedy_bot.py")))
+    spec = MatchSpec("r1-g001-s01", 0, 1, 1, 1, (0, 1), "s", bytes(32))
+
+    def job(text: str) -> MatchJob:
+        return MatchJob(spec, (greedy, greedy), Variant.CLASSIC, 100, Limits(move_ms=5000),
+                        SandboxMode.NONE, "t", logs_dir=tmp_path / "logs" / spec.id,
+                        record_path=tmp_path / "games" / f"{spec.id}.json",
+                        shared=(tmp_path / "key", text))
+
+    with Client(cluster.scheduler_address) as client:
+        shared = client.submit(play_on_worker, job("abc"), pure=False,
+                               resources={"match": 1}).result(timeout=120)
+        apart = client.submit(play_on_worker, job("xyz"), pure=False,
+                              resources={"match": 1}).result(timeout=120)
+    assert shared.record is None and shared.logs == {} and shared.line is not None
+    assert shared.written is not None and shared.written.parent == tmp_path / "games"
+    assert read_record(shared.written)["totals"] == shared.line["totals"]
+    assert sorted(p.name for p in (tmp_path / "logs" / spec.id).iterdir()) == \
+        ["0-greedy.stderr", "1-greedy.stderr"]
+    assert apart.record is not None and apart.written is None and len(apart.logs) == 2

@@ -166,7 +166,7 @@ BAD = [
      "t.yaml:9: max_matches: 5 is too small for one duplicate set (6 matches: 3 players, "
      "seatings all)"),
     ("stop-without-cap", GOOD + "stop: {confidence: 0.95}\n", "stop: needs a cap: add rounds or "
-                                                               "max_matches"),
+     "max_matches (on the command line, --rounds N or --max-matches N)"),
     ("stop-confidence", GOOD + "rounds: 5\nstop: {confidence: 95}\n",
      "stop.confidence: must be from 0.5 up to 1 (excluded), not 95"),
     ("stop-key", GOOD + "rounds: 5\nstop: {margn: 2}\n",
@@ -323,6 +323,11 @@ def test_formats_stop_and_command_line_overrides(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.output == (f"error: {path}: max_matches: 1 is too small for one duplicate set "
                              f"(2 matches: 2 players, seatings all)\n")
+    result = CliRunner().invoke(main, ["tournament", str(path), "--stop", "0.95",
+                                       "--output", str(tmp_path / "out")])
+    assert result.exit_code == 2  # a `--stop` without a cap is told the options that add one
+    assert result.output == (f"error: {path}: stop: needs a cap: add rounds or max_matches (on the "
+                             f"command line, --rounds N or --max-matches N)\n")
     ladder = load_config(write(tmp_path, GOOD + "format: ladder\nmax_matches: 30\n"))
     assert ladder.rounds is None and ladder.total() == 30
 

@@ -15,8 +15,9 @@ from click.testing import CliRunner
 
 from conftest import CLI, PY, ROOT, bot
 from referee.cli import main
+from referee.match.job import Done
 from referee.match.play import Observer
-from referee.records.record import RecordDict, read_record
+from referee.records.record import read_record
 from referee.runners.local import ThreadRunner
 from referee.tournament.run import (
     SECRET,
@@ -153,7 +154,7 @@ class _FakeJob:
     def __init__(self, spec: _FakeSpec, state: dict[str, Any]) -> None:
         self.spec, self.state = spec, state
 
-    def play(self, stop: threading.Event, observer: Observer) -> RecordDict:
+    def run(self, stop: threading.Event, observer: Observer, *, keep: bool = False) -> Done:
         state, key = self.state, self.spec.deals_key
         with state["lock"]:
             if key in state["active"]:
@@ -164,7 +165,7 @@ class _FakeJob:
             state["lock"].wait_for(lambda: len(state["active"]) >= 2, timeout=0.5)
         with state["lock"]:
             state["active"].remove(key)
-        return {}  # type: ignore[typeddict-item]
+        return Done({"faults": []})
 
 
 def test_no_two_seatings_of_a_group_play_at_once() -> None:

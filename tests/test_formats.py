@@ -128,7 +128,9 @@ def test_caps_cut_whole_sets_and_stop_drops_decided_groups() -> None:
     fmt = RoundRobin(4, 3)
     specs = plan_round(fmt, State.initial(4), players=3, seatings="all", seed=1,
                        max_matches=20, secret=KEY)
-    assert len(specs) == 18 and Counter(s.group for s in specs) == {1: 6, 2: 6, 3: 6}
+    assert len(specs) == 18 and sorted(Counter(s.group for s in specs).values()) == [6, 6, 6]
+    every = list(itertools.combinations(range(4), 3))
+    assert all(tuple(sorted(s.seats)) == every[s.group - 1] for s in specs)  # numbered as uncapped
     assert capped_total(fmt, players=3, seatings="all", rounds=2, max_matches=None) == 48
     assert capped_total(fmt, players=3, seatings="all", rounds=2, max_matches=40) == 36
     # with stop, only groups holding an open pair play; none open: nothing
@@ -167,3 +169,35 @@ def test_a_course_is_the_same_whatever_order_matches_finish_in() -> None:
         return rounds, [(r.name, r.mu) for r in course.standings()]
 
     assert drive(False) == drive(True)
+
+
+@pytest.mark.parametrize(("entrants", "players", "cap"), [(100, 3, 6000), (13, 4, 600), (7, 2, 40)])
+def test_a_capped_round_robin_is_balanced(entrants: int, players: int, cap: int) -> None:
+    """Cut short by max_matches, a round robin plays distinct groups in which every entrant
+    sits within one group of every other (combination order gave one entrant 1,000 groups of
+    6,000 matches among 100 entrants, the median 11)."""
+    fmt = RoundRobin(entrants, players)
+    specs = plan_round(fmt, State.initial(entrants), players=players, seatings="all", seed=3,
+                       max_matches=cap, secret=KEY)
+    size = math.factorial(players)
+    assert len(specs) == cap // size * size
+    groups = {s.group: tuple(sorted(s.seats)) for s in specs}
+    assert len(set(groups.values())) == len(groups) == cap // size
+    seated = Counter(e for g in groups.values() for e in g)
+    assert max(seated.values()) - min(seated[e] for e in range(entrants)) <= 1
+    assert specs == plan_round(fmt, State.initial(entrants), players=players, seatings="all",
+                               seed=3, max_matches=cap, secret=KEY)  # the same on a resume
+
+
+def test_a_round_robin_round_is_computed_as_it_is_read() -> None:
+    """970,200 matches (100 entrants, 3 seats, every seating) are planned without being
+    stored: the round's length, any match by position, and the first ones in order."""
+    fmt = RoundRobin(100, 3)
+    specs = plan_round(fmt, State.initial(100), players=3, seatings="all", seed=1, rounds=1,
+                       secret=KEY)
+    assert len(specs) == 970_200
+    first = list(itertools.islice(iter(specs), 12))
+    assert [s.id for s in first[:2]] == ["r1-g000001-s01", "r1-g000001-s02"]
+    assert first == specs[:12] and specs[-1].seats == (99, 98, 97)
+    assert specs[500_000].index == 500_000
+    assert tuple(sorted(specs[500_000].seats)) == fmt.all[500_000 // 6]

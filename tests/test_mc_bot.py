@@ -252,14 +252,17 @@ def test_second_match_after_end(driver: Driver) -> None:
 
 
 @pytest.mark.process
+@pytest.mark.slow
 @pytest.mark.parametrize("bot_args", [[]])
 def test_answers_within_ms_without_cap(driver: Driver) -> None:
+    # 1000 ms, not less: the bot thinks about min(ms / 2, ms - 150) = 500 ms when there is a
+    # choice, and the 500 ms left cover the pipes and a busy machine's scheduling (with 300 ms
+    # the 150 ms margin was once overrun at a load of 12 on 2 cores).
     driver.send(match_line(1, 3, Variant.CLASSIC))
-    seen = play_hand(driver, Hand(Deal.from_seed(3, "time"), dealer=2), seat=1, ms=300,
+    seen = play_hand(driver, Hand(Deal.from_seed(3, "time"), dealer=2), seat=1, ms=1000,
                      extra=" bank 5000 future 1")
-    assert max(seen.times_ms) < 300
-    # It thinks for its budget (about min(ms / 2, ms - 150) = 150 ms) when there is a choice.
-    assert max(seen.times_ms) > 100
+    assert max(seen.times_ms) < 1000
+    assert max(seen.times_ms) > 350  # it does use its budget
 
 
 @pytest.mark.process

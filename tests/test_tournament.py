@@ -378,6 +378,31 @@ def test_resume_survives_corrupt_ids_and_removes_leftover_temporary_files(
     assert (out / "notes.tmp").read_text() == "mine"
 
 
+@pytest.mark.process
+def test_a_resume_trusts_lines_with_scores_and_reads_the_records_of_older_ones(
+    tmp_path: Path,
+) -> None:
+    """A journal line carries each hand's scores: a resume needs only its record's file to be
+    there. A line of an older ct-referee (no ``scores``) is checked against its record."""
+    path, out = small_config(tmp_path), tmp_path / "out"
+    cli = CliRunner()
+    assert cli.invoke(main, ["tournament", str(path), "-o", str(out)]).exit_code == 0
+    standings = (out / "standings.json").read_text()
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [len(x["scores"]) for x in lines] == [x["hands"] for x in lines]
+    for line in lines:
+        del line["scores"]  # as an older ct-referee wrote them
+    (out / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (out / lines[0]["record"]).unlink()  # that one is played again
+    (out / "standings.json").unlink()
+    again = cli.invoke(main, ["tournament", str(path), "-o", str(out)])
+    assert again.exit_code == 0, again.output
+    assert ", 1 already played" in again.output
+    assert (out / "standings.json").read_text() == standings
+    replayed = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
+    assert replayed["id"] == lines[0]["id"] and "scores" in replayed
+
+
 def test_matches_finished_beside_a_failing_one_are_saved() -> None:
     """A match that cannot start stops the tournament, but every match that finished is still
     saved, in order. In-process players, ordered by events: m0 finishes first; while it is
@@ -450,7 +475,8 @@ def test_a_bot_that_cannot_be_spawned_is_a_seat_fault(tmp_path: Path) -> None:
     with ThreadRunner(2) as runner:
         play_jobs(runner, [job(0, (instant, instant)), job(1, (instant, unspawnable)),
                            job(2, (instant, instant))],
-                  lambda done, record: saved.update({done.spec.id: record}), threading.Event())
+                  lambda done, finished: saved.update({done.spec.id: finished.line}),
+                  threading.Event())
     assert sorted(saved) == ["m0", "m1", "m2"]
     assert saved["m0"]["faults"] == [] and saved["m2"]["faults"] == []
     [fault] = saved["m1"]["faults"]

@@ -313,8 +313,46 @@ def _public(path: Path) -> bool:
     return reachable(path, -1, -1) or any(path.is_relative_to(p) for p in own)
 
 
+def sealed_off(path: Path, *, within: bool = False) -> bool:
+    """Whether only root (or the referee's own uid) can change what ``path`` holds: it and
+    every folder above it are theirs (symlinks too), and none is writable by others but a
+    sticky folder above it (``/tmp``). A runtime a bot's own files name must be one: an
+    entrant's login could otherwise change a folder it owns (``/var/tmp/mine``) during play,
+    outside the snapshot. ``shared`` data is checked the same way, and everything inside it
+    too (``within``)."""
+    mine = {0, os.geteuid()}
+    for real in {path, Path(os.path.realpath(path))}:
+        parts = [*reversed(real.parents), real]
+        for part in parts:
+            try:
+                st = os.lstat(part)
+            except OSError:
+                return False
+            sticky_above = part != real and st.st_mode & stat.S_ISVTX
+            if st.st_uid not in mine or (st.st_mode & 0o022 and not sticky_above
+                                         and not stat.S_ISLNK(st.st_mode)):
+                return False
+    if within:
+        for top, dirs, files in os.walk(path):
+            for name in (*dirs, *files):
+                try:
+                    st = os.lstat(os.path.join(top, name))
+                except OSError:
+                    return False
+                if st.st_uid not in mine or (st.st_mode & 0o022 and not stat.S_ISLNK(st.st_mode)):
+                    return False
+    return True
+
+
 def _system(path: Path) -> bool:
-    return any(path.is_relative_to(d) for d in SYSTEM_DIRS)
+    text = str(path)  # string prefixes: called for every entrant of a tournament
+    return any(text == d or text.startswith(d + "/") for d in SYSTEM_DIRS)
+
+
+@functools.cache
+def _package() -> Path:
+    """The referee package's folder (bots may import the rules)."""
+    return Path(referee.__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -385,8 +423,13 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
             raise SandboxError(f"{str(path)!r} (named by {str(exe)!r}) is in a folder other "
                                f"users cannot reach: a bot's own #! line or symlink may only "
                                f"name a runtime anyone can reach, or one on PATH")
+        if not trusted and not sealed_off(prefix):
+            raise SandboxError(f"{str(path)!r} (named by {str(exe)!r}) is in a folder someone "
+                               f"other than root can change during play: a bot's own #! line "
+                               f"or symlink may only name a runtime root owns (or the "
+                               f"organiser names it in the command)")
         runtime.append(prefix)
-    package = Path(referee.__file__).resolve().parent  # bots may import the rules
+    package = _package()  # bots may import the rules
     if not any(package.is_relative_to(b) for b in (*bot, *runtime)):
         runtime.append(package)
     return Binds(exe, tuple(bot), tuple(runtime))

@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from referee.protocol.escape import escape_controls
+
 _WORDS = (("File ", "file "), ("Path ", "path "), ("Directory ", "directory "))
 
 
@@ -21,7 +23,7 @@ def error_line(error: click.ClickException) -> str:
     text = text.removesuffix(".")
     if isinstance(error, click.UsageError) and error.ctx is not None:
         text += f" (see {error.ctx.command_path} --help)"
-    return f"error: {text}"
+    return f"error: {escape_controls(text)}"
 
 
 class _Group(click.Group):
@@ -37,7 +39,10 @@ class _Group(click.Group):
         try:
             result = super().main(args, prog_name, complete_var, False, **extra)
         except click.ClickException as e:
-            click.echo(error_line(e), err=True)
+            if type(e).__name__ == "NoArgsIsHelpError":  # `ct-referee` alone (click >= 8.2)
+                click.echo(e.format_message(), err=True)  # the help, as it is, not one line
+            else:
+                click.echo(error_line(e), err=True)
             sys.exit(e.exit_code)
         except click.Abort:
             click.echo("error: aborted", err=True)

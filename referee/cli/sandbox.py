@@ -10,6 +10,16 @@ from referee.bots.sandbox import SandboxPolicy, capabilities
 from referee.cli.options import limit_options
 
 
+def probe_summary(doc: str | None) -> str:
+    """A probe's docstring's first paragraph on one line: a summary that wraps over two lines
+    of source is shown whole, not cut mid-sentence.
+
+    >>> probe_summary("Read pid 1's command line (a root\\n    bwrap's binds).\\n\\n    Details.")
+    "Read pid 1's command line (a root bwrap's binds)."
+    """
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
 @click.command()
 @click.option("--no-probes", is_flag=True, help="Only show the protections.")
 @click.option("--ascii", "ascii_only", is_flag=True, help="OK/NO instead of ✓/✗.")
@@ -43,7 +53,7 @@ def sandbox(no_probes: bool, ascii_only: bool, memory_mb: int, pids: int, cpus: 
         for name, attack in ATTACKS.items():
             outcome = run_attack(world, name, policy)
             failed += not outcome.refused
-            doc = (attack.__doc__ or "").splitlines()[0]
+            doc = probe_summary(attack.__doc__)
             mark = yes if outcome.refused else no
             click.echo(f"{mark} {name:12} {doc} -> {outcome.detail}")
     finally:

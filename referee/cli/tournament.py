@@ -60,6 +60,11 @@ from referee.web.report import Refresher
 
 TOP = 8
 """Rows of the table shown while the tournament runs."""
+PLAIN_EVERY_S = 60.0
+"""Off a terminal, a progress line at least this often (and at each tenth of the schedule)."""
+TABLE_EVERY_S = 0.5
+"""On a terminal, the live table is redrawn at most this often, and at most a tenth of the
+time (its rows are sorted from the whole table: 0.3 s at 10,000 entrants)."""
 
 
 def standings_table(rows: list[Standing], *, title: str | None = None, limit: int | None = None,
@@ -151,14 +156,15 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
 
 
 class PlainReporter(Reporter):
-    """A few plain lines: one per tenth of the schedule, one per fault. No control characters."""
+    """A few plain lines: one per tenth of the schedule and at least one a minute
+    (:data:`PLAIN_EVERY_S`), one per fault. No control characters."""
 
     def __init__(self, console: Console, *, where: str | None = None) -> None:
         self.console, self.where = console, where
         self.logs: Path | None = None
         self.benched: set[str] = set()
         self.total = self.kept = self.shown = 0
-        self.t0 = time.monotonic()
+        self.t0 = self.last = time.monotonic()
 
     def _print(self, text: str) -> None:
         self.console.print(Text(text), soft_wrap=True)
@@ -166,7 +172,7 @@ class PlainReporter(Reporter):
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
         self.logs = config.output / "logs"
         self.total, self.kept, self.shown = total, done, done * 10 // max(total, 1)
-        self.t0 = time.monotonic()
+        self.t0 = self.last = time.monotonic()
         self._print(_header(config, total, done, sandbox, self.where))
 
     def warn(self, message: str) -> None:
@@ -181,10 +187,11 @@ class PlainReporter(Reporter):
     def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         total = max(self.total, done, 1)
         tenth = done * 10 // total
-        if tenth <= self.shown and done != total:
+        now = time.monotonic()
+        if tenth <= self.shown and done != total and now - self.last < PLAIN_EVERY_S:
             return
-        self.shown = tenth
-        elapsed = time.monotonic() - self.t0
+        self.shown, self.last = max(tenth, self.shown), now
+        elapsed = now - self.t0
         rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
         left = f", about {(total - done) / rate:.0f} s left" if rate and done < total else ""
         rows = table.standings()
@@ -207,6 +214,7 @@ class LiveReporter(Reporter):
         self.live: Live | None = None
         self.kept = 0
         self.t0 = time.monotonic()
+        self.next_table = float("-inf")
 
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
         self.logs = config.output / "logs"
@@ -233,10 +241,13 @@ class LiveReporter(Reporter):
         elapsed = time.monotonic() - self.t0
         rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
         self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s")
-        if table.matches:
+        now = time.monotonic()
+        if table.matches and now >= self.next_table:
             top = standings_table(table.standings(), limit=TOP, compact=True,
                                   title=f"after {table.matches} matches")
             self.live.update(Group(self.progress, top))
+            took = time.monotonic() - now
+            self.next_table = time.monotonic() + max(TABLE_EVERY_S, 10 * took)
 
     def finished(self, standings: list[Standing]) -> None:
         self.close()
@@ -250,8 +261,8 @@ class LiveReporter(Reporter):
 
 def error_lines(e: Exception) -> str:
     """One ``error:`` line per line of the exception's message (a configuration with several
-    mistakes has one line for each)."""
-    return "\n".join(f"error: {line}" for line in str(e).splitlines())
+    mistakes has one line for each), control characters escaped (a path an entrant named)."""
+    return "\n".join(f"error: {escape_controls(line)}" for line in str(e).splitlines())
 
 
 @click.command()
@@ -263,7 +274,13 @@ def error_lines(e: Exception) -> str:
 @click.option("--scheduler", metavar="ADDRESS",
               help="Play every match as a task on the workers of this Dask scheduler "
                    "(tcp://host:8786; needs ct-referee[distributed]); this process writes "
-                   "the records, the journal and the standings.")
+                   "the journal and the standings.")
+@click.option("--scheduler-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="As --scheduler, with the address in this file (dask scheduler "
+                   "--scheduler-file FILE), checked to be the scheduler that wrote it.")
+@click.option("--spread/--no-spread", default=True, show_default=True,
+              help="On a cluster, play each seating of a duplicate set on another host than "
+                   "the set's earlier ones where the cluster has enough hosts.")
 @click.option("--fresh", is_flag=True,
               help="Delete what an earlier run of this output folder wrote (its deal secret "
                    "too), and start over.")
@@ -277,7 +294,8 @@ def error_lines(e: Exception) -> str:
                    "points per hand for ties); overrides the file's stop.")
 @click.option("--max-matches", type=int, help="At most this many matches (overrides the file's).")
 def tournament(config: Path, output: Path | None, concurrency: int | None,
-               scheduler: str | None, fresh: bool, secret_file: Path | None,
+               scheduler: str | None, scheduler_file: Path | None, spread: bool,
+               fresh: bool, secret_file: Path | None,
                rounds: int | None, seed: str | None, stop_at: str | None,
                max_matches: int | None) -> None:
     """Run the tournament described by CONFIG (YAML), or resume it where it stopped.
@@ -299,6 +317,10 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         resume += ["--concurrency", str(concurrency)]
     if scheduler is not None:
         resume += ["--scheduler", scheduler]
+    if scheduler_file is not None:
+        resume += ["--scheduler-file", str(scheduler_file)]
+    if not spread:
+        resume += ["--no-spread"]
     overrides: dict[str, Any] = {}
     for key, value, flag in (("rounds", rounds, "--rounds"), ("seed", seed, "--seed"),
                              ("max_matches", max_matches, "--max-matches"),
@@ -327,14 +349,20 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     if not console.is_terminal:
         console = Console(file=stdout, highlight=False, emoji=False, width=120)  # type: ignore[arg-type]
     where = f"on the Dask scheduler {scheduler}" if scheduler is not None else None
+    if scheduler_file is not None:
+        where = f"on the Dask scheduler of {scheduler_file}"
     reporter = (LiveReporter(console, where=where) if console.is_terminal
                 else PlainReporter(console, where=where))
     stop = threading.Event()
     runner: Runner | None = None
-    if scheduler is not None:
+    if scheduler is not None and scheduler_file is not None:
+        err.print(Text("error: --scheduler and --scheduler-file: give one"), soft_wrap=True)
+        sys.exit(2)
+    if scheduler is not None or scheduler_file is not None:
         try:
             # a tournament's auto requires a sandbox: a worker without one refuses
-            runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=reporter.warn)
+            runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=reporter.warn,
+                                   scheduler_file=scheduler_file, spread=spread)
         except ClusterError as e:
             err.print(Text(f"error: {e}"), soft_wrap=True)
             sys.exit(1)

@@ -13,15 +13,16 @@ import hashlib
 import hmac
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from referee.bots.bot import CancelSignal
 from referee.bots.limits import Limits, SandboxMode
 from referee.bots.process import Launcher
 from referee.game.rules import Deal, Variant
 from referee.match.play import Entrant, Observer, play_match
-from referee.records.record import RecordDict
+from referee.records.record import RecordDict, write_record
 
-__all__ = ["MatchJob", "MatchSpec", "deal_seed"]
+__all__ = ["Done", "MatchJob", "MatchSpec", "deal_seed", "result_line"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,29 @@ def deal_seed(prefix: str, hand_number: int) -> str:
     return f"{prefix}:{hand_number}"
 
 
+def result_line(record: RecordDict) -> dict[str, Any]:
+    """The small summary of a finished match that travels back to the coordinator and becomes
+    its ``results.jsonl`` line: id, players by seat, totals, ranks, faults, the number of hands
+    and each hand's scores and luck of the stock flips (so that ratings, evidence and a resume
+    need no record)."""
+    line = {"id": record["id"], "players": list(record["players"]),
+            "totals": list(record["totals"]), "ranks": list(record["ranks"]),
+            "faults": list(record["faults"]), "hands": len(record["hands"]),
+            "scores": [[int(x) for x in hand["scores"]] for hand in record["hands"]]}
+    if all("luck" in hand for hand in record["hands"]):
+        line["luck"] = [list(hand["luck"]) for hand in record["hands"]]
+    return line
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a finished match hands back: its :func:`result_line`, and its record only when it
+    was not written where the match ran, or when it costs nothing to keep (the same process)."""
+
+    line: dict[str, Any]
+    record: RecordDict | None = None
+
+
 @dataclass(frozen=True)
 class MatchJob:
     """Everything needed to play one match of the schedule (plain data: a job can travel)."""
@@ -91,6 +115,16 @@ class MatchJob:
     tournament: str
     logs_dir: Path | None = None
     hidden: tuple[Path, ...] = ()
+    record_path: Path | None = None
+    """Where the record is written by whoever plays the match (a worker process shares the
+    output folder); ``None``: the record itself is handed back."""
+    shared: tuple[Path, str] | None = None
+    """A file of the output folder and the text it holds: a worker that reads the same there
+    shares the folder (a cluster's shared file system) and writes the record and the logs into
+    it itself."""
+    snapshots: tuple[str | None, ...] | None = None
+    """By seat, the digest of the entrant's sealed snapshot its bot ran from: written into the
+    record (``snapshots``) and the result line where the match ran."""
 
     def play(self, stop: CancelSignal | None = None,
              observer: Observer | None = None) -> RecordDict:
@@ -105,3 +139,21 @@ class MatchJob:
                           target=self.target, limits=self.limits, launcher=launcher,
                           tournament=self.tournament, logs_dir=self.logs_dir, hidden=self.hidden,
                           observer=observer, stop=stop, bot_id=self.spec.bot_id)
+
+    def run(self, stop: CancelSignal | None = None, observer: Observer | None = None, *,
+            keep: bool = False) -> Done:
+        """Plays the match (:meth:`play`) and :meth:`finish` es it."""
+        return self.finish(self.play(stop, observer), keep=keep)
+
+    def finish(self, record: RecordDict, *, keep: bool = False) -> Done:
+        """Writes ``record`` to :attr:`record_path` (atomically, synced) when set, and returns
+        what goes back to the coordinator: the result line, and the record unless it was
+        written (or ``keep``)."""
+        line = result_line(record)
+        if self.snapshots is not None:
+            record["snapshots"] = list(self.snapshots)
+            line["snapshots"] = list(self.snapshots)
+        if self.record_path is not None:
+            write_record(record, self.record_path)
+        back = keep or self.record_path is None
+        return Done(line, record if back else None)

@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
+import os
 import tempfile
 import time
+import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, resolve_sandbox
+from referee.match.job import Done
 from referee.match.play import MatchAborted
 from referee.records.record import RecordDict
 from referee.runners.local import Failed, Faulted, Finished, RunnerError, RunnerEvent
@@ -37,7 +42,7 @@ if TYPE_CHECKING:
     from referee.match.job import MatchJob
 
 __all__ = ["CONNECT_TIMEOUT_S", "RESOURCE", "ClusterError", "ClusterRunner", "WorkerReport",
-           "play_on_worker", "task_key"]
+           "play_on_worker", "read_scheduler_file", "task_key"]
 
 RESOURCE = "match"
 """The Dask worker resource a match needs one unit of."""
@@ -47,6 +52,8 @@ SLOTS_REFRESH_S = 1.0
 """How often the cluster's capacity is asked of the scheduler."""
 
 
+SPREAD_KEYS = 10_000
+"""Duplicate sets whose hosts :class:`ClusterRunner` remembers (to spread their seatings)."""
 RETRIES = 3
 """How many times a match stopped by its worker closing (not by the coordinator) is played
 again before the tournament stops (a worker that dies outright is Dask's to reschedule)."""
@@ -59,12 +66,16 @@ class ClusterError(RunnerError):
 @dataclass(frozen=True)
 class WorkerReport:
     """What a worker sends back: the record, each bot's stderr (file name to bytes), the
-    sandbox the worker used and its address."""
+    sandbox the worker used and its address; where the worker shares the output folder
+    (:attr:`~referee.match.job.MatchJob.shared`), the result line and the temporary file it
+    wrote the record to instead (the logs are written in place)."""
 
-    record: RecordDict
+    record: RecordDict | None
     logs: dict[str, bytes]
     sandbox: SandboxMode
     worker: str
+    line: dict[str, Any] | None = None
+    written: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,30 @@ class Requeued:
     """A match submitted again (its worker closed mid-match)."""
 
     job: MatchJob
+
+
+def read_scheduler_file(path: Path) -> tuple[str, str | None]:
+    """The address and id in a scheduler file (``dask scheduler --scheduler-file PATH``).
+
+    :raises ClusterError: for a file that cannot be read or names no address.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        why = getattr(err, "strerror", None) or "not JSON"
+        raise ClusterError(f"scheduler file {str(path)!r}: cannot read: {why}") from None
+    address = data.get("address") if isinstance(data, dict) else None
+    if not isinstance(address, str) or not address:
+        raise ClusterError(f"scheduler file {str(path)!r}: no scheduler address in it (written "
+                           f"by: dask scheduler --scheduler-file {path})")
+    ident = data.get("id")
+    return address, ident if isinstance(ident, str) else None
+
+
+def host_of(address: str) -> str:
+    """The host of a worker address (``tcp://10.0.0.5:40211`` is ``10.0.0.5``)."""
+    rest = address.split("://", 1)[-1]
+    return rest.rsplit(":", 1)[0] if ":" in rest else rest
 
 
 def task_key(job: MatchJob) -> str:
@@ -117,6 +152,15 @@ def play_on_worker(job: MatchJob) -> WorkerReport:
         sandbox = resolve_sandbox(job.sandbox, warn=False)
     except BotCommandError as err:
         raise BotCommandError(f"on worker {address}: {err}") from None
+    if job.record_path is not None and shares_output(job):
+        # a name of this attempt's own: the coordinator renames the first to finish
+        written = job.record_path.with_name(f".{job.record_path.name}.{uuid.uuid4().hex}.tmp")
+        here = dataclasses.replace(job, sandbox=sandbox, record_path=written)
+        try:
+            done = here.run(_TaskSignal())
+        except BotCommandError as err:
+            raise BotCommandError(f"on worker {address}: {err}") from None
+        return WorkerReport(done.record, {}, sandbox, address, done.line, written)
     with tempfile.TemporaryDirectory(prefix="ct-match-") as tmp:
         here = dataclasses.replace(job, sandbox=sandbox, logs_dir=Path(tmp))
         try:
@@ -125,6 +169,40 @@ def play_on_worker(job: MatchJob) -> WorkerReport:
             raise BotCommandError(f"on worker {address}: {err}") from None
         logs = {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.is_file()}
     return WorkerReport(record, logs, sandbox, address)
+
+
+def shares_output(job: MatchJob) -> bool:
+    """Whether this worker sees the coordinator's output folder (a shared file system): its
+    :attr:`~referee.match.job.MatchJob.shared` file is there and holds the same text."""
+    if job.shared is None:
+        return False
+    path, text = job.shared
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseException]:
+    """The task of a whole duplicate set: plays its seatings one after another on this worker
+    (they must never run at once anyway) and returns what became of each, in order: its report,
+    or the error that ended it (the seatings after a cancelled one are cancelled too)."""
+    out: list[WorkerReport | BaseException] = []
+    for job in jobs:
+        if out and isinstance(out[-1], MatchAborted):
+            out.append(MatchAborted(f"match {job.spec.id} stopped"))
+            continue
+        try:
+            out.append(play_on_worker(job))
+        except Exception as err:  # sent back as this seating's outcome
+            out.append(err)
+    return out
+
+
+def _unpack(outcome: WorkerReport | BaseException) -> WorkerReport:
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
 
 
 class ClusterRunner:
@@ -143,9 +221,10 @@ class ClusterRunner:
     remote = True
     """Its bots are spawned on other machines: the tournament leaves the sandbox mode to them."""
 
-    def __init__(self, address: str, *, sandbox: SandboxMode | None = None,
+    def __init__(self, address: str | None = None, *, sandbox: SandboxMode | None = None,
                  warn: Callable[[str], None] | None = None,
-                 timeout: float = CONNECT_TIMEOUT_S, quiet: bool = True) -> None:
+                 timeout: float = CONNECT_TIMEOUT_S, quiet: bool = True,
+                 scheduler_file: Path | None = None, spread: bool = True) -> None:
         try:
             from distributed import Client
         except ImportError:
@@ -153,12 +232,25 @@ class ClusterRunner:
                                "'ct-referee[distributed]'") from None
         if quiet:
             _quiet_dask()
+        expected: str | None = None
+        if scheduler_file is not None:
+            address, expected = read_scheduler_file(scheduler_file)
+        if address is None:
+            raise ClusterError("no Dask scheduler address (--scheduler) or file "
+                               "(--scheduler-file)")
         self.address = address
         self.sandbox = sandbox
         self.warn = warn
-        self._futures: dict[Future[WorkerReport], MatchJob] = {}
+        self.spread = spread
+        """Each seating of a duplicate set on another host than the set's earlier ones, where
+        the cluster has enough (the bots of one seating cannot leave the next one a note on
+        the machine's disk)."""
+        self._futures: dict[Future[Any], MatchJob | tuple[MatchJob, ...]] = {}
+        """Each task's match, or a duplicate set's seatings (:meth:`submit_set`)."""
         self._warned: set[str] = set()
         self._slots = (0.0, 1)
+        self._workers: dict[str, str] = {}  # address: host, at the last look
+        self._hosts: OrderedDict[tuple[int, int], set[str]] = OrderedDict()
         self._aborted: list[RunnerEvent] = []
         self._attempts: dict[str, int] = {}
         try:
@@ -167,10 +259,35 @@ class ClusterRunner:
             raise ClusterError(f"cannot reach the Dask scheduler {address!r}: "
                                f"{_one_line(err)}") from None
         try:
+            if expected is not None:
+                self._check_identity(expected, scheduler_file)
             self._check(timeout)
         except BaseException:
             self.close()
             raise
+
+    def _check_identity(self, expected: str, path: Path | None) -> None:
+        """The scheduler that answers is the one that wrote the scheduler file: a stale file
+        (its scheduler gone, its port since taken by another) would send every match, and the
+        deal secret with it, to someone else's cluster."""
+        try:
+            found = self.client.scheduler_info().get("id")
+        except Exception as err:
+            raise ClusterError(f"cannot ask the Dask scheduler {self.address!r} who it is: "
+                               f"{_one_line(err)}") from None
+        if found != expected:
+            raise ClusterError(f"the Dask scheduler at {self.address!r} is not the one that "
+                               f"wrote {str(path)!r} (it is {found!r}, the file names "
+                               f"{expected!r}): the file is stale and another program has "
+                               f"its port; start the scheduler again")
+
+    @property
+    def isolation(self) -> str:
+        """What keeps a duplicate set's seatings apart, for the header."""
+        hosts = len(set(self._workers.values()))
+        where = (f"each on another host where the cluster has enough ({hosts} now)"
+                 if self.spread else "on any worker")
+        return f"the seatings of a set never at once, {where}"
 
     def _check(self, timeout: float) -> None:
         try:
@@ -185,8 +302,15 @@ class ClusterRunner:
                                f"{self.address} --nthreads N --resources {RESOURCE}=N)")
 
     def _capacity(self) -> int:
-        workers = self.client.scheduler_info()["workers"].values()
-        return int(sum(w.get("resources", {}).get(RESOURCE, 0) for w in workers))
+        workers = self.client.scheduler_info()["workers"]
+        now = {address: host_of(address) for address, w in workers.items()
+               if w.get("resources", {}).get(RESOURCE, 0)}
+        gone = sorted(set(self._workers) - set(now))
+        if gone and self.warn is not None:
+            self.warn(f"lost Dask worker{'s' if len(gone) > 1 else ''} {', '.join(gone)} "
+                      f"({len(now)} left): its matches are played again on the others")
+        self._workers = now
+        return int(sum(w.get("resources", {}).get(RESOURCE, 0) for w in workers.values()))
 
     def slots(self) -> int:
         """See :meth:`Runner.slots`: twice the workers' ``match`` resources (asked at most
@@ -198,6 +322,26 @@ class ClusterRunner:
             self._slots = (time.monotonic(), slots)
         return slots
 
+    @property
+    def by_set(self) -> bool:
+        """Whether whole duplicate sets go as one task each (:meth:`submit_set`): where the
+        seatings cannot or need not be spread over hosts (one host, or ``spread`` off), a set
+        is one task, not one per seating (6 times fewer at 3 seats), its seatings played one
+        after another on one worker as they would be anyway."""
+        return not self.spread or len(set(self._workers.values())) <= 1
+
+    def submit_set(self, jobs: list[MatchJob]) -> None:
+        """Plays the seatings of one duplicate set, in order, as one task; each ends with its
+        own :class:`Finished` or :class:`Failed`, as if submitted one by one."""
+        if self.sandbox is not None:
+            jobs = [dataclasses.replace(job, sandbox=self.sandbox) for job in jobs]
+        self._submit_set(jobs, f"{task_key(jobs[0])}-set{len(jobs)}")
+
+    def _submit_set(self, jobs: list[MatchJob], key: str) -> None:
+        future = self.client.submit(play_set_on_worker, jobs, key=key, pure=False,
+                                    resources={RESOURCE: 1})
+        self._futures[future] = tuple(jobs)
+
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
         if self.sandbox is not None:
@@ -205,9 +349,22 @@ class ClusterRunner:
         self._submit(job, task_key(job))
 
     def _submit(self, job: MatchJob, key: str) -> None:
+        workers = None
+        if self.spread:
+            used = self._hosts.get(job.spec.deals_key, set())
+            workers = [a for a, host in self._workers.items() if host not in used] or None
         future = self.client.submit(play_on_worker, job, key=key, pure=False,
-                                    resources={RESOURCE: 1})
+                                    resources={RESOURCE: 1}, workers=workers,
+                                    allow_other_workers=workers is not None)
         self._futures[future] = job
+
+    def _played_on(self, job: MatchJob, worker: str) -> None:
+        """Notes the host a seating of the set was played on."""
+        hosts = self._hosts.setdefault(job.spec.deals_key, set())
+        hosts.add(host_of(worker))
+        self._hosts.move_to_end(job.spec.deals_key)
+        while len(self._hosts) > SPREAD_KEYS:
+            self._hosts.popitem(last=False)
 
     def wait(self, timeout: float) -> list[RunnerEvent]:
         """See :meth:`Runner.wait`. Writes each finished match's logs to its ``logs_dir``; the
@@ -227,55 +384,79 @@ class ClusterRunner:
             except Exception:  # cancelled futures (a lost scheduler) and a broken client
                 lost = self.client.status not in ("running", "connecting")
         for future in [f for f in self._futures if lost or f.done()]:
-            job = self._futures.pop(future)
-            event = self._outcome(future, job, lost)
-            if isinstance(event, Requeued):
-                continue
-            if isinstance(event, Finished):  # its faults, as they were recorded
-                events += [Faulted(job, fault, event.record["players"][fault["seat"]])
-                           for fault in event.record["faults"]]
-            events.append(event)
+            held = self._futures.pop(future)
+            jobs = held if isinstance(held, tuple) else (held,)
+            again: list[MatchJob] = []  # a set's seatings its closing worker stopped
+            for index, job in enumerate(jobs):
+                event = self._outcome(future, job, lost,
+                                      index if isinstance(held, tuple) else None)
+                if isinstance(event, Requeued):
+                    again.append(job)
+                    continue
+                if isinstance(event, Finished):  # its faults, as they were recorded
+                    line = event.done.line
+                    events += [Faulted(job, fault, line["players"][fault["seat"]])
+                               for fault in line["faults"]]
+                events.append(event)
+            if isinstance(held, tuple) and again:  # one after another again, never at once
+                self._submit_set(again, f"{task_key(again[0])}-set{len(again)}-again"
+                                        f"{self._attempts[again[0].spec.id]}")
         return events
 
-    def _outcome(self, future: Future[WorkerReport], job: MatchJob,
-                 lost: bool = False) -> RunnerEvent | Requeued:
+    def _outcome(self, future: Future[Any], job: MatchJob, lost: bool = False,
+                 index: int | None = None) -> RunnerEvent | Requeued:
+        """What became of ``job``: the task's, or the ``index``-th seating of a set's task."""
         from distributed import KilledWorker
 
         if lost or future.status == "cancelled":  # not by us: cancel() forgets its futures first
             return Failed(job, ClusterError(f"lost the Dask scheduler {self.address!r} while "
                                             f"match {job.spec.id} was played"))
         try:
-            played: WorkerReport = future.result()
+            played: WorkerReport = future.result() if index is None else \
+                _unpack(future.result()[index])
         except KilledWorker:
             return Failed(job, ClusterError(
                 f"match {job.spec.id} was lost with every Dask worker that tried it (the "
                 f"scheduler's distributed.scheduler.allowed-failures)"))
         except MatchAborted:  # its worker closed mid-match (not our cancel): play it again
-            return self._again(job)
+            return self._again(job, submit=index is None)
         except BotCommandError as err:
             return Failed(job, err)
         except Exception as err:
             return Failed(job, ClusterError(f"match {job.spec.id} failed on a Dask worker: "
                                             f"{type(err).__name__}: {_one_line(err)}"))
-        if job.logs_dir is not None:
+        if job.logs_dir is not None and played.logs:
             job.logs_dir.mkdir(parents=True, exist_ok=True)
             for name, data in played.logs.items():
                 (job.logs_dir / Path(name).name).write_bytes(data)
+        self._played_on(job, played.worker)
         if played.sandbox is SandboxMode.NONE and self.sandbox is SandboxMode.AUTO \
                 and self.warn is not None \
                 and played.worker not in self._warned:
             self._warned.add(played.worker)
             self.warn(f"worker {played.worker} has no working bubblewrap (bwrap): its bots "
                       f"run without a sandbox")
-        return Finished(job, played.record)
+        if played.written is not None and played.line is not None \
+                and job.record_path is not None:  # written (synced) on the shared folder
+            try:
+                os.replace(played.written, job.record_path)
+            except OSError as err:
+                return Failed(job, ClusterError(f"match {job.spec.id}: cannot move the record "
+                                                f"its worker wrote: {_one_line(err)}"))
+            return Finished(job, Done(played.line, played.record))
+        assert played.record is not None
+        return Finished(job, job.finish(played.record))
 
-    def _again(self, job: MatchJob) -> RunnerEvent | Requeued:
+    def _again(self, job: MatchJob, *, submit: bool = True) -> RunnerEvent | Requeued:
+        """``job`` to be played again (by itself, or with the rest of its set by the caller:
+        ``submit`` false), unless it was stopped :data:`RETRIES` times already."""
         attempt = self._attempts.get(job.spec.id, 0) + 1
         if attempt > RETRIES:
             return Failed(job, ClusterError(f"match {job.spec.id} was stopped by {attempt} "
                                             f"closing Dask workers in a row"))
         self._attempts[job.spec.id] = attempt
-        self._submit(job, f"{task_key(job)}-again{attempt}")
+        if submit:
+            self._submit(job, f"{task_key(job)}-again{attempt}")
         return Requeued(job)
 
     def cancel(self) -> None:
@@ -285,7 +466,8 @@ class ClusterRunner:
         with contextlib.suppress(Exception):
             self.client.cancel(list(futures), force=True)
         self._aborted += [Failed(job, MatchAborted(f"match {job.spec.id} stopped"))
-                          for job in futures.values()]
+                          for held in futures.values()
+                          for job in (held if isinstance(held, tuple) else (held,))]
 
     def close(self) -> None:
         """See :meth:`Runner.close`."""

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.bots.bot import CancelSignal
 from referee.match.play import MatchAborted, Observer
-from referee.records.record import FaultDict, RecordDict
+from referee.records.record import FaultDict
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Event as ProcessEvent
     from types import TracebackType
 
-    from referee.match.job import MatchJob
+    from referee.match.job import Done, MatchJob
 
 __all__ = ["CancelSignal", "Failed", "Faulted", "Finished", "ProcessRunner", "Runner",
            "RunnerError", "RunnerEvent", "ThreadRunner", "local_runner"]
@@ -46,10 +46,11 @@ class RunnerError(RuntimeError):
 
 @dataclass(frozen=True)
 class Finished:
-    """A match ended and this is its record."""
+    """A match ended: its result line, and its record when that came back (see
+    :class:`~referee.match.job.Done`)."""
 
     job: MatchJob
-    record: RecordDict
+    done: Done
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ class _PoolRunner:
         """The pool, made on the first match."""
         self._events: queue.SimpleQueue[RunnerEvent] = queue.SimpleQueue()
         self._jobs: dict[str, MatchJob] = {}
-        self._futures: dict[Future[RecordDict], MatchJob] = {}
+        self._futures: dict[Future[Done], MatchJob] = {}
         self._faults_seen: dict[str, int] = {}
         self._lock = threading.Condition()
 
@@ -146,20 +147,20 @@ class _PoolRunner:
         """See :meth:`Runner.slots`: the concurrency."""
         return self.concurrency
 
-    def _track(self, job: MatchJob, future: Future[RecordDict]) -> None:
+    def _track(self, job: MatchJob, future: Future[Done]) -> None:
         with self._lock:
             self._jobs[job.spec.id] = job
             self._futures[future] = job
             self._faults_seen[job.spec.id] = 0
         future.add_done_callback(self._done)
 
-    def _done(self, future: Future[RecordDict]) -> None:
+    def _done(self, future: Future[Done]) -> None:
         with self._lock:
             job = self._futures.pop(future)
         event = self._outcome(future, job)
         with self._lock:
             if isinstance(event, Finished):  # its faults first: they travel on another channel
-                want = len(event.record.get("faults", ()))
+                want = len(event.done.line["faults"])
                 self._lock.wait_for(lambda: self._faults_seen[job.spec.id] >= want,
                                     timeout=FAULTS_WAIT_S)
             self._jobs.pop(job.spec.id, None)
@@ -167,7 +168,7 @@ class _PoolRunner:
         self._events.put(event)  # a callback never raises: each job ends with one event
 
     @staticmethod
-    def _outcome(future: Future[RecordDict], job: MatchJob) -> Finished | Failed:
+    def _outcome(future: Future[Done], job: MatchJob) -> Finished | Failed:
         if future.cancelled():
             return Failed(job, MatchAborted(f"match {job.spec.id} stopped"))
         error = future.exception()
@@ -234,7 +235,7 @@ class ThreadRunner(_PoolRunner):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match")
         relay = _Relay(job.spec.id, _Calls(self._fault))
-        self._track(job, self._executor.submit(job.play, self._stop, relay))
+        self._track(job, self._executor.submit(job.run, self._stop, relay, keep=True))
 
 
 @dataclass(frozen=True)
@@ -284,9 +285,10 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _play_in_worker(job: MatchJob) -> RecordDict:
-    """Plays one match in a worker process, relaying its faults as they happen."""
-    return job.play(_worker_stop, _Relay(job.spec.id, _worker_faults))
+def _play_in_worker(job: MatchJob) -> Done:
+    """Plays one match in a worker process, relaying its faults as they happen; the record is
+    written here (the worker shares the output folder), only the result line goes back."""
+    return job.run(_worker_stop, _Relay(job.spec.id, _worker_faults))
 
 
 class ProcessRunner(_PoolRunner):
@@ -329,6 +331,7 @@ class ProcessRunner(_PoolRunner):
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
         pool = self._start()
+        future: Future[Done]
         try:
             with _sigint_blocked():  # a worker started here ignores Ctrl-C from its first step
                 future = pool.submit(_play_in_worker, job)

@@ -177,7 +177,8 @@ class Config:
         if self.format == "ladder" or self.stop is not None:
             raise ValueError(f"a {self.format}{' with stop' if self.stop else ''} is planned "
                              f"round by round from the results")
-        fmt, n, specs = self.tournament_format(), len(self.entrants), []
+        fmt, n = self.tournament_format(), len(self.entrants)
+        specs: list[MatchSpec] = []
         state = State.initial(n)
         while more := plan_round(fmt, state, players=self.players, seatings=self.seatings,
                                  seed=self.seed, secret=secret, rounds=self.rounds,
@@ -280,6 +281,20 @@ def _type_name(value: object) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader where PyYAML has it (about 10x faster: a file of 10,000 entrants)."""
+
+
+def _compose_and_load(text: str) -> tuple[yaml.Node | None, Any]:
+    """The file's node tree (for line numbers) and its data, parsed once."""
+    loader = _FAST_LOADER(text)
+    try:
+        node = loader.get_single_node()
+        return node, None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 class _Loader:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -376,7 +391,8 @@ class _Loader:
         if "rounds" not in data and ("max_matches" in data or "stop" in data):
             rounds = None
         if rounds is None and "max_matches" not in data:
-            self.note("stop", "needs a cap: add rounds or max_matches")
+            self.note("stop", "needs a cap: add rounds or max_matches (on the command line, "
+                                  "--rounds N or --max-matches N)")
         if fmt == "ladder" and "rounds" not in data and "max_matches" not in data:
             self.note("format", "a ladder needs a cap: add rounds or max_matches")
         config = Config(
@@ -412,8 +428,7 @@ class _Loader:
             raise ConfigError(f"{self.path}: cannot read: {getattr(err, 'strerror', err)}") \
                 from None
         try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-            data = yaml.safe_load(text)
+            node, data = _compose_and_load(text)
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f"{self.path}:{mark.line + 1}" if mark else str(self.path)

@@ -13,15 +13,14 @@ set (:class:`referee.tournament.stopping.Evidence`), and says why the tournament
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 import trueskill
 
 from referee.match.job import MatchSpec
-from referee.tournament.formats import Format, State, plan_round
+from referee.tournament.formats import Format, Ladder, State, plan_round, set_size
 from referee.tournament.ratings import MatchResult, RatingConfig, Standing, Standings, p_stronger
 from referee.tournament.stopping import Evidence, Judge, Pair, Stop, adjacent
 
@@ -67,15 +66,20 @@ class TournamentProgress:
         self.round = 0
         self.matches = 0
         """Matches rated so far."""
-        self.current: list[MatchSpec] = []
+        self.current: Sequence[MatchSpec] = []
+        """The current round's matches (computed as they are read: see
+        :class:`~referee.tournament.formats.RoundSpecs`)."""
         self.stopped: Stopped | None = None
         self._last: frozenset[tuple[int, ...]] = frozenset()
         self._results: dict[str, tuple[MatchResult, Sequence[Sequence[int]],
                                        Sequence[Sequence[float]] | None]] = {}
         self._position = 0
+        self._cursor: Iterator[MatchSpec] = iter(())
+        self._next: MatchSpec | None = None
+        """The first match of the round not rated yet."""
         self._sets: dict[int, list[tuple[MatchSpec, MatchResult, Sequence[Sequence[int]],
                                          Sequence[Sequence[float]] | None]]] = {}
-        self._size: Counter[int] = Counter()
+        self._size = set_size(plan.players, plan.seatings)
 
     # -- planning ----------------------------------------------------------------------------
 
@@ -99,7 +103,7 @@ class TournamentProgress:
         return self._position == len(self.current)
 
     def next_round(self, planned: Sequence[tuple[int, tuple[int, ...]]] | None = None
-                   ) -> list[MatchSpec]:
+                   ) -> Sequence[MatchSpec]:
         """Plans the next round and returns its matches; ``[]`` (and :attr:`stopped` set) when
         the tournament is over. ``planned``: the round's ``(group number, members)`` as planned
         by an earlier run (the entrants may have grown since), played as they were.
@@ -124,13 +128,16 @@ class TournamentProgress:
                 self.stopped = Stopped.CAP
             self.current = []
             self._position = 0
+            self._next = None
             return []
         self.round = state.round
         self.current = specs
         self._position = 0
-        self._last = frozenset(tuple(sorted(s.seats)) for s in specs)
+        self._cursor = iter(specs)
+        self._next = next(self._cursor, None)
+        if isinstance(self.format, Ladder):  # the one format that avoids the round before's
+            self._last = frozenset(tuple(sorted(s.seats)) for s in specs)
         self._sets = {}
-        self._size = Counter(s.group for s in specs)
         return specs
 
     # -- results -----------------------------------------------------------------------------
@@ -145,16 +152,17 @@ class TournamentProgress:
             result = dataclasses.replace(result, luck=tuple(
                 sum(h[seat] for h in luck) for seat in range(spec.players)))
         self._results[spec.id] = (result, hand_scores, luck)
-        while self._position < len(self.current) and \
-                self.current[self._position].id in self._results:
-            done = self.current[self._position]
+        while self._next is not None and self._next.id in self._results:
+            done = self._next
             res, hands, flips = self._results.pop(done.id)
             self.table.add(res, rate=not self.per_set)
             self.matches += 1
             self._position += 1
+            self._next = next(self._cursor, None)
             members = self._sets.setdefault(done.group, [])
             members.append((done, res, hands, flips))
-            if len(members) == self._size[done.group]:
+            if len(members) == self._size:
+                del self._sets[done.group]
                 known = all(m[3] is not None for m in members)
                 points = self.evidence.add_set(
                     [m[0].seats for m in members], [m[2] for m in members],

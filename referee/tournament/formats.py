@@ -22,13 +22,14 @@ pair inside is not played), the caps (``rounds``, ``max_matches``), and the matc
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, overload
 
 from referee.match.job import MatchSpec
 from referee.records.match_id import MatchId
@@ -37,6 +38,63 @@ from referee.tournament.schedule import seatings
 FORMATS = ("round-robin", "gauntlet", "ladder")
 LADDER_TRIES = 30
 """Draws a ladder makes for one group before it takes the nearest free opponents."""
+WIDEN = 6
+"""Entrants past the fewest-seated a balanced capped round robin tries before it takes the
+first free group."""
+
+
+class Combinations(Sequence[tuple[int, ...]]):
+    """Every group of ``k`` of ``n`` entrant indices in lexicographic order, computed on
+    demand (a round robin of 100 entrants in 3 seats has 161,700: none is stored).
+
+    >>> c = Combinations(5, 3)
+    >>> len(c), c[0], c[7], c.rank((1, 2, 4)), list(c) == list(itertools.combinations(range(5), 3))
+    (10, (0, 1, 2), (1, 2, 4), 7, True)
+    """
+
+    def __init__(self, n: int, k: int) -> None:
+        self.n, self.k = n, k
+        self._len = math.comb(n, k)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[tuple[int, ...]]:
+        return itertools.combinations(range(self.n), self.k)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, ...]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[int, ...]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[int, ...] | list[tuple[int, ...]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(i)
+        out: list[int] = []
+        x = 0
+        for j in range(self.k):
+            while True:
+                c = math.comb(self.n - x - 1, self.k - j - 1)
+                if i < c:
+                    out.append(x)
+                    x += 1
+                    break
+                i -= c
+                x += 1
+        return tuple(out)
+
+    def rank(self, group: Sequence[int]) -> int:
+        """The position of ``group`` (sorted members) in the order."""
+        r, low = 0, 0
+        for j, member in enumerate(group):
+            for y in range(low, member):
+                r += math.comb(self.n - y - 1, self.k - j - 1)
+            low = member + 1
+        return r
 
 
 @dataclass(frozen=True)
@@ -69,7 +127,7 @@ class Format(Protocol):
 
     name: str
 
-    def groups(self, state: State) -> list[tuple[int, ...]]:
+    def groups(self, state: State) -> Sequence[tuple[int, ...]]:
         """The groups of round ``state.round`` (each a duplicate set), in play order."""
 
     def group_ids(self) -> int:
@@ -88,11 +146,11 @@ class RoundRobin:
     name = "round-robin"
 
     def __init__(self, entrants: int, players: int) -> None:
-        self.all = list(itertools.combinations(range(entrants), players))
+        self.all: Sequence[tuple[int, ...]] = Combinations(entrants, players)
 
-    def groups(self, state: State) -> list[tuple[int, ...]]:
+    def groups(self, state: State) -> Sequence[tuple[int, ...]]:
         """See :meth:`Format.groups`."""
-        return list(self.all)
+        return self.all
 
     def group_ids(self) -> int:
         """See :meth:`Format.group_ids`."""
@@ -238,13 +296,16 @@ def capped_total(fmt: Format, *, players: int, seatings: str, rounds: int | None
 
 def plan_round(fmt: Format, state: State, *, players: int, seatings: str, seed: int | str,
                secret: bytes, rounds: int | None = None, max_matches: int | None = None,
-               planned: Sequence[tuple[int, tuple[int, ...]]] | None = None) -> list[MatchSpec]:
-    """The matches of round ``state.round``: ``[]`` when the tournament is over (every round
-    played, the match cap reached, or with ``stop`` no open pair left).
+               planned: Sequence[tuple[int, tuple[int, ...]]] | None = None) -> RoundSpecs:
+    """The matches of round ``state.round``: empty when the tournament is over (every round
+    played, the match cap reached, or with ``stop`` no open pair left). The matches are
+    computed as they are read (:class:`RoundSpecs`): a round of a million takes no memory.
 
     With ``stop`` (``state.open`` set), a group with no open pair among its members is not
-    played. Under ``max_matches`` a round ends with the last whole set that fits. ``secret``
-    keys the deals (:meth:`referee.tournament.schedule.MatchSpec.deal`). ``planned``, the round's
+    played. Under ``max_matches`` a round ends with the last whole set that fits; a round robin
+    cut short so plays a balanced choice of its groups (:func:`balanced_groups`: each entrant's
+    number of groups within one of the others'). ``secret`` keys the deals
+    (:meth:`referee.tournament.schedule.MatchSpec.deal`). ``planned``, the round's
     ``(group number, members)`` as an earlier run planned it, is played as it was.
     """
     r = state.round
@@ -252,33 +313,152 @@ def plan_round(fmt: Format, state: State, *, players: int, seatings: str, seed: 
     widths = (len(str(rounds)) if rounds is not None else 3, fmt.group_ids(),
               max(2, len(str(size))))
     if planned is not None:
-        return _specs(planned, state, widths, seatings, seed, secret)
-    if rounds is not None and r > rounds:
-        return []
-    if state.open is not None and not state.open:
-        return []
-    budget = None if max_matches is None else (max_matches - state.matches) // size
-    chosen: list[tuple[int, tuple[int, ...]]] = []
-    for g, group in enumerate(fmt.groups(state), 1):
-        if state.open is not None and not any(a in group and b in group for a, b in state.open):
-            continue
-        if budget is not None and len(chosen) >= budget:
-            break
-        chosen.append((g, group))
-    return _specs(chosen, state, widths, seatings, seed, secret)
+        return RoundSpecs(planned, state, widths, seatings, seed, secret)
+    if (rounds is not None and r > rounds) or (state.open is not None and not state.open):
+        return RoundSpecs((), state, widths, seatings, seed, secret)
+    budget = None if max_matches is None else max(0, (max_matches - state.matches) // size)
+    groups = fmt.groups(state)
+    chosen: Sequence[tuple[int, tuple[int, ...]]]
+    if state.open is None and (budget is None or budget >= len(groups)):
+        chosen = _Numbered(groups)
+    elif state.open is None and isinstance(groups, Combinations):
+        assert budget is not None
+        chosen = [(groups.rank(g) + 1, g) for g in balanced_groups(
+            groups.n, groups.k, budget, seed=f"{seed}:{r}")]
+    else:
+        chosen = []
+        for g, group in enumerate(groups, 1):
+            if state.open is not None and \
+                    not any(a in group and b in group for a, b in state.open):
+                continue
+            if budget is not None and len(chosen) >= budget:
+                break
+            chosen.append((g, group))
+    return RoundSpecs(chosen, state, widths, seatings, seed, secret)
 
 
-def _specs(groups: Sequence[tuple[int, tuple[int, ...]]], state: State,
-           widths: tuple[int, int, int], kind: str, seed: int | str,
-           secret: bytes) -> list[MatchSpec]:
-    r = state.round
-    specs: list[MatchSpec] = []
-    for g, group in groups:
-        prefix = f"{seed}:{r}:{g}"
-        for s, seats in enumerate(_seatings(group, kind), 1):
-            specs.append(MatchSpec(str(MatchId(r, g, s, widths)),
-                                   state.matches + len(specs), r, g, s, seats, prefix, secret))
-    return specs
+def balanced_groups(n: int, k: int, count: int, *, seed: str) -> list[tuple[int, ...]]:
+    """``count`` distinct groups of ``k`` of ``n`` entrants (sorted members) in which every
+    entrant sits within one group of every other: each group takes the entrants that sit in
+    the fewest so far, ties broken by a draw from ``seed`` (so partners vary), the next fewest
+    when that group was taken already.
+
+    >>> from collections import Counter
+    >>> gs = balanced_groups(6, 3, 5, seed="x")
+    >>> sorted(Counter(e for g in gs for e in g).values()), len(set(gs))
+    ([2, 2, 2, 3, 3, 3], 5)
+    """
+    count = min(count, math.comb(n, k))
+    rng = random.Random(f"{seed}:balanced")
+    heap = [(0, rng.random(), e) for e in range(n)]
+    heapq.heapify(heap)
+    taken: set[tuple[int, ...]] = set()
+    out: list[tuple[int, ...]] = []
+    while len(out) < count:
+        popped = [heapq.heappop(heap) for _ in range(k)]
+        group = tuple(sorted(e for _, _, e in popped))
+        while group in taken:  # widen: swap in the next fewest, one at a time
+            if not heap or len(popped) > k + WIDEN:  # nearly every group taken: the first free
+                popped += [heapq.heappop(heap) for _ in range(len(heap))]  # all re-counted
+                group = next(g for g in itertools.combinations(range(n), k) if g not in taken)
+                break
+            popped.append(heapq.heappop(heap))
+            for combo in itertools.combinations(popped, k):
+                candidate = tuple(sorted(e for _, _, e in combo))
+                if candidate not in taken:
+                    group = candidate
+                    break
+        members = set(group)
+        taken.add(group)
+        out.append(group)
+        for used, _, e in popped:
+            heapq.heappush(heap, (used + (e in members), rng.random(), e))
+    return out
+
+
+class _Numbered(Sequence[tuple[int, tuple[int, ...]]]):
+    """``(number, group)`` of every group of a sequence, numbered from 1, computed on demand."""
+
+    def __init__(self, groups: Sequence[tuple[int, ...]]) -> None:
+        self.groups = groups
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def __iter__(self) -> Iterator[tuple[int, tuple[int, ...]]]:
+        return enumerate(self.groups, 1)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, tuple[int, ...]]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[int, tuple[int, ...]]]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = i + len(self) if i < 0 else i
+        return (i + 1, self.groups[i])
+
+
+class RoundSpecs(Sequence[MatchSpec]):
+    """The matches of one round, in play (and rating) order: every seating of each group,
+    computed as they are read (iterating costs one spec at a time; indexing is allowed). Equal
+    to a list of the same specs.
+    """
+
+    def __init__(self, groups: Sequence[tuple[int, tuple[int, ...]]], state: State,
+                 widths: tuple[int, int, int], kind: str, seed: int | str,
+                 secret: bytes) -> None:
+        self.groups, self.state, self.widths = groups, state, widths
+        self.kind, self.seed, self.secret = kind, seed, secret
+        self.size = len(_seatings(tuple(range(len(groups[0][1]))), kind)) if groups else 0
+
+    def __len__(self) -> int:
+        return len(self.groups) * self.size
+
+    def _spec(self, index: int, g: int, s: int, seats: tuple[int, ...]) -> MatchSpec:
+        r = self.state.round
+        return MatchSpec(str(MatchId(r, g, s, self.widths)), self.state.matches + index,
+                         r, g, s, seats, f"{self.seed}:{r}:{g}", self.secret)
+
+    def __iter__(self) -> Iterator[MatchSpec]:
+        index = 0
+        for g, group in self.groups:
+            for s, seats in enumerate(_seatings(group, self.kind), 1):
+                yield self._spec(index, g, s, seats)
+                index += 1
+
+    @overload
+    def __getitem__(self, i: int) -> MatchSpec: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[MatchSpec]: ...
+
+    def __getitem__(self, i: int | slice) -> MatchSpec | list[MatchSpec]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = i + len(self) if i < 0 else i
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        g, group = self.groups[i // self.size]
+        s = i % self.size
+        return self._spec(i, g, s + 1, _seatings(group, self.kind)[s])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RoundSpecs | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other,
+                                                                            strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Sequence[MatchSpec]) -> list[MatchSpec]:
+        return [*self, *other]
+
+    def __radd__(self, other: Sequence[MatchSpec]) -> list[MatchSpec]:
+        return [*other, *self]
+
+    def __repr__(self) -> str:
+        return f"RoundSpecs({len(self)} matches of round {self.state.round})"
 
 
 _seatings = seatings

@@ -1,14 +1,17 @@
-"""Tournaments: running a schedule concurrently, the output folder, resuming.
+"""Tournaments: running a schedule concurrently, resuming.
 
 The YAML configuration lives in :mod:`referee.tournament.config` (re-exported here):
 :func:`load_config` reads and checks it (``tournament.md``) before any bot starts, every mistake
 a :class:`ConfigError` with one line naming the file, the key and the problem.
 :func:`run` plays the schedule's missing matches through a :class:`~referee.runners.local.Runner`
 (where matches run: this process, worker processes, a Dask cluster; one fresh set of bot
-processes per match) under its own policy (:func:`play_jobs`: which match may start, the order
-results are saved in, what an error means), writing each game record, then its line in
-``results.jsonl``, so an interrupted tournament resumes where it stopped and ends with the
-standings of an uninterrupted run.
+processes per match) under its own policy (:func:`~referee.tournament.dispatch.play_jobs`: which
+match may start, the order results are saved in, what an error means). Each game record is
+written where its match ran when the output folder is shared (this machine's worker processes),
+and only a small result line comes back: the coordinator rates it, appends it to
+``results.jsonl`` (synced once a batch, before the next batch is saved) and updates the
+display, so an interrupted tournament resumes where it stopped and ends with the standings of
+an uninterrupted run. The output folder's layout is :mod:`referee.tournament.output`'s.
 
 >>> config = load_config(Path("tournaments/demo.yaml"))  # doctest: +SKIP
 >>> outcome = run(config)  # doctest: +SKIP
@@ -18,399 +21,57 @@ standings of an uninterrupted run.
 
 from __future__ import annotations
 
+import array
 import contextlib
-import csv
 import dataclasses
-import hashlib
-import io
-import json
 import os
-import secrets
-import shutil
-import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
-from referee.bots.sandbox import SandboxError, bot_binds, capabilities, check_binds, check_readable
+from referee.bots.sandbox import capabilities
 from referee.bots.snapshot import Store
-from referee.game.faults import Fault
-from referee.match.job import MatchJob, MatchSpec
-from referee.match.play import Entrant, MatchAborted
+from referee.match.job import Done, MatchJob, MatchSpec
+from referee.match.play import Entrant
 from referee.records.match_id import MatchId
-from referee.records.record import (
-    FaultDict,
-    RecordDict,
-    RecordError,
-    read_record,
-    write_atomic,
-    write_record,
-)
-from referee.runners.local import (
-    CancelSignal,
-    Failed,
-    Faulted,
-    Finished,
-    Runner,
-    RunnerError,
-    local_runner,
-)
+from referee.records.record import FaultDict, RecordDict, RecordError, read_record
+from referee.runners.local import CancelSignal, Runner, local_runner
 from referee.tournament.admission import FaultLimit, Preflight, preflight
-from referee.tournament.audit import Audit, play_order
-from referee.tournament.config import RATING_KEYS, Config, ConfigError, load_config
+from referee.tournament.audit import Audit, play_key
+from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.course import Stopped
+from referee.tournament.dispatch import TournamentError, play_jobs, stop_on_sigint
+from referee.tournament.entrants import check_entrant_folders, hidden_paths, refused_entrant
 from referee.tournament.formats import set_size
+from referee.tournament.output import (
+    MARKER,
+    SECRET,
+    Journal,
+    OutputFolder,
+    prepare_output,
+    read_deal_secret,
+    write_standings,
+)
 from referee.tournament.private import make_private, private_files
 from referee.tournament.ratings import MatchResult, Standing, Standings
 from referee.tournament.sealing import Seals, seal
 from referee.tournament.stopping import Pair, Stop
 
-__all__ = ["Config", "ConfigError", "Journal", "Outcome", "Reporter", "Runner",
-           "TournamentError", "load_config", "play_jobs", "prepare_output", "read_deal_secret",
-           "run", "stop_on_sigint", "write_standings"]
+__all__ = ["MARKER", "SECRET", "Config", "ConfigError", "Journal", "Outcome", "Reporter", "Runner",
+           "TournamentError", "check_entrant_folders", "load_config", "play_jobs",
+           "prepare_output", "read_deal_secret", "run", "stop_on_sigint", "write_standings"]
 
-MARKER = ".ct-referee.json"
-"""The file that makes a folder a ct-referee tournament folder (and says which tournament)."""
-SECRET = ".deal-secret"
-"""The tournament's deal secret (hex, mode 0600): with the seed it keys every deal."""
-SECRET_BYTES = 32
-"""Bytes of a new deal secret (from the OS)."""
-MIN_SECRET_BYTES = 16
-"""Bytes a deal secret given must hold at least (128 bits)."""
-REPORT = "report"
-"""The report's folder (written by :mod:`referee.web.report`, never by the tournament)."""
-PREFLIGHT = "preflight"
-"""The folder of the pre-flight's stderr logs, one per entrant."""
-OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "rounds.jsonl", "standings.json",
-         "standings.csv", "games", "logs", PREFLIGHT, REPORT)
-"""Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
-"""What a match id of a tournament looks like (a journal line with another id is dropped)."""
-
-
-class TournamentError(RuntimeError):
-    """A tournament that cannot go on (a bot command that cannot be started at all, or where
-    matches run is gone: :class:`~referee.runners.local.RunnerError`)."""
-
-
-# -- running matches ---------------------------------------------------------------------------
-
-
-DoneCallback = Callable[[MatchJob, RecordDict], None]
-FaultCallback = Callable[[MatchJob, FaultDict, str], None]
-"""Called by :func:`play_jobs` as matches end and bots fault."""
-
-
-def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
-              stop: CancelSignal, on_fault: FaultCallback | None = None) -> None:
-    """The tournament's policy over where matches run: plays ``jobs`` through ``runner``,
-    keeping :meth:`~referee.runners.local.Runner.slots` of them submitted but never two with the
-    same :attr:`~referee.tournament.schedule.MatchSpec.deals_key` at once (they play the same
-    deals: their
-    bots could learn the deals from each other's games as they are played), and calls
-    ``on_done`` with each finished match's record, in schedule order within what finished
-    together, and ``on_fault`` as bots fault, from the calling thread. Once ``stop`` is set
-    no new job starts and the runner is cancelled: abandoned matches are not reported.
-
-    :raises TournamentError: if a bot command cannot be started, or where matches run is gone
-        (after cancelling the rest; every match that finished all the same is reported first).
-    """
-    todo: Iterator[MatchJob] = iter(jobs)
-    waiting: list[MatchJob] = []  # taken from ``jobs`` while their deals were in play
-    busy: set[tuple[int, int]] = set()  # the deals_key of every submitted job
-    running: dict[str, MatchJob] = {}
-    error: BaseException | None = None
-    cancelled = False
-
-    def next_job() -> MatchJob | None:
-        for i, job in enumerate(waiting):
-            if job.spec.deals_key not in busy:
-                return waiting.pop(i)
-        for job in todo:
-            if job.spec.deals_key not in busy:
-                return job
-            waiting.append(job)
-        return None
-
-    def top_up() -> None:
-        while not cancelled and len(running) < runner.slots():
-            job = next_job()
-            if job is None:
-                return
-            busy.add(job.spec.deals_key)
-            running[job.spec.id] = job
-            runner.submit(job)
-
-    try:
-        top_up()
-        while running:
-            if stop.is_set() and not cancelled:
-                cancelled = True
-                runner.cancel()
-            finished: list[Finished | Failed] = []
-            for event in runner.wait(0.25):
-                if isinstance(event, Faulted):
-                    if on_fault is not None and event.job.spec.id in running:
-                        on_fault(event.job, event.fault, event.name)
-                elif running.pop(event.job.spec.id, None) is not None:
-                    finished.append(event)
-            finished.sort(key=lambda event: event.job.spec.index)
-            busy.difference_update(event.job.spec.deals_key for event in finished)
-            top_up()  # the next matches start before the finished ones are saved
-            for event in finished:
-                if isinstance(event, Finished):
-                    on_done(event.job, event.record)  # every finished match is kept
-                elif not isinstance(event.error, MatchAborted):
-                    error = error or event.error
-                    if not cancelled:
-                        cancelled = True
-                        runner.cancel()
-    except BaseException:
-        if not cancelled:
-            runner.cancel()
-        raise
-    if isinstance(error, BotCommandError | RunnerError):
-        raise TournamentError(str(error)) from None
-    if error is not None:
-        raise error
-
-
-@contextlib.contextmanager
-def stop_on_sigint(stop: threading.Event) -> Iterator[None]:
-    """While inside, Ctrl-C sets ``stop`` instead of raising :class:`KeyboardInterrupt`:
-    matches end cleanly at their next turn (within one answer's time limit), or within
-    :data:`referee.bots.bot.STOP_POLL_S` while their bots are starting, and the journal is never cut
-    mid-line. Does nothing outside the main thread."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: object) -> None:
-        stop.set()
-
-    old = signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
-
-
-# -- output folder -----------------------------------------------------------------------------
-
-
-def fingerprint(identity: dict[str, Any]) -> str:
-    """A short hash of a tournament's identity (:meth:`Config.identity`)."""
-    text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def read_deal_secret(path: Path) -> bytes:
-    """The deal secret in ``path``: hex digits (at least 32), surrounding blanks ignored.
-
-    :raises ConfigError: for a file that cannot be read or holds no such secret.
-    """
-    try:
-        text = path.read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError) as err:
-        why = getattr(err, "strerror", None) or "not hex digits"
-        raise ConfigError(f"deal secret {str(path)!r}: cannot read: {why}") from None
-    try:
-        key = bytes.fromhex(text.strip())
-    except ValueError:
-        key = b""
-    if len(key) < MIN_SECRET_BYTES:
-        raise ConfigError(f"deal secret {str(path)!r}: expected at least 32 hex digits "
-                          f"(128 bits), as in the {SECRET} file of a tournament folder")
-    return key
-
-
-def prepare_output(config: Config, *, fresh: bool = False,
-                   deal_secret: bytes | None = None) -> bytes:
-    """Makes ``config.output`` ready: new, resumed (same tournament), or emptied (``fresh``),
-    and returns its deal secret: the one in the folder (:data:`SECRET`), else ``deal_secret``,
-    else a new one from the OS, written there (mode 0600) for resuming.
-
-    :raises ConfigError: for a folder of another tournament (without ``fresh``), a folder
-        that is not a ct-referee tournament folder and is not empty, a ``deal_secret`` other
-        than the folder's, or a folder with results but no deal secret.
-    """
-    out = config.output
-    marker = out / MARKER
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"output {str(out)!r} is a file, not a folder")
-    if marker.is_file():
-        try:
-            theirs = json.loads(marker.read_text(encoding="utf-8"))["identity"]
-        except (OSError, ValueError, KeyError, TypeError):
-            theirs = None
-        mine = config.identity()
-        if fresh:
-            for name in OWNED:
-                path = out / name
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path)
-                else:
-                    path.unlink(missing_ok=True)
-        elif theirs != mine and not grows(theirs, mine):
-            raise ConfigError(f"output {str(out)!r} holds another tournament "
-                              f"({_difference(theirs, mine)}); add --fresh to start over there, "
-                              f"or choose another --output")
-    elif out.is_dir() and any(out.iterdir()):
-        raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee tournament "
-                          f"folder; choose another --output")
-    if deal_secret is not None and len(deal_secret) < MIN_SECRET_BYTES:
-        raise ConfigError(f"a deal secret needs at least {MIN_SECRET_BYTES} bytes, "
-                          f"not {len(deal_secret)}")
-    secret_path = out / SECRET
-    if secret_path.is_file():
-        secret = read_deal_secret(secret_path)
-        if deal_secret is not None and deal_secret != secret:
-            raise ConfigError(f"output {str(out)!r} was dealt with another deal secret than the "
-                              f"one given; add --fresh to start over there with it")
-    elif (out / "results.jsonl").is_file() and (out / "results.jsonl").stat().st_size:
-        raise ConfigError(f"output {str(out)!r} has results but no {SECRET} (an older "
-                          f"ct-referee dealt them); add --fresh to start over there")
-    else:
-        secret = secrets.token_bytes(SECRET_BYTES) if deal_secret is None else deal_secret
-    (out / "games").mkdir(parents=True, exist_ok=True)
-    (out / "logs").mkdir(exist_ok=True)
-    if not marker.is_file() or (marker.is_file() and not fresh and theirs != mine):
-        identity = config.identity()  # new, or a ladder grown since
-        write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
-                                          "fingerprint": fingerprint(identity),
-                                          "identity": identity}, indent=2) + "\n")
-    if not secret_path.is_file():  # after the marker: a folder cut short here still resumes
-        write_atomic(secret_path, secret.hex() + "\n", mode=0o600)
-    write_atomic(out / "tournament.yaml",
-                  yaml.safe_dump(config.resolved(), sort_keys=False, allow_unicode=True))
-    for folder in (out, out / "games"):  # left by a write_atomic cut short (SIGKILL)
-        for tmp in folder.glob(".*.tmp"):
-            if tmp.is_file():
-                tmp.unlink(missing_ok=True)
-    return secret
-
-
-def grows(theirs: object, mine: dict[str, Any]) -> bool:
-    """Whether ``mine`` continues the ladder ``theirs``: the same but for entrants added at the
-    end and other caps (``rounds``, ``max_matches``)."""
-    if not isinstance(theirs, dict) or mine.get("format") != "ladder":
-        return False
-    free = ("entrants", "rounds", "max_matches")
-    same = {k: v for k, v in theirs.items() if k not in free} == \
-        {k: v for k, v in mine.items() if k not in free}
-    old, new = theirs.get("entrants"), mine["entrants"]
-    return same and isinstance(old, list) and new[:len(old)] == old
-
-
-def _difference(theirs: object, mine: dict[str, Any]) -> str:
-    if not isinstance(theirs, dict):
-        return "its marker file is unreadable"
-    for key, value in mine.items():
-        if theirs.get(key) != value:
-            if key == "entrants":
-                return "the entrants differ"
-            return f"{key} is {theirs.get(key)!r} there, {value!r} here"
-    return "its configuration differs"
-
-
-class Journal:
-    """``results.jsonl``: one JSON line per finished match, appended, flushed and synced."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file: io.BufferedWriter | None = None
-
-    def load(self, accept: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
-        """The complete lines that parse and that ``accept`` takes. If any line is dropped
-        (a half-written last line above all), the file is rewritten with the kept ones."""
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return []
-        pieces = data.split(b"\n")
-        kept: list[dict[str, Any]] = []
-        dropped = pieces[-1] != b""  # text after the last newline: a torn append
-        for piece in pieces[:-1]:
-            try:
-                line = json.loads(piece)
-            except ValueError:
-                line = None
-            if isinstance(line, dict) and accept(line):
-                kept.append(line)
-            else:
-                dropped = True
-        if dropped:
-            write_atomic(self.path, "".join(_dumps_line(line) for line in kept))
-        return kept
-
-    def append(self, line: dict[str, Any]) -> None:
-        """Appends one line and makes it durable before returning."""
-        if self._file is None:
-            self._file = open(self.path, "ab")  # noqa: SIM115 - closed by close()
-        self._file.write(_dumps_line(line).encode())
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        """Closes the file (appending opens it again)."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-
-def _dumps_line(line: dict[str, Any]) -> str:
-    return json.dumps(line, separators=(",", ":")) + "\n"
-
-
-def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
-                    stopped: Stopped = Stopped.COMPLETE, pairs: Sequence[Pair] = (),
-                    questions: Sequence[Pair] = (),
-                    notes: dict[str, dict[str, Any]] | None = None,
-                    left_out: dict[str, str] | None = None) -> None:
-    """Writes ``standings.json`` and ``standings.csv`` in the output folder; ``questions``
-    (a gauntlet's candidates against the others) go into the JSON when given, ``notes`` add
-    keys to an entrant's row (``disqualified``, ``left_out``), ``left_out`` lists the entrants
-    the pre-flight left out, and why."""
-    notes = notes or {}
-    doc: dict[str, Any] = {
-        "tournament": config.name, "matches": matches, "stopped": stopped.value,
-        "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
-        "standings": [row.to_json() | notes.get(row.name, {}) for row in rows],
-        "pairs": [p.to_json() for p in pairs]}
-    if questions:
-        doc["questions"] = [p.to_json() for p in questions]
-    if left_out:
-        doc["left_out"] = left_out
-    verdicts = {p.upper: p for p in pairs}
-    write_atomic(config.output / "standings.json", json.dumps(doc, indent=2) + "\n")
-    kinds = sorted({k for row in rows for k in row.faults}, key=Fault.order)
-    buf = io.StringIO()
-    out = csv.writer(buf, lineterminator="\n")
-    out.writerow(["rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
-                  "points_per_hand", *(f"faults_{k}" for k in kinds), "p_above_next",
-                  "verdict_next", "diff_next", "low_next", "high_next", "sets_next"])
-    for row in rows:
-        data = row.to_json()
-        pair = verdicts.get(row.name)
-        tail = ["", "", "", "", ""]
-        if pair is not None:
-            p = pair.to_json()
-            tail = ["" if p[k] is None else p[k] for k in ("verdict", "diff", "low", "high",
-                                                           "sets")]
-        out.writerow([data[k] if data[k] is not None else "" for k in (
-            "rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
-            "points_per_hand")] + [row.faults.get(k, 0) for k in kinds]
-            + ["" if data["p_above_next"] is None else data["p_above_next"]] + tail)
-    write_atomic(config.output / "standings.csv", buf.getvalue())
-
-
-# -- the tournament ----------------------------------------------------------------------------
-
+BIG_PLAN = 100_000
+"""Matches past which the header warns and says what to use instead."""
+LONG_RUN_S = 86_400.0
+"""Projected time left past which the tournament warns (once), at the rate measured."""
+PACE_AFTER_S = 60.0
+"""How long play goes before that projection is made."""
 
 class Pages(Protocol):
     """Keeps pages current as a tournament runs (the report: :class:`referee.web.report.Refresher`
@@ -486,11 +147,22 @@ class Outcome:
 
 @dataclass(frozen=True)
 class _Kept:
-    """A finished match read back from the journal and its record."""
+    """A finished match read back from the journal (its hand scores packed: a resume may hold
+    a million of these)."""
 
     result: MatchResult
-    hands: list[list[int]]
+    scores: array.array[int]
     luck: list[list[float]] | None = None
+
+    @classmethod
+    def of(cls, result: MatchResult, hands: list[list[int]],
+           luck: list[list[float]] | None = None) -> _Kept:
+        return cls(result, array.array("i", [x for hand in hands for x in hand]), luck)
+
+    @property
+    def hands(self) -> list[list[int]]:
+        n = len(self.result.players)
+        return [list(self.scores[i:i + n]) for i in range(0, len(self.scores), n)]
 
 
 def _hand_scores(record: RecordDict | dict[str, Any]) -> list[list[int]]:
@@ -505,52 +177,66 @@ def _hand_luck(record: RecordDict | dict[str, Any]) -> list[list[float]] | None:
     return [[float(x) for x in hand["luck"]] for hand in hands]
 
 
-def check_entrant_folders(config: Config) -> dict[str, tuple[Path, ...]]:
-    """What each entrant's sandbox must show empty: the output folder, the configuration file
-    and the other entrants' folders, where they lie inside the folders it is shown (symlinks and
-    ``..`` resolved). Refuses, before play, an entrant that lives inside the output folder or
-    the configuration.
+def _line_luck(line: dict[str, Any], players: int) -> list[list[float]] | None:
+    """The luck of the stock flips a journal line carries (``luck``), if well formed."""
+    luck = line.get("luck")
+    if not isinstance(luck, list) or len(luck) != line.get("hands"):
+        return None
+    try:
+        hands = [[float(x) for x in hand] for hand in luck]
+    except (TypeError, ValueError):
+        return None
+    return hands if all(len(h) == players for h in hands) else None
 
-    :return: the hidden paths by entrant name.
-    :raises ConfigError: naming the entrant and the path.
-    """
-    binds = []
-    for e in config.entrants:
-        try:
-            binds.append(bot_binds(e.argv, e.workdir))
-            if os.geteuid() == 0:  # bots run as users of their own
-                check_readable(binds[-1])
-        except SandboxError as err:
-            raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
-    hidden: dict[str, tuple[Path, ...]] = {}
-    for i, (e, b) in enumerate(zip(config.entrants, binds, strict=True)):
-        others = [f for j, o in enumerate(binds) if j != i for f in o.bot]
-        try:
-            hidden[e.name] = check_binds(b, protected=(config.output, config.path),
-                                         others=others)
-        except SandboxError as err:
-            raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
-    return hidden
+
+def _line_scores(line: dict[str, Any], players: int) -> list[list[int]] | None:
+    """The hand scores a journal line carries (``scores``), if well formed."""
+    scores = line.get("scores")
+    if not isinstance(scores, list) or len(scores) != line.get("hands"):
+        return None
+    try:
+        hands = [[int(x) for x in hand] for hand in scores]
+    except (TypeError, ValueError):
+        return None
+    return hands if all(len(h) == players for h in hands) else None
+
+
+def plan_advice(config: Config, total: int | None) -> str | None:
+    """What to say before a plan of ``total`` matches that is past :data:`BIG_PLAN`
+    (``None``: nothing)."""
+    if total is None or total <= BIG_PLAN:
+        return None
+    instead = []
+    if config.format != "ladder":
+        instead.append("format: ladder (each entrant in a fixed number of groups a round)")
+    if config.max_matches is None:
+        instead.append("max_matches")
+    if config.players > 2:
+        instead.append("players: 2")
+    if config.seatings == "all" and config.players > 2:
+        instead.append("seatings: rotate")
+    at = [f"{total / rate / 3600:,.0f} h at {rate} matches/s" for rate in (40, 500)]
+    more = f"; to play fewer, use {', '.join(instead)}" if instead else ""
+    return (f"this plan has {total:,} matches: about {at[0]} (instant bots, one machine), "
+            f"{at[1]} (a large cluster){more}")
 
 
 def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
     """What each sealed entrant's sandbox must show empty: the output folder, the
     configuration and other entrants' folders where they lie inside its runtimes (its own
-    folder's snapshot leaves them out already).
+    folder's snapshot leaves them out already). From sorted real paths, as
+    :func:`~referee.tournament.entrants.check_entrant_folders`.
 
     :raises ConfigError: for an entrant inside the output folder or the configuration.
     """
-    folders = {n: s.snapshot.folder for n, s in seals.by_name.items()}
-    hidden: dict[str, tuple[Path, ...]] = {}
-    for name, sealed in seals.by_name.items():
-        others = [f for n, f in folders.items() if n != name]
-        try:
-            paths = check_binds(sealed.binds, protected=(config.output, config.path),
-                                others=others)
-        except SandboxError as err:
-            raise ConfigError(f"{config.path}: entrant {name!r}: {err}") from None
-        hidden[name] = tuple(p for p in paths if not p.is_relative_to(folders[name]))
-    return hidden
+    names = list(seals.by_name)
+    folders = [seals.by_name[n].snapshot.folder for n in names]
+    with refused_entrant(config, names):
+        found = hidden_paths([seals.by_name[n].binds for n in names],
+                             protected=(config.output, config.path),
+                             owned=[(f,) for f in folders])
+    return {name: tuple(p for p in paths if not p.is_relative_to(folder))
+            for name, folder, paths in zip(names, folders, found, strict=True)}
 
 
 def _subuid_check() -> tuple[bool, str]:
@@ -592,6 +278,20 @@ def uid_isolation(config: Config) -> str:
     return f"every bot as uid {os.geteuid()} (bot_uids: shared)"
 
 
+def in_play_order(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
+    """``specs`` in the order they are to be played: groups as they come, each group's
+    seatings in :func:`~referee.tournament.audit.play_key` order (drawn from the deal secret:
+    no bot knows whether it plays a set first). A group's seatings follow each other in a
+    round, so one group is held at a time: a round of a million streams through."""
+    group: list[MatchSpec] = []
+    for spec in specs:
+        if group and spec.deals_key != group[0].deals_key:
+            yield from sorted(group, key=play_key)
+            group = []
+        group.append(spec)
+    yield from sorted(group, key=play_key)
+
+
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: CancelSignal | None = None,
@@ -607,7 +307,9 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     configuration's concurrency: this process for 1, worker processes for more), which is
     closed before returning. ``stop`` ends the run early (Ctrl-C): no new match starts and the
     running ones are abandoned. ``pages`` makes, from the output folder, what keeps pages
-    current as matches are saved (the CLI passes :class:`referee.web.report.Refresher`).
+    current as matches are saved (the CLI passes :class:`referee.web.report.Refresher`): its
+    ``match_done`` gets each match's journal line (its ``record`` names the record's file, which
+    stays where the match wrote it).
 
     :raises ConfigError: if the output folder cannot be used (see :func:`prepare_output`), no
         sandbox works here (unless the configuration says ``sandbox: none``; on a cluster each
@@ -651,10 +353,11 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
     make_private(config.output)
     course = config.course(secret=secret)
-    out = config.output
+    folder = OutputFolder(config.output)
     names = [e.name for e in config.entrants]
     kept: dict[str, _Kept] = {}
     kept_faults: dict[str, list[Any]] = {}  # of the matches kept from earlier runs
+    records = folder.records()  # one listing: the cheap check of a journal line
 
     def accept(line: dict[str, Any]) -> bool:
         match_id = line.get("id")
@@ -662,46 +365,61 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
             return False
         try:
             result = MatchResult.from_json(line)
-            record = read_record(out / "games" / f"{match_id}.json")
-            hands = _hand_scores(record)
-            luck = _hand_luck(record)
-        except (KeyError, TypeError, ValueError, RecordError):
+        except (KeyError, TypeError, ValueError):
             return False
-        ok = (record.get("id") == match_id
-              and list(record.get("totals", ())) == list(result.totals)
-              and all(len(h) == len(result.players) for h in hands)
-              and (luck is None or all(len(h) == len(result.players) for h in luck)))
+        hands = _line_scores(line, len(result.players))
+        luck = _line_luck(line, len(result.players))
+        snapshots = line.get("snapshots")
+        if hands is not None:  # trusted: its record was written (synced) before the line
+            ok = match_id in records
+        else:  # a line of an older ct-referee: its record says the hand scores
+            try:
+                record = read_record(folder.record(match_id))
+                hands = _hand_scores(record)
+                luck = _hand_luck(record)
+            except (KeyError, TypeError, ValueError, RecordError):
+                return False
+            ok = (record.get("id") == match_id
+                  and list(record.get("totals", ())) == list(result.totals)
+                  and all(len(h) == len(result.players) for h in hands))
+            snapshots = record.get("snapshots")
         if ok:
-            kept[match_id] = _Kept(result, hands, luck)  # a later line for the same id wins
-            kept_faults[match_id] = line.get("faults") or []
-            for name, digest in zip(record.get("players", ()), record.get("snapshots") or (),
-                                    strict=False):
+            kept[match_id] = _Kept.of(result, hands, luck)  # a later line for the same id wins
+            faults = line.get("faults")
+            if faults:
+                kept_faults[match_id] = faults
+            else:
+                kept_faults.pop(match_id, None)
+            for name, digest in zip(result.players, snapshots or (), strict=False):
                 if seals is not None and name in seals.by_name and \
                         digest != seals.by_name[name].snapshot.digest:
                     changed[name] = changed.get(name, 0) + 1
         return ok
 
     changed: dict[str, int] = {}  # kept matches each entrant played with other code
-    journal = Journal(out / "results.jsonl")
-    journal.load(accept)
+
+    journal = folder.journal()
+    journal.load(accept, collect=False)
+    records.clear()
     for name, count in changed.items():
         reporter.warn(f"entrant {name!r}: its folder changed since {count} kept match(es) were "
                       f"played (their records name another snapshot digest): they stay as "
                       f"played; --fresh plays everything again with the code as it is now")
     planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+    index = {name: i for i, name in enumerate(names)}
 
     def accept_round(line: dict[str, Any]) -> bool:
         try:
             r = int(line["round"])
-            groups = [(int(g), tuple(names.index(str(n)) for n in members))
+            groups = [(int(g), tuple(index[str(n)] for n in members))
                       for g, members in line["groups"]]
         except (KeyError, TypeError, ValueError):
             return False
         planned[r] = groups
         return True
 
-    rounds_log = Journal(out / "rounds.jsonl")
-    rounds_log.load(accept_round)
+    rounds_log = folder.rounds_log()
+    rounds_log.load(accept_round, collect=False)
     # A tournament's ``auto`` requires a sandbox: a worker without one refuses (bwrap).
     mode = config.sandbox.strict()
     if remote:  # the machine that spawns the bots checks it
@@ -710,6 +428,8 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
     if seals is not None:
         sandbox += f"; {uid_isolation(config)}; {seals.summary}"
+    isolation = getattr(runner, "isolation", "the seatings of a set never at once")
+    sandbox = f"{sandbox}; {isolation}"
     entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()),
                                     sealed=seals.by_name[e.name] if seals else None)
                 for e in config.entrants]
@@ -720,40 +440,46 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                   per_set=set_size(config.players, config.seatings))
     if not remote:  # the bots start on the workers, not here
         limit.left_out.update(_preflight(config, entrants, mode, reporter, stop))
-    refresher = pages(out) if pages is not None else _NoPages()
+    refresher = pages(config.output) if pages is not None else _NoPages()
+    total = config.total()
+    pace = _Pace(reporter, total)
+    # a worker that reads this folder's own secret in the same place shares the folder (the
+    # secret travels with every match anyway: it deals the cards)
+    shared = (folder.secret, folder.secret.read_text(encoding="ascii")) if remote else None
 
     def job(spec: MatchSpec) -> MatchJob:
         return MatchJob(spec, tuple(limit.entrant(i, entrants[i]) for i in spec.seats),
                         config.variant, config.target, config.limits, mode, config.name,
-                        logs_dir=out / "logs" / spec.id, hidden=(out,))
+                        logs_dir=folder.match_logs(spec.id), hidden=(config.output,),
+                        record_path=folder.record(spec.id), shared=shared,
+                        snapshots=tuple(digests[i] for i in spec.seats)
+                        if seals is not None else None)
 
-    def on_done(job: MatchJob, record: RecordDict) -> None:
+    def on_done(job: MatchJob, finished: Done) -> None:
         nonlocal done, played
         spec = job.spec
-        path = out / "games" / f"{spec.id}.json"
-        if seals is not None:
-            record["snapshots"] = [digests[i] for i in spec.seats]
-        write_record(record, path)
-        line = {"id": spec.id, "players": record["players"], "totals": record["totals"],
-                "ranks": record["ranks"], "faults": record["faults"],
-                "hands": len(record["hands"]), "record": f"games/{spec.id}.json"}
-        journal.append(line)
+        line = dict(finished.line, record=folder.record_ref(spec.id))
+        journal.append(line, sync=False)  # synced with its batch (on_batch)
         result = MatchResult.from_json(line)
-        course.add(spec, result, _hand_scores(record), _hand_luck(record))
-        audit.add(spec, _hand_scores(record))
+        course.add(spec, result, line["scores"], _line_luck(line, len(result.players)))
+        audit.add(spec, line["scores"])
         done += 1
         played += 1
         reporter.match_done(spec, result, done, course.table)
-        for i in limit.count(spec.id, spec.seats, record["faults"]):
+        for i in limit.count(spec.id, spec.seats, line["faults"]):
             reporter.warn(f"{names[i]} is disqualified {limit.disqualified[i]}: the referee's "
                           f"fallback plays its seat in the matches still to start")
         refresher.match_done(line, course.table)
+        pace.tick(done, played)
 
     def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
         reporter.fault(job.spec, name, fault)
 
     done = len(kept)  # counted as played already; a line that turns out not to fit is not
-    reporter.started(config, config.total() or 0, done, sandbox)
+    reporter.started(config, total or 0, done, sandbox)
+    advice = plan_advice(config, total)
+    if advice is not None:
+        reporter.warn(advice)
     try:
         while not stop.is_set():
             specs = course.next_round(planned.get(course.round + 1))
@@ -763,20 +489,24 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 # as planned now: a resume plays it the same, even with entrants added since
                 groups = {s.group: [names[i] for i in sorted(s.seats)] for s in specs}
                 rounds_log.append({"round": course.round, "groups": list(groups.items())})
-            missing = []
-            for spec in specs:
-                old = kept.pop(spec.id, None)
-                if old is not None and list(old.result.players) == [names[i] for i in spec.seats]:
-                    course.add(spec, old.result, old.hands, old.luck)
-                    audit.add(spec, old.hands)
-                    limit.count(spec.id, spec.seats, kept_faults.get(spec.id, []))
-                else:
-                    done -= old is not None
-                    missing.append(spec)
-            if missing:
-                # each group's seatings in an order drawn from the deal secret (the audit)
-                play_jobs(runner, (job(spec) for spec in play_order(missing)), on_done, stop,
-                          on_fault)
+
+            def missing(specs: Sequence[MatchSpec]) -> Iterator[MatchSpec]:
+                nonlocal done
+                for spec in specs:
+                    old = kept.pop(spec.id, None)
+                    if old is not None and \
+                            list(old.result.players) == [names[i] for i in spec.seats]:
+                        hands = old.hands
+                        course.add(spec, old.result, hands, old.luck)
+                        audit.add(spec, hands)
+                        limit.count(spec.id, spec.seats, kept_faults.pop(spec.id, []))
+                    else:
+                        done -= old is not None
+                        yield spec
+
+            # each group's seatings in an order drawn from the deal secret (the audit)
+            play_jobs(runner, (job(spec) for spec in in_play_order(missing(specs))), on_done,
+                      stop, on_fault, journal.sync)
             if not course.complete():
                 break
     except BaseException:
@@ -787,7 +517,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         rounds_log.close()
     if course.stopped is None:
         refresher.finish()
-        return Outcome(config.total(), done, played, None)
+        return Outcome(total, done, played, None)
     standings = course.standings()
     pairs = course.pairs()
     questions = course.questions() if config.format == "gauntlet" else None
@@ -807,6 +537,31 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     return Outcome(course.matches, done, played, standings, course.stopped, pairs, questions)
 
 
+class _Pace:
+    """Warns once, after :data:`PACE_AFTER_S` of play, when the rate measured says the
+    matches left take more than :data:`LONG_RUN_S`."""
+
+    def __init__(self, reporter: Reporter, total: int | None) -> None:
+        self.reporter, self.total = reporter, total
+        self.t0 = time.monotonic()
+        self.told = total is None
+
+    def tick(self, done: int, played: int) -> None:
+        if self.told or self.total is None:
+            return
+        elapsed = time.monotonic() - self.t0
+        if elapsed < PACE_AFTER_S:
+            return
+        self.told = True
+        rate = played / elapsed
+        left = (self.total - done) / rate if rate else float("inf")
+        if left > LONG_RUN_S:
+            self.reporter.warn(
+                f"at {rate:.1f} matches/s the {self.total - done:,} matches left take about "
+                f"{left / 86_400:.1f} days; Ctrl-C keeps what is played, and the same command "
+                f"with a smaller plan (--max-matches, a ladder, players: 2, seatings: rotate) "
+                f"goes on")
+
 def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode,
                reporter: Reporter, stop: CancelSignal) -> dict[int, str]:
     """Starts each entrant once (``preflight`` not ``off``), reports each that did not start,
@@ -817,7 +572,7 @@ def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode
     try:
         launcher = Launcher.resolve(sandbox, config.limits)
         flights = preflight([entrants[i] for i in wanted], limits=config.limits,
-                            launcher=launcher, logs_dir=config.output / PREFLIGHT,
+                            launcher=launcher, logs_dir=OutputFolder(config.output).preflight,
                             hidden=(config.output,), stop=stop)
     except BotCommandError as err:
         raise TournamentError(str(err)) from None

@@ -1,0 +1,344 @@
+"""The output folder of a tournament: the one place that knows its layout.
+
+:class:`OutputFolder` names every path in it (the marker, the deal secret, the resolved
+configuration, ``results.jsonl``, ``rounds.jsonl``, the standings files, ``games/``, ``logs/``,
+``preflight/``, ``report/``), makes it ready for a run (:meth:`OutputFolder.prepare`: new,
+resumed, or emptied with ``--fresh``), and writes the standings. :class:`Journal` is an
+append-only JSON-lines file (``results.jsonl``, ``rounds.jsonl``) whose lines are synced in
+batches: a line counts once :meth:`Journal.sync` returned.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from referee.game.faults import Fault
+from referee.records.record import write_atomic
+from referee.tournament.config import RATING_KEYS, Config, ConfigError
+from referee.tournament.course import Stopped
+from referee.tournament.ratings import Standing
+from referee.tournament.stopping import Pair
+
+__all__ = ["MARKER", "OWNED", "SECRET", "Journal", "OutputFolder", "prepare_output",
+           "read_deal_secret", "write_standings"]
+
+MARKER = ".ct-referee.json"
+"""The file that makes a folder a ct-referee tournament folder (and says which tournament)."""
+SECRET = ".deal-secret"
+"""The tournament's deal secret (hex, mode 0600): with the seed it keys every deal."""
+SECRET_BYTES = 32
+"""Bytes of a new deal secret (from the OS)."""
+MIN_SECRET_BYTES = 16
+"""Bytes a deal secret given must hold at least (128 bits)."""
+REPORT = "report"
+"""The report's folder (written by :mod:`referee.web.report`, never by the tournament)."""
+PREFLIGHT = "preflight"
+"""The folder of the pre-flight's stderr logs, one per entrant."""
+OWNED = (MARKER, SECRET, "tournament.yaml", "results.jsonl", "rounds.jsonl", "standings.json",
+         "standings.csv", "games", "logs", PREFLIGHT, REPORT)
+"""Everything ``--fresh`` deletes from an output folder; nothing else is touched."""
+
+
+_FAST_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+"""libyaml's safe dumper where PyYAML has it."""
+
+
+class OutputFolder:
+    """An output folder's layout: every path in it, and what reads and writes it as a whole.
+
+    >>> OutputFolder(Path("out")).record("r1-g001-s01")
+    PosixPath('out/games/r1-g001-s01.json')
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.marker = root / MARKER
+        self.secret = root / SECRET
+        self.config = root / "tournament.yaml"
+        self.results = root / "results.jsonl"
+        """The journal: one line per finished match."""
+        self.rounds = root / "rounds.jsonl"
+        """A ladder's rounds as planned (a resume plays them the same)."""
+        self.standings_json = root / "standings.json"
+        self.standings_csv = root / "standings.csv"
+        self.games = root / "games"
+        self.logs = root / "logs"
+        self.preflight = root / PREFLIGHT
+        self.report = root / REPORT
+
+    def record(self, match_id: str) -> Path:
+        """Where a match's record is."""
+        return self.games / f"{match_id}.json"
+
+    @staticmethod
+    def record_ref(match_id: str) -> str:
+        """A match's record, relative to the folder (the journal's ``record``)."""
+        return f"games/{match_id}.json"
+
+    def match_logs(self, match_id: str) -> Path:
+        """The folder of a match's stderr logs."""
+        return self.logs / match_id
+
+    def records(self) -> set[str]:
+        """The match ids whose record file is there (one listing of ``games/``, not one
+        look-up a match)."""
+        try:
+            names = os.listdir(self.games)
+        except OSError:
+            return set()
+        return {name[:-5] for name in names if name.endswith(".json")}
+
+    def prepare(self, config: Config, *, fresh: bool = False,
+                deal_secret: bytes | None = None) -> bytes:
+        """See :func:`prepare_output`."""
+        return prepare_output(config, fresh=fresh, deal_secret=deal_secret)
+
+    def journal(self) -> Journal:
+        """``results.jsonl``."""
+        return Journal(self.results)
+
+    def rounds_log(self) -> Journal:
+        """``rounds.jsonl``."""
+        return Journal(self.rounds)
+
+def fingerprint(identity: dict[str, Any]) -> str:
+    """A short hash of a tournament's identity (:meth:`Config.identity`)."""
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def read_deal_secret(path: Path) -> bytes:
+    """The deal secret in ``path``: hex digits (at least 32), surrounding blanks ignored.
+
+    :raises ConfigError: for a file that cannot be read or holds no such secret.
+    """
+    try:
+        text = path.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as err:
+        why = getattr(err, "strerror", None) or "not hex digits"
+        raise ConfigError(f"deal secret {str(path)!r}: cannot read: {why}") from None
+    try:
+        key = bytes.fromhex(text.strip())
+    except ValueError:
+        key = b""
+    if len(key) < MIN_SECRET_BYTES:
+        raise ConfigError(f"deal secret {str(path)!r}: expected at least 32 hex digits "
+                          f"(128 bits), as in the {SECRET} file of a tournament folder")
+    return key
+
+
+def prepare_output(config: Config, *, fresh: bool = False,
+                   deal_secret: bytes | None = None) -> bytes:
+    """Makes ``config.output`` ready: new, resumed (same tournament), or emptied (``fresh``),
+    and returns its deal secret: the one in the folder (:data:`SECRET`), else ``deal_secret``,
+    else a new one from the OS, written there (mode 0600) for resuming.
+
+    :raises ConfigError: for a folder of another tournament (without ``fresh``), a folder
+        that is not a ct-referee tournament folder and is not empty, a ``deal_secret`` other
+        than the folder's, or a folder with results but no deal secret.
+    """
+    out = config.output
+    paths = OutputFolder(out)
+    marker = paths.marker
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"output {str(out)!r} is a file, not a folder")
+    if marker.is_file():
+        try:
+            theirs = json.loads(marker.read_text(encoding="utf-8"))["identity"]
+        except (OSError, ValueError, KeyError, TypeError):
+            theirs = None
+        mine = config.identity()
+        if fresh:
+            for name in OWNED:
+                path = out / name
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink(missing_ok=True)
+        elif theirs != mine and not grows(theirs, mine):
+            raise ConfigError(f"output {str(out)!r} holds another tournament "
+                              f"({_difference(theirs, mine)}); add --fresh to start over there, "
+                              f"or choose another --output")
+    elif out.is_dir() and any(out.iterdir()):
+        raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee tournament "
+                          f"folder; choose another --output")
+    if deal_secret is not None and len(deal_secret) < MIN_SECRET_BYTES:
+        raise ConfigError(f"a deal secret needs at least {MIN_SECRET_BYTES} bytes, "
+                          f"not {len(deal_secret)}")
+    secret_path = paths.secret
+    if secret_path.is_file():
+        secret = read_deal_secret(secret_path)
+        if deal_secret is not None and deal_secret != secret:
+            raise ConfigError(f"output {str(out)!r} was dealt with another deal secret than the "
+                              f"one given; add --fresh to start over there with it")
+    elif paths.results.is_file() and paths.results.stat().st_size:
+        raise ConfigError(f"output {str(out)!r} has results but no {SECRET} (an older "
+                          f"ct-referee dealt them); add --fresh to start over there")
+    else:
+        secret = secrets.token_bytes(SECRET_BYTES) if deal_secret is None else deal_secret
+    paths.games.mkdir(parents=True, exist_ok=True)
+    paths.logs.mkdir(exist_ok=True)
+    if not marker.is_file() or (marker.is_file() and not fresh and theirs != mine):
+        identity = config.identity()  # new, or a ladder grown since
+        write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
+                                          "fingerprint": fingerprint(identity),
+                                          "identity": identity}, indent=2) + "\n")
+    if not secret_path.is_file():  # after the marker: a folder cut short here still resumes
+        write_atomic(secret_path, secret.hex() + "\n", mode=0o600)
+    write_atomic(paths.config,
+                  yaml.dump(config.resolved(), Dumper=_FAST_DUMPER, sort_keys=False,
+                            allow_unicode=True))
+    for folder in (out, paths.games):  # left by a write_atomic cut short (SIGKILL), or by a
+        # cluster worker's attempt at a match that another worker finished first
+        for tmp in folder.glob(".*.tmp"):
+            if tmp.is_file():
+                tmp.unlink(missing_ok=True)
+    return secret
+
+
+def grows(theirs: object, mine: dict[str, Any]) -> bool:
+    """Whether ``mine`` continues the ladder ``theirs``: the same but for entrants added at the
+    end and other caps (``rounds``, ``max_matches``)."""
+    if not isinstance(theirs, dict) or mine.get("format") != "ladder":
+        return False
+    free = ("entrants", "rounds", "max_matches")
+    same = {k: v for k, v in theirs.items() if k not in free} == \
+        {k: v for k, v in mine.items() if k not in free}
+    old, new = theirs.get("entrants"), mine["entrants"]
+    return same and isinstance(old, list) and new[:len(old)] == old
+
+
+def _difference(theirs: object, mine: dict[str, Any]) -> str:
+    if not isinstance(theirs, dict):
+        return "its marker file is unreadable"
+    for key, value in mine.items():
+        if theirs.get(key) != value:
+            if key == "entrants":
+                return "the entrants differ"
+            return f"{key} is {theirs.get(key)!r} there, {value!r} here"
+    return "its configuration differs"
+
+
+class Journal:
+    """``results.jsonl``: one JSON line per finished match, appended, flushed and synced."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: io.BufferedWriter | None = None
+        self._unsynced = False
+
+    def load(self, accept: Callable[[dict[str, Any]], bool], *,
+             collect: bool = True) -> list[dict[str, Any]]:
+        """The complete lines that parse and that ``accept`` takes (``collect=False``: only
+        ``accept`` sees them, none is kept: a journal of a million lines is read one line at a
+        time). If any line is dropped (a half-written last line above all), the file is
+        rewritten with the kept ones, as they were written."""
+        kept: list[dict[str, Any]] = []
+        dropped: set[int] = set()
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return []
+        with f:
+            for number, raw in enumerate(f):
+                if not raw.endswith(b"\n"):  # text after the last newline: a torn append
+                    dropped.add(number)
+                    break
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    line = None
+                if isinstance(line, dict) and accept(line):
+                    if collect:
+                        kept.append(line)
+                else:
+                    dropped.add(number)
+        if dropped:
+            with open(self.path, "rb") as f:
+                text = b"".join(raw for number, raw in enumerate(f)
+                                if number not in dropped and raw.endswith(b"\n"))
+            write_atomic(self.path, text.decode("utf-8", errors="replace"))
+        return kept
+
+    def append(self, line: dict[str, Any], *, sync: bool = True) -> None:
+        """Appends one line (written to the file at once); durable before returning with
+        ``sync``, else at the next :meth:`sync` (lines appended in a batch, synced once)."""
+        if self._file is None:
+            self._file = open(self.path, "ab")  # noqa: SIM115 - closed by close()
+        self._file.write(_dumps_line(line).encode())
+        self._file.flush()
+        self._unsynced = True
+        if sync:
+            self.sync()
+
+    def sync(self) -> None:
+        """Makes every line appended so far durable (one ``fsync``)."""
+        if self._file is not None and self._unsynced:
+            os.fsync(self._file.fileno())
+            self._unsynced = False
+
+    def close(self) -> None:
+        """Syncs and closes the file (appending opens it again)."""
+        if self._file is not None:
+            self.sync()
+            self._file.close()
+            self._file = None
+
+
+def _dumps_line(line: dict[str, Any]) -> str:
+    return json.dumps(line, separators=(",", ":")) + "\n"
+
+
+def write_standings(config: Config, rows: Sequence[Standing], matches: int, *,
+                    stopped: Stopped = Stopped.COMPLETE, pairs: Sequence[Pair] = (),
+                    questions: Sequence[Pair] = (),
+                    notes: dict[str, dict[str, Any]] | None = None,
+                    left_out: dict[str, str] | None = None) -> None:
+    """Writes ``standings.json`` and ``standings.csv`` in the output folder; ``questions``
+    (a gauntlet's candidates against the others) go into the JSON when given, ``notes`` add
+    keys to an entrant's row (``disqualified``, ``left_out``), ``left_out`` lists the entrants
+    the pre-flight left out, and why."""
+    notes = notes or {}
+    doc: dict[str, Any] = {
+        "tournament": config.name, "matches": matches, "stopped": stopped.value,
+        "rating": {k: getattr(config.rating, k) for k in RATING_KEYS},
+        "standings": [row.to_json() | notes.get(row.name, {}) for row in rows],
+        "pairs": [p.to_json() for p in pairs]}
+    if questions:
+        doc["questions"] = [p.to_json() for p in questions]
+    if left_out:
+        doc["left_out"] = left_out
+    verdicts = {p.upper: p for p in pairs}
+    paths = OutputFolder(config.output)
+    write_atomic(paths.standings_json, json.dumps(doc, indent=2) + "\n")
+    kinds = sorted({k for row in rows for k in row.faults}, key=Fault.order)
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(["rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
+                  "points_per_hand", *(f"faults_{k}" for k in kinds), "p_above_next",
+                  "verdict_next", "diff_next", "low_next", "high_next", "sets_next"])
+    for row in rows:
+        data = row.to_json()
+        pair = verdicts.get(row.name)
+        tail = ["", "", "", "", ""]
+        if pair is not None:
+            p = pair.to_json()
+            tail = ["" if p[k] is None else p[k] for k in ("verdict", "diff", "low", "high",
+                                                           "sets")]
+        out.writerow([data[k] if data[k] is not None else "" for k in (
+            "rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank",
+            "points_per_hand")] + [row.faults.get(k, 0) for k in kinds]
+            + ["" if data["p_above_next"] is None else data["p_above_next"]] + tail)
+    write_atomic(paths.standings_csv, buf.getvalue())
+
