@@ -64,10 +64,13 @@ def test_the_play_order_is_drawn_from_the_secret() -> None:
 
 
 def test_a_bot_better_in_later_seatings_is_flagged() -> None:
-    """In-process: an entrant that gains 30 points a hand whenever it has seen the deals."""
+    """In-process: an entrant that gains 30 points a hand whenever it has seen the deals, over
+    120 sets. (The interval holds for any values within ±240, so it cannot flag +30 in 20 sets:
+    20 values of +30 are also what a mean-0 distribution with an 11 % chance of -240 shows 10 %
+    of the time, more than the 2.5 % allowed; docs/statistics.md.)"""
     audit = Audit(["cheat", "honest"], bound=240, per_set=2)
     seen: set[tuple[int, int]] = set()
-    for spec in play_order(specs(SECRET, 20)):
+    for spec in play_order(specs(SECRET, 120)):
         rng = random.Random(spec.id)
         gain = 30 if spec.deals_key in seen else 0
         seen.add(spec.deals_key)
@@ -99,14 +102,18 @@ def test_the_interval_needs_a_few_values_and_stays_within_the_bound() -> None:
 @pytest.mark.slow
 def test_the_page_cache_bot_is_flagged_and_an_honest_one_is_not() -> None:
     """Unsandboxed (the control: its channel works), 20 sets against greedy: the page-cache
-    bot plays better in every later seating, and the audit says so; greedy against
-    random_bot over the same deals is not flagged."""
+    bot plays better in every later seating, and the audit measures it; greedy against
+    random_bot over the same deals is not flagged. (20 sets are too few for the exact interval
+    to flag +20 to +30 within ±240, which takes about 120: the in-process test above flags it
+    there.)"""
     world = World()
     try:
         run(load_config(cheater(world, "none", rounds=20)), deal_secret=SECRET)
         rows = {r["name"]: r for r in json.loads(
             (world.output / "standings.json").read_text())["standings"]}
-        assert rows["attacker"]["audit"]["flag"] is True, rows["attacker"]["audit"]
+        audit = rows["attacker"]["audit"]
+        assert audit["later_minus_first"] > 10 and audit["high"] > audit["later_minus_first"], \
+            audit
         assert rows["attacker"]["audit"]["sets"] == 20
         assert rows["victim"]["audit"]["flag"] is False
         config = world.config.read_text().replace("pagecache.py", "random_bot.py")

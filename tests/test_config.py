@@ -194,6 +194,8 @@ BAD = [
     ("draw-probability", GOOD + "rating:\n  draw_probability: 0\n",
      "rating.draw_probability: must be between 0 and 1"),
     ("rating-type", GOOD + "rating: {mu: high}\n", "rating.mu: expected a number"),
+    ("rating-per", GOOD + "rating: {per: round}\n",
+     "rating.per: must be set or match, not 'round'"),
     ("limits-type", GOOD + "limits: 100\n", "limits: expected a mapping of startup_ms"),
     ("negative-limit", GOOD + "limits: {bank_ms: -1}\n", "limits.bank_ms: must be at least 0"),
     ("seed-type", GOOD + "seed: [1]\n", "seed: expected an integer or a string, got a list"),

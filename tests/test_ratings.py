@@ -107,3 +107,28 @@ def test_many_random_matches_recover_the_true_order() -> None:
     rows = standings(sorted(skill), results)
     assert [r.name for r in rows] == ["strong", "mid", "weak"]
     assert rows[0].p_above_next is not None and rows[0].p_above_next > 0.9
+
+
+def _course(per: str) -> list[tuple[str, float]]:
+    """Five duplicate sets of two seatings: ``a`` wins each first seating by 2 points, ``b``
+    the second by 1000: one match each, but ``b`` far ahead on points."""
+    from referee.tournament.course import TournamentPlan, TournamentProgress
+    from referee.tournament.formats import RoundRobin
+
+    course = TournamentProgress(RoundRobin(2, 2), ["a", "b"],
+                                TournamentPlan(players=2, seatings="all", seed=1, rounds=5),
+                                RatingConfig(per=per))
+    while specs := course.next_round():
+        for spec in specs:
+            first = spec.seats == (0, 1)
+            hands = [[1001, 999]] if first else [[1500, 500]]
+            names = " ".join("ab"[e] for e in spec.seats)
+            course.add(spec, result(names, tuple(hands[0]), hands=1), hands)
+    return [(r.name, r.mu) for r in course.standings()]
+
+
+def test_ratings_follow_the_sets_points_unless_asked_per_match() -> None:
+    per_set = _course("set")
+    assert per_set[0][0] == "b" and per_set[0][1] - per_set[1][1] > 3
+    per_match = _course("match")
+    assert abs(per_match[0][1] - per_match[1][1]) < 2  # one win each per set

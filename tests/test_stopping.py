@@ -1,5 +1,5 @@
-"""``stop``: the evidence, the interval, the verdicts; twins are never called different, and a
-clear field settles."""
+"""``stop``: the evidence, the bounded confidence sequence, the ratio test, the verdicts; twins
+are not called different, a clear field settles, the table follows the verdicts."""
 
 from __future__ import annotations
 
@@ -13,7 +13,16 @@ from referee.match.job import MatchSpec
 from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import RoundRobin
 from referee.tournament.ratings import MatchResult
-from referee.tournament.stopping import Evidence, Interval, Stop, half_width, reorder, verdict
+from referee.tournament.stopping import (
+    Evidence,
+    Interval,
+    Judge,
+    Stop,
+    expected_deals,
+    interval,
+    pair_alpha,
+    verdict,
+)
 
 
 def test_evidence_pairs_the_deals_every_seating_reached() -> None:
@@ -22,41 +31,88 @@ def test_evidence_pairs_the_deals_every_seating_reached() -> None:
     ev.add_set([(0, 2), (2, 0)], [[[10, 0], [10, 0], [99, 0]], [[0, 10], [0, 10]]])
     iv = ev.interval(0, 2, alpha=0.05)
     assert (iv.sets, iv.deals, iv.diff) == (1, 2, 10.0)
-    assert math.isinf(iv.low)  # too few deals for an interval
+    assert iv.low < 0 < iv.high  # two deals say little
     assert ev.interval(2, 0, alpha=0.05).diff == -10.0
     assert ev.interval(0, 1, alpha=0.05).sets == 0
     with pytest.raises(ValueError, match="different entrants"):
         ev.add_set([(0, 1), (0, 2)], [[[1, 1]], [[1, 1]]])
 
 
-def test_the_interval_narrows_and_flips_with_the_pair() -> None:
-    assert half_width(100, 25.0, 0.05) < half_width(20, 25.0, 0.05)
-    assert half_width(100, 25.0, 0.01) > half_width(100, 25.0, 0.05)
+def test_luck_is_taken_off_the_points_but_not_off_the_raw_figure() -> None:
     ev = Evidence(2)
-    rng = random.Random(1)
-    for _ in range(5):
-        hands = [[round(5 + rng.gauss(0, 4)), 0] for _ in range(10)]
-        ev.add_set([(0, 1), (1, 0)], [hands, [[h[1], h[0]] for h in hands]])
-    up, down = ev.interval(0, 1, alpha=0.05), ev.interval(1, 0, alpha=0.05)
-    assert up.low > 0 and up.diff is not None and down.diff == -up.diff
-    assert (down.low, down.high) == pytest.approx((-up.high, -up.low))
+    hands = [[30, 10]] * 12
+    luck = [[6.0, -6.0]] * 12  # entrant 0 was lucky by 12 points a deal against entrant 1
+    points = ev.add_set([(0, 1), (1, 0)], [hands, [[h[1], h[0]] for h in hands]],
+                        [luck, [[-6.0, 6.0]] * 12])
+    assert points == {0: pytest.approx(12 * 24.0), 1: pytest.approx(12 * 16.0)}
+    assert ev.interval(0, 1, alpha=0.05).diff == pytest.approx(8.0)
+    assert ev.raw_diff(0, 1) == pytest.approx(20.0)
+
+
+def test_the_interval_is_never_a_point_and_narrows() -> None:
+    zeros = interval([0.0] * 500, alpha=0.05, bound=240)
+    assert zeros.low < 0 < zeros.high  # a zero sample variance is not certainty
+    short = interval([0.0] * 50, alpha=0.05, bound=240)
+    assert short.high - short.low > zeros.high - zeros.low
+    assert interval([], alpha=0.05, bound=240).diff is None
+    with pytest.raises(ValueError, match="beyond the bound"):
+        interval([241.0], alpha=0.05, bound=240)
+    rng = random.Random(4)
+    strong = interval([rng.gauss(30, 10) for _ in range(400)], alpha=0.05, bound=240)
+    assert 0 < strong.low < 30 < strong.high
+
+
+def test_the_interval_covers_sparse_bounded_data_as_promised() -> None:
+    """The near-twin shape (most differences exactly 0, rare large ones, a small true mean):
+    over 400 fixed sequences of 300 values the interval at 10 % misses the true mean at some
+    length in at most 10 % of them (it misses in none here: the sequence is conservative)."""
+    misses = 0
+    alpha = 0.10
+    for seed in range(400):
+        rng = random.Random(seed)
+        values = [0.0 if rng.random() < 0.97 else rng.choice([-60.0, -20.0, 20.0, 64.0])
+                  for _ in range(300)]
+        mean = 0.03 * (-60 - 20 + 20 + 64) / 4
+        missed = False
+        for n in (10, 30, 100, 300):
+            iv = interval(values[:n], alpha=alpha, bound=240)
+            missed |= not iv.low <= mean <= iv.high
+        misses += missed
+    assert misses <= 0.1 * 400
+
+
+def test_pair_levels_sum_to_alpha_even_when_a_ladder_grows() -> None:
+    stop = Stop(0.95)
+    assert pair_alpha(stop, 4) == pytest.approx(0.05 / 6)
+    for k in (3, 16, 200):
+        total = sum(pair_alpha(stop, k, a, b, growing=True)
+                    for b in range(k) for a in range(b))
+        assert total <= 0.05
+    assert pair_alpha(stop, 3, 0, 1, growing=True) == pair_alpha(stop, 300, 0, 1, growing=True)
 
 
 def test_verdicts_and_reordering() -> None:
     assert verdict(Interval(3.0, 1.0, 5.0, 4, 40), 0.0) == "stronger"
     assert verdict(Interval(0.5, -1.0, 2.0, 4, 40), 2.5) == "tie"
-    assert verdict(Interval(0.5, -1.0, 2.0, 4, 40), 1.5) == "open"
+    assert verdict(Interval(0.5, -1.0, 2.0, 4, 40), 0.0) == "open"  # no tie without a margin
     assert verdict(Interval(None, -math.inf, math.inf, 0, 0), 9.0) == "open"
     ev = Evidence(3)
-    for _ in range(3):  # entrant 2 beats 1 by a wide, steady margin
-        ev.add_set([(1, 2), (2, 1)], [[[0, 20 + k % 3] for k in range(10)],
-                                      [[20 + k % 3, 0] for k in range(10)]])
-    assert reorder([0, 1, 2], ev, Stop()) == [0, 2, 1]
+    for _ in range(20):  # entrant 2 beats 1 by a wide, steady margin
+        ev.add_set([(1, 2), (2, 1)], [[[0, 60 + k % 3] for k in range(10)],
+                                      [[60 + k % 3, 0] for k in range(10)]])
+    assert Judge(ev, Stop()).reorder([0, 1, 2]) == [0, 2, 1]
+    assert Judge(ev, Stop()).reorder([1, 0, 2]) == [2, 1, 0]  # not adjacent: moved all the same
 
 
-def _simulate(strengths: list[float], *, seed: int, margin: float,
-              cap_sets: int) -> TournamentProgress:
-    """A round robin of 3 seats with planted points per hand and noisy, zero-sum-ish deals."""
+def test_the_ratio_test_forecast() -> None:
+    assert expected_deals(4.0, 2.0, 10.0, 0.01, 0.01) < expected_deals(2.5, 2.0, 10.0, 0.01, 0.01)
+    assert math.isinf(expected_deals(1.0, 2.0, 10.0, 0.01, 0.01))
+
+
+def _simulate(strengths: list[float], *, seed: int, margin: float, cap_sets: int,
+              sd: float = 8.0, sparse: float = 0.0) -> TournamentProgress:
+    """A round robin of 3 seats with planted points per hand and noisy deals (``sparse``: the
+    share of deals where the luck is exactly 0)."""
     rng = random.Random(seed)
     names = [f"e{i}" for i in range(len(strengths))]
     course = TournamentProgress(RoundRobin(len(names), 3), names,
@@ -70,7 +126,7 @@ def _simulate(strengths: list[float], *, seed: int, margin: float,
             members = sorted(group[0].seats)
             deals = []
             for _ in range(10):
-                luck = [rng.gauss(0, 8) for _ in members]
+                luck = [0.0 if rng.random() < sparse else rng.gauss(0, sd) for _ in members]
                 deals.append({e: strengths[e] + x for e, x in zip(members, luck, strict=True)})
             for spec in group:
                 hands = [[round(d[e]) for e in spec.seats] for d in deals]
@@ -81,24 +137,31 @@ def _simulate(strengths: list[float], *, seed: int, margin: float,
 
 
 @pytest.mark.parametrize("margin", [0.0, 4.0])
-def test_stop_never_calls_equal_twins_different(margin: float) -> None:
-    """Twins (the same strength, different luck) end as a tie or open, never ``stronger``:
-    20 fixed tournaments, each long enough to decide the clear pairs around them."""
-    for seed in range(20):
-        course = _simulate([50.0, 50.0, 62.0], seed=seed, margin=margin, cap_sets=8)
-        by_name = {(p.upper, p.lower): p for p in course.pairs()}
-        for (upper, lower), pair in by_name.items():
-            if {upper, lower} == {"e0", "e1"}:
-                assert pair.verdict in ("tie", "open"), (seed, pair)
-        if margin:  # with a margin the twins can be settled as a tie
-            assert course.stopped in ("settled", "cap")
+def test_stop_calls_equal_twins_different_within_its_error(margin: float) -> None:
+    """Twins (the same strength, different luck) are called different in at most 5 % of 40
+    fixed tournaments (each pair's level is 5 %/3), each long enough to decide the clear pairs
+    around them; the exact interval (margin 0) in none."""
+    wrong = 0
+    for seed in range(40):
+        course = _simulate([50.0, 50.0, 90.0], seed=seed, margin=margin, cap_sets=8)
+        wrong += any(p.verdict == "stronger" and {p.upper, p.lower} == {"e0", "e1"}
+                     for p in course.pairs())
+    assert wrong <= (2 if margin else 0)
 
 
-def test_a_clear_field_settles_in_order() -> None:
-    course = _simulate([40.0, 60.0, 70.0], seed=3, margin=0.0, cap_sets=40)
+def test_near_twins_are_not_a_tie_without_a_margin() -> None:
+    """Most deals exactly equal: the old plug-in interval was the point [0, 0] and said ``tie``;
+    now margin 0 never says tie, and with a margin the test needs real evidence to."""
+    course = _simulate([50.0, 50.5, 120.0], seed=1, margin=0.0, cap_sets=6, sparse=0.98)
+    assert all(p.verdict != "tie" for p in course.pairs())
+    close = next(p for p in course.pairs() if {p.upper, p.lower} == {"e0", "e1"})
+    assert close.low is not None and close.high is not None and close.low < close.high
+
+
+def test_a_clear_field_settles_in_order_and_the_table_agrees() -> None:
+    course = _simulate([40.0, 60.0, 70.0], seed=3, margin=2.0, cap_sets=40)
     assert course.stopped == "settled"
     assert [(p.upper, p.lower, p.verdict) for p in course.pairs()] == [
         ("e2", "e1", "stronger"), ("e1", "e0", "stronger")]
     assert [r.name for r in course.standings()] == ["e2", "e1", "e0"]
     assert course.matches < 40 * 6
-    assert all(p.low is not None and p.low > 0 for p in course.pairs())

@@ -43,6 +43,7 @@ from referee.runners.local import Runner
 from referee.tournament.admission import BENCHED
 from referee.tournament.config import parse_stop
 from referee.tournament.course import Stopped
+from referee.tournament.formats import set_size
 from referee.tournament.ratings import Standing, Standings
 from referee.tournament.run import (
     Config,
@@ -54,7 +55,7 @@ from referee.tournament.run import (
     run,
     stop_on_sigint,
 )
-from referee.tournament.stopping import Pair, Stop
+from referee.tournament.stopping import Pair, Stop, forecast
 from referee.web.report import Refresher
 
 TOP = 8
@@ -140,8 +141,11 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     kept = f", {done} already played" if done else ""
     fmt = "" if config.format == "round-robin" else f"{config.format}, "
     if config.stop is not None:
+        note = forecast(config.stop, entrants=len(config.entrants), players=config.players,
+                        set_size=set_size(config.players, config.seatings),
+                        target=config.target, growing=config.format == "ladder")
         stop = (f"stop at confidence {config.stop.confidence:g}, margin {config.stop.margin:g}"
-                f"/h, ")
+                f"/h ({note}), ")
         count = f"at most {total} matches"
     else:
         stop, count = "", f"{total} matches"

@@ -78,11 +78,15 @@ def deal_seed(prefix: str, hand_number: int) -> str:
 def result_line(record: RecordDict) -> dict[str, Any]:
     """The small summary of a finished match that travels back to the coordinator and becomes
     its ``results.jsonl`` line: id, players by seat, totals, ranks, faults, the number of hands
-    and each hand's scores (so that ratings, evidence and a resume need no record)."""
-    return {"id": record["id"], "players": list(record["players"]),
+    and each hand's scores and luck of the stock flips (so that ratings, evidence and a resume
+    need no record)."""
+    line = {"id": record["id"], "players": list(record["players"]),
             "totals": list(record["totals"]), "ranks": list(record["ranks"]),
             "faults": list(record["faults"]), "hands": len(record["hands"]),
             "scores": [[int(x) for x in hand["scores"]] for hand in record["hands"]]}
+    if all("luck" in hand for hand in record["hands"]):
+        line["luck"] = [list(hand["luck"]) for hand in record["hands"]]
+    return line
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,9 @@ class HandDict(TypedDict):
     stock: list[str]
     turns: list[TurnDict]
     scores: list[int]
+    luck: NotRequired[list[float]]
+    """The luck of the stock flips by seat (:mod:`referee.records.luck`); absent in older
+    records."""
 
 
 class FaultDict(TypedDict):
@@ -102,10 +105,11 @@ def dumps(record: RecordDict) -> str:
     hands = []
     for h in record["hands"]:
         turns = ",\n".join("        " + json.dumps(t) for t in h["turns"])
-        head = {k: v for k, v in h.items() if k not in ("turns", "scores")}
+        head = {k: v for k, v in h.items() if k not in ("turns", "scores", "luck")}
         body = json.dumps(head)[:-1]
+        luck = f', "luck": {json.dumps(h["luck"])}' if "luck" in h else ""
         hands.append(f'    {body}, "turns": [\n{turns}\n      ], '
-                     f'"scores": {json.dumps(h["scores"])}}}')
+                     f'"scores": {json.dumps(h["scores"])}{luck}}}')
     top = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in record.items() if k != "hands"]
     return "{\n" + ",\n".join(top) + ',\n  "hands": [\n' + ",\n".join(hands) + "\n  ]\n}\n"
 

@@ -35,6 +35,7 @@ from referee.game.rules import (
     Variant,
     rank,
 )
+from referee.records.luck import hand_luck
 from referee.records.positions import ReplayedTurn, Scored, hand_positions
 from referee.records.record import FORMAT, VERSION, HandDict
 
@@ -282,6 +283,14 @@ class _RecordChecker:
                     scores = step.scores
         except IllegalMoveError as err:  # pragma: no cover - go and pick checked the move
             raise self.fail("play", str(err)) from None
+        if "luck" in entry:
+            recorded = entry["luck"]
+            expected = hand_luck(entry, n, variant)
+            if not (isinstance(recorded, list) and len(recorded) == n
+                    and all(isinstance(x, int | float) and not isinstance(x, bool)
+                            and abs(x - y) < 1e-6 for x, y in zip(recorded, expected,
+                                                                  strict=True))):
+                self.add("luck", str(recorded)[:200], str(expected))
         for seat, first in self.faulted.items():
             if has_by and first == k and not self.fallback[seat]:
                 self.add("by", f"a fault of seat {seat} in this hand but no fallback turn")

@@ -53,7 +53,7 @@ organiser's one uid for every bot (a referee that is not root)."""
 ENTRANT_KEYS = ("name", "command", "workdir")
 LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb", "pids", "cpus", "tmp_mb",
                "file_mb")
-RATING_KEYS = ("mu", "sigma", "beta", "tau", "draw_probability")
+RATING_KEYS = ("mu", "sigma", "beta", "tau", "draw_probability", "per")
 STOP_KEYS = ("confidence", "margin")
 
 
@@ -582,7 +582,11 @@ class _Loader:
         if not 0 < values["draw_probability"] < 1:
             self.note("rating.draw_probability",
                       f"must be between 0 and 1, both excluded, not {values['draw_probability']}")
-        return RatingConfig(mu=mu, **values)
+        per = data.get("rating.per", d.per)
+        if per not in ("set", "match"):
+            self.note("rating.per", f"must be set or match, not {str(per)[:40]!r}")
+            per = d.per
+        return RatingConfig(mu=mu, **values, per=per)
 
     def entrants(self, data: dict[str, Any], players: int) -> tuple[EntrantConfig, ...]:
         items = data.get("entrants")

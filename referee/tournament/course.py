@@ -22,7 +22,7 @@ import trueskill
 from referee.match.job import MatchSpec
 from referee.tournament.formats import Format, Ladder, State, plan_round, set_size
 from referee.tournament.ratings import MatchResult, RatingConfig, Standing, Standings, p_stronger
-from referee.tournament.stopping import Evidence, Pair, Stop, adjacent, judge, reorder
+from referee.tournament.stopping import Evidence, Judge, Pair, Stop, adjacent
 
 
 class Stopped(StrEnum):
@@ -61,6 +61,8 @@ class TournamentProgress:
         self.format, self.names, self.plan = fmt, list(names), plan
         self.table = Standings(self.names, rating or RatingConfig())
         self.evidence = Evidence(len(self.names))
+        self.judge = Judge(self.evidence, plan.stop or Stop(), growing=fmt.name == "ladder")
+        self.per_set = self.table.config.per == "set"
         self.round = 0
         self.matches = 0
         """Matches rated so far."""
@@ -69,12 +71,14 @@ class TournamentProgress:
         :class:`~referee.tournament.formats.RoundSpecs`)."""
         self.stopped: Stopped | None = None
         self._last: frozenset[tuple[int, ...]] = frozenset()
-        self._results: dict[str, tuple[MatchResult, Sequence[Sequence[int]]]] = {}
+        self._results: dict[str, tuple[MatchResult, Sequence[Sequence[int]],
+                                       Sequence[Sequence[float]] | None]] = {}
         self._position = 0
         self._cursor: Iterator[MatchSpec] = iter(())
         self._next: MatchSpec | None = None
         """The first match of the round not rated yet."""
-        self._sets: dict[int, list[tuple[MatchSpec, Sequence[Sequence[int]]]]] = {}
+        self._sets: dict[int, list[tuple[MatchSpec, MatchResult, Sequence[Sequence[int]],
+                                         Sequence[Sequence[float]] | None]]] = {}
         self._size = set_size(plan.players, plan.seatings)
 
     # -- planning ----------------------------------------------------------------------------
@@ -87,7 +91,7 @@ class TournamentProgress:
         open_pairs = None
         if stop is not None and self.round > 0:  # the first round is played in full
             pairs = self.format.questions(order)
-            verdicts = judge(pairs, self.names, self.evidence, stop)
+            verdicts = self.judge.judge(pairs, self.names)
             open_pairs = frozenset(p for p, v in zip(pairs, verdicts, strict=True)
                                    if v.verdict == "open")
         return State(len(self.names), self.round + 1, self.matches, tuple(order),
@@ -138,23 +142,42 @@ class TournamentProgress:
 
     # -- results -----------------------------------------------------------------------------
 
-    def add(self, spec: MatchSpec, result: MatchResult,
-            hand_scores: Sequence[Sequence[int]]) -> None:
-        """Takes one finished match of the current round (any order); rates every match of
-        the round's finished prefix, and adds every finished set to the evidence."""
-        self._results[spec.id] = (result, hand_scores)
+    def add(self, spec: MatchSpec, result: MatchResult, hand_scores: Sequence[Sequence[int]],
+            luck: Sequence[Sequence[float]] | None = None) -> None:
+        """Takes one finished match of the current round (any order), with the points of every
+        hand by seat and, when known, the luck of its stock flips (the record's
+        ``hands[i].luck``); rates every match (or set, see :attr:`RatingConfig.per`) of the
+        round's finished prefix, and adds every finished set to the evidence."""
+        if luck is not None and not result.luck:
+            result = dataclasses.replace(result, luck=tuple(
+                sum(h[seat] for h in luck) for seat in range(spec.players)))
+        self._results[spec.id] = (result, hand_scores, luck)
         while self._next is not None and self._next.id in self._results:
             done = self._next
-            res, hands = self._results.pop(done.id)
-            self.table.add(res)
+            res, hands, flips = self._results.pop(done.id)
+            self.table.add(res, rate=not self.per_set)
             self.matches += 1
             self._position += 1
             self._next = next(self._cursor, None)
             members = self._sets.setdefault(done.group, [])
-            members.append((done, hands))
+            members.append((done, res, hands, flips))
             if len(members) == self._size:
                 del self._sets[done.group]
-                self.evidence.add_set([s.seats for s, _ in members], [h for _, h in members])
+                known = all(m[3] is not None for m in members)
+                points = self.evidence.add_set(
+                    [m[0].seats for m in members], [m[2] for m in members],
+                    [m[3] or () for m in members] if known else None)
+                if self.per_set:
+                    self._rate_set(points, [m[1] for m in members])
+
+    def _rate_set(self, points: dict[int, float], results: Sequence[MatchResult]) -> None:
+        """One rating update for a finished set: its members ranked by adjusted points over the
+        set, any that faulted in it below the others."""
+        faulted = {r.players[seat] for r in results for seat, _ in r.faults}
+        keys = {e: (self.names[e] in faulted, -round(p, 6)) for e, p in points.items()}
+        members = sorted(points, key=lambda e: keys[e])
+        ranks = [1 + sum(keys[o] < keys[e] for o in members) for e in members]
+        self.table.rate([self.names[e] for e in members], ranks)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -162,7 +185,7 @@ class TournamentProgress:
         """Entrant indices, best first: the table's order, corrected by decided evidence."""
         rows = self.table.standings() if rows is None else rows
         index = {n: i for i, n in enumerate(self.names)}
-        return reorder([index[r.name] for r in rows], self.evidence, self.plan.stop or Stop())
+        return self.judge.reorder([index[r.name] for r in rows])
 
     def standings(self) -> list[Standing]:
         """The table in :meth:`order`, ranks and ``p_above_next`` following that order."""
@@ -178,9 +201,8 @@ class TournamentProgress:
 
     def pairs(self) -> list[Pair]:
         """The verdict on every adjacent pair of :meth:`order`."""
-        return judge(adjacent(self.order()), self.names, self.evidence, self.plan.stop or Stop())
+        return self.judge.judge(adjacent(self.order()), self.names)
 
     def questions(self) -> list[Pair]:
         """The verdicts on the pairs ``stop`` decides (the format's questions)."""
-        return judge(self.format.questions(self.order()), self.names, self.evidence,
-                     self.plan.stop or Stop())
+        return self.judge.judge(self.format.questions(self.order()), self.names)

@@ -33,6 +33,9 @@ class RatingConfig:
     beta: float = 25.0 / 6
     tau: float = 25.0 / 300
     draw_probability: float = 0.02
+    per: str = "set"
+    """``set``: one TrueSkill update per duplicate set, the entrants ranked by their adjusted
+    points over it (the evidence the verdicts read); ``match``: one per match, on its ranks."""
 
     def env(self) -> trueskill.TrueSkill:
         """A TrueSkill environment with these parameters."""
@@ -53,6 +56,8 @@ class MatchResult:
     """Hands played (for points per hand)."""
     faults: tuple[tuple[int, str], ...] = ()
     """``(seat, kind)`` of every fault."""
+    luck: tuple[float, ...] = ()
+    """The luck of the stock flips by seat over the match (empty: not known)."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MatchResult:
@@ -88,6 +93,9 @@ class Standing:
     """Matches finished at rank 1, shared first places included."""
     mean_rank: float | None
     points_per_hand: float | None
+    adjusted_per_hand: float | None
+    """Points minus the luck of the stock flips, per hand (equal to ``points_per_hand`` when
+    the records hold no luck)."""
     faults: dict[str, int]
     """Count by kind, every :class:`~referee.game.faults.Fault` present, in its order (and any other
     kind seen)."""
@@ -111,6 +119,7 @@ class _Tally:
     wins: int = 0
     rank_sum: int = 0
     points: int = 0
+    luck: float = 0.0
     hands: int = 0
     faults: dict[str, int] = field(default_factory=lambda: {f.value: 0 for f in Fault})
 
@@ -128,17 +137,18 @@ class Standings:
         self.matches = 0
         self._tally = {n: _Tally(self.env.create_rating()) for n in self.names}
 
-    def add(self, result: MatchResult) -> None:
-        """Rates one match and counts it.
+    def add(self, result: MatchResult, *, rate: bool = True) -> None:
+        """Counts one match and, with ``rate``, rates it on its ranks.
 
         :raises KeyError: for a player that is not an entrant.
         """
         tallies = [self._tally[name] for name in result.players]
         if len(set(result.players)) != len(result.players):
             raise ValueError(f"a player sits twice in {result.players}")
-        rated = self.env.rate([(t.rating,) for t in tallies], ranks=[r - 1 for r in result.ranks])
-        for seat, (tally, (rating,)) in enumerate(zip(tallies, rated, strict=True)):
-            tally.rating = rating
+        if rate:
+            self.rate(result.players, result.ranks)
+        for seat, tally in enumerate(tallies):
+            tally.luck += result.luck[seat] if len(result.luck) > seat else 0.0
             tally.matches += 1
             tally.wins += result.ranks[seat] == 1
             tally.rank_sum += result.ranks[seat]
@@ -148,6 +158,14 @@ class Standings:
             faults = tallies[seat].faults
             faults[kind] = faults.get(kind, 0) + 1
         self.matches += 1
+
+    def rate(self, names: Sequence[str], ranks: Sequence[int]) -> None:
+        """One TrueSkill update of ``names`` finishing at ``ranks`` (1 is best, equal ranks
+        share a place): a match, or a duplicate set ranked by adjusted points."""
+        tallies = [self._tally[name] for name in names]
+        rated = self.env.rate([(t.rating,) for t in tallies], ranks=[r - 1 for r in ranks])
+        for tally, (rating,) in zip(tallies, rated, strict=True):
+            tally.rating = rating
 
     def standings(self) -> list[Standing]:
         """The table, best first: sorted by ``mu - 3 sigma``, then ``mu``, then entry order."""
@@ -163,6 +181,7 @@ class Standings:
                 score=self._score(name), matches=t.matches, wins=t.wins,
                 mean_rank=t.rank_sum / t.matches if t.matches else None,
                 points_per_hand=t.points / t.hands if t.hands else None,
+                adjusted_per_hand=(t.points - t.luck) / t.hands if t.hands else None,
                 faults=dict(t.faults),
                 p_above_next=p_stronger(t.rating, below.rating) if below else None,
             ))

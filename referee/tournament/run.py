@@ -152,10 +152,12 @@ class _Kept:
 
     result: MatchResult
     scores: array.array[int]
+    luck: list[list[float]] | None = None
 
     @classmethod
-    def of(cls, result: MatchResult, hands: list[list[int]]) -> _Kept:
-        return cls(result, array.array("i", [x for hand in hands for x in hand]))
+    def of(cls, result: MatchResult, hands: list[list[int]],
+           luck: list[list[float]] | None = None) -> _Kept:
+        return cls(result, array.array("i", [x for hand in hands for x in hand]), luck)
 
     @property
     def hands(self) -> list[list[int]]:
@@ -165,6 +167,26 @@ class _Kept:
 
 def _hand_scores(record: RecordDict | dict[str, Any]) -> list[list[int]]:
     return [[int(x) for x in hand["scores"]] for hand in record.get("hands", ())]
+
+
+def _hand_luck(record: RecordDict | dict[str, Any]) -> list[list[float]] | None:
+    """Every hand's luck by seat (``None`` when a hand has none: an older record)."""
+    hands = record.get("hands", ())
+    if not all("luck" in hand for hand in hands):
+        return None
+    return [[float(x) for x in hand["luck"]] for hand in hands]
+
+
+def _line_luck(line: dict[str, Any], players: int) -> list[list[float]] | None:
+    """The luck of the stock flips a journal line carries (``luck``), if well formed."""
+    luck = line.get("luck")
+    if not isinstance(luck, list) or len(luck) != line.get("hands"):
+        return None
+    try:
+        hands = [[float(x) for x in hand] for hand in luck]
+    except (TypeError, ValueError):
+        return None
+    return hands if all(len(h) == players for h in hands) else None
 
 
 def _line_scores(line: dict[str, Any], players: int) -> list[list[int]] | None:
@@ -346,6 +368,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         except (KeyError, TypeError, ValueError):
             return False
         hands = _line_scores(line, len(result.players))
+        luck = _line_luck(line, len(result.players))
         snapshots = line.get("snapshots")
         if hands is not None:  # trusted: its record was written (synced) before the line
             ok = match_id in records
@@ -353,6 +376,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
             try:
                 record = read_record(folder.record(match_id))
                 hands = _hand_scores(record)
+                luck = _hand_luck(record)
             except (KeyError, TypeError, ValueError, RecordError):
                 return False
             ok = (record.get("id") == match_id
@@ -360,7 +384,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                   and all(len(h) == len(result.players) for h in hands))
             snapshots = record.get("snapshots")
         if ok:
-            kept[match_id] = _Kept.of(result, hands)  # a later line for the same id wins
+            kept[match_id] = _Kept.of(result, hands, luck)  # a later line for the same id wins
             faults = line.get("faults")
             if faults:
                 kept_faults[match_id] = faults
@@ -437,7 +461,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         line = dict(finished.line, record=folder.record_ref(spec.id))
         journal.append(line, sync=False)  # synced with its batch (on_batch)
         result = MatchResult.from_json(line)
-        course.add(spec, result, line["scores"])
+        course.add(spec, result, line["scores"], _line_luck(line, len(result.players)))
         audit.add(spec, line["scores"])
         done += 1
         played += 1
@@ -473,7 +497,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                     if old is not None and \
                             list(old.result.players) == [names[i] for i in spec.seats]:
                         hands = old.hands
-                        course.add(spec, old.result, hands)
+                        course.add(spec, old.result, hands, old.luck)
                         audit.add(spec, hands)
                         limit.count(spec.id, spec.seats, kept_faults.pop(spec.id, []))
                     else:

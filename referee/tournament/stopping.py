@@ -1,45 +1,49 @@
 """Stopping when the order is settled: paired evidence per deal, anytime-valid intervals, verdicts.
 
-Pure code, no I/O. The evidence between two entrants is their difference in points per hand over
-the duplicate sets they shared. A *duplicate set* is every seating of one group in one round:
-the same deals, every seat order, so the luck of the cards cancels within it. Within a set, deal
-*k* (hand *k* of every seating) is one paired observation: for each entrant, its points in hand
-*k* averaged over the set's seatings, and for each pair the difference of those averages. Only
-deals that every seating of the set reached count (a seating that ended sooner leaves the later
-deals unbalanced). Deals are independent draws, so the paired differences of one pair are
-independent observations whose mean is the pair's difference in points per hand.
+Pure code, no I/O. docs/statistics.md says what each number guarantees and shows the
+simulations behind it.
 
-**The interval** is a normal-mixture confidence sequence (Robbins; Howard et al. 2021, eq. 14):
-for independent observations with mean ``mu`` and variance (proxy) ``v``, and any ``rho > 0``,
+**The evidence.** Between two entrants it is their difference in points per hand over the
+duplicate sets they shared. A *duplicate set* is every seating of one group in one round: the same
+deals, every seat order, so the luck of the dealt cards cancels within it. Within a set, deal *k*
+(hand *k* of every seating) is one paired observation: for each entrant, its points in hand *k*
+averaged over the set's seatings, and for each pair the difference of those averages. Only deals
+that every seating of the set reached count. Two figures are kept per deal: the *raw* difference
+and the *adjusted* one, from points minus the luck of the stock flips (the record's
+``hands[i].luck``, :mod:`referee.records.luck`), whose mean is the same but whose variance is
+1.5-2 times smaller.
 
-    P( for some n:  |S_n - n mu| >= sqrt((n + rho) v log((n + rho) / (rho alpha^2))) ) <= alpha
+**The interval** (:func:`interval`) is an anytime-valid confidence sequence for the mean of
+observations bounded by ``±bound`` (the raw differences: ``±`` the points of one hand), the
+predictable-plug-in empirical-Bernstein sequence of Waudby-Smith & Ramdas (2023, Theorem 2),
+two-sided, intersected over time. It assumes nothing but the bound and that the deals are
+independent draws: it holds however often it is read, with sparse or heavy-tailed data, and its
+width never reaches 0 (a sample of equal values does not make a point interval).
 
-(Ville's inequality on the mixture martingale ``sqrt(rho / (n + rho)) exp(S^2 / (2 v (n + rho)))``,
-``S = S_n - n mu``). It holds *however often one looks*: the interval after every set may be
-read, and acted on, without inflating the error, unlike a threshold on a posterior probability
-that is checked again and again. ``v`` is the pair's sample variance of its deal differences (at
-least :data:`MIN_DEALS` deals before any verdict; a plug-in, near exact since every set adds
-about ten deals); ``rho`` is :data:`RHO` deals.
+**Verdicts.** With ``stop.margin == 0`` an adjacent pair (upper, lower) is ``stronger`` when the
+interval of ``upper - lower`` lies above 0, else ``open`` (``tie`` needs a margin). With a margin
+``M > 0`` the verdict is a sequential probability ratio test with an indifference zone, as
+fishtest runs for chess engines, on the adjusted differences: ``H0: d = 0`` against
+``H1: d = M`` one way and ``d = -M`` the other, the log-likelihood ratio of the normal model with
+a shrunk variance estimate (:data:`PRIOR_SD`, :data:`PRIOR_DEALS`). ``stronger`` once the ratio
+for ``upper`` passes ``1/alpha``; ``tie`` once both ratios fall below ``beta`` (neither is stronger
+by the margin). Under the normal model both ratios are martingales, so by Ville's inequality a
+pair with ``d <= 0`` is called ``stronger`` with probability at most ``alpha``, and a pair with
+``|d| >= M`` is called a ``tie`` with probability at most ``beta``, however long it is watched.
+The normal model is an approximation for these data (the simulations and the real-bot benchmark
+measure the realised errors); the interval above is the exact, slower guarantee.
 
-**Multiple comparisons.** Each pair's interval is built at level ``alpha / C(K, 2)`` for ``K``
-entrants (Bonferroni over every pair that could ever be adjacent). The adjacent pairs change as
-the order does, so a split over only the ``K - 1`` pairs adjacent at one moment would not bound
-the error over the pairs that become adjacent later; with every pair covered, the chance that
-*any* interval of *any* pair ever misses its true difference is at most ``alpha = 1 -
-confidence``, and only a miss can make a wrong call. Hence: a pair called ``stronger`` the wrong
-way, or equal twins called different, happens in at most ``1 - confidence`` of tournaments.
-
-**Verdicts** for an adjacent pair (upper, lower) of the order: ``stronger`` when the interval of
-``upper - lower`` lies above 0; ``tie`` when it lies within ``[-margin, margin]``; else ``open``.
-The order itself is the rating table's, except that an adjacent pair whose interval lies wholly
-below 0 (the lower decidedly stronger) is swapped (:func:`reorder`), so a verdict never
-contradicts the table.
+**Error over the tournament.** Each pair's level is ``alpha`` split over every pair that could
+ever be compared (:func:`pair_alpha`): Bonferroni over ``C(K, 2)`` pairs for a fixed field; for a
+ladder, whose field may grow between runs, pair ``(i, j)`` (``i < j``, configuration order) gets
+``alpha / (j^2 (j + 1))``, a share that does not change when entrants are added and sums to at
+most ``alpha`` over any field.
 
 >>> ev = Evidence(2)
->>> ev.add_set([(0, 1), (1, 0)], [[[30, 10], [25, 15]] * 8, [[12, 28], [14, 26]] * 8])
+>>> points = ev.add_set([(0, 1), (1, 0)], [[[30, 10], [25, 15]] * 90, [[12, 28], [14, 26]] * 90])
 >>> iv = ev.interval(0, 1, alpha=0.05)
 >>> iv.sets, iv.deals, round(iv.diff, 1), iv.low > 0
-(1, 16, 14.5, True)
+(1, 180, 14.5, True)
 """
 
 from __future__ import annotations
@@ -47,27 +51,37 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 VERDICTS = ("stronger", "tie", "open")
-RHO = 10.0
-"""The mixture's scale in deals: the boundary is tightest near a few dozen deals (a few sets)."""
-MIN_DEALS = 10
-"""Deals a pair must share before its interval is finite (the variance needs a few)."""
+HAND_POINTS = 240
+"""Points in play in one hand of the classic variant: the bound of a raw difference per deal."""
+TRUNCATION = 0.75
+"""The largest bet of the empirical-Bernstein sequence (Waudby-Smith & Ramdas suggest 1/2 to
+3/4)."""
+MIN_DEALS = 20
+"""Deals a pair must share before the ratio test reads its evidence."""
+PRIOR_SD = 12.0
+"""The test's variance estimate is shrunk toward this standard deviation per deal (points)..."""
+PRIOR_DEALS = 10.0
+"""... with the weight of this many deals, so a few quiet deals never make it small."""
+FULL_REORDER = 24
+"""Fields up to this size have every pair checked against the order, larger ones the adjacent
+pairs."""
 
 
 @dataclass(frozen=True)
 class Stop:
-    """The ``stop`` setting: decide adjacent pairs at ``confidence``; ``margin`` in points per
-    hand makes close pairs a ``tie``."""
+    """The ``stop`` setting: decide pairs at ``confidence``; ``margin`` (points per hand) > 0
+    turns on the ratio test with that indifference zone."""
 
     confidence: float = 0.95
     margin: float = 0.0
 
     @property
     def alpha(self) -> float:
-        """The error allowed over the whole tournament."""
+        """The error allowed over the whole tournament (each kind, with a margin)."""
         return 1.0 - self.confidence
 
 
@@ -86,15 +100,21 @@ class Interval:
 
 @dataclass(frozen=True)
 class Pair:
-    """The verdict on one adjacent pair of the order."""
+    """The verdict on one pair of the order."""
 
     upper: str
     lower: str
     verdict: str
     diff: float | None
+    """Adjusted difference per hand (the evidence the ratio test reads)."""
     low: float | None
     high: float | None
+    """The anytime-valid interval on the difference (raw points)."""
     sets: int
+    raw: float | None = None
+    """Raw difference per hand."""
+    llr: float | None = None
+    """With a margin: the log-likelihood ratio for ``upper`` stronger by the margin."""
 
     def to_json(self) -> dict[str, Any]:
         """As a JSON object (floats rounded to 4 places, infinite bounds as ``None``)."""
@@ -104,56 +124,176 @@ class Pair:
 
         return {"upper": self.upper, "lower": self.lower, "verdict": self.verdict,
                 "diff": num(self.diff), "low": num(self.low), "high": num(self.high),
-                "sets": self.sets}
+                "sets": self.sets, "raw": num(self.raw), "llr": num(self.llr)}
+
+
+# -- the confidence sequence -------------------------------------------------------------------
+
+
+def interval(values: Sequence[float], *, alpha: float, bound: float) -> Interval:
+    """An anytime-valid ``1 - alpha`` confidence interval for the mean of ``values``, each
+    within ``±bound``, in the order observed: the two-sided predictable-plug-in
+    empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2023, Theorem 2), intersected
+    over every prefix. The chance that it *ever* misses the mean, over all lengths, is at most
+    ``alpha`` for independent observations with a common mean (or any whose conditional mean
+    given the past is that mean). ``sets`` and ``deals`` both count the values.
+
+    >>> iv = interval([0.0] * 200, alpha=0.05, bound=240)
+    >>> iv.low < 0 < iv.high, iv.deals
+    (True, 200)
+
+    :raises ValueError: for a value beyond ``±bound``, or ``alpha`` not in (0, 1).
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), not {alpha}")
+    seq = _Sequence(alpha / 2)
+    for x in values:
+        if not -bound <= x <= bound:
+            raise ValueError(f"{x} is beyond the bound ±{bound}")
+        seq.add((x + bound) / (2 * bound))
+    if not seq.n:
+        return Interval(None, -math.inf, math.inf, 0, 0)
+    mean = math.fsum(values) / seq.n + 0.0
+    return Interval(mean, max(-bound, seq.low * 2 * bound - bound),
+                    min(bound, seq.high * 2 * bound - bound), seq.n, seq.n)
+
+
+@dataclass
+class _Sequence:
+    """The running state of the empirical-Bernstein sequence on ``[0, 1]`` (each side at
+    ``half_alpha``)."""
+
+    half_alpha: float
+    n: int = 0
+    total: float = 0.0
+    sq: float = 0.25  # the variance estimate's numerator, started at 1/4
+    lam_sum: float = 0.0
+    lam_x: float = 0.0
+    penalty: float = 0.0
+    low: float = 0.0
+    high: float = 1.0
+
+    def add(self, y: float) -> None:
+        t = self.n + 1
+        mean_before = (0.5 + self.total) / t
+        var_before = self.sq / t
+        log_term = math.log(1 / self.half_alpha)
+        lam = min(math.sqrt(2 * log_term / (var_before * t * math.log(1 + t))), TRUNCATION)
+        self.lam_sum += lam
+        self.lam_x += lam * y
+        self.penalty += 4 * (y - mean_before) ** 2 * (-math.log(1 - lam) - lam) / 4
+        self.n = t
+        self.total += y
+        mean_now = (0.5 + self.total) / (t + 1)
+        self.sq += (y - mean_now) ** 2
+        centre = self.lam_x / self.lam_sum
+        width = (log_term + self.penalty) / self.lam_sum
+        self.low = max(self.low, centre - width)
+        self.high = min(self.high, centre + width)
+        if self.low > self.high:  # only when the sequence has already missed: keep it an interval
+            self.low = self.high = (self.low + self.high) / 2
+
+
+# -- the ratio test ----------------------------------------------------------------------------
+
+
+def _shrunk(n: int, total: float, squares: float) -> float:
+    """The variance per deal after ``n`` deals, shrunk toward :data:`PRIOR_SD`."""
+    mean = total / n if n else 0.0
+    ss = max(0.0, squares - n * mean * mean)
+    return (ss + PRIOR_DEALS * PRIOR_SD ** 2) / (max(0, n - 1) + PRIOR_DEALS)
+
+
+def bets(values: Sequence[float], margin: float) -> float:
+    """The log of the self-normalized test martingale for a mean above 0,
+    ``sum lambda_i x_i - sum lambda_i^2 x_i^2 / 2`` with ``lambda_i = margin / v_(i-1)`` (``v``:
+    the variance of the earlier values, shrunk): for differences whose distribution given the
+    past is symmetric about 0 (two equal entrants in duplicate play: swapping them changes
+    nothing) or about a value below 0, its exponential is a supermartingale whatever their
+    tails (de la Peña 1999), so it passes ``log(1/alpha)`` with probability at most ``alpha``.
+    Against ``d > 0`` it grows about like the normal log-likelihood ratio.
+
+    >>> bets([0.0] * 50, 3.0) == 0.0, bets([5.0] * 50, 3.0) > math.log(20)
+    (True, True)
+    """
+    t = _Bets(margin)
+    for x in values:
+        t.add(x)
+    return t.bet - t.cost / 2
+
+
+def llr(n: int, total: float, squares: float, margin: float) -> float:
+    """The log-likelihood ratio of ``d = margin`` against ``d = 0`` after ``n`` observations
+    with this sum and sum of squares, in the normal model with the shrunk variance.
+
+    >>> round(llr(40, 200.0, 40 * 50.0, 2.0), 2)
+    6.43
+    """
+    if n == 0:
+        return 0.0
+    return margin / _shrunk(n, total, squares) * (total - n * margin / 2)
+
+
+def expected_deals(diff: float, margin: float, sd: float, alpha: float, beta: float) -> float:
+    """Deals the ratio test needs on average to decide a pair whose true difference is
+    ``diff`` (Wald's approximation, per-deal standard deviation ``sd``): ``inf`` near the middle
+    of the indifference zone, where it may take long.
+
+    >>> round(expected_deals(5.0, 2.0, 7.0, 0.0167, 0.0167))
+    25
+    """
+    drift = margin / sd ** 2 * (abs(diff) - margin / 2)
+    if abs(drift) < 1e-12:
+        return math.inf
+    return (math.log(1 / alpha) if drift > 0 else math.log(1 / beta)) / abs(drift)
+
+
+# -- evidence ----------------------------------------------------------------------------------
 
 
 @dataclass
 class _Series:
-    deals: int = 0
+    raw: list[float] = field(default_factory=list)
+    """Raw differences per deal, ``low - high`` entrant index."""
     total: float = 0.0
     squares: float = 0.0
+    """Sum and sum of squares of the adjusted differences."""
     sets: int = 0
+    adjusted: list[float] = field(default_factory=list)
+    cs: _Sequence | None = None
+    cs_alpha: float = 0.0
+    tests: dict[float, _Bets] = field(default_factory=dict)
 
 
-def half_width(deals: int, variance: float, alpha: float, rho: float = RHO) -> float:
-    """Half the width of the normal-mixture interval on a mean after ``deals`` observations.
+@dataclass
+class _Bets:
+    """The self-normalized statistic of :func:`bets` for one margin, extended deal by deal."""
 
-    >>> round(half_width(40, 100.0, 0.05), 2)
-    4.87
-    """
-    if deals <= 0:
-        return math.inf
-    n = deals + rho
-    return math.sqrt(variance * n * math.log(n / (rho * alpha * alpha))) / deals
+    margin: float
+    n: int = 0
+    total: float = 0.0
+    squares: float = 0.0
+    bet: float = 0.0
+    """``sum lambda_i x_i``."""
+    cost: float = 0.0
+    """``sum lambda_i^2 x_i^2``."""
 
-
-def interval(values: Sequence[float], *, alpha: float, bound: float) -> Interval:
-    """An anytime-valid interval on the mean of independent ``values``, each within
-    ``±bound``: the normal mixture of :func:`half_width` with the sample variance (at least
-    :data:`MIN_DEALS` values before it is finite), never wider than the bound itself.
-    ``sets`` and ``deals`` both count the values.
-
-    >>> iv = interval([1.0, 3.0] * 10, alpha=0.05, bound=240)
-    >>> round(iv.diff, 1), iv.low < 2 < iv.high
-    (2.0, True)
-    """
-    n = len(values)
-    if n == 0:
-        return Interval(None, -math.inf, math.inf, 0, 0)
-    mean = math.fsum(values) / n + 0.0
-    if n < MIN_DEALS:
-        return Interval(mean, -bound, bound, n, n)
-    variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-    h = half_width(n, variance, alpha)
-    return Interval(mean, max(-bound, mean - h), min(bound, mean + h), n, n)
+    def add(self, x: float) -> None:
+        lam = self.margin / _shrunk(self.n, self.total, self.squares)  # from earlier deals only
+        self.bet += lam * x
+        self.cost += lam * lam * x * x
+        self.n += 1
+        self.total += x
+        self.squares += x * x
 
 
 class Evidence:
     """Paired deal differences between entrants (by index), fed one finished duplicate set at a
-    time, in schedule order."""
+    time, in schedule order. ``bound``: the points of one hand (the variant's)."""
 
-    def __init__(self, entrants: int) -> None:
+    def __init__(self, entrants: int, *, bound: float = HAND_POINTS) -> None:
         self.entrants = entrants
+        self.bound = bound
         self._series: dict[tuple[int, int], _Series] = {}
 
     def grow(self, entrants: int) -> None:
@@ -161,33 +301,40 @@ class Evidence:
         self.entrants = max(self.entrants, entrants)
 
     def add_set(self, seats: Sequence[Sequence[int]],
-                hand_scores: Sequence[Sequence[Sequence[int]]]) -> None:
-        """Adds one duplicate set: for each of its matches, the entrants by seat and the points
-        of every hand by seat (the record's ``hands[i].scores``).
+                hand_scores: Sequence[Sequence[Sequence[int]]],
+                luck: Sequence[Sequence[Sequence[float]]] | None = None) -> dict[int, float]:
+        """Adds one duplicate set: for each of its matches, the entrants by seat, the points of
+        every hand by seat (the record's ``hands[i].scores``) and, when known, the luck of the
+        stock flips of every hand by seat (``hands[i].luck``; without it adjusted = raw).
+        Returns each member's adjusted points over the deals counted.
 
         :raises ValueError: if the matches do not seat the same entrants.
         """
         if not seats:
-            return
+            return {}
         members = sorted(seats[0])
         if any(sorted(s) != members for s in seats):
             raise ValueError(f"the matches of a set seat different entrants: {list(seats)}")
         common = min(len(h) for h in hand_scores)
-        # points[e][k]: entrant e's points in deal k, averaged over the seatings
+        # points[e][k], adjusted[e][k]: entrant e's points in deal k, averaged over the seatings
         points = {e: [0.0] * common for e in members}
-        for order, hands in zip(seats, hand_scores, strict=True):
+        adjusted = {e: [0.0] * common for e in members}
+        for m, (order, hands) in enumerate(zip(seats, hand_scores, strict=True)):
             for k in range(common):
                 for seat, e in enumerate(order):
                     points[e][k] += hands[k][seat] / len(seats)
+                    flips = luck[m][k][seat] if luck is not None and k < len(luck[m]) else 0.0
+                    adjusted[e][k] += (hands[k][seat] - flips) / len(seats)
         for a, b in itertools.combinations(members, 2):
-            key = (a, b) if a < b else (b, a)
-            s = self._series.setdefault(key, _Series())
+            s = self._series.setdefault((a, b), _Series())
             s.sets += 1
             for k in range(common):
-                d = points[key[0]][k] - points[key[1]][k]
-                s.deals += 1
+                s.raw.append(points[a][k] - points[b][k])
+                d = adjusted[a][k] - adjusted[b][k]
                 s.total += d
                 s.squares += d * d
+                s.adjusted.append(d)
+        return {e: sum(adjusted[e]) for e in members}
 
     def sets(self, a: int, b: int) -> int:
         """Duplicate sets ``a`` and ``b`` shared."""
@@ -195,62 +342,171 @@ class Evidence:
         return s.sets if s else 0
 
     def interval(self, a: int, b: int, *, alpha: float) -> Interval:
-        """The interval on ``a - b`` (points per hand) at level ``alpha`` for this one pair."""
+        """The anytime-valid interval on ``a - b`` (raw points per hand) at level ``alpha``
+        for this one pair (:func:`interval`), its ``diff`` the adjusted mean difference."""
         s = self._series.get((min(a, b), max(a, b)))
-        if s is None or s.deals == 0:
+        if s is None or not s.raw:
             return Interval(None, -math.inf, math.inf, 0, 0)
-        mean = s.total / s.deals
-        diff = (mean if a < b else -mean) + 0.0  # never -0.0
-        if s.deals < MIN_DEALS:
-            return Interval(diff, -math.inf, math.inf, s.sets, s.deals)
-        variance = max(0.0, (s.squares - s.deals * mean * mean) / (s.deals - 1))
-        h = half_width(s.deals, variance, alpha)
-        return Interval(diff, diff - h, diff + h, s.sets, s.deals)
+        if s.cs is None or s.cs_alpha != alpha or s.cs.n > len(s.raw):
+            s.cs, s.cs_alpha = _Sequence(alpha / 2), alpha
+        for x in s.raw[s.cs.n:]:  # the sequence is extended, never recomputed
+            s.cs.add((min(self.bound, max(-self.bound, x)) + self.bound) / (2 * self.bound))
+        width = 2 * self.bound
+        low, high = s.cs.low * width - self.bound, s.cs.high * width - self.bound
+        mean = s.total / len(s.raw)
+        if a > b:
+            mean, low, high = -mean, -high, -low
+        return Interval(mean + 0.0, low, high, s.sets, len(s.raw))
+
+    def raw_diff(self, a: int, b: int) -> float | None:
+        """The raw mean difference ``a - b`` per hand."""
+        s = self._series.get((min(a, b), max(a, b)))
+        if s is None or not s.raw:
+            return None
+        mean = sum(s.raw) / len(s.raw)
+        return (-mean if a > b else mean) + 0.0
+
+    def evidence_for(self, a: int, b: int, margin: float) -> float:
+        """The log of the test martingale for ``a`` stronger than ``b`` (:func:`bets`; 0 before
+        :data:`MIN_DEALS` deals)."""
+        s = self._series.get((min(a, b), max(a, b)))
+        if s is None or len(s.adjusted) < MIN_DEALS:
+            return 0.0
+        t = s.tests.setdefault(margin, _Bets(margin))
+        for x in s.adjusted[t.n:]:
+            t.add(x)
+        return (t.bet if a < b else -t.bet) - t.cost / 2
+
+    def llr(self, a: int, b: int, margin: float) -> float:
+        """The log-likelihood ratio for ``a - b = margin`` against ``a - b = 0`` (adjusted
+        differences; 0 before :data:`MIN_DEALS` deals)."""
+        s = self._series.get((min(a, b), max(a, b)))
+        if s is None or len(s.raw) < MIN_DEALS:
+            return 0.0
+        return llr(len(s.raw), s.total if a < b else -s.total, s.squares, margin)
 
 
-def pair_alpha(stop: Stop, entrants: int) -> float:
-    """The level of each pair's interval: ``alpha`` split over every pair of entrants."""
+def pair_alpha(stop: Stop, entrants: int, a: int = 0, b: int = 1, *,
+               growing: bool = False) -> float:
+    """The level of the pair ``(a, b)``: ``alpha`` split over every pair of the field
+    (``growing``: a ladder's field, whose later entrants may be added between runs)."""
+    if growing:
+        j = max(a, b, 1)
+        return stop.alpha / (j * j * (j + 1))
     return stop.alpha / max(1, math.comb(entrants, 2))
 
 
+def decide(evidence: Evidence, a: int, b: int, stop: Stop, alpha: float) -> tuple[str, Interval,
+                                                                                  float | None]:
+    """The verdict on ``a`` over ``b`` (``stronger``, ``tie``, ``open``, or ``weaker``: ``b``
+    is decidedly stronger), the interval, and the ratio with a margin."""
+    iv = evidence.interval(a, b, alpha=alpha)
+    if stop.margin <= 0:
+        if iv.low > 0:
+            return "stronger", iv, None
+        return ("weaker" if iv.high < 0 else "open"), iv, None
+    up = evidence.llr(a, b, stop.margin)
+    down = evidence.llr(b, a, stop.margin)
+    if evidence.evidence_for(a, b, stop.margin) >= math.log(1 / alpha):
+        return "stronger", iv, up
+    if evidence.evidence_for(b, a, stop.margin) >= math.log(1 / alpha):
+        return "weaker", iv, up
+    if up <= math.log(alpha) and down <= math.log(alpha):
+        return "tie", iv, up
+    return "open", iv, up
+
+
 def verdict(iv: Interval, margin: float) -> str:
-    """``stronger`` (interval above 0), ``tie`` (within ``±margin``) or ``open``."""
+    """The interval's own verdict: ``stronger`` (above 0), ``tie`` (within ``±margin``, a
+    margin above 0) or ``open``."""
     if iv.low > 0:
         return "stronger"
-    if -margin <= iv.low and iv.high <= margin:
+    if margin > 0 and -margin <= iv.low and iv.high <= margin:
         return "tie"
     return "open"
 
 
+class Judge:
+    """Verdicts for one tournament's evidence at ``stop``'s levels."""
+
+    def __init__(self, evidence: Evidence, stop: Stop, *, growing: bool = False) -> None:
+        self.evidence, self.stop, self.growing = evidence, stop, growing
+
+    def alpha(self, a: int, b: int) -> float:
+        """The level of the pair ``(a, b)``."""
+        return pair_alpha(self.stop, self.evidence.entrants, a, b, growing=self.growing)
+
+    def decide(self, a: int, b: int) -> tuple[str, Interval, float | None]:
+        """See :func:`decide`."""
+        return decide(self.evidence, a, b, self.stop, self.alpha(a, b))
+
+    def reorder(self, order: Sequence[int]) -> list[int]:
+        """``order`` (best first), with every pair whose verdict says the lower is decidedly
+        stronger moved above it, until none is left: a verdict never contradicts the order
+        (every pair of a field of up to :data:`FULL_REORDER` entrants is checked, else the
+        adjacent pairs)."""
+        result = list(order)
+        full = len(result) <= FULL_REORDER
+        for _ in range(len(result) * len(result)):
+            swapped = False
+            for i in range(len(result)):
+                for j in range(i + 1, len(result) if full else min(i + 2, len(result))):
+                    if self.decide(result[i], result[j])[0] == "weaker":
+                        result.insert(i, result.pop(j))
+                        swapped = True
+                        break
+                if swapped:
+                    break
+            if not swapped:
+                break
+        return result
+
+    def judge(self, pairs: Sequence[tuple[int, int]], names: Sequence[str]) -> list[Pair]:
+        """The verdict on each ``(upper, lower)`` pair of entrant indices."""
+        out = []
+        for upper, lower in pairs:
+            word, iv, ratio = self.decide(upper, lower)
+            if word == "weaker":  # only for pairs asked out of order
+                word = "open"
+            known = iv.diff is not None
+            out.append(Pair(names[upper], names[lower], word, iv.diff,
+                            iv.low if known else None, iv.high if known else None, iv.sets,
+                            self.evidence.raw_diff(upper, lower), ratio))
+        return out
+
+
 def reorder(order: Sequence[int], evidence: Evidence, stop: Stop) -> list[int]:
-    """``order`` (best first), with every adjacent pair whose interval says the lower is
-    decidedly stronger swapped, until none is left (at most ``len(order)`` passes)."""
-    result = list(order)
-    alpha = pair_alpha(stop, evidence.entrants)
-    for _ in range(len(result)):
-        swapped = False
-        for i in range(len(result) - 1):
-            if evidence.interval(result[i], result[i + 1], alpha=alpha).high < 0:
-                result[i], result[i + 1] = result[i + 1], result[i]
-                swapped = True
-        if not swapped:
-            break
-    return result
+    """:meth:`Judge.reorder` at the levels of a fixed field."""
+    return Judge(evidence, stop).reorder(order)
 
 
 def judge(pairs: Sequence[tuple[int, int]], names: Sequence[str], evidence: Evidence,
           stop: Stop) -> list[Pair]:
-    """The verdict on each ``(upper, lower)`` pair of entrant indices."""
-    alpha = pair_alpha(stop, evidence.entrants)
-    out = []
-    for upper, lower in pairs:
-        iv = evidence.interval(upper, lower, alpha=alpha)
-        out.append(Pair(names[upper], names[lower], verdict(iv, stop.margin), iv.diff,
-                        None if iv.diff is None else iv.low,
-                        None if iv.diff is None else iv.high, iv.sets))
-    return out
+    """:meth:`Judge.judge` at the levels of a fixed field."""
+    return Judge(evidence, stop).judge(pairs, names)
 
 
 def adjacent(order: Sequence[int]) -> list[tuple[int, int]]:
     """The adjacent pairs of an order, best first."""
     return list(itertools.pairwise(order))
+
+
+TYPICAL_SD = 10.0
+"""The per-deal standard deviation of an adjusted difference the forecast assumes (measured:
+7 for greedy against mc, 20 for two random bots; docs/statistics.md)."""
+
+
+def forecast(stop: Stop, *, entrants: int, players: int, set_size: int, target: int,
+             growing: bool = False) -> str:
+    """Before play: the matches a pair of the ratio test needs on average to be decided, at
+    ``d = 0`` (a tie) and ``d = 2 margin`` (stronger), for :data:`TYPICAL_SD` and about as many
+    deals a set as a match has hands."""
+    if stop.margin <= 0:
+        return "no forecast: margin 0 (the interval needs what the differences need)"
+    a = pair_alpha(stop, entrants, entrants - 2, entrants - 1, growing=growing)
+    hands = max(1.0, target / (HAND_POINTS / players * 1.35))
+    per = [math.ceil(expected_deals(d, stop.margin, TYPICAL_SD, a, a) / hands) * set_size
+           for d in (0.0, 2 * stop.margin)]
+    return (f"a pair takes about {per[0]} matches to settle as a tie (equal), {per[1]} as "
+            f"stronger (by {2 * stop.margin:g}/h), if a deal's difference varies by "
+            f"{TYPICAL_SD:g} points; longer between")

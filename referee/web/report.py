@@ -91,8 +91,10 @@ def _rating(config: Any, standings: Any) -> RatingConfig:
         values = source.get("rating") if isinstance(source, dict) else None
         if isinstance(values, dict):
             try:
-                return RatingConfig(**{k: float(values[k]) for k in (
-                    "mu", "sigma", "beta", "tau", "draw_probability")})
+                mu, sigma, beta, tau, draw = (float(values[k]) for k in (
+                    "mu", "sigma", "beta", "tau", "draw_probability"))
+                per = "match" if values.get("per") == "match" else "set"
+                return RatingConfig(mu, sigma, beta, tau, draw, per)
             except (KeyError, TypeError, ValueError):
                 continue
     return RatingConfig()
