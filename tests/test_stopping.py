@@ -10,7 +10,7 @@ import pytest
 
 from referee.game.rules import rank
 from referee.match.job import MatchSpec
-from referee.tournament.course import TournamentPlan, TournamentProgress
+from referee.tournament.course import Stopped, TournamentPlan, TournamentProgress
 from referee.tournament.formats import RoundRobin
 from referee.tournament.ratings import MatchResult
 from referee.tournament.stopping import (
@@ -110,7 +110,8 @@ def test_the_ratio_test_forecast() -> None:
 
 
 def _simulate(strengths: list[float], *, seed: int, margin: float, cap_sets: int,
-              sd: float = 8.0, sparse: float = 0.0) -> TournamentProgress:
+              sd: float = 8.0, sparse: float = 0.0,
+              left_out: tuple[int, ...] = ()) -> TournamentProgress:
     """A round robin of 3 seats with planted points per hand and noisy deals (``sparse``: the
     share of deals where the luck is exactly 0)."""
     rng = random.Random(seed)
@@ -118,6 +119,7 @@ def _simulate(strengths: list[float], *, seed: int, margin: float, cap_sets: int
     course = TournamentProgress(RoundRobin(len(names), 3), names,
                     TournamentPlan(players=3, seatings="all", seed=seed, max_matches=6 * cap_sets,
                          stop=Stop(0.95, margin)))
+    course.leave_out(left_out)
     while specs := course.next_round():
         groups: dict[int, list[MatchSpec]] = {}
         for spec in specs:
@@ -165,3 +167,16 @@ def test_a_clear_field_settles_in_order_and_the_table_agrees() -> None:
         ("e2", "e1", "stronger"), ("e1", "e0", "stronger")]
     assert [r.name for r in course.standings()] == ["e2", "e1", "e0"]
     assert course.matches < 40 * 6
+
+
+def test_a_left_out_entrant_is_last_at_once_and_stop_waits_on_none_of_its_pairs() -> None:
+    # Entrant 3 never started: the fallback plays its seat, here exactly as well as entrant 2
+    # does (at margin 0 such twins stay open to the cap).
+    strengths = [0.0, 15.0, 30.0, 30.0]
+    played = _simulate(strengths, seed=3, margin=0.0, cap_sets=40)
+    assert played.order()[-1] != 3 and played.stopped == Stopped.CAP  # the control
+    out = _simulate(strengths, seed=3, margin=0.0, cap_sets=40, left_out=(3,))
+    assert out.order()[-1] == 3
+    assert [row.name for row in out.standings()][-1] == "e3"
+    assert out.stopped == Stopped.SETTLED  # no open question about e3 kept it going
+    assert out.matches < played.matches

@@ -13,7 +13,7 @@ set (:class:`referee.tournament.stopping.Evidence`), and says why the tournament
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -80,6 +80,13 @@ class TournamentProgress:
         self._sets: dict[int, list[tuple[MatchSpec, MatchResult, Sequence[Sequence[int]],
                                          Sequence[Sequence[float]] | None]]] = {}
         self._size = set_size(plan.players, plan.seatings)
+        self.left_out: frozenset[int] = frozenset()
+        """Entrants that never play (left out by the pre-flight: their seat is the fallback's):
+        last in the order at once, and no question of ``stop`` waits on them."""
+
+    def leave_out(self, entrants: Iterable[int]) -> None:
+        """Marks ``entrants`` as left out (see :attr:`left_out`)."""
+        self.left_out = self.left_out | frozenset(entrants)
 
     # -- planning ----------------------------------------------------------------------------
 
@@ -93,7 +100,7 @@ class TournamentProgress:
             pairs = self.format.questions(order)
             verdicts = self.judge.judge(pairs, self.names)
             open_pairs = frozenset(p for p, v in zip(pairs, verdicts, strict=True)
-                                   if v.verdict == "open")
+                                   if v.verdict == "open" and not self.left_out.intersection(p))
         return State(len(self.names), self.round + 1, self.matches, tuple(order),
                      tuple(rows[n].mu for n in self.names),
                      tuple(rows[n].sigma for n in self.names), open_pairs, self._last)
@@ -182,10 +189,13 @@ class TournamentProgress:
     # -- reading -----------------------------------------------------------------------------
 
     def order(self, rows: list[Standing] | None = None) -> list[int]:
-        """Entrant indices, best first: the table's order, corrected by decided evidence."""
+        """Entrant indices, best first: the table's order, corrected by decided evidence; the
+        entrants left out last."""
         rows = self.table.standings() if rows is None else rows
         index = {n: i for i, n in enumerate(self.names)}
-        return self.judge.reorder([index[r.name] for r in rows])
+        order = self.judge.reorder([index[r.name] for r in rows])
+        return [i for i in order if i not in self.left_out] + \
+            [i for i in order if i in self.left_out]
 
     def standings(self) -> list[Standing]:
         """The table in :meth:`order`, ranks and ``p_above_next`` following that order."""

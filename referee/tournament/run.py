@@ -440,6 +440,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                   per_set=set_size(config.players, config.seatings))
     if not remote:  # the bots start on the workers, not here
         limit.left_out.update(_preflight(config, entrants, mode, reporter, stop))
+        course.leave_out(limit.left_out)  # last at once; stop waits on no question of theirs
     refresher = pages(config.output) if pages is not None else _NoPages()
     total = config.total()
     pace = _Pace(reporter, total)
