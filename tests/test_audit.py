@@ -1,7 +1,8 @@
 """The fair-play audit (issue 18): the seatings of a set are played in an order drawn from the
 deal secret; an entrant whose later seatings beat its first-played one beyond chance is flagged.
 Honest play over many secrets is flagged at no more than the stated rate (in-process: the
-processes are not the point); the page-cache bot, unsandboxed, is flagged (real processes)."""
+processes are not the point); the page-cache bot, unsandboxed, is flagged (real processes,
+240 sets)."""
 
 from __future__ import annotations
 
@@ -101,20 +102,19 @@ def test_the_interval_needs_a_few_values_and_stays_within_the_bound() -> None:
 @pytest.mark.process
 @pytest.mark.slow
 def test_the_page_cache_bot_is_flagged_and_an_honest_one_is_not() -> None:
-    """Unsandboxed (the control: its channel works), 20 sets against greedy: the page-cache
-    bot plays better in every later seating, and the audit measures it; greedy against
-    random_bot over the same deals is not flagged. (20 sets are too few for the exact interval
-    to flag +20 to +30 within ±240, which takes about 120: the in-process test above flags it
-    there.)"""
+    """Unsandboxed (the control: its channel works), 240 sets against greedy: the page-cache
+    bot plays better in every later seating (by about 25 points a hand) and the audit flags it;
+    random_bot over the same deals is not flagged. (The interval holds for any values within
+    ±240, so it flags such a gain only after about 150 sets: at 120, its lower end was -0.8;
+    at 240, +14.7.)"""
     world = World()
     try:
-        run(load_config(cheater(world, "none", rounds=20)), deal_secret=SECRET)
+        run(load_config(cheater(world, "none", rounds=240)), deal_secret=SECRET)
         rows = {r["name"]: r for r in json.loads(
             (world.output / "standings.json").read_text())["standings"]}
         audit = rows["attacker"]["audit"]
-        assert audit["later_minus_first"] > 10 and audit["high"] > audit["later_minus_first"], \
-            audit
-        assert rows["attacker"]["audit"]["sets"] == 20
+        assert audit["sets"] == 240
+        assert audit["flag"] is True and audit["low"] > 0, audit
         assert rows["victim"]["audit"]["flag"] is False
         config = world.config.read_text().replace("pagecache.py", "random_bot.py")
         world.config.write_text(config)
