@@ -1,4 +1,4 @@
-"""The tournament report's viewer: one fixed page, script and style (no data; its text is package data).
+"""The tournament report's viewer: one fixed page, script and style (no data).
 
 ``report/index.html`` loads ``report.css``, ``data.js`` (``window.CT_REPORT``: the page's data,
 :func:`referee.web.folder.page_data`) and ``report.js``, which draws everything from the data,
@@ -56,7 +56,9 @@ row: a description, with no error control.</dd>
 sets they shared (a <em>set</em>: the same deals in every seat order, so the luck of the cards
 cancels): <em>stronger</em> when its interval of the difference in points a hand lies above
 0, <em>tie</em> when it lies within the margin, else <em>open</em>; then the difference and
-half the interval's width (± ∞: not enough deals yet for a bound), and the sets.</dd>
+half the interval's width (<em>too few sets for a bound</em>: the interval is still the
+whole range of a hand's points; <em>at least</em>, <em>at most</em>: only one end is), and the
+sets.</dd>
 <dt>faults</dt><dd>timeouts, illegal moves, garbled lines, crashes, failed starts, memory
 kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <dt>tags</dt><dd><em>left out</em>: did not start in the pre-flight, plays no match (last);
@@ -68,7 +70,8 @@ kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <section id="audit" hidden><h2>Fair-play audit</h2>
 <p class="muted">Per entrant, its points a hand in the later seatings of each duplicate set
 minus in the first-played one, with its interval: a bot that remembers the deals between the
-seatings of a set scores more in the later ones. Flagged when the interval lies above 0.</p>
+seatings of a set scores more in the later ones. Flagged when the interval lies above 0;
+<em>too few sets</em> while an end of it is still the whole range of a hand's points.</p>
 <table class="data" id="audits"><thead><tr><th>entrant</th><th class="n">later − first</th>
 <th>interval</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></table>
 </section>

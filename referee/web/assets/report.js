@@ -52,7 +52,8 @@
     D.audit.forEach((r) => {
       const tr = el("tr", r.flag ? "hit" : "");
       tr.append(td(r.name), td(num(r.later_minus_first, 1), "n"),
-        td("[" + (r.low === null ? "\u2212\u221e" : num(r.low, 1)) + ", " + (r.high === null ? "\u221e" : num(r.high, 1)) + "]"),
+        td(r.low !== null && r.high !== null ? "[" + num(r.low, 1) + ", " + num(r.high, 1) + "]"
+          : "too few sets" + (r.low !== null ? " (at least " + num(r.low, 1) + ")" : r.high !== null ? " (at most " + num(r.high, 1) + ")" : ""), r.low !== null && r.high !== null ? "" : "muted"),
         td(r.sets === undefined || r.sets === null ? "" : r.sets, "n"),
         td(r.flag ? (r.flag === true ? "flagged" : String(r.flag)) : "\u2013", r.flag ? "bad" : "muted"));
       body.appendChild(tr);
@@ -93,8 +94,11 @@
     const [word, diff, low, high, sets] = v;
     if (diff === null) return word + " (never met)";
     const sign = diff > 0 ? "+" : "";
-    const size = low !== null && high !== null ? " \u00b1 " + ((high - low) / 2).toFixed(1) : " \u00b1 \u221e";
-    return word + " " + sign + diff.toFixed(1) + size + " pts/hand" + (sets === null ? "" : ", " + plural(sets, "set"));
+    const signed = (x) => (x > 0 ? "+" : "") + x.toFixed(1);
+    // an end null: the data bound nothing yet on that side (referee.web.folder.bounded)
+    const size = low !== null && high !== null ? " \u00b1 " + ((high - low) / 2).toFixed(1)
+      : low !== null ? " (at least " + signed(low) + ")" : high !== null ? " (at most " + signed(high) + ")" : "";
+    return word + " " + sign + diff.toFixed(1) + size + " pts/hand" + (low === null && high === null ? ", too few sets for a bound" : "") + (sets === null ? "" : ", " + plural(sets, "set"));
   }
   function standingRow(r) {
     const tr = el("tr", found !== null ? "hit" : "");
