@@ -171,6 +171,44 @@ def test_a_gauntlets_answers_audit_flags_and_left_out_entrants_reach_the_data() 
     assert "format: gauntlet" in data["settings"]
 
 
+def test_an_interval_still_at_the_range_of_a_hands_points_reads_too_few_sets() -> None:
+    """One duplicate set bounds nothing: the stopping test's interval is the whole range of a
+    hand's points (±240 in classic, ±218 in red frog) or infinite, and the page says so in
+    words, not ``± ∞`` nor ``[-240.0, 240.0]``; an end the data did bound is kept."""
+    s = Summary()
+    s.add(line("r1-g001-s01", ["a", "b"], [300, 100], [1, 2]))
+    audit = {"later_minus_first": 14.3, "low": -240.0, "high": 240.0, "flag": False, "sets": 1}
+    rows = [{"rank": 1, "name": "a", "score": 20.0, "audit": audit},
+            {"rank": 2, "name": "b", "score": 10.0,
+             "audit": audit | {"low": -60.5, "high": None}},
+            {"rank": 3, "name": "c", "score": 5.0, "audit": audit | {"low": -3.0, "high": 9.0}}]
+    standings = {"standings": rows, "stopped": "cap",
+                 "pairs": [pair("a", "b", "open", 14.3, -240.0, 240.0, 1),
+                           pair("b", "c", "open", 2.0, None, None, 1)],
+                 "questions": [pair("a", "b", "open", 14.3, -240.0, 240.0, 1),
+                               pair("a", "c", "stronger", 30.0, 12.5, 240.0, 6)]}
+    data = page_data(s, name="t", rows=rows, standings=standings, config={"variant": "classic"},
+                     preflight={})
+    assert data["rows"][0][-2] == ["open", 14.3, None, None, 1]
+    assert data["rows"][1][-2] == ["open", 2.0, None, None, 1]
+    assert [q["text"] for q in data["questions"]] == [
+        "open +14.3 pts/hand, too few sets for a bound, 1 set",
+        "stronger +30.0 (at least +12.5) pts/hand, 6 sets"]
+    assert [(a["low"], a["high"]) for a in data["audit"]] == [
+        (None, None), (-60.5, None), (-3.0, 9.0)]
+    # a red frog hand has 218 points: 240 is no bound there, 218 is
+    for variant, verdict in (("red-frog-black-frog", ["open", 1.0, None, 200.0, 1]),
+                             ("classic", ["open", 1.0, -218.0, 200.0, 1])):
+        frog = page_data(s, name="t", rows=rows[2:], config={"variant": variant},
+                         standings={"standings": rows[2:], "pairs": [
+                             pair("c", "d", "open", 1.0, -218.0, 200.0, 1)]}, preflight={})
+        assert frog["rows"][0][-2] == verdict
+    # the browser's words for the same data (test_report.py: in Chromium, from a real run)
+    js = (Path(__file__).resolve().parent.parent / "referee" / "web" / "assets" / "report.js"
+          ).read_text()
+    assert "too few sets for a bound" in js and "\\u221e" not in js
+
+
 def test_a_rebuild_keeps_the_chart_of_a_finished_tournament(tmp_path: Path) -> None:
     out = tmp_path / "out"
     journal(out, [line(f"r{k}-g001-s01", ["a", "b"], [30 + k, 10], [1, 2]) for k in range(5)])

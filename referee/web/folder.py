@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee.game.rules import Variant
+
 __all__ = ["CHUNK", "CROSS_TOP", "EXAMPLES", "FaultGroup", "Summary", "headline", "order_note",
            "page_data"]
 
@@ -192,12 +194,34 @@ def _r(value: Any, places: int = 2) -> float | None:
     return None if x is None else round(x, places)
 
 
+def hand_bound(config: dict[str, Any] | None) -> float:
+    """The points in play in one hand of the tournament's variant (classic when unknown): an
+    interval's end at ``±`` this is the range of the points, no bound from the data."""
+    try:
+        return float(Variant(str((config or {}).get("variant", "classic"))).hand_total)
+    except ValueError:
+        return float(Variant.CLASSIC.hand_total)
+
+
+def _end(value: Any, bound: float) -> float | None:
+    """An interval's end, or ``None`` when it is infinite or at the bound (too few sets)."""
+    x = _num(value)
+    return None if x is None or abs(x) >= bound - 1e-3 else x
+
+
+def bounded(item: dict[str, Any], bound: float) -> dict[str, Any]:
+    """``item`` (a pair, a question, an audit) with its ``low`` and ``high`` as :func:`_end`
+    reads them: ``None`` where the data bound nothing yet."""
+    return item | {"low": _end(item.get("low"), bound), "high": _end(item.get("high"), bound)}
+
+
 def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def _pair_text(pair: dict[str, Any]) -> str:
-    """A verdict in words: ``stronger by 5.6 ± 2.1 points a hand (3 sets)``."""
+    """A verdict in words: ``stronger +5.6 ± 2.1 pts/hand, 3 sets``; an end of the interval
+    that is ``None`` is no bound (:func:`bounded`)."""
     verdict = str(pair.get("verdict", ""))
     diff, low, high = _num(pair.get("diff")), _num(pair.get("low")), _num(pair.get("high"))
     sets = pair.get("sets")
@@ -210,9 +234,10 @@ def _pair_text(pair: dict[str, Any]) -> str:
     elif high is not None:
         size = f"{diff:+.1f} (at most {high:+.1f})"
     else:
-        size = f"{diff:+.1f} (no bound yet)"
-    tail = f", {_count(sets, 'set')}" if isinstance(sets, int) and not isinstance(sets, bool) \
-        else ""
+        size = f"{diff:+.1f}"
+    tail = "" if low is not None or high is not None else ", too few sets for a bound"
+    if isinstance(sets, int) and not isinstance(sets, bool):
+        tail += f", {_count(sets, 'set')}"
     return f"{verdict} {size} pts/hand{tail}"
 
 
@@ -310,9 +335,12 @@ def _row(k: int, row: dict[str, Any], pair: dict[str, Any] | None,
 
 
 def standings_rows(rows: list[dict[str, Any]], pairs: list[dict[str, Any]],
-                   left_out: dict[str, str]) -> list[list[Any]]:
-    """The standings as the page's rows (:data:`COLUMNS`), each with its verdict on the next."""
-    by_upper = {str(p.get("upper")): p for p in pairs}
+                   left_out: dict[str, str], *, bound: float | None = None) -> list[list[Any]]:
+    """The standings as the page's rows (:data:`COLUMNS`), each with its verdict on the next
+    (an end of its interval ``None`` where the data bound nothing yet: ``bound``, the points
+    of a hand, :func:`hand_bound`)."""
+    bound = hand_bound(None) if bound is None else bound
+    by_upper = {str(p.get("upper")): bounded(p, bound) for p in pairs}
     return [_row(k, r, by_upper.get(str(r.get("name"))), left_out) for k, r in enumerate(rows)]
 
 
@@ -374,8 +402,9 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
     """
     doc = standings or {}
     final = standings is not None
-    pairs = [p for p in doc.get("pairs") or () if isinstance(p, dict)]
-    questions = [q for q in doc.get("questions") or () if isinstance(q, dict)]
+    bound = hand_bound(config)
+    pairs = [bounded(p, bound) for p in doc.get("pairs") or () if isinstance(p, dict)]
+    questions = [bounded(q, bound) for q in doc.get("questions") or () if isinstance(q, dict)]
     left_out = {str(k): str(v) for k, v in (doc.get("left_out") or {}).items()} \
         if isinstance(doc.get("left_out"), dict) else {}
     rows = [r for r in rows if isinstance(r, dict)]
@@ -387,14 +416,14 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
     place = {n: k for k, n in enumerate(order)}
     top = order[:CROSS_TOP]
     cross = [[summary.cell(a, b) if a != b else None for b in top] for a in top]
-    audit = [{"name": str(r.get("name")), **{k: r["audit"].get(k) for k in (
-        "later_minus_first", "low", "high", "flag", "sets")}}
+    audit = [bounded({"name": str(r.get("name")), **{k: r["audit"].get(k) for k in (
+        "later_minus_first", "low", "high", "flag", "sets")}}, bound)
              for r in rows if isinstance(r.get("audit"), dict)]
     examples = examples or {}
     shown = sorted(summary.faults.values(),
                    key=lambda g: (place.get(g.name, len(order)), g.kind))[:FAULT_GROUPS]
     groups = [group_data(g, examples) for g in shown]
-    all_rows = standings_rows(rows, pairs, left_out) if table is None else table
+    all_rows = standings_rows(rows, pairs, left_out, bound=bound) if table is None else table
     return {
         "name": name, "final": final, "matches": matches,
         "entrants": len(order),

@@ -41,7 +41,14 @@ from referee.records.record import RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
 from referee.tournament.ratings import MatchResult, RatingConfig, Standings
 from referee.tournament.run import Pages
-from referee.web.folder import ROWS_FILE, Summary, group_data, page_data, standings_rows
+from referee.web.folder import (
+    ROWS_FILE,
+    Summary,
+    group_data,
+    hand_bound,
+    page_data,
+    standings_rows,
+)
 from referee.web.replay_html import ASSETS as VIEWER
 from referee.web.replay_html import linked_page, match_steps, script_json
 from referee.web.report_page import ASSETS
@@ -196,7 +203,9 @@ class Report:
             self.all_pages = True
         left_out = (standings or {}).get("left_out")
         table = standings_rows(self.rows, data_pairs(standings),
-                               left_out if isinstance(left_out, dict) else {})
+                               left_out if isinstance(left_out, dict) else {},
+                               bound=hand_bound(self.config if isinstance(self.config, dict)
+                                                else None))
         data = page_data(self.summary, name=self.name, rows=self.rows, standings=standings,
                          config=self.config if isinstance(self.config, dict) else None,
                          preflight=self._preflight(standings), chart=self._chart(), pages="all",

@@ -1,4 +1,4 @@
-"""The tournament report's viewer: one fixed page, script and style (no I/O, no data).
+"""The tournament report's viewer: one fixed page, script and style (no data).
 
 ``report/index.html`` loads ``report.css``, ``data.js`` (``window.CT_REPORT``: the page's data,
 :func:`referee.web.folder.page_data`) and ``report.js``, which draws everything from the data,
@@ -6,12 +6,13 @@ and loads the match list a chunk at a time (``matches/<k>.js``, each calling
 ``ctMatches(k, rows)``) and a chosen entrant's crosstable (``cross/<k>.js``, ``ctCross``) as
 ``<script>`` elements: plain files, so the page works from ``file://`` as from any static
 server. The script writes every text from the data with ``textContent``, never as HTML, so
-nothing a bot wrote can become markup.
+nothing a bot wrote can become markup. The style and script are package data
+(``assets/report.css``, ``assets/report.js``).
 """
 
 from __future__ import annotations
 
-from referee.web.replay_html import html_head
+from referee.web.replay_html import asset, html_head
 
 __all__ = ["ASSETS", "INDEX_HTML"]
 
@@ -55,7 +56,9 @@ row: a description, with no error control.</dd>
 sets they shared (a <em>set</em>: the same deals in every seat order, so the luck of the cards
 cancels): <em>stronger</em> when its interval of the difference in points a hand lies above
 0, <em>tie</em> when it lies within the margin, else <em>open</em>; then the difference and
-half the interval's width (± ∞: not enough deals yet for a bound), and the sets.</dd>
+half the interval's width (<em>too few sets for a bound</em>: the interval is still the
+whole range of a hand's points; <em>at least</em>, <em>at most</em>: only one end is), and the
+sets.</dd>
 <dt>faults</dt><dd>timeouts, illegal moves, garbled lines, crashes, failed starts, memory
 kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <dt>tags</dt><dd><em>left out</em>: did not start in the pre-flight, plays no match (last);
@@ -67,7 +70,8 @@ kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <section id="audit" hidden><h2>Fair-play audit</h2>
 <p class="muted">Per entrant, its points a hand in the later seatings of each duplicate set
 minus in the first-played one, with its interval: a bot that remembers the deals between the
-seatings of a set scores more in the later ones. Flagged when the interval lies above 0.</p>
+seatings of a set scores more in the later ones. Flagged when the interval lies above 0;
+<em>too few sets</em> while an end of it is still the whole range of a hand's points.</p>
 <table class="data" id="audits"><thead><tr><th>entrant</th><th class="n">later − first</th>
 <th>interval</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></table>
 </section>
@@ -99,401 +103,9 @@ step of the match where it happened and to the bot's stderr.</p><div id="faultli
 </html>
 """
 
-REPORT_CSS = """
-:root { --ink: #1d2327; --muted: #5f6b75; --line: #dde3e8; --good: #1a7f37; --bad: #b42318;
-  --head: #f4f6f8; --accent: #17603a; }
-* { box-sizing: border-box; }
-body { margin: 0; color: var(--ink); background: #fff;
-  font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-header { background: #0b1f15; color: #f4f1e8; padding: 14px 20px; }
-header h1 { margin: 0 0 4px; font-size: 20px; overflow-wrap: anywhere; }
-.headline { font-size: 19px; font-weight: 600; margin: 0 0 4px; color: #fff;
-  overflow-wrap: anywhere; }
-header .sub { color: #a9c2b3; margin: 0 0 6px; }
-header nav a { color: #f2c14e; margin-right: 12px; text-decoration: none; }
-main { padding: 8px 20px 20px; max-width: 1100px; }
-h2 { font-size: 18px; margin: 22px 0 6px; border-bottom: 2px solid var(--accent);
-  padding-bottom: 3px; }
-.muted { color: var(--muted); }
-p.muted { margin: 4px 0 8px; font-size: 13px; }
-.settings { margin: 0; padding-left: 18px; font-size: 14px; columns: 2 260px; }
-.tools { margin: 6px 0; display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: center;
-  font-size: 14px; }
-.tools input { font: inherit; padding: 3px 6px; width: 12em; max-width: 60vw; }
-.pager button { font: inherit; font-size: 13px; margin: 0 2px; }
-table.data { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 14px;
-  width: 100%; }
-table.data th { background: var(--head); text-align: left; font-weight: 600; }
-table.data th, table.data td { padding: 4px 6px; border-bottom: 1px solid var(--line);
-  vertical-align: top; overflow-wrap: anywhere; }
-table.standings { font-size: 13px; }
-.n { text-align: right !important; white-space: nowrap; }
-td small { display: block; color: var(--muted); font-size: 11px; }
-.good { color: var(--good); }
-.bad { color: var(--bad); }
-.win { font-weight: 600; }
-.tag { font-size: 11px; border-radius: 8px; padding: 0 5px; border: 1px solid currentColor;
-  margin-left: 4px; white-space: nowrap; }
-a { color: #0b5cad; }
-tr.hit td { background: #fff6d6; }
-table.cross { table-layout: fixed; }
-table.cross thead th.c { text-align: right; }
-table.cross th.c { font-size: 12px; font-weight: 600; overflow: hidden; text-overflow: ellipsis;
-  white-space: nowrap; }
-table.cross td { text-align: right; font-size: 13px; }
-.legend { font-size: 13px; margin: 8px 0; }
-.legend dt { font-weight: 600; margin-top: 4px; }
-.legend dd { margin: 0 0 0 16px; }
-svg.chart { width: 100%; max-width: 760px; height: auto; display: block; }
-svg.chart text { font-size: 11px; fill: var(--muted); }
-svg.chart .grid { stroke: var(--line); }
-.keys { display: flex; flex-wrap: wrap; gap: 4px 16px; font-size: 13px; margin-top: 4px; }
-.keys i { display: inline-block; width: 14px; height: 4px; margin-right: 5px;
-  vertical-align: middle; }
-.group { margin: 10px 0; }
-.group h3 { font-size: 15px; margin: 0 0 2px; overflow-wrap: anywhere; }
-.group ul { margin: 2px 0; padding-left: 18px; font-size: 14px; }
-.group li { overflow-wrap: anywhere; margin: 3px 0; }
-pre.tail { margin: 2px 0 0; padding: 4px 6px; background: var(--head); font-size: 12px;
-  white-space: pre-wrap; overflow-wrap: anywhere; max-height: 7.5em; overflow-y: auto; }
-footer { padding: 10px 20px 20px; font-size: 12px; }
-@media (max-width: 760px) {
-  header, main { padding-left: 10px; padding-right: 10px; }
-  .w { display: none; }
-  table.data th, table.data td { padding: 3px 4px; }
-}
-@media (max-width: 430px) {
-  .m { display: none; }
-  .headline { font-size: 17px; }
-}
-"""
+REPORT_CSS = asset("report.css")
 
-REPORT_JS = r"""
-(function () {
-  "use strict";
-  const D = window.CT_REPORT;
-  const $ = (id) => document.getElementById(id);
-  if (!D) { $("nodata").hidden = false; $("headline").textContent = "no data"; return; }
-  const el = (tag, cls, text) => {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  };
-  const a = (href, text, title) => { const e = el("a", "", text); e.href = href; if (title) e.title = title; return e; };
-  const td = (text, cls) => el("td", cls || "", text);
-  const path = (p) => p.split("/").map(encodeURIComponent).join("/");
-  const num = (x, places) => (x === null || x === undefined ? "" : Number(x).toFixed(places));
-  const plural = (n, one, many) => n + " " + (n === 1 ? one : (many || one + "s"));
-  const C = {};
-  D.columns.forEach((c, k) => { C[c] = k; });
-  const pages = D.pages === "all" ? null : new Set(Array.isArray(D.pages) ? D.pages : []);
-  const matchHref = (id, hash) => (pages === null || pages.has(id)
-    ? "games/" + encodeURIComponent(id) + ".html" + (hash ? "#" + hash : "")
-    : "../games/" + encodeURIComponent(id) + ".json");
-  const logHref = (id, seat, name) => "../" + path("logs/" + id + "/" + seat + "-" + name + ".stderr");
-
-  // -- header, settings ---------------------------------------------------------------------
-  document.title = D.name + " \u00b7 tournament report";
-  $("name").textContent = D.name;
-  $("headline").textContent = D.headline;
-  $("sub").textContent = plural(D.matches, "match", "matches") + " \u00b7 " + plural(D.entrants, "entrant") +
-    " \u00b7 " + (D.final ? "final" : "provisional: it reloads every 30 s while the run goes on") +
-    (D.stopped ? " \u00b7 " + D.stopped : "");
-  D.files.forEach((f) => { $("files").appendChild(a("../" + f, f)); $("files").appendChild(document.createTextNode(" ")); });
-  D.settings.forEach((s) => $("settings").appendChild(el("li", "", s)));
-  $("stopped").textContent = D.stopped ? D.stopped + "." : (D.final ? "" : "The run is not over.");
-  if (D.order_note) $("order").textContent = D.order_note;
-  else $("order").textContent = "Sorted by mu\u22123\u03c3.";
-
-  // -- gauntlet, audit, left out ------------------------------------------------------------
-  if (D.questions.length) {
-    $("gauntlet").hidden = false;
-    const body = $("questions").tBodies[0];
-    D.questions.forEach((q) => {
-      const tr = el("tr");
-      tr.append(td(q.upper), td(q.lower), td(q.text, q.verdict === "stronger" ? "good" : ""));
-      body.appendChild(tr);
-    });
-  }
-  if (D.audit.length) {
-    $("audit").hidden = false;
-    const body = $("audits").tBodies[0];
-    D.audit.forEach((r) => {
-      const tr = el("tr", r.flag ? "hit" : "");
-      tr.append(td(r.name), td(num(r.later_minus_first, 1), "n"),
-        td("[" + (r.low === null ? "\u2212\u221e" : num(r.low, 1)) + ", " + (r.high === null ? "\u221e" : num(r.high, 1)) + "]"),
-        td(r.sets === undefined || r.sets === null ? "" : r.sets, "n"),
-        td(r.flag ? (r.flag === true ? "flagged" : String(r.flag)) : "\u2013", r.flag ? "bad" : "muted"));
-      body.appendChild(tr);
-    });
-  }
-  Object.keys(D.left_out).forEach((name) => {
-    const p = $("leftout");
-    const line = el("div");
-    line.appendChild(document.createTextNode(name + " left out: " + D.left_out[name]));
-    if (D.preflight[name]) { line.appendChild(document.createTextNode(" (")); line.appendChild(a("../" + path(D.preflight[name]), "its stderr")); line.appendChild(document.createTextNode(")")); }
-    p.appendChild(line);
-  });
-
-  // -- standings ----------------------------------------------------------------------------
-  const PAGE = 100, RF = D.rows.length || 1;
-  const rowFiles = { 0: D.rows };
-  window.ctRows = (k, rows) => { rowFiles[k] = rows; };
-  const load = (dir, k, have, done) => {
-    if (have[k]) { done(have[k]); return; }
-    const s = el("script");
-    s.src = dir + "/" + k + ".js";
-    s.onload = () => done(have[k] || null);
-    s.onerror = () => done(null);
-    document.body.appendChild(s);
-  };
-  function rowsAt(places, done) {  // the rows at these places of the standings
-    const files = [...new Set(places.map((p) => Math.floor(p / RF)))];
-    let left = files.length;
-    if (!left) { done([]); return; }
-    files.forEach((k) => load("rows", k, rowFiles, () => {
-      if (--left === 0) done(places.map((p) => (rowFiles[Math.floor(p / RF)] || [])[p % RF]).filter((r) => r));
-    }));
-  }
-  let page = 0, found = null;
-  function verdict(v) {
-    if (!v) return "";
-    if (typeof v === "string") return v;
-    const [word, diff, low, high, sets] = v;
-    if (diff === null) return word + " (never met)";
-    const sign = diff > 0 ? "+" : "";
-    const size = low !== null && high !== null ? " \u00b1 " + ((high - low) / 2).toFixed(1) : " \u00b1 \u221e";
-    return word + " " + sign + diff.toFixed(1) + size + " pts/hand" + (sets === null ? "" : ", " + plural(sets, "set"));
-  }
-  function standingRow(r) {
-    const tr = el("tr", found !== null ? "hit" : "");
-    tr.id = "row-" + r[C.rank];
-    const name = el("td");
-    const pick = a("#crosstable", r[C.name], "this entrant against every other, and its faults");
-    pick.addEventListener("click", () => { $("pick").value = r[C.name]; showOne(r[C.name]); });
-    name.appendChild(pick);
-    (r[C.flags] ? r[C.flags].split(",") : []).forEach((f) => name.appendChild(el("span", "tag bad", f)));
-    const v = r[C.verdict];
-    const vcell = td(verdict(v), typeof v === "object" && v && v[0] === "stronger" ? "good" : "");
-    const faults = td(r[C.faults] ? String(r[C.faults]) : "\u2013", "n m" + (r[C.faults] ? " bad" : " muted"));
-    tr.append(td(r[C.rank], "n"), name, td(num(r[C.mu], 2), "n w"), td(num(r[C.sigma], 2), "n w"),
-      td(num(r[C.score], 2), "n"), td(r[C.matches], "n w"), td(r[C.wins], "n w"),
-      td(num(r[C.mean_rank], 2), "n w"), td(num(r[C.points_per_hand], 1), "n"), faults,
-      td(r[C.p_above_next] === null ? "" : Math.round(100 * r[C.p_above_next]) + "%", "n w"), vcell);
-    return tr;
-  }
-  function pager(box, count, size, at, go) {
-    box.replaceChildren();
-    const pages = Math.ceil(count / size);
-    if (pages <= 1) return;
-    const b = (label, to) => { const e = el("button", "", label); e.disabled = to < 0 || to >= pages || to === at; e.addEventListener("click", () => go(to)); return e; };
-    box.append(b("\u00ab", 0), b("\u2039", at - 1),
-      el("span", "", " " + (at * size + 1) + "\u2013" + Math.min(count, (at + 1) * size) + " of " + count + " "),
-      b("\u203a", at + 1), b("\u00bb", pages - 1));
-  }
-  function drawStandings() {
-    const body = $("table").tBodies[0];
-    const total = found === null ? D.rows_total : found.length;
-    const places = [];
-    for (let p = page * PAGE; p < Math.min(total, (page + 1) * PAGE); p++) places.push(found === null ? p : found[p]);
-    pager($("pager"), total, PAGE, page, (to) => { page = to; drawStandings(); });
-    rowsAt(places, (rows) => {
-      body.replaceChildren();
-      rows.forEach((r) => body.appendChild(standingRow(r)));
-      if (found !== null && !found.length) { const tr = el("tr"); const c = td("no entrant matches", "muted"); c.colSpan = 12; tr.appendChild(c); body.appendChild(tr); }
-    });
-  }
-  $("find").addEventListener("input", () => {
-    const q = $("find").value.trim().toLowerCase();
-    found = null;
-    if (q) { found = []; D.names.forEach((n, k) => { if (k < D.rows_total && n.toLowerCase().includes(q)) found.push(k); }); }
-    page = 0;
-    drawStandings();
-  });
-  drawStandings();
-
-  // -- crosstable ---------------------------------------------------------------------------
-  function crossCell(c) {
-    if (!c) return td("", "muted");
-    const [w, l, m, pa, pb] = c;
-    const diff = pa - pb;
-    const cell = td((diff > 0 ? "+" : "") + diff.toFixed(1), diff > 0 ? "good" : diff < 0 ? "bad" : "");
-    cell.appendChild(el("small", "", w + "\u2013" + l));
-    cell.title = pa + " vs " + pb + " points a hand; " + w + " wins, " + l + " losses in " + plural(m, "match", "matches");
-    return cell;
-  }
-  function drawCross() {
-    const names = D.cross.names, box = $("cross");
-    if (!names.length || !D.matches) { box.replaceChildren(el("p", "muted", "no match finished yet")); return; }
-    const width = box.clientWidth || 900;
-    const n = Math.max(2, Math.min(names.length, Math.floor((width - 110) / 62)));
-    const t = el("table", "data cross");
-    t.style.width = Math.min(width, 110 + 90 * n) + "px";
-    const cols = el("colgroup");
-    const first = el("col"); first.style.width = "110px"; cols.appendChild(first);
-    for (let k = 0; k < n; k++) cols.appendChild(el("col"));
-    t.appendChild(cols);
-    const head = el("tr");
-    head.appendChild(el("th", "", ""));
-    names.slice(0, n).forEach((b, k) => { const th = el("th", "c", (k + 1) + " " + b); th.title = b; head.appendChild(th); });
-    t.appendChild(el("thead")).appendChild(head);
-    const body = el("tbody");
-    names.slice(0, n).forEach((row, i) => {
-      const tr = el("tr");
-      const th = el("th", "c", (i + 1) + " " + row); th.title = row; tr.appendChild(th);
-      for (let j = 0; j < n; j++) tr.appendChild(i === j ? td("\u00b7", "muted") : crossCell(D.cross.cells[i][j]));
-      body.appendChild(tr);
-    });
-    t.appendChild(body);
-    box.replaceChildren(t);
-    if (n < D.entrants) box.appendChild(el("p", "muted", "The top " + n + " of the standings; choose an entrant below for all of its opponents."));
-  }
-  drawCross();
-  let resized = null;
-  window.addEventListener("resize", () => { clearTimeout(resized); resized = setTimeout(drawCross, 150); });
-  const details = {};
-  window.ctEntrant = (k, data) => { details[k] = data; };
-  const place = {};
-  D.names.forEach((n, k) => { place[n] = k; });
-  function showOne(name) {
-    const box = $("one");
-    if (!(name in place)) { box.replaceChildren(el("p", "muted", name ? "no entrant named " + name : "")); return; }
-    if (!D.details) { box.replaceChildren(el("p", "muted", "Each entrant's opponents and faults are written when the run ends (or by ct-referee report).")); return; }
-    const k = Math.floor(place[name] / D.details.size);
-    load("entrant", k, details, (shard) => {
-      const mine = shard && shard[name];
-      if (!mine) { box.replaceChildren(el("p", "muted", "no details for " + name)); return; }
-      const rows = mine.against.slice().sort((x, y) => (place[x[0]] ?? 1e9) - (place[y[0]] ?? 1e9));
-      const t = el("table", "data");
-      const h = el("tr");
-      ["against", "pts/hand diff", "wins\u2013losses", "matches"].forEach((c, j) => h.appendChild(el("th", j ? "n" : "", c)));
-      t.appendChild(el("thead")).appendChild(h);
-      const body = el("tbody");
-      rows.forEach((r) => {
-        const [other, w, l, m, pa, pb] = r;
-        const tr = el("tr");
-        const d = pa - pb;
-        tr.append(td(other), td((d > 0 ? "+" : "") + d.toFixed(1), "n " + (d > 0 ? "good" : d < 0 ? "bad" : "")), td(w + "\u2013" + l, "n"), td(m, "n"));
-        body.appendChild(tr);
-      });
-      t.appendChild(body);
-      box.replaceChildren(el("h3", "", name + " against " + plural(rows.length, "opponent")), t);
-      mine.faults.forEach((g) => box.appendChild(faultGroup(g)));
-    });
-  }
-  $("pick").addEventListener("change", () => showOne($("pick").value.trim()));
-
-  // -- chart --------------------------------------------------------------------------------
-  const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
-  function drawChart() {
-    const ch = D.chart, box = $("chart");
-    if (!ch || !ch.xs || ch.xs.length < 2) { box.appendChild(el("p", "muted", "no match rated yet")); return; }
-    const NS = "http://www.w3.org/2000/svg", w = 760, h = 280, L = 44, R = 12, T = 10, B = 28;
-    const svg = document.createElementNS(NS, "svg");
-    svg.setAttribute("viewBox", "0 0 " + w + " " + h); svg.setAttribute("class", "chart");
-    svg.setAttribute("role", "img"); svg.setAttribute("aria-label", "rating (mu) over the matches");
-    const vals = ch.series.flatMap((s) => s[1].filter((v) => v !== null));
-    let lo = Math.min(...vals), hi = Math.max(...vals);
-    if (hi - lo < 1) { lo -= 1; hi += 1; }
-    const x0 = ch.xs[0], span = Math.max(1, ch.xs[ch.xs.length - 1] - x0);
-    const px = (x) => L + (x - x0) / span * (w - L - R), py = (y) => T + (hi - y) / (hi - lo) * (h - T - B);
-    const add = (tag, attrs, text) => { const e = document.createElementNS(NS, tag); Object.keys(attrs).forEach((k) => e.setAttribute(k, attrs[k])); if (text !== undefined) e.textContent = text; svg.appendChild(e); return e; };
-    for (let k = 0; k < 5; k++) {
-      const y = lo + (hi - lo) * k / 4;
-      add("line", { x1: L, x2: w - R, y1: py(y), y2: py(y), class: "grid" });
-      add("text", { x: L - 6, y: py(y) + 4, "text-anchor": "end" }, y.toFixed(0));
-      const x = Math.round(x0 + span * k / 4);
-      add("text", { x: px(x), y: h - 8, "text-anchor": "middle" }, String(x));
-    }
-    const keys = el("div", "keys");
-    ch.series.forEach((s, k) => {
-      const pts = ch.xs.map((x, j) => (s[1][j] === null ? null : px(x).toFixed(1) + "," + py(s[1][j]).toFixed(1))).filter((p) => p !== null);
-      const line = add("polyline", { fill: "none", stroke: PALETTE[k % 10], "stroke-width": 2, points: pts.join(" ") });
-      if (k >= 10) line.setAttribute("stroke-dasharray", "6 3");
-      const title = document.createElementNS(NS, "title"); title.textContent = s[0]; line.appendChild(title);
-      const key = el("span"); const i = el("i"); i.style.background = PALETTE[k % 10]; key.append(i, document.createTextNode(s[0]));
-      keys.appendChild(key);
-    });
-    box.append(svg, keys);
-  }
-  drawChart();
-
-  // -- faults -------------------------------------------------------------------------------
-  function faultGroup(g) {
-    const div = el("div", "group");
-    const benched = g.benched === g.count && g.examples.length && /^(left out|disqualified): /.test(g.examples[0].detail);
-    if (benched) {
-      const h = el("h3", "", g.name + " " + g.examples[0].detail.replace(/: /, ": no process, ") + " (" + plural(g.count, "match", "matches") + " lost by " + g.kind + ")");
-      if (D.preflight[g.name]) { h.appendChild(document.createTextNode(" ")); h.appendChild(a("../" + path(D.preflight[g.name]), "its stderr")); }
-      div.appendChild(h);
-      return div;
-    }
-    div.appendChild(el("h3", "", g.name + ": " + plural(g.count, g.kind + " fault") + (g.benched ? " (" + g.benched + " of them with no process: benched)" : "")));
-    const ul = el("ul");
-    g.examples.forEach((ex) => {
-      const li = el("li");
-      const where = "hand=" + ex.hand + (ex.turn !== undefined ? "&turn=" + ex.turn : "&fault=" + ex.seat);
-      li.appendChild(a(matchHref(ex.id, where), ex.id + ", hand " + ex.hand + (ex.turn !== undefined ? ", turn " + ex.turn : "")));
-      li.appendChild(document.createTextNode(": " + ex.detail + " "));
-      if (ex.log) li.appendChild(a("../" + path(ex.log), "its stderr"));
-      if (ex.tail) li.appendChild(el("pre", "tail", ex.tail));
-      ul.appendChild(li);
-    });
-    if (g.count > g.examples.length) ul.appendChild(el("li", "muted", "and " + (g.count - g.examples.length) + " more (see the matches below)"));
-    div.appendChild(ul);
-    return div;
-  }
-  function drawFaults() {
-    const box = $("faultlist");
-    if (!D.faults.length) { box.appendChild(el("p", "muted", D.matches ? "no fault" : "no match finished yet")); return; }
-    D.faults.forEach((g) => box.appendChild(faultGroup(g)));
-    if (D.fault_groups > D.faults.length) box.appendChild(el("p", "muted", "and " + (D.fault_groups - D.faults.length) + " more groups, of entrants further down the standings: choose an entrant (its name in the standings) for its own."));
-  }
-  drawFaults();
-
-  // -- matches ------------------------------------------------------------------------------
-  const chunks = {}, MPAGE = 50;
-  let mpage = 0;
-  window.ctMatches = (k, rows) => { chunks[k] = rows; };
-  const chunk = (k, done) => load("matches", k, chunks, (rows) => done(rows || []));
-  function drawMatches() {
-    const body = $("mtable").tBodies[0];
-    pager($("mpager"), D.matches, MPAGE, mpage, (to) => { mpage = to; drawMatches(); });
-    if (!D.matches) { body.replaceChildren(); const tr = el("tr"); const c = td("no match finished yet", "muted"); c.colSpan = 4; tr.appendChild(c); body.appendChild(tr); return; }
-    const start = mpage * MPAGE, k = Math.floor(start / D.chunk);
-    chunk(k, (rows) => {
-      body.replaceChildren();
-      rows.slice(start - k * D.chunk, start - k * D.chunk + MPAGE).forEach((m) => {
-        const [id, players, totals, ranks, hands, faults] = m;
-        const tr = el("tr");
-        tr.id = "match-" + id;
-        const link = td(); link.appendChild(a(matchHref(id), id)); tr.appendChild(link);
-        const seats = td();
-        players.forEach((p, s) => {
-          if (s) seats.appendChild(document.createTextNode(" \u00b7 "));
-          seats.appendChild(el("span", ranks[s] === 1 ? "win" : "", p + " " + totals[s] + " (" + ranks[s] + ")"));
-        });
-        tr.append(seats, td(hands, "n"));
-        const f = td("", "bad");
-        faults.forEach((x, j) => {
-          if (j) f.appendChild(document.createTextNode(", "));
-          f.appendChild(a(matchHref(id, "hand=" + x[2] + "&fault=" + x[0]), players[x[0]] + ": " + x[1]));
-          if (!x[3]) { f.appendChild(document.createTextNode(" ")); f.appendChild(a(logHref(id, x[0], players[x[0]]), "stderr")); }
-        });
-        tr.appendChild(f);
-        body.appendChild(tr);
-      });
-    });
-  }
-  drawMatches();
-  if (!D.final) {  // a running tournament: fresh data, unless the reader is busy with the page
-    setTimeout(() => {
-      if (!$("find").value && !$("pick").value && page === 0 && mpage === 0 && window.scrollY < 50) location.reload();
-    }, 30000);
-  }
-})();
-"""  # noqa: E501
+REPORT_JS = asset("report.js")
 
 ASSETS = {"index.html": INDEX_HTML, "report.css": REPORT_CSS, "report.js": REPORT_JS}
 """The report's fixed files (the same for every tournament), by name in ``report/``."""
