@@ -45,6 +45,21 @@ def honest_tournament(secret: bytes, sets: int = 20, hands: int = 2) -> bool:
     return any(v.flag for v in audit.result(alpha=ALPHA).values())
 
 
+def test_the_audit_does_not_depend_on_the_order_matches_finish_in() -> None:
+    # At concurrency 2 sets finish in another order than at 1: the standings must not change.
+    matches = []
+    for spec in play_order(specs(SECRET, 12)):
+        rng = random.Random(spec.id)
+        matches.append((spec, [Hand(spec.deal(k), dealer=0).rollout(rng) for k in (1, 2)]))
+    verdicts = []
+    for order in (matches, matches[::-1]):
+        audit = Audit(["a", "b"], bound=Variant.CLASSIC.hand_total, per_set=2)
+        for spec, scores in order:
+            audit.add(spec, scores)
+        verdicts.append({n: v.to_json() for n, v in audit.result(alpha=ALPHA).items()})
+    assert verdicts[0] == verdicts[1]
+
+
 def test_honest_bots_over_many_secrets_are_flagged_at_most_at_the_stated_rate() -> None:
     runs = 300
     flagged = sum(honest_tournament(hashlib.sha256(f"t{i}".encode()).digest())

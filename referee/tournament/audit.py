@@ -98,9 +98,11 @@ class Audit:
             seatings.append((play_key(spec), spec.seats, per_hand))
 
     def values(self, entrant: int) -> list[float]:
-        """The entrant's later-minus-first value of every finished set it played."""
+        """The entrant's later-minus-first value of every finished set it played, in schedule
+        order (round, group): the interval depends on the order of its values, and the order
+        sets finish in depends on the concurrency."""
         out = []
-        for seatings in self._sets.values():
+        for _, seatings in sorted(self._sets.items()):
             if len(seatings) < max(2, self.per_set) or entrant not in seatings[0][1]:
                 continue
             ordered = sorted(seatings)
