@@ -51,12 +51,14 @@ HINT_STDERR = "log to stderr instead: stdout carries answers only (and `info ...
 HINT_NOT_HELD = "you played a card not in your hand"
 HINT_DEBUG = ("that is a debug line on stdout, read as your answer: write it to stderr (kept in "
               "the logs), or begin it with `info ` (a comment the replay shows)")
+HINT_DEBUG_BETWEEN = ("that is a debug line on stdout, sent between requests: write it to stderr "
+                      "(kept in the logs), or begin it with `info ` (a comment the replay shows)")
 _DEBUG = re.compile(r"^\W*(debug|dbg|log|trace|warn(ing)?|error|note)\b", re.IGNORECASE)
 
 
-def _garbled_hint(text: str, hint: str) -> str:
-    """``hint``, or :data:`HINT_DEBUG` for an answer that looks like a debug line."""
-    return HINT_DEBUG if _DEBUG.match(text) else hint
+def _garbled_hint(text: str, hint: str, *, debug: str = HINT_DEBUG) -> str:
+    """``hint``, or ``debug`` for a line that looks like a debug line."""
+    return debug if _DEBUG.match(text) else hint
 HINT_CASE = "write cards as Ts/Ah (rank A 2-9 T J Q K, then suit c d h s in lower case)"
 HINT_QUIT = "exit when you read `quit` (and at the end of input)"
 HINT_AFTER_END = "keep reading after `end`: another `match` line may follow"
@@ -350,7 +352,8 @@ class _BotChecker:
                 raise _Failed(StepResult(
                     "", FAIL, sent=prev, received=err.quoted,
                     expected=f"nothing until the next request ({line.split()[0]})",
-                    hint=HINT_STDERR), Fault.GARBLED) from None
+                    hint=_garbled_hint(err.quoted or "", HINT_STDERR, debug=HINT_DEBUG_BETWEEN)),
+                    Fault.GARBLED) from None
             self.log(">", line)
             raise _Failed(StepResult("", FAIL, sent=line, received=err.detail,
                                      expected="one line under 4 KiB", hint=HINT_STDERR),
