@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
@@ -177,13 +177,18 @@ def _hand_luck(record: RecordDict | dict[str, Any]) -> list[list[float]] | None:
     return [[float(x) for x in hand["luck"]] for hand in hands]
 
 
-def _line_luck(line: dict[str, Any], players: int) -> list[list[float]] | None:
-    """The luck of the stock flips a journal line carries (``luck``), if well formed."""
-    luck = line.get("luck")
-    if not isinstance(luck, list) or len(luck) != line.get("hands"):
+_Num = TypeVar("_Num", int, float)
+
+
+def _line_hands(line: dict[str, Any], key: str, players: int,
+                kind: type[_Num]) -> list[list[_Num]] | None:
+    """A per-hand, per-seat table a journal line carries (``scores``, ``luck``), if well formed:
+    one row a hand, one number a seat."""
+    table = line.get(key)
+    if not isinstance(table, list) or len(table) != line.get("hands"):
         return None
     try:
-        hands = [[float(x) for x in hand] for hand in luck]
+        hands = [[kind(x) for x in hand] for hand in table]
     except (TypeError, ValueError):
         return None
     return hands if all(len(h) == players for h in hands) else None
@@ -191,14 +196,12 @@ def _line_luck(line: dict[str, Any], players: int) -> list[list[float]] | None:
 
 def _line_scores(line: dict[str, Any], players: int) -> list[list[int]] | None:
     """The hand scores a journal line carries (``scores``), if well formed."""
-    scores = line.get("scores")
-    if not isinstance(scores, list) or len(scores) != line.get("hands"):
-        return None
-    try:
-        hands = [[int(x) for x in hand] for hand in scores]
-    except (TypeError, ValueError):
-        return None
-    return hands if all(len(h) == players for h in hands) else None
+    return _line_hands(line, "scores", players, int)
+
+
+def _line_luck(line: dict[str, Any], players: int) -> list[list[float]] | None:
+    """The luck of the stock flips a journal line carries (``luck``), if well formed."""
+    return _line_hands(line, "luck", players, float)
 
 
 def plan_advice(config: Config, total: int | None) -> str | None:
