@@ -181,7 +181,7 @@ class _Sequence:
         lam = min(math.sqrt(2 * log_term / (var_before * t * math.log(1 + t))), TRUNCATION)
         self.lam_sum += lam
         self.lam_x += lam * y
-        self.penalty += 4 * (y - mean_before) ** 2 * (-math.log(1 - lam) - lam) / 4
+        self.penalty += (y - mean_before) ** 2 * (-math.log(1 - lam) - lam)
         self.n = t
         self.total += y
         mean_now = (0.5 + self.total) / (t + 1)
