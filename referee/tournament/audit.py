@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,13 +40,23 @@ def play_key(spec: MatchSpec) -> bytes:
                     hashlib.sha256).digest()
 
 
-def play_order(specs: Sequence[MatchSpec]) -> list[MatchSpec]:
+def in_play_order(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
     """``specs`` in the order they are to be played: groups as they come, each group's
-    seatings in :func:`play_key` order."""
-    first: dict[tuple[int, int], int] = {}
-    for i, spec in enumerate(specs):
-        first.setdefault(spec.deals_key, i)
-    return sorted(specs, key=lambda s: (first[s.deals_key], play_key(s)))
+    seatings in :func:`play_key` order (drawn from the deal secret: no bot knows whether it
+    plays a set first). A group's seatings follow each other in a schedule's round, so one
+    group is held at a time: a round of a million streams through."""
+    group: list[MatchSpec] = []
+    for spec in specs:
+        if group and spec.deals_key != group[0].deals_key:
+            yield from sorted(group, key=play_key)
+            group = []
+        group.append(spec)
+    yield from sorted(group, key=play_key)
+
+
+def play_order(specs: Iterable[MatchSpec]) -> list[MatchSpec]:
+    """:func:`in_play_order` as a list."""
+    return list(in_play_order(specs))
 
 
 @dataclass(frozen=True)
@@ -94,8 +104,9 @@ class Audit:
         per_hand = [sum(h[seat] for h in hand_scores) / len(hand_scores)
                     for seat in range(len(spec.seats))]
         seatings = self._sets.setdefault(spec.deals_key, [])
-        if all(key != play_key(spec) for key, _, _ in seatings):
-            seatings.append((play_key(spec), spec.seats, per_hand))
+        key = play_key(spec)
+        if all(k != key for k, _, _ in seatings):
+            seatings.append((key, spec.seats, per_hand))
 
     def values(self, entrant: int) -> list[float]:
         """The entrant's later-minus-first value of every finished set it played, in schedule

@@ -27,7 +27,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -42,7 +42,7 @@ from referee.records.match_id import MatchId
 from referee.records.record import FaultDict, RecordDict, RecordError, read_record
 from referee.runners.local import CancelSignal, Runner, local_runner
 from referee.tournament.admission import FaultLimit, Preflight, preflight
-from referee.tournament.audit import Audit, play_key
+from referee.tournament.audit import Audit, in_play_order
 from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.course import Stopped
 from referee.tournament.dispatch import TournamentError, play_jobs, stop_on_sigint
@@ -279,20 +279,6 @@ def uid_isolation(config: Config) -> str:
     if ok:
         return f"each bot a subordinate uid of its own: {detail}"
     return f"every bot as uid {os.geteuid()} (bot_uids: shared)"
-
-
-def in_play_order(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
-    """``specs`` in the order they are to be played: groups as they come, each group's
-    seatings in :func:`~referee.tournament.audit.play_key` order (drawn from the deal secret:
-    no bot knows whether it plays a set first). A group's seatings follow each other in a
-    round, so one group is held at a time: a round of a million streams through."""
-    group: list[MatchSpec] = []
-    for spec in specs:
-        if group and spec.deals_key != group[0].deals_key:
-            yield from sorted(group, key=play_key)
-            group = []
-        group.append(spec)
-    yield from sorted(group, key=play_key)
 
 
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
