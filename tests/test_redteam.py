@@ -3,6 +3,7 @@ hostile bot tried, asserted refused."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -125,8 +126,9 @@ def test_a_bots_own_interpreter_path_must_be_public(folder: Path) -> None:
 
 
 def test_info_lines_cannot_bloat_the_record(tmp_path: Path) -> None:
-    """32 info lines of 1 KiB with every answer, for a whole match: the record keeps at most
-    :data:`INFO_BUDGET` characters of them for that seat, the other seat is untouched."""
+    """32 info lines of 1 KiB of control characters with every answer, for a whole match: the
+    record keeps at most :data:`INFO_BUDGET` bytes of them as it writes them (JSON, six bytes a
+    control character) for that seat, the other seat is untouched."""
     from referee.bots.bot import INFO_BUDGET
     from referee.game.rules import Deal
     from referee.match.play import Entrant, play_match
@@ -138,4 +140,5 @@ def test_info_lines_cannot_bloat_the_record(tmp_path: Path) -> None:
     kept = [line for hand in record["hands"] for turn in hand["turns"]
             for line in turn.get("info", ())]
     assert record["faults"] == [] and len(record["hands"]) > 1
-    assert INFO_BUDGET - 1024 < sum(map(len, kept)) <= INFO_BUDGET
+    written = [len(json.dumps(line)) - 2 for line in kept]
+    assert INFO_BUDGET - 6 * 1024 < sum(written) <= INFO_BUDGET

@@ -16,6 +16,7 @@ Every way a bot breaks the protocol is a :class:`BotError` carrying its
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import select
@@ -44,7 +45,7 @@ LINE_MAX = 4096  #: longest answer line accepted, in bytes, without its newline
 SEND_BATCH = 1 << 16  #: queued event bytes past which ``Bot.send`` writes at once
 INFO_MAX = 1024  #: ``info`` lines are cut to this many characters
 INFO_KEEP = 32  #: at most this many ``info`` lines are kept per request
-INFO_BUDGET = 1 << 18  #: characters of ``info`` lines kept per bot process (one match)
+INFO_BUDGET = 1 << 18  #: bytes of ``info`` lines (as JSON) kept per bot process (one match)
 CHUNK = 1 << 16
 UNSANDBOXED = Launcher()
 """The default launcher: no sandbox, no memory limit, files up to 64 MiB."""
@@ -367,14 +368,16 @@ class Bot:
     # -- internals -----------------------------------------------------------------------
 
     def _budget(self, info: list[str]) -> tuple[str, ...]:
-        """The ``info`` lines that fit in what is left of :data:`INFO_BUDGET` (a bot cannot
-        bloat its match record: escaped control characters would cost six bytes each)."""
+        """The ``info`` lines that fit in what is left of :data:`INFO_BUDGET`, each counted as
+        the record writes it (JSON: a control character or a replaced byte costs six), so a
+        bot cannot bloat its match record past the budget whatever it sends."""
         kept = []
         for text in info:
-            if len(text) > self._info_left:
+            cost = len(json.dumps(text)) - 2
+            if cost > self._info_left:
                 self._info_left = 0
                 break
-            self._info_left -= len(text)
+            self._info_left -= cost
             kept.append(text)
         return tuple(kept)
 
