@@ -27,6 +27,10 @@ def test_a_hand_worked_by_hand() -> None:
                  {"seat": 0, "play": "Ad", "capture": ["9c"], "turn": "2c", "turn_capture": []}]}
     assert hand_luck(entry, 2, Variant.CLASSIC) == [0.0, 5.0]
     assert hand_luck(entry, 2, Variant.RED_FROG) == [0.0, 0.0]  # red cards score nothing there
+    # A forged entry with more turns than stock cards is a ValueError, as documented.
+    forged = {**entry, "stock": ["5d"]}
+    with pytest.raises(ValueError, match="more turns than stock cards"):
+        hand_luck(forged, 2, Variant.CLASSIC)
 
 
 def _play(players: int, rng: random.Random, greedy: bool) -> dict[str, Any]:

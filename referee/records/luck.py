@@ -71,13 +71,10 @@ def hand_luck(entry: Mapping[str, Any], players: int, variant: Variant) -> list[
     for j, turn in enumerate(entry["turns"]):
         land(Card.parse(turn["play"]), turn["capture"])
         left = stock[j:]
+        if not left:
+            raise ValueError("more turns than stock cards")
         turned = Card.parse(turn["turn"])
-        cache: dict[int, int] = {}  # by card: value depends on the rank and the points
-        for c in left:
-            if c not in cache:
-                cache[c] = value(c)
-        luck[int(turn["seat"])] += cache.get(turned, value(turned)) - sum(
-            cache[c] for c in left) / len(left)
+        luck[int(turn["seat"])] += value(turned) - sum(value(c) for c in left) / len(left)
         land(turned, turn["turn_capture"])
     return [round(x, DIGITS) + 0.0 for x in luck]
 
