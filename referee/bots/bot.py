@@ -225,16 +225,18 @@ class Bot:
     def _spawn(self) -> None:
         binds, sources = None, None
         if self.launcher.policy is not None and self.sealed is not None:
-            self._drop_copy()
-            try:
-                self._copy = match_copy(self.sealed.snapshot)
-            except OSError as err:
-                raise SpawnError(str(err)) from None
+            if self._copy is None:  # a retry after a failed spawn reuses the untouched copy
+                try:
+                    self._copy = match_copy(self.sealed.snapshot)
+                except OSError as err:
+                    raise SpawnError(str(err)) from None
             binds, sources = self.sealed.binds, self.sealed.sources(self._copy)
         try:
             self.attach(start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
                                       hidden=self.hidden, stderr_path=self.stderr_path,
                                       spawner=self.spawner, binds=binds, sources=sources))
+        except SpawnError:
+            raise  # no bot ran: its copy is as made, kept for the one retry (close drops it)
         except BaseException:
             self._drop_copy()
             raise
