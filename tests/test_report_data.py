@@ -235,3 +235,11 @@ def test_a_resumed_runs_report_counts_the_earlier_matches_once(tmp_path: Path) -
     assert data["matches"] == 3
     assert data["cross"]["cells"][data["cross"]["names"].index("a")][
         data["cross"]["names"].index("b")][:3] == [2, 1, 3]
+
+
+def test_the_settings_say_how_often_the_rating_is_updated() -> None:
+    from referee.web.folder import settings
+    per_set = settings({}, {"rating": {"mu": 25, "sigma": 8.3, "per": "set"}})
+    per_match = settings({}, {"rating": {"mu": 25, "sigma": 8.3, "per": "match"}})
+    assert any("updated once per duplicate set" in line for line in per_set), per_set
+    assert any("updated once per match" in line for line in per_match), per_match

@@ -377,7 +377,9 @@ def settings(config: dict[str, Any] | None, standings: dict[str, Any] | None) ->
     rating = (standings or {}).get("rating") or config.get("rating")
     if isinstance(rating, dict) and _num(rating.get("mu")) is not None:
         sigma = _num(rating.get("sigma")) or 0
-        out.append(f"rating: TrueSkill mu {rating['mu']:g}, sigma {sigma:g}")
+        per = ("once per duplicate set, on luck-adjusted points"
+               if rating.get("per", "set") == "set" else "once per match, on finishing ranks")
+        out.append(f"rating: TrueSkill mu {rating['mu']:g}, sigma {sigma:g}, updated {per}")
     return out
 
 
