@@ -478,9 +478,15 @@ def reachable(path: Path, uid: int, gid: int) -> bool:
     return True
 
 
+PACKAGE_FILES = (".py", ".css", ".js")
+"""What :func:`public_package` copies: the package's source, and its data (the web assets,
+which importing the replay page reads, as ``ct-referee bot`` does)."""
+
+
 @functools.cache
 def public_package() -> Path:
-    """A copy of the referee package (its ``.py`` files: no secrets) that any uid can read,
+    """A copy of the referee package (its :data:`PACKAGE_FILES`: the source and the web
+    assets it reads, no secrets) that any uid can read,
     in ``/run/ct-referee/package-<digest>``, for a root referee whose checkout lies in a
     folder the bots' uids cannot traverse (a clone in ``/root`` or a ``mktemp -d`` folder):
     bots may import the rules all the same. Made once per content (the folder name is the
@@ -490,7 +496,8 @@ def public_package() -> Path:
     :raises OSError: if it cannot be made.
     """
     package = Path(referee.__file__).resolve().parent
-    files = sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts)
+    files = sorted(p for p in package.rglob("*") if p.suffix in PACKAGE_FILES
+                   and p.is_file() and "__pycache__" not in p.parts)
     digest = hashlib.sha256()
     for path in files:
         digest.update(f"{path.relative_to(package)}\0".encode())
