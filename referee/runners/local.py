@@ -19,7 +19,7 @@ import multiprocessing
 import queue
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from referee.match.job import Done, MatchJob
 
 __all__ = ["CancelSignal", "Failed", "Faulted", "Finished", "ProcessRunner", "Runner",
-           "RunnerError", "RunnerEvent", "ThreadRunner", "local_runner"]
+           "RunnerError", "RunnerEvent", "ThreadRunner", "faulted", "local_runner"]
 
 
 class RunnerError(RuntimeError):
@@ -77,7 +77,30 @@ RunnerEvent = Finished | Failed | Faulted
 
 
 class Runner(Protocol):
-    """Where matches run: the one seam between the tournament and the machines."""
+    """Where matches run: the one seam between the tournament and the machines. A runner
+    subclasses it to inherit the defaults of the optional abilities (``remote``,
+    :attr:`isolation`, :attr:`by_set`, :meth:`submit_set`), which only a cluster changes."""
+
+    remote: bool = False
+    """Whether its bots are spawned on other machines (the tournament then leaves the sandbox
+    mode, the pre-flight and the sealed snapshots to them)."""
+
+    @property
+    def isolation(self) -> str:
+        """What keeps a duplicate set's seatings apart, for the tournament's header."""
+        return "the seatings of a set never at once"
+
+    @property
+    def by_set(self) -> bool:
+        """Whether whole duplicate sets go as one unit each (:meth:`submit_set`), their
+        seatings played one after another where it runs; false: one match at a time."""
+        return False
+
+    def submit_set(self, jobs: list[MatchJob]) -> None:
+        """Plays the seatings of one duplicate set, in order, as one unit holding one slot
+        (only called where :attr:`by_set` is true); each ends with its own :class:`Finished`
+        or :class:`Failed`."""
+        raise TypeError(f"{type(self).__name__} plays one match at a time (by_set is false)")
 
     def slots(self) -> int:
         """How many matches it can play at once now (at least 1): the tournament keeps that
@@ -91,7 +114,7 @@ class Runner(Protocol):
     def wait(self, timeout: float) -> list[RunnerEvent]:
         """What happened since the last call, waiting up to ``timeout`` seconds for something
         when nothing has yet. Every submitted job ends with one :class:`Finished` or
-        :class:`Failed`."""
+        :class:`Failed`, its :class:`Faulted` events before it."""
         ...
 
     def cancel(self) -> None:
@@ -106,18 +129,21 @@ class Runner(Protocol):
         ...
 
 
-class _Relay(Observer):
-    """Puts each fault of one match on a queue, with the match's id."""
+def faulted(job: MatchJob, line: dict[str, Any]) -> list[Faulted]:
+    """The :class:`Faulted` events of a finished match, from its result line: how faults
+    travel from another process or machine (inside the result, never on a channel of their
+    own that the result could overtake)."""
+    return [Faulted(job, fault, line["players"][fault["seat"]]) for fault in line["faults"]]
 
-    def __init__(self, match_id: str, faults: Any) -> None:
-        self.match_id, self.faults = match_id, faults
+
+class _Relay(Observer):
+    """Hands each fault of one match to ``report`` as it happens (a match in this process)."""
+
+    def __init__(self, match_id: str, report: Callable[[str, FaultDict, str], None]) -> None:
+        self.match_id, self.report = match_id, report
 
     def fault(self, fault: FaultDict, name: str) -> None:
-        self.faults.put((self.match_id, fault, name))
-
-
-FAULTS_WAIT_S = 5.0
-"""How long a finished match's result waits for its faults, relayed on their own channel."""
+        self.report(self.match_id, fault, name)
 
 
 class _Settable(Protocol):
@@ -127,21 +153,24 @@ class _Settable(Protocol):
     def is_set(self) -> bool: ...
 
 
-class _PoolRunner:
+class _PoolRunner(Runner):
     """What the thread and process runners share: a pool of ``concurrency`` workers, and one
     queue of events filled by the futures' callbacks (each match's faults before its end)."""
+
+    faults_in_result = False
+    """Whether a finished match's faults come inside its result (another process) rather than
+    as they happen (this process: relayed before the match's future is done)."""
 
     def __init__(self, concurrency: int, cancel: _Settable) -> None:
         self.concurrency = max(1, concurrency)
         self._cancel = cancel
         """Set by :meth:`cancel`: the running matches see it and abandon."""
         self._executor: Executor | None = None
-        """The pool, made on the first match."""
+        """The pool, made on the first match (or by :meth:`ProcessRunner.start`)."""
         self._events: queue.SimpleQueue[RunnerEvent] = queue.SimpleQueue()
         self._jobs: dict[str, MatchJob] = {}
         self._futures: dict[Future[Done], MatchJob] = {}
-        self._faults_seen: dict[str, int] = {}
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
 
     def slots(self) -> int:
         """See :meth:`Runner.slots`: the concurrency."""
@@ -151,20 +180,16 @@ class _PoolRunner:
         with self._lock:
             self._jobs[job.spec.id] = job
             self._futures[future] = job
-            self._faults_seen[job.spec.id] = 0
         future.add_done_callback(self._done)
 
     def _done(self, future: Future[Done]) -> None:
         with self._lock:
             job = self._futures.pop(future)
-        event = self._outcome(future, job)
-        with self._lock:
-            if isinstance(event, Finished):  # its faults first: they travel on another channel
-                want = len(event.done.line["faults"])
-                self._lock.wait_for(lambda: self._faults_seen[job.spec.id] >= want,
-                                    timeout=FAULTS_WAIT_S)
             self._jobs.pop(job.spec.id, None)
-            self._faults_seen.pop(job.spec.id, None)
+        event = self._outcome(future, job)
+        if isinstance(event, Finished) and self.faults_in_result:
+            for fault in faulted(job, event.done.line):
+                self._events.put(fault)
         self._events.put(event)  # a callback never raises: each job ends with one event
 
     @staticmethod
@@ -182,11 +207,8 @@ class _PoolRunner:
     def _fault(self, match_id: str, fault: FaultDict, name: str) -> None:
         with self._lock:
             job = self._jobs.get(match_id)
-            if job is None:
-                return
+        if job is not None:
             self._events.put(Faulted(job, fault, name))
-            self._faults_seen[match_id] += 1
-            self._lock.notify_all()
 
     def wait(self, timeout: float) -> list[RunnerEvent]:
         """See :meth:`Runner.wait`."""
@@ -224,7 +246,8 @@ class _PoolRunner:
 class ThreadRunner(_PoolRunner):
     """Plays ``concurrency`` matches at once in threads of this process: the referee mostly
     waits on the bots' pipes (the bots are processes), but every match's referee loop shares
-    this process's interpreter (the GIL), so a second thread adds little."""
+    this process's interpreter (the GIL), so a second thread adds little. Faults are reported
+    as they happen."""
 
     def __init__(self, concurrency: int = 1) -> None:
         self._stop = threading.Event()
@@ -234,18 +257,8 @@ class ThreadRunner(_PoolRunner):
         """See :meth:`Runner.submit`."""
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match")
-        relay = _Relay(job.spec.id, _Calls(self._fault))
+        relay = _Relay(job.spec.id, self._fault)
         self._track(job, self._executor.submit(job.run, self._stop, relay, keep=True))
-
-
-@dataclass(frozen=True)
-class _Calls:
-    """A queue-like ``put`` that calls a function (a fault relayed within one process)."""
-
-    call: Any
-
-    def put(self, item: tuple[str, FaultDict, str]) -> None:
-        self.call(*item)
 
 
 # -- worker processes --------------------------------------------------------------------------
@@ -253,17 +266,16 @@ class _Calls:
 PR_SET_PDEATHSIG = 1
 """Linux's prctl option: the signal a process gets when its parent ends."""
 _worker_stop: ProcessEvent | None = None
-_worker_faults: Any = None
 
 
-def _init_worker(stop: ProcessEvent, faults: Any) -> None:
+def _init_worker(stop: ProcessEvent) -> None:
     """Runs first in each worker process: Ctrl-C (sent to the whole foreground process group)
     is the coordinator's to handle; the worker learns of it through ``stop``."""
-    global _worker_stop, _worker_faults
+    global _worker_stop
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by its parent
     _die_with_parent()
-    _worker_stop, _worker_faults = stop, faults
+    _worker_stop = stop
 
 
 @contextlib.contextmanager
@@ -286,41 +298,31 @@ def _die_with_parent() -> None:
 
 
 def _play_in_worker(job: MatchJob) -> Done:
-    """Plays one match in a worker process, relaying its faults as they happen; the record is
-    written here (the worker shares the output folder), only the result line goes back."""
-    return job.run(_worker_stop, _Relay(job.spec.id, _worker_faults))
+    """Plays one match in a worker process; the record is written here (the worker shares the
+    output folder), only the result line goes back, its faults inside it."""
+    return job.run(_worker_stop)
 
 
 class ProcessRunner(_PoolRunner):
     """Plays ``concurrency`` matches at once, each in one of ``concurrency`` worker processes
     of this machine (started once, on the first match; they end with this process, even when
     it is killed outright): the referee's own work is spread over the cores. The cancel signal
-    is a ``multiprocessing`` event; faults come back on a ``multiprocessing`` queue as they
-    happen, records as results."""
+    is a ``multiprocessing`` event; a match's faults come back inside its result line, just
+    before its :class:`Finished`."""
+
+    faults_in_result = True
 
     def __init__(self, concurrency: int = 2, *, start_method: str = "spawn") -> None:
         self._context = multiprocessing.get_context(start_method)
         self._stop = self._context.Event()
         super().__init__(concurrency, self._stop)
-        self._faults = self._context.SimpleQueue()
-        self._drain: threading.Thread | None = None
 
     def _start(self) -> Executor:
         if self._executor is None:
             self._executor = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
                                                  initializer=_init_worker,
-                                                 initargs=(self._stop, self._faults))
-            self._drain = threading.Thread(target=self._drain_faults, name="faults",
-                                           daemon=True)
-            self._drain.start()
+                                                 initargs=(self._stop,))
         return self._executor
-
-    def _drain_faults(self) -> None:
-        while True:
-            item = self._faults.get()
-            if item is None:
-                return
-            self._fault(*item)
 
     def slots(self) -> int:
         """See :meth:`Runner.slots`: twice the concurrency, so that each worker process has
@@ -339,14 +341,6 @@ class ProcessRunner(_PoolRunner):
             future = Future()
             future.set_exception(BrokenProcessPool("broken"))
         self._track(job, future)
-
-    def close(self) -> None:
-        """See :meth:`Runner.close`: the pool, then the thread that relays faults."""
-        super().close()
-        if self._drain is not None:
-            self._faults.put(None)
-            self._drain.join()
-            self._drain = None
 
 
 def local_runner(concurrency: int) -> ThreadRunner | ProcessRunner:

@@ -126,7 +126,7 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
 
     def top_up() -> None:
         while not cancelled and len(left) < runner.slots():
-            by_set = bool(getattr(runner, "by_set", False))
+            by_set = runner.by_set
             batch = ready.take_set() if by_set else [job for job in [ready.take()] if job]
             if not batch:
                 return
@@ -135,7 +135,7 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
                 unit[job.spec.id] = batch[0].spec.id
             left[batch[0].spec.id] = len(batch)
             if by_set:
-                runner.submit_set(batch)  # type: ignore[attr-defined]
+                runner.submit_set(batch)
             else:
                 runner.submit(batch[0])
 

@@ -308,7 +308,7 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     """
     reporter = reporter or Reporter()
     stop = stop or threading.Event()
-    remote = bool(getattr(runner, "remote", False))  # bots spawned on other machines
+    remote = runner is not None and runner.remote  # bots spawned on other machines
     hidden: dict[str, tuple[Path, ...]] = {}
     if config.sandbox is not SandboxMode.NONE:  # auto or bwrap: never a silent fall-back
         if not remote and not bwrap_available():
@@ -417,8 +417,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
     if seals is not None:
         sandbox += f"; {uid_isolation(config)}; {seals.summary}"
-    isolation = getattr(runner, "isolation", "the seatings of a set never at once")
-    sandbox = f"{sandbox}; {isolation}"
+    sandbox = f"{sandbox}; {runner.isolation}"
     entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()),
                                     sealed=seals.by_name[e.name] if seals else None)
                 for e in config.entrants]
