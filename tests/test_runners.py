@@ -82,3 +82,18 @@ def test_a_cluster_runner_declares_its_own_abilities() -> None:
 
     assert Runner in ClusterRunner.__mro__ and ClusterRunner.remote is True
     assert ClusterRunner.submit_set is not Runner.submit_set
+
+
+def test_a_worker_reads_the_shared_folder_file_once(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    from referee.runners.cluster import shares_output
+
+    key = tmp_path / "secret"
+    key.write_text("abc")
+    job = quitter_job(tmp_path, 1)
+    shared = dataclasses.replace(job, shared=(key, "abc"))
+    apart = dataclasses.replace(job, shared=(key, "xyz"))
+    assert shares_output(shared) and not shares_output(apart)
+    key.unlink()  # read once: the answers stand without the file
+    assert shares_output(shared) and not shares_output(apart)
+    assert not shares_output(job)  # no shared file named: the record comes back

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -186,10 +187,14 @@ def play_on_worker(job: MatchJob) -> WorkerReport:
 
 def shares_output(job: MatchJob) -> bool:
     """Whether this worker sees the coordinator's output folder (a shared file system): its
-    :attr:`~referee.match.job.MatchJob.shared` file is there and holds the same text."""
-    if job.shared is None:
-        return False
-    path, text = job.shared
+    :attr:`~referee.match.job.MatchJob.shared` file is there and holds the same text. Read
+    once per worker and tournament (:func:`_holds`), not once per match."""
+    return job.shared is not None and _holds(*job.shared)
+
+
+@functools.lru_cache(maxsize=64)
+def _holds(path: Path, text: str) -> bool:
+    """Whether the file at ``path`` holds ``text`` (the answer kept: one read a worker)."""
     try:
         return path.read_text(encoding="utf-8") == text
     except (OSError, UnicodeDecodeError):
