@@ -5,6 +5,7 @@ that checks the shared output folder once."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from pathlib import Path
 
@@ -97,3 +98,23 @@ def test_a_worker_reads_the_shared_folder_file_once(tmp_path: Path) -> None:
     key.unlink()  # read once: the answers stand without the file
     assert shares_output(shared) and not shares_output(apart)
     assert not shares_output(job)  # no shared file named: the record comes back
+
+
+@pytest.mark.process
+def test_worker_processes_make_files_with_the_umask_of_their_runner(tmp_path: Path) -> None:
+    """Each runner's workers take the umask of the moment its pool was made, even forked from
+    a server started earlier under another one (a tournament's records are private)."""
+    modes = []
+    for umask, folder in ((0o022, tmp_path / "a"), (0o077, tmp_path / "b")):
+        folder.mkdir()
+        old = os.umask(umask)
+        try:
+            with ProcessRunner(2) as runner:
+                runner.start()
+                job = quitter_job(folder, 1)
+                runner.submit(job)
+                events_until_done(runner, 1)
+        finally:
+            os.umask(old)
+        modes.append((folder / "games" / f"{job.spec.id}.json").stat().st_mode & 0o777)
+    assert modes == [0o644, 0o600]

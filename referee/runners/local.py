@@ -16,9 +16,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import multiprocessing
+import os
 import queue
+import select
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.bots.bot import CancelSignal
 from referee.match.play import MatchAborted, Observer
-from referee.records.record import FaultDict
+from referee.records.record import FaultDict, current_umask
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Event as ProcessEvent
@@ -95,6 +98,13 @@ class Runner(Protocol):
         """Whether whole duplicate sets go as one unit each (:meth:`submit_set`), their
         seatings played one after another where it runs; false: one match at a time."""
         return False
+
+    def start(self) -> None:
+        """Gets ready to play, without waiting: worker processes start here, in the
+        background, so that they are up by the first match (the tournament calls it before its
+        own preparation: the sandbox check, the sealed snapshots, the pre-flight). Default:
+        nothing to do."""
+        return None
 
     def submit_set(self, jobs: list[MatchJob]) -> None:
         """Plays the seatings of one duplicate set, in order, as one unit holding one slot
@@ -268,14 +278,58 @@ PR_SET_PDEATHSIG = 1
 _worker_stop: ProcessEvent | None = None
 
 
-def _init_worker(stop: ProcessEvent) -> None:
+def _init_worker(stop: ProcessEvent, umask: int, coordinator: int) -> None:
     """Runs first in each worker process: Ctrl-C (sent to the whole foreground process group)
-    is the coordinator's to handle; the worker learns of it through ``stop``."""
+    is the coordinator's to handle; the worker learns of it through ``stop``. The files it
+    makes get the coordinator's umask when its pool was made (a fork server, started once, may
+    hold an older one). It ends with the ``coordinator`` process."""
     global _worker_stop
+    os.umask(umask)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by its parent
     _die_with_parent()
+    _die_with(coordinator)
     _worker_stop = stop
+
+
+WATCH_POLL_S = 0.5
+"""How often a worker looks for its coordinator where the system cannot say when it ends."""
+
+
+def _die_with(pid: int) -> None:
+    """Kills this process (SIGKILL) once the process ``pid`` ends, from a watching thread. A
+    worker forked by a fork server is the server's child, not the coordinator's: the parent
+    death signal watches the server, which lives as long as any worker holds its pipe; so the
+    worker watches the coordinator itself (a pidfd; else a look every :data:`WATCH_POLL_S`)."""
+    if pid == os.getppid():
+        return  # the parent death signal does it
+    try:
+        fd: int | None = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os.kill(os.getpid(), signal.SIGKILL)  # already gone
+        return
+    except (OSError, AttributeError):
+        fd = None
+
+    def watch() -> None:
+        if fd is not None:
+            select.select([fd], [], [])  # readable once the process has ended
+        else:
+            while _alive(pid):
+                time.sleep(WATCH_POLL_S)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="coordinator", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextlib.contextmanager
@@ -297,32 +351,70 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def _ready() -> int:
+    """A worker's first task (:meth:`ProcessRunner.start`): nothing, once it is up."""
+    return os.getpid()
+
+
 def _play_in_worker(job: MatchJob) -> Done:
     """Plays one match in a worker process; the record is written here (the worker shares the
     output folder), only the result line goes back, its faults inside it."""
     return job.run(_worker_stop)
 
 
+PRELOAD = ["__main__", "referee.runners.local", "referee.match.job"]
+"""What the fork server imports once (the program's main module, as a spawned worker would,
+and the match's modules), so that each worker forked from it starts with them."""
+
+
+def default_start_method() -> str:
+    """``forkserver`` where there is one (Linux, macOS): a server process imports the referee
+    once and each worker is a fork of it, ready in milliseconds, where a ``spawn`` ed worker
+    starts a new interpreter that imports everything again (about 0.2 s of a core each, the
+    program's main module included); else ``spawn``. Never a plain ``fork`` of the
+    coordinator, whose threads a child could inherit mid-lock."""
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
 class ProcessRunner(_PoolRunner):
     """Plays ``concurrency`` matches at once, each in one of ``concurrency`` worker processes
-    of this machine (started once, on the first match; they end with this process, even when
-    it is killed outright): the referee's own work is spread over the cores. The cancel signal
-    is a ``multiprocessing`` event; a match's faults come back inside its result line, just
-    before its :class:`Finished`."""
+    of this machine (started by :meth:`start`, or on the first match; they end with this
+    process, even when it is killed outright): the referee's own work is spread over the
+    cores. The cancel signal is a ``multiprocessing`` event; a match's faults come back inside
+    its result line, just before its :class:`Finished`."""
 
     faults_in_result = True
 
-    def __init__(self, concurrency: int = 2, *, start_method: str = "spawn") -> None:
-        self._context = multiprocessing.get_context(start_method)
+    def __init__(self, concurrency: int = 2, *, start_method: str | None = None) -> None:
+        method = start_method or default_start_method()
+        self._context = multiprocessing.get_context(method)
+        if method == "forkserver":
+            self._context.set_forkserver_preload(PRELOAD)
         self._stop = self._context.Event()
         super().__init__(concurrency, self._stop)
+        self._starting = threading.Lock()
+        self._starter: threading.Thread | None = None
+
+    def start(self) -> None:
+        """See :meth:`Runner.start`: every worker process starts now, from a thread of its
+        own (the fork server's first start waits for its imports)."""
+        with self._starting:
+            if self._starter is not None or self._executor is not None:
+                return
+            self._starter = threading.Thread(target=self._start, name="workers", daemon=True)
+            self._starter.start()
 
     def _start(self) -> Executor:
-        if self._executor is None:
-            self._executor = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
-                                                 initializer=_init_worker,
-                                                 initargs=(self._stop,))
-        return self._executor
+        with self._starting:
+            if self._executor is None:
+                pool = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
+                                           initializer=_init_worker,
+                                           initargs=(self._stop, current_umask(), os.getpid()))
+                with _sigint_blocked():  # a worker started here ignores Ctrl-C from its start
+                    for _ in range(self.concurrency):  # one process each, all at once
+                        pool.submit(_ready)
+                self._executor = pool
+            return self._executor
 
     def slots(self) -> int:
         """See :meth:`Runner.slots`: twice the concurrency, so that each worker process has
