@@ -416,6 +416,13 @@ class ProcessRunner(_PoolRunner):
                 self._executor = pool
             return self._executor
 
+    def close(self) -> None:
+        """See :meth:`Runner.close`: after a start under way (:meth:`start`) has made the
+        pool, so that no pool is made once closed."""
+        if self._starter is not None:
+            self._starter.join()
+        super().close()
+
     def slots(self) -> int:
         """See :meth:`Runner.slots`: twice the concurrency, so that each worker process has
         its next match at hand when one ends (no round trip through this process between
