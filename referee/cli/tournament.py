@@ -165,6 +165,7 @@ class PlainReporter(Reporter):
         self.benched: set[str] = set()
         self.total = self.kept = self.shown = 0
         self.t0 = self.last = time.monotonic()
+        self.leader: str | None = None
 
     def _print(self, text: str) -> None:
         self.console.print(Text(text), soft_wrap=True)
@@ -194,8 +195,12 @@ class PlainReporter(Reporter):
         elapsed = now - self.t0
         rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
         left = f", about {(total - done) / rate:.0f} s left" if rate and done < total else ""
-        rows = table.standings()
-        lead = f"; leading: {rows[0].name} (mu-3σ {rows[0].score:.2f})" if table.matches else ""
+        lead = ""
+        if table.matches:  # the leader only when it changed: a log of the same name is noise
+            top = table.standings()[0]
+            if top.name != self.leader:
+                self.leader = top.name
+                lead = f"; leading: {escape_controls(top.name)} (mu-3σ {top.score:.2f})"
         self._print(f"{done}/{total} matches ({100 * done // total}%), "
                     f"{rate:.1f}/s{left}{lead}")
 
