@@ -493,9 +493,32 @@ def test_the_live_header_prints_paths_as_they_are(tmp_path: Path) -> None:
     config = load_config(small_config(tmp_path), output=out)
     console = Console(file=io.StringIO(), force_terminal=True, width=400, color_system=None)
     reporter = LiveReporter(console)
-    reporter.started(config, 2, 0, "none")
+    reporter.started(config, 2, 0, "none; the seatings of a set never at once")
     reporter.close()
-    assert f"output {out}" in console.file.getvalue()  # type: ignore[attr-defined]
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert f"  output:    {out}\n" in shown
+
+
+def test_the_header_is_short_labelled_lines(tmp_path: Path) -> None:
+    """What an organiser reads first: what is played, how it is judged, how the bots run,
+    where it goes; one short line each (it was one line of 322 characters)."""
+    from rich.console import Console
+
+    from referee.cli.tournament import PlainReporter
+
+    config = load_config(small_config(tmp_path), output=tmp_path / "out")
+    console = Console(file=io.StringIO(), width=80)
+    PlainReporter(console).started(config, 2, 1, "bwrap (bwrap, seccomp); each bot a uid of "
+                                   "its own; the seatings of a set never at once")
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert lines[0] == "t: 2 entrants, 2 matches, 1 already played", lines
+    labels = [line.split(":")[0].strip() for line in lines[1:] if line[2] != " "]
+    assert labels == ["played", "deals", "judged", "stops", "bots", "running", "output"], lines
+    assert "  played:    round-robin, 1 round: 2-player matches to 100 points" in lines
+    assert "  bots:      sandbox bwrap (bwrap, seccomp)" in lines
+    assert "             each bot a uid of its own" in lines
+    assert "  running:   concurrency 1; the seatings of a set never at once" in lines
+    assert all(len(line) <= 80 for line in lines if not line.startswith("  output:")), lines
 
 
 @pytest.mark.process

@@ -34,6 +34,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from referee.cli.pipes import ClosedPipeSafe
+from referee.game.rules import Variant
 from referee.match.job import MatchSpec
 from referee.match.play import seat_log
 from referee.protocol.escape import escape_controls
@@ -138,21 +139,44 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
 
 
 def _header(config: Config, total: int, done: int, sandbox: str, where: str | None) -> str:
+    """What the organiser reads before the first match: a title line (name, entrants, matches),
+    then short labelled lines: what is played, how it is judged, how the bots run, where it
+    is written. ``sandbox``: the run's ``; ``-separated account of the bots' isolation."""
     kept = f", {done} already played" if done else ""
-    fmt = "" if config.format == "round-robin" else f"{config.format}, "
+    count = f"at most {total} matches" if config.stop is not None else f"{total} matches"
+    per_set = set_size(config.players, config.seatings)
+    deals = ("every seat order of each deal" if config.seatings == "all"
+             else "each deal in every rotation of the seats")
+    rounds = "" if config.rounds is None else f", {config.rounds} round{'s' * (config.rounds != 1)}"
+    variant = "" if config.variant is Variant.CLASSIC else f", variant {config.variant.value}"
+    pad = " " * 13
+    lines = [
+        f"{escape_controls(config.name)}: {len(config.entrants)} entrants, {count}{kept}",
+        f"  played:    {config.format}{rounds}: {config.players}-player matches to "
+        f"{config.target} points{variant}",
+        f"  deals:     duplicate, {deals} (sets of {per_set} matches)",
+    ]
+    rule = config.stop or Stop()
+    ties = f", ties within {rule.margin:g}" if rule.margin else ""
+    rated = "once per duplicate set" if config.rating.per == "set" else "once per match"
+    lines += [f"  judged:    the table by TrueSkill's mu-3σ, rated {rated}",
+              f"{pad}each pair by luck-adjusted points a hand, at confidence "
+              f"{rule.confidence:g}{ties}"]
     if config.stop is not None:
         note = forecast(config.stop, entrants=len(config.entrants), players=config.players,
-                        set_size=set_size(config.players, config.seatings),
-                        target=config.target, growing=config.format == "ladder")
-        stop = (f"stop at confidence {config.stop.confidence:g}, margin {config.stop.margin:g}"
-                f"/h ({note}), ")
-        count = f"at most {total} matches"
+                        set_size=per_set, target=config.target,
+                        growing=config.format == "ladder")
+        lines += ["  stops:     once every adjacent pair is decided, or at the cap",
+                  f"{pad}forecast: {note}"]
     else:
-        stop, count = "", f"{total} matches"
-    return (f"{config.name}: {len(config.entrants)} entrants, {fmt}{stop}{count}{kept}; "
-            f"{config.players} players, target {config.target}, "
-            f"{where or f'concurrency {config.concurrency}'}, sandbox {sandbox}; "
-            f"output {config.output}")
+        lines.append("  stops:     when every planned match is played")
+    parts = [p for p in sandbox.split("; ") if p]
+    lines.append(f"  bots:      sandbox {parts[0] if parts else 'none'}")
+    lines += [pad + p for p in parts[1:-1]]
+    run_on = where or f"concurrency {config.concurrency}"
+    lines.append(f"  running:   {run_on}" + (f"; {parts[-1]}" if len(parts) > 1 else ""))
+    lines.append(f"  output:    {escape_controls(str(config.output))}")
+    return "\n".join(lines)
 
 
 class PlainReporter(Reporter):
