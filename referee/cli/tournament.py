@@ -57,6 +57,7 @@ from referee.tournament.run import (
     stop_on_sigint,
 )
 from referee.tournament.stopping import Pair, Stop, forecast
+from referee.web.folder import hand_bound, pair_text
 from referee.web.report import Refresher
 
 TOP = 8
@@ -70,7 +71,7 @@ time (its rows are sorted from the whole table: 0.3 s at 10,000 entrants)."""
 
 def standings_table(rows: list[Standing], *, title: str | None = None, limit: int | None = None,
                     compact: bool = False, pairs: Sequence[Pair] = (),
-                    caption: str | None = None) -> RichTable:
+                    caption: str | None = None, bound: float | None = None) -> RichTable:
     """The standings as a rich table (the first ``limit`` rows; ``compact``: ratings only;
     ``pairs``: a ``vs next`` column with each row's verdict on the next)."""
     table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, caption=caption,
@@ -82,6 +83,7 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
     if not pairs:
         cols.remove("vs next")
     verdicts = {p.upper: p for p in pairs}
+    bound = hand_bound(None) if bound is None else bound
     for col in cols:
         table.add_column(col, justify="left" if col in ("name", "faults") else "right",
                          no_wrap=col == "name")
@@ -94,18 +96,16 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
             "pts/h": "-" if row.points_per_hand is None else f"{row.points_per_hand:.1f}",
             "faults": ", ".join(f"{k} {n}" for k, n in row.faults.items() if n) or "-",
             "P>next": "" if row.p_above_next is None else f"{row.p_above_next:.0%}",
-            "vs next": _verdict(verdicts.get(row.name)),
+            "vs next": _verdict(verdicts.get(row.name), bound),
         }
         table.add_row(*(cells[c] for c in cols))
     return table
 
 
-def _verdict(pair: Pair | None) -> str:
-    if pair is None:
-        return ""
-    if pair.diff is None:
-        return f"{pair.verdict} (never met)"
-    return f"{pair.verdict} {pair.diff:+.1f}/h, {pair.sets} set{'' if pair.sets == 1 else 's'}"
+def _verdict(pair: Pair | None, bound: float, *, short: bool = True) -> str:
+    """The verdict in words (:func:`referee.web.folder.pair_text`): ``too early to tell``
+    while its interval measures nothing yet."""
+    return "" if pair is None else escape_controls(pair_text(pair.to_json(), bound, short=short))
 
 
 _BENCHED_NOTE = " (the same in each of its matches: shown once)"
@@ -432,11 +432,14 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     why = {Stopped.SETTLED: "stopped: settled, every pair decided",
            Stopped.CAP: "stopped at the cap",
            Stopped.COMPLETE: "complete"}[outcome.stopped or Stopped.COMPLETE]
+    bound = float(cfg.variant.hand_total)
     console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), caption=caption,
+                                  bound=bound,
                                   title=f"{cfg.name}: final standings, {outcome.total} matches "
                                         f"({why})"))
     for q in outcome.questions or ():
-        console.print(Text(f"{q.upper} vs {q.lower}: {_verdict(q)}"), soft_wrap=True)
+        console.print(Text(f"{escape_controls(q.upper)} vs {escape_controls(q.lower)}: "
+                           f"{_verdict(q, bound, short=False)}"), soft_wrap=True)
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
     console.print(Text(f"report: {report_path}"), soft_wrap=True)

@@ -56,9 +56,10 @@ row: a description, with no error control.</dd>
 sets they shared (a <em>set</em>: the same deals in every seat order, so the luck of the cards
 cancels): <em>stronger</em> when its interval of the difference in points a hand lies above
 0, <em>tie</em> when it lies within the margin, else <em>open</em>; then the difference and
-half the interval's width (<em>too few sets for a bound</em>: the interval is still the
-whole range of a hand's points; <em>at least</em>, <em>at most</em>: only one end is), and the
-sets.</dd>
+half the interval's width, and the sets. <em>Too early to tell</em>: the interval is still
+wider than half a hand's points (as after two or three sets), so it measures nothing yet;
+the difference so far is in brackets. <em>At least</em>: only the lower end says
+something.</dd>
 <dt>faults</dt><dd>timeouts, illegal moves, garbled lines, crashes, failed starts, memory
 kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <dt>tags</dt><dd><em>left out</em>: did not start in the pre-flight, plays no match (last);

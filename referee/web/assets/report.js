@@ -88,17 +88,9 @@
     }));
   }
   let page = 0, found = null;
-  function verdict(v) {
+  function verdict(v) {  // [word, diff, low, high, sets, its words] (referee.web.folder.pair_text)
     if (!v) return "";
-    if (typeof v === "string") return v;
-    const [word, diff, low, high, sets] = v;
-    if (diff === null) return word + " (never met)";
-    const sign = diff > 0 ? "+" : "";
-    const signed = (x) => (x > 0 ? "+" : "") + x.toFixed(1);
-    // an end null: the data bound nothing yet on that side (referee.web.folder.bounded)
-    const size = low !== null && high !== null ? " \u00b1 " + ((high - low) / 2).toFixed(1)
-      : low !== null ? " (at least " + signed(low) + ")" : high !== null ? " (at most " + signed(high) + ")" : "";
-    return word + " " + sign + diff.toFixed(1) + size + " pts/hand" + (low === null && high === null ? ", too few sets for a bound" : "") + (sets === null ? "" : ", " + plural(sets, "set"));
+    return typeof v === "string" ? v : v[5];
   }
   function standingRow(r) {
     const tr = el("tr", found !== null ? "hit" : "");
