@@ -65,20 +65,24 @@ def test_the_headline_says_who_won_and_how_sure() -> None:
     rows = [{"name": "mc", "score": 20.0}, {"name": "greedy", "score": 18.0}]
     won = headline(rows, [pair("mc", "greedy", "stronger", 5.6, 3.5, 7.7)], 18, final=True,
                    stopped="settled")
-    assert won == ("mc wins: stronger than greedy by 5.6 ± 2.1 points a hand, decided after "
-                   "18 matches")
+    assert won == ("mc wins: stronger than greedy by 5.6 ± 2.1 points a hand (adjusted for "
+                   "luck), decided after 18 matches")
     rows_open = [{"name": "greedy"}, {"name": "mc"}]
     still = headline(rows_open, [pair("greedy", "mc", "open", -6.3, -20.0, 7.4)], 12,
                      final=True, stopped="cap")
-    assert still.startswith("not settled: greedy and mc open after 12 matches")
-    assert "mc scores 6.3 points a hand more than greedy" in still
+    assert still == ("greedy leads after 12 matches; not yet certain over mc (needs more "
+                     "matches): so far mc scores 6.3 points a hand more, adjusted for luck")
+    demo = headline(rows, [pair("mc", "greedy", "open", 7.4, -154.1, 168.9, sets=2)], 12,
+                    final=True, stopped="complete")
+    assert demo == ("mc leads after 12 matches; not yet certain over greedy (needs more "
+                    "matches): 7.4 points a hand ahead so far, adjusted for luck")
     assert headline(rows, [], 3, final=False, stopped=None) == (
         "mc leads greedy after 3 matches (provisional: the run is not over)")
     assert headline([], [], 0, final=False, stopped=None) == "no match finished yet"
     gauntlet = headline(rows, [], 8, final=True, stopped="settled", questions=[
         pair("cand", "a", "stronger", 4.0, 1.0, 7.0), pair("cand", "b", "open", 1.0, -2, 4)])
     assert gauntlet == ("cand: stronger than a (+4.0 pts/hand); still open against b "
-                        "(+1.0 pts/hand), after 8 matches")
+                        "(+1.0 pts/hand), after 8 matches (differences adjusted for luck)")
 
 
 def test_a_verdict_too_wide_to_measure_says_so_rather_than_a_plus_minus_figure() -> None:
@@ -187,7 +191,8 @@ def test_a_gauntlets_answers_audit_flags_and_left_out_entrants_reach_the_data() 
                  "questions": [pair("cand", "a", "stronger", 50.0, 20.0, 80.0, 1)]}
     data = page_data(s, name="g", rows=rows, standings=standings, config={"format": "gauntlet"},
                      preflight={})
-    assert data["headline"] == "cand: stronger than a (+50.0 pts/hand), after 1 match"
+    assert data["headline"] == ("cand: stronger than a (+50.0 pts/hand), after 1 match "
+                                "(differences adjusted for luck)")
     assert data["questions"] == [{"upper": "cand", "lower": "a", "verdict": "stronger",
                                   "text": "stronger +50.0 ± 30.0 pts/hand, 1 set"}]
     assert data["audit"][0] == {"name": "cand", "later_minus_first": 9.5, "low": 2.0,

@@ -257,6 +257,9 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False) -> 
     return f"{verdict}: too early to tell{tail}" + ("" if short else f" ({diff:+.1f}{unit} so far)")
 
 
+LUCK_NOTE = " (differences adjusted for luck)"
+
+
 def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: int, *,
              final: bool, stopped: str | None, questions: list[dict[str, Any]] | None = None,
              left_out: dict[str, str] | None = None, bound: float | None = None) -> str:
@@ -275,7 +278,8 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
             diff = _num(q.get("diff"))
             size = f" ({diff:+.1f} pts/hand)" if diff is not None else ""
             parts.append(f"{words.get(verdict, verdict)} {other}{size}")
-        return f"{cand}: " + "; ".join(parts) + f", after {played}"
+        luck = any(_num(q.get("diff")) is not None for q in questions)
+        return f"{cand}: " + "; ".join(parts) + f", after {played}" + LUCK_NOTE * luck
     top = str(rows[0].get("name", "?"))
     if len(rows) < 2:
         return f"{top} is the only entrant, after {played}"
@@ -292,15 +296,17 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
         sure = (f" ± {(high - low) / 2:.1f}" if low is not None and high is not None
                 and not early(low, high, bound)
                 else f" (at least {low:.1f})" if low is not None else "")
-        return (f"{top} wins: stronger than {second} by {diff:.1f}{sure} points a hand, "
-                f"{when} {played}")
+        return (f"{top} wins: stronger than {second} by {diff:.1f}{sure} points a hand "
+                f"(adjusted for luck), {when} {played}")
     if verdict == "tie":
         return f"{top} and {second} tie (within the margin), {when} {played}"
-    ahead = ""
-    if diff is not None:
-        lead, trail = (top, second) if diff >= 0 else (second, top)
-        ahead = f"; so far {lead} scores {abs(diff):.1f} points a hand more than {trail}"
-    return f"not settled: {top} and {second} open after {played}{ahead}"
+    unsure = f"{top} leads after {played}; not yet certain over {second} (needs more matches)"
+    if diff is None:
+        return unsure
+    if diff >= 0:
+        return f"{unsure}: {diff:.1f} points a hand ahead so far, adjusted for luck"
+    return (f"{unsure}: so far {second} scores {-diff:.1f} points a hand more, adjusted for "
+            f"luck")
 
 
 def order_note(rows: list[dict[str, Any]]) -> str | None:
