@@ -425,10 +425,11 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         err.print(Text(f"report: {report_path}"), soft_wrap=True)
         sys.exit(130)
     rule = cfg.stop or Stop()
-    caption = (f"P>next: TrueSkill's probability, a description only (no error control). "
-               f"vs next: the sequential test's verdict on the next row (confidence "
-               f"{rule.confidence:g}, margin {rule.margin:g} points a hand), its difference in "
-               f"points a hand and the duplicate sets they shared.")
+    caption = (f"pts/h: raw points a hand. P>next: TrueSkill's probability, a description "
+               f"only (no error control). vs next: the sequential test's verdict on the next "
+               f"row (confidence {rule.confidence:g}, margin {rule.margin:g} points a hand), "
+               f"its difference in points a hand adjusted for luck (minus the luck of the "
+               f"stock's cards) and the duplicate sets they shared.")
     why = {Stopped.SETTLED: "stopped: settled, every pair decided",
            Stopped.CAP: "stopped at the cap",
            Stopped.COMPLETE: "complete"}[outcome.stopped or Stopped.COMPLETE]
