@@ -77,8 +77,9 @@ sandbox: none
     assert [line for line in done.stdout.splitlines() if line != line.rstrip()] == []
     assert "1 sets" not in done.stdout
     # which difference is which: the verdicts' are adjusted for luck, pts/h is raw
-    assert "pts/h: raw points a hand." in done.stdout
-    assert "its difference in points a hand adjusted for luck" in done.stdout
+    said = " ".join(done.stdout.split())  # the caption wraps
+    assert "pts/h: raw points a hand." in said
+    assert "its difference in points a hand adjusted for luck" in said
     assert sum(line.startswith("fault: ") and " crasher " in line
                for line in done.stdout.splitlines()) == 1  # not once per match
     done = subprocess.run([*CLI, "report", "out"], cwd=base, capture_output=True, text=True,
@@ -229,10 +230,11 @@ def test_the_report_renders_in_chromium_and_every_link_leads_somewhere(
         assert name in text
     assert str(data(folder)["headline"]) in text
     assert "Standings" in text and "Crosstable" in text and "What the columns mean" in text
-    head = text.split("Standings", 1)[0]
+    words = " ".join(text.split())
     assert "adjusted for luck" in data(folder)["headline"]  # type: ignore[operator]
-    assert "Adjusted for luck: the differences in the headline and the verdicts" in head
-    assert "raw points a hand minus the column's (not adjusted for luck" in text
+    assert "Adjusted for luck: the differences in the headline and the verdicts" in \
+        words.split("Standings", 1)[0]
+    assert "raw points a hand minus the column's (not adjusted for luck" in words
     assert "crasher left out: did not start" in text
     assert "<img src=x" in text  # the evil bot's answer, as text
     # one duplicate set per pair: no interval measures anything yet, and the page says it in
