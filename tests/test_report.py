@@ -384,6 +384,34 @@ def test_a_large_ladder_pages_its_rows_and_matches_and_finds_an_entrant(
     assert got["overflow"] == 0
 
 
+CHART = """(w, d, out, done) => {
+  const svg = d.querySelector("svg.chart"), frame = svg.getBoundingClientRect();
+  const texts = Array.from(svg.querySelectorAll("text"));
+  const box = (t) => { const r = t.getBoundingClientRect();
+    return {text: t.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  out.axes = texts.filter((t) => t.classList.contains("axis")).map(box);
+  out.ticks = texts.filter((t) => !t.classList.contains("axis")).map(box);
+  out.frame = {left: frame.left, right: frame.right, top: frame.top, bottom: frame.bottom};
+  done();
+}"""
+
+
+def test_the_rating_chart_labels_its_axes(folder: Path, profile: Path) -> None:
+    got = measure(profile, folder / "report" / "index.html", "ratings", (1000, 700), CHART)
+    axes = {a["text"]: a for a in got["axes"]}  # type: ignore[attr-defined]
+    assert set(axes) == {"matches rated", "rating (mu)"}, got
+    frame, ticks = got["frame"], got["ticks"]
+    for a in axes.values():  # inside the chart, over no tick's number
+        assert frame["left"] <= a["left"] and a["right"] <= frame["right"], got  # type: ignore[index]
+        assert frame["top"] <= a["top"] and a["bottom"] <= frame["bottom"], got  # type: ignore[index]
+        for t in ticks:  # type: ignore[attr-defined]
+            assert (a["right"] <= t["left"] or t["right"] <= a["left"] or a["bottom"] <= t["top"]
+                    or t["bottom"] <= a["top"]), (a, t)
+    x, y = axes["matches rated"], axes["rating (mu)"]
+    assert y["bottom"] - y["top"] > y["right"] - y["left"], "the rating's label is not upright"
+    assert x["top"] > max(t["bottom"] for t in ticks) - 1  # type: ignore[attr-defined]
+
+
 def test_the_report_screenshot(folder: Path, profile: Path, tmp_path: Path) -> None:
     shot = tmp_path / "report.png"
     browse(profile, folder / "report" / "index.html", f"--screenshot={shot}",
