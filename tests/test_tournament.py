@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import pty
+import re
 import shutil
 import signal
 import subprocess
@@ -661,3 +664,68 @@ def test_the_report_is_written_as_matches_end(tmp_path: Path) -> None:
     (match_id,) = [json.loads(x)["id"] for x in
                    (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert match_id in (tmp_path / "out" / "report" / "matches" / "0.js").read_text()
+
+
+# -- the final table on a narrow terminal ---------------------------------------------------------
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def on_a_terminal(argv: list[str], columns: int, cwd: Path) -> str:
+    """What ``argv`` writes to a pseudo-terminal ``columns`` wide (rich reads ``COLUMNS``),
+    control sequences taken out."""
+    master, slave = pty.openpty()
+    env = dict(os.environ, COLUMNS=str(columns), LINES="40", TERM="xterm")
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                            cwd=cwd, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=120) == 0, b"".join(chunks).decode(errors="replace")
+    return ANSI.sub("", b"".join(chunks).decode()).replace("\r", "")
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("columns", [80, 60])
+def test_the_final_table_stays_readable_on_a_narrow_terminal(tmp_path: Path,
+                                                             columns: int) -> None:
+    """At 80 columns the table was squeezed until unreadable (``sig…``, ``33.…``, a verdict on
+    four lines): now columns are left out, first to last, and every cell stays whole."""
+    from referee.web.folder import pair_text
+
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+name: narrow
+entrants:
+  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+  - {{name: greedy-b, command: {PY} {ROOT}/bots/greedy_bot.py}}
+players: 2
+target: 100
+sandbox: none
+concurrency: 2
+""")
+    shown = on_a_terminal([*CLI, "tournament", str(path), "-o", "out"], columns, tmp_path)
+    table = shown.split("narrow: final standings", 1)[1].split("\nstandings: ", 1)[0]
+    lines = table.splitlines()[1:]
+    assert all(len(line) <= columns for line in lines), lines
+    assert "…" not in table, table
+    head = next(line for line in lines if line.lstrip().startswith("#"))
+    assert head.split()[:3] == ["#", "name", "mu-3σ"] and head.rstrip().endswith("vs next"), head
+    doc = json.loads((tmp_path / "out" / "standings.json").read_text())
+    verdicts = {p["upper"]: pair_text(p, 240, short=True) for p in doc["pairs"]}
+    for row in doc["standings"]:  # each row on one line, its name and verdict whole
+        [line] = [x for x in lines if x.split()[:2] == [str(row["rank"]), row["name"]]]
+        assert f"{row['score']:.2f}" in line.split(), line
+        assert line.rstrip().endswith(verdicts.get(row["name"], "")), line
+    said = " ".join(table.split())
+    assert "vs next: the sequential test's verdict" in said
+    assert "Left out at this width: mu, sigma, " in said and "No faults." in said

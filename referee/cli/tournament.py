@@ -10,11 +10,12 @@ kept; the same command resumes).
 from __future__ import annotations
 
 import contextlib
+import io
 import shlex
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import click
 from rich import box
 from rich.console import Console, Group
 from rich.live import Live
+from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -69,13 +71,21 @@ TABLE_EVERY_S = 0.5
 time (its rows are sorted from the whole table: 0.3 s at 10,000 entrants)."""
 
 
+DROPPED = ("sigma", "mu", "avg#", "P>next", "games", "wins", "faults", "pts/h")
+"""The columns a narrow terminal leaves out, first to last (an empty ``faults`` first of all):
+``#``, ``name``, ``mu-3σ`` and ``vs next`` stay, each cell on one line (a long name is cut)."""
+
+
 def standings_table(rows: list[Standing], *, title: str | None = None, limit: int | None = None,
                     compact: bool = False, pairs: Sequence[Pair] = (),
-                    caption: str | None = None, bound: float | None = None) -> RichTable:
+                    legend: Mapping[str, str] | None = None, bound: float | None = None,
+                    width: int | None = None) -> RichTable:
     """The standings as a rich table (the first ``limit`` rows; ``compact``: ratings only;
-    ``pairs``: a ``vs next`` column with each row's verdict on the next)."""
-    table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, caption=caption,
-                      caption_justify="left")
+    ``pairs``: a ``vs next`` column with each row's verdict on the next). ``width``: the
+    columns it has room for (:data:`DROPPED` says which go first), every cell on one line;
+    a name too long for what is left is cut with an ellipsis (to no fewer than 8 characters).
+    ``legend``: a sentence on each column that needs one, the caption (of the columns shown,
+    and which were left out)."""
     cols = ["#", "name", "mu", "sigma", "mu-3σ", "games", "wins", "avg#", "pts/h", "faults",
             "P>next", "vs next"]
     if compact:
@@ -84,11 +94,9 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
         cols.remove("vs next")
     verdicts = {p.upper: p for p in pairs}
     bound = hand_bound(None) if bound is None else bound
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("name", "faults") else "right",
-                         no_wrap=col == "name")
+    cells = []
     for row in rows[:limit]:
-        cells = {
+        cells.append({
             "#": str(row.rank), "name": row.name, "mu": f"{row.mu:.2f}",
             "sigma": f"{row.sigma:.2f}", "mu-3σ": f"{row.score:.2f}", "games": str(row.matches),
             "wins": str(row.wins),
@@ -97,9 +105,55 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
             "faults": ", ".join(f"{k} {n}" for k, n in row.faults.items() if n) or "-",
             "P>next": "" if row.p_above_next is None else f"{row.p_above_next:.0%}",
             "vs next": _verdict(verdicts.get(row.name), bound),
-        }
-        table.add_row(*(cells[c] for c in cols))
+        })
+
+    all_cols = list(cols)
+    empty = all(c["faults"] == "-" for c in cells)
+
+    def build(shown: list[str], name_width: int | None = None) -> RichTable:
+        caption = None
+        if legend:
+            gone = [c for c in all_cols if c not in shown and not (c == "faults" and empty)]
+            caption = " ".join(legend[c] for c in shown if c in legend) + (
+                f" Left out at this width: {', '.join(gone)} (standings.csv has every column)."
+                if gone else "") + (" No faults." if empty and "faults" not in shown else "")
+        table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD,
+                          caption=caption, caption_justify="left")
+        for col in shown:
+            table.add_column(col, justify="left" if col in ("name", "faults", "vs next")
+                             else "right", no_wrap=True,
+                             max_width=name_width if col == "name" else None,
+                             overflow="ellipsis" if col == "name" else "fold")
+        for row_cells in cells:
+            table.add_row(*(Text(row_cells[c]) for c in shown))
+        return table
+
+    table = build(cols)
+    if width is None:
+        return table
+    order = (["faults"] if empty else []) + [c for c in DROPPED if c != "faults" or not empty]
+    for col in order:
+        if _natural_width(table) <= width:
+            return table
+        if col in cols:
+            cols.remove(col)
+            table = build(cols)
+    excess = _natural_width(table) - width
+    if excess > 0:  # the names give way, down to 8 characters: no other cell is cut
+        longest = max([len("name"), *(len(c["name"]) for c in cells)])
+        table = build(cols, name_width=max(8, longest - excess))
     return table
+
+
+def _natural_width(table: RichTable) -> int:
+    """The width ``table`` takes with no cell wrapped nor cut (its title and caption aside)."""
+    console = Console(width=100_000, file=io.StringIO())
+    saved = table.title, table.caption
+    table.title = table.caption = None
+    try:
+        return Measurement.get(console, console.options, table).maximum
+    finally:
+        table.title, table.caption = saved
 
 
 def _verdict(pair: Pair | None, bound: float, *, short: bool = True) -> str:
@@ -273,7 +327,8 @@ class LiveReporter(Reporter):
         now = time.monotonic()
         if table.matches and now >= self.next_table:
             top = standings_table(table.standings(), limit=TOP, compact=True,
-                                  title=f"after {table.matches} matches")
+                                  title=f"after {table.matches} matches",
+                                  width=self.console.width)
             self.live.update(Group(self.progress, top))
             took = time.monotonic() - now
             self.next_table = time.monotonic() + max(TABLE_EVERY_S, 10 * took)
@@ -425,17 +480,20 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         err.print(Text(f"report: {report_path}"), soft_wrap=True)
         sys.exit(130)
     rule = cfg.stop or Stop()
-    caption = (f"pts/h: raw points a hand. P>next: TrueSkill's probability, a description "
-               f"only (no error control). vs next: the sequential test's verdict on the next "
-               f"row (confidence {rule.confidence:g}, margin {rule.margin:g} points a hand), "
-               f"its difference in points a hand adjusted for luck (minus the luck of the "
-               f"stock's cards) and the duplicate sets they shared.")
+    legend = {
+        "pts/h": "pts/h: raw points a hand.",
+        "P>next": "P>next: TrueSkill's probability, a description only (no error control).",
+        "vs next": f"vs next: the sequential test's verdict on the next row (confidence "
+                   f"{rule.confidence:g}, margin {rule.margin:g} points a hand), its difference "
+                   f"in points a hand adjusted for luck (minus the luck of the stock's cards) "
+                   f"and the duplicate sets they shared.",
+    }
     why = {Stopped.SETTLED: "stopped: settled, every pair decided",
            Stopped.CAP: "stopped at the cap",
            Stopped.COMPLETE: "complete"}[outcome.stopped or Stopped.COMPLETE]
     bound = float(cfg.variant.hand_total)
-    console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), caption=caption,
-                                  bound=bound,
+    console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), legend=legend,
+                                  bound=bound, width=console.width,
                                   title=f"{cfg.name}: final standings, {outcome.total} matches "
                                         f"({why})"))
     for q in outcome.questions or ():
