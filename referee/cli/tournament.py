@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.live import Live
 from rich.measure import Measurement
@@ -110,7 +111,8 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
     all_cols = list(cols)
     empty = all(c["faults"] == "-" for c in cells)
 
-    def build(shown: list[str], name_width: int | None = None) -> RichTable:
+    def build(shown: list[str], name_width: int | None = None,
+              rows: list[dict[str, str]] = cells) -> RichTable:
         caption = None
         if legend:
             gone = [c for c in all_cols if c not in shown and not (c == "faults" and empty)]
@@ -124,25 +126,26 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
                              else "right", no_wrap=True,
                              max_width=name_width if col == "name" else None,
                              overflow="ellipsis" if col == "name" else "fold")
-        for row_cells in cells:
+        for row_cells in rows:
             table.add_row(*(Text(row_cells[c]) for c in shown))
         return table
 
-    table = build(cols)
     if width is None:
-        return table
+        return build(cols)
     order = (["faults"] if empty else []) + [c for c in DROPPED if c != "faults" or not empty]
+    # measured on one row of each column's widest cell: the same widths, at any number of rows
+    widest = [{c: max((r[c] for r in cells), key=cell_len, default="") for c in all_cols}]
     for col in order:
-        if _natural_width(table) <= width:
-            return table
+        if _natural_width(build(cols, rows=widest)) <= width:
+            return build(cols)
         if col in cols:
             cols.remove(col)
-            table = build(cols)
-    excess = _natural_width(table) - width
-    if excess > 0:  # the names give way, down to 8 characters: no other cell is cut
-        longest = max([len("name"), *(len(c["name"]) for c in cells)])
-        table = build(cols, name_width=max(8, longest - excess))
-    return table
+    excess = _natural_width(build(cols, rows=widest)) - width
+    if excess <= 0:
+        return build(cols)
+    # the names give way, down to 8 characters: no other cell is cut
+    longest = max([len("name"), *(len(c["name"]) for c in cells)])
+    return build(cols, name_width=max(8, longest - excess))
 
 
 def _natural_width(table: RichTable) -> int:
