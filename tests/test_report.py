@@ -106,6 +106,7 @@ def test_every_match_has_its_page_and_no_page_copies_the_viewer(folder: Path) ->
     for match_id in ids:
         replay = (folder / "report" / "games" / f"{match_id}.html").read_text()
         assert '<script src="../viewer.js">' in replay and viewer[:200] not in replay
+        assert '<div id="result" class="result">Result: ' in replay
         blobs.append(replay.split('id="ct-data">', 1)[1].split("</script>", 1)[0])
         assert 'href="../index.html"' in replay
     assert sum("thinking" in blob for blob in blobs) == 6  # the matches of the evil bot
