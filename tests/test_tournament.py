@@ -516,9 +516,9 @@ def test_the_header_is_short_labelled_lines(tmp_path: Path) -> None:
     lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
     assert lines[0] == "t: 2 entrants, 2 matches, 1 already played", lines
     labels = [line.split(":")[0].strip() for line in lines[1:] if line[2] != " "]
-    assert labels == ["played", "deals", "judged", "stops", "bots", "running", "output"], lines
+    assert labels == ["played", "deals", "judged", "stops", "sandbox", "running", "output"], lines
     assert "  played:    round-robin, 1 round: 2-player matches to 100 points" in lines
-    assert "  bots:      sandbox bwrap (bwrap, seccomp)" in lines
+    assert "  sandbox:   bwrap (bwrap, seccomp)" in lines
     assert "             each bot a uid of its own" in lines
     assert "  running:   concurrency 1; the seatings of a set never at once" in lines
     assert all(len(line) <= 80 for line in lines if not line.startswith("  output:")), lines

@@ -197,8 +197,9 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
 
 def _header(config: Config, total: int, done: int, sandbox: str, where: str | None) -> str:
     """What the organiser reads before the first match: a title line (name, entrants, matches),
-    then short labelled lines: what is played, how it is judged, how the bots run, where it
-    is written. ``sandbox``: the run's ``; ``-separated account of the bots' isolation."""
+    then short labelled lines: what is played, how it is judged, the bots' sandbox, how the
+    matches run, where it is written. ``sandbox``: the run's ``; ``-separated account of the
+    bots' isolation."""
     kept = f", {done} already played" if done else ""
     count = f"at most {total} matches" if config.stop is not None else f"{total} matches"
     per_set = set_size(config.players, config.seatings)
@@ -228,7 +229,7 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     else:
         lines.append("  stops:     when every planned match is played")
     parts = [p for p in sandbox.split("; ") if p]
-    lines.append(f"  bots:      sandbox {parts[0] if parts else 'none'}")
+    lines.append(f"  sandbox:   {parts[0] if parts else 'none'}")
     lines += [pad + p for p in parts[1:-1]]
     run_on = where or f"concurrency {config.concurrency}"
     lines.append(f"  running:   {run_on}" + (f"; {parts[-1]}" if len(parts) > 1 else ""))
