@@ -7,7 +7,7 @@ abandons them on request (``cancel``). Which match may start, in what order resu
 and what an error means is the tournament's policy (:func:`referee.tournament.run.run`).
 
 A match in another process cannot watch a :class:`threading.Event`: each runner hands its
-matches a :class:`CancelSignal` that crosses its own boundary (a ``multiprocessing`` event for
+matches a :class:`CancelSignal` that crosses its own boundary (a byte of shared memory for
 worker processes, the task's own state on a Dask worker), set by :meth:`Runner.cancel`.
 """
 
@@ -33,7 +33,6 @@ from referee.match.play import MatchAborted, Observer
 from referee.records.record import FaultDict, current_umask
 
 if TYPE_CHECKING:
-    from multiprocessing.synchronize import Event as ProcessEvent
     from types import TracebackType
 
     from referee.match.job import Done, MatchJob
@@ -157,7 +156,7 @@ class _Relay(Observer):
 
 
 class _Settable(Protocol):
-    """A cancel signal this process can raise: a ``threading`` or ``multiprocessing`` event."""
+    """A cancel signal this process can raise: a ``threading`` event or a :class:`SharedFlag`."""
 
     def set(self) -> None: ...
     def is_set(self) -> bool: ...
@@ -275,10 +274,26 @@ class ThreadRunner(_PoolRunner):
 
 PR_SET_PDEATHSIG = 1
 """Linux's prctl option: the signal a process gets when its parent ends."""
-_worker_stop: ProcessEvent | None = None
+class SharedFlag:
+    """A cancel signal that crosses process boundaries without a lock: one byte of shared
+    memory, set by the coordinator and read by every match at each turn. A ``multiprocessing``
+    event takes a process-shared lock at every look: two worker processes looking some 300
+    times a match each contend for it, and one preempted while holding it stalls the other."""
+
+    def __init__(self, context: Any) -> None:
+        self._byte = context.RawValue("b", 0)
+
+    def set(self) -> None:
+        self._byte.value = 1
+
+    def is_set(self) -> bool:
+        return bool(self._byte.value)
 
 
-def _init_worker(stop: ProcessEvent, umask: int, coordinator: int) -> None:
+_worker_stop: SharedFlag | None = None
+
+
+def _init_worker(stop: SharedFlag, umask: int, coordinator: int) -> None:
     """Runs first in each worker process: Ctrl-C (sent to the whole foreground process group)
     is the coordinator's to handle; the worker learns of it through ``stop``. The files it
     makes get the coordinator's umask when its pool was made (a fork server, started once, may
@@ -380,7 +395,7 @@ class ProcessRunner(_PoolRunner):
     """Plays ``concurrency`` matches at once, each in one of ``concurrency`` worker processes
     of this machine (started by :meth:`start`, or on the first match; they end with this
     process, even when it is killed outright): the referee's own work is spread over the
-    cores. The cancel signal is a ``multiprocessing`` event; a match's faults come back inside
+    cores. The cancel signal is a :class:`SharedFlag`; a match's faults come back inside
     its result line, just before its :class:`Finished`."""
 
     faults_in_result = True
@@ -390,7 +405,7 @@ class ProcessRunner(_PoolRunner):
         self._context = multiprocessing.get_context(method)
         if method == "forkserver":
             self._context.set_forkserver_preload(PRELOAD)
-        self._stop = self._context.Event()
+        self._stop = SharedFlag(self._context)
         super().__init__(concurrency, self._stop)
         self._starting = threading.Lock()
         self._starter: threading.Thread | None = None
