@@ -607,11 +607,10 @@ def test_max_faults_disqualifies_and_the_fallback_plays_on(tmp_path: Path) -> No
     third = [line for line in lines if "third" in line["players"]]
     details = [f["detail"] for line in third for f in line["faults"]]
     assert len(third) == 4 and len(details) == 4
-    # The matches that start once the second fault is counted have no process for it (the
-    # runner starts the next match before it saves the one that ended: one may slip through).
+    # Its second fault is in its first set (both seatings fault): from its next set on, its
+    # seat has no process, whatever the order the matches finished in.
     benched = [d.startswith("disqualified: after 2 faults") for d in details]
-    assert benched[:2] == [False, False] and benched[-1]
-    assert benched == sorted(benched)
+    assert benched == [False, False, True, True]
     row = next(r for r in json.loads((out / "standings.json").read_text())["standings"]
                if r["name"] == "third")
     assert row["disqualified"].startswith("after 2 faults (max_faults 2), the last in r1-")

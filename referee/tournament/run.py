@@ -437,8 +437,9 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     # secret travels with every match anyway: it deals the cards)
     shared = (folder.secret, folder.secret.read_text(encoding="ascii")) if remote else None
 
-    def job(spec: MatchSpec) -> MatchJob:
-        return MatchJob(spec, tuple(limit.entrant(i, entrants[i]) for i in spec.seats),
+    def job(spec: MatchSpec, benched: dict[int, str]) -> MatchJob:
+        return MatchJob(spec, tuple(limit.entrant(entrants[i], benched.get(i))
+                                    for i in spec.seats),
                         config.variant, config.target, config.limits, mode, config.name,
                         logs_dir=folder.match_logs(spec.id), hidden=(config.output,),
                         record_path=folder.record(spec.id), shared=shared,
@@ -456,9 +457,9 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         done += 1
         played += 1
         reporter.match_done(spec, result, done, course.table)
-        for i in limit.count(spec.id, spec.seats, line["faults"]):
+        for i in limit.finished(spec, line["faults"]):
             reporter.warn(f"{names[i]} is disqualified {limit.disqualified[i]}: the referee's "
-                          f"fallback plays its seat in the matches still to start")
+                          f"fallback plays its seat from its next set on")
         refresher.match_done(line, course.table)
         pace.tick(done, played)
 
@@ -489,14 +490,20 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                         hands = old.hands
                         course.add(spec, old.result, hands, old.luck)
                         audit.add(spec, hands)
-                        limit.count(spec.id, spec.seats, kept_faults.pop(spec.id, []))
+                        limit.finished(spec, kept_faults.pop(spec.id, []))
                     else:
                         done -= old is not None
                         yield spec
 
-            # each group's seatings in an order drawn from the deal secret (the audit)
-            play_jobs(runner, (job(spec) for spec in in_play_order(missing(specs))), on_done,
-                      stop, on_fault, journal.sync)
+            def jobs(specs: Sequence[MatchSpec]) -> Iterator[MatchJob | None]:
+                # each group's seatings in an order drawn from the deal secret (the audit)
+                for spec in in_play_order(missing(specs)):
+                    while (benched := limit.admit(spec)) is None:
+                        yield None  # who sits waits on the faults of earlier matches
+                    yield job(spec, benched)
+
+            limit.start_round(specs)
+            play_jobs(runner, jobs(specs), on_done, stop, on_fault, journal.sync)
             if not course.complete():
                 break
     except BaseException:
