@@ -637,3 +637,34 @@ def test_the_report_is_written_as_matches_end(tmp_path: Path) -> None:
     (match_id,) = [json.loads(x)["id"] for x in
                    (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert match_id in (tmp_path / "out" / "report" / "matches" / "0.js").read_text()
+
+
+@pytest.mark.process
+def test_the_fallback_follows_the_deal_secret_and_records_verify(tmp_path: Path) -> None:
+    """An entrant left out by the pre-flight: its seat is the fallback's in every match. Two
+    tournaments with other deal secrets: the fallback's moves in the same match ids differ (its
+    generator is keyed by the secret, not the match id an opponent could guess); every record
+    verifies and replays."""
+    path = three(tmp_path, json.dumps([PY, "-c", BROKEN]))
+    moves: dict[str, dict[str, list[str]]] = {}
+    for name, secret in (("one", bytes(32)), ("two", bytes(range(32)))):
+        out = tmp_path / name
+        assert run(load_config(path, output=out), deal_secret=secret).finished
+        moves[name] = {}
+        for text in (out / "results.jsonl").read_text().splitlines():
+            line = json.loads(text)
+            if "third" in line["players"]:
+                seat = line["players"].index("third")
+                record = read_record(out / line["record"])
+                moves[name][line["id"]] = [t["play"] for h in record["hands"]
+                                           for t in h["turns"] if t["seat"] == seat]
+                assert {t["by"] for h in record["hands"] for t in h["turns"]
+                        if t["seat"] == seat} == {"fallback"}
+        result = CliRunner().invoke(main, ["replay", "--verify", str(out)])
+        assert result.exit_code == 0, result.output
+        assert result.output.count("ok ") == 6 and "BAD" not in result.output
+        some = next(iter(sorted(moves[name])))
+        told = CliRunner().invoke(main, ["replay", str(out / "games" / f"{some}.json")])
+        assert told.exit_code == 0 and "(fallback)" in told.output, told.output
+    assert moves["one"].keys() == moves["two"].keys() and len(moves["one"]) == 4
+    assert all(moves["one"][k] != moves["two"][k] for k in moves["one"])
