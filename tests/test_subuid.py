@@ -373,7 +373,7 @@ ESCAPE_DRIVER = textwrap.dedent("""\
     while not got.endswith(b"\\n"):
         select.select([proc.stdout], [], [], 10)
         got += os.read(proc.stdout, 100)
-    report = {"uid": lease.uid, "ns": lease.namespace,
+    report = {"uid": lease.uid, "ns": lease.namespace, "child": got.decode().strip(),
               "before": len(uids.processes_of(lease.uid))}
     flag.with_suffix(".uid").write_text(str(lease.uid))
     while mode == "foreign" and not flag.exists():  # the test starts a process of the uid
@@ -381,7 +381,8 @@ ESCAPE_DRIVER = textwrap.dedent("""\
     t0 = time.monotonic()
     proc.stop(0.1)
     report |= {"stop_s": time.monotonic() - t0, "held": lease.held,
-               "quarantined": list(lease.quarantined), "left": uids.processes_of(lease.uid)}
+               "quarantined": list(lease.quarantined),
+               "left": uids.processes_of(lease.uid)}
     again = [uids.allocate([lease.uid]) for _ in range(1)] if not lease.held else []
     report["again"] = [a.uid for a in again]
     print(json.dumps(report))
@@ -440,12 +441,15 @@ def escape(organiser: Organiser, mode: str) -> dict[str, Any]:
 def test_a_uid_is_given_back_only_once_no_process_of_it_is_left(organiser: Organiser) -> None:
     """A bot leaves a detached child behind (a new session, a double fork: out of its process
     group; a referee that is not root has no cgroup): the uid's lease is given back only once
-    that child is gone, even one slow to die (256 MiB to free), and the uid can be leased
-    again. A process of the uid outside the bot's namespace (the organiser's own use of its
-    range) is not the referee's to kill: the uid is quarantined, still held, and it lives."""
-    for mode in ("sleep", "busy"):
+    that child is gone, even one slow to die (256 MiB to free), made non-dumpable or not, and
+    the uid can be leased again. A process of the uid outside the bot's namespace (the
+    organiser's own use of its range) is not the referee's to kill: the uid is quarantined,
+    still held, and it lives."""
+    for mode in ("sleep", "busy", "hidden"):
         report = escape(organiser, mode)
-        assert report["ns"] is not None and report["before"] >= 2, report  # bot and child
+        # bot and child, the hidden one too
+        assert report["ns"] is not None and report["before"] == 2, report
+        assert report["child"].endswith(f"dumpable {0 if mode == 'hidden' else 1}"), report
         assert report["left"] == [] and report["quarantined"] == [], report
         assert not report["held"] and report["again"] == [report["uid"]], report
     report = escape(organiser, "foreign")

@@ -457,13 +457,14 @@ class Process:
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
+        emptied = False
         if self.cgroup is not None:  # what left the group (a double fork) dies here
             self.memory_fault()
-            self.cgroup.kill_all()
+            emptied = self.cgroup.kill_all()
             self.cgroup.remove()
             self.cgroup = None
-        if self.lease is not None:
-            self.lease.release()
+        if self.lease is not None:  # once no process of its uid is left (else quarantined)
+            self.lease.release(emptied=emptied)
         for f in (proc.stdin, proc.stdout):
             with contextlib.suppress(OSError):
                 f.close()  # type: ignore[union-attr]

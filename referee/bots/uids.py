@@ -29,7 +29,7 @@ import signal
 import stat
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -82,24 +82,24 @@ def _status(pid: str) -> tuple[str, set[int]] | None:
     return state, uids
 
 
-def _live() -> Iterator[tuple[int, set[int]]]:
-    """Every live (not zombie) process this one can see in ``/proc``, with its uids."""
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            got = _status(entry)
-            if got is not None and got[0] not in ("Z", "X"):
-                yield int(entry), got[1]
-
-
 def processes_of(uid: int) -> list[int]:
-    """Pids of the live (not zombie) processes that run as ``uid`` (real, effective, saved or
-    file-system uid)."""
-    return [pid for pid, uids in _live() if uid in uids]
-
-
-def uids_in_use() -> set[int]:
-    """Every uid a live process runs as."""
-    return {uid for _, uids in _live() for uid in uids}
+    """Pids of the live (not zombie) processes that run as ``uid``. Cheap: one ``stat`` of
+    each ``/proc/<pid>`` folder, which the kernel shows owned by the process's effective uid
+    (even for a non-dumpable process: ``ps`` relies on it), and the ``status`` of those only
+    (state, and the uid again on a pid that may have been reused)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid != uid:
+                continue
+        except OSError:
+            continue
+        got = _status(entry)
+        if got is not None and got[0] not in ("Z", "X") and uid in got[1]:
+            out.append(int(entry))
+    return out
 
 
 def namespace_inode(link: str) -> int | None:
@@ -164,16 +164,18 @@ class Lease:
         """The processes of the uid that would not die when it was released: the uid stays
         held (until this process exits), so no other bot gets it while they live."""
 
-    def release(self, wait_s: float | None = None) -> tuple[int, ...]:
+    def release(self, wait_s: float | None = None, *, emptied: bool = False) -> tuple[int, ...]:
         """Give the uid back once no process of it is left: kills what is (a bot's escaped
         children) and waits up to ``wait_s`` (default :data:`CLEAR_S`) for them to die. Past
         that, the uid is quarantined instead (see :attr:`quarantined`), and the pids are
-        returned."""
+        returned. ``emptied``: the bot's cgroup, which held every process of it, was emptied
+        (nothing to look for)."""
         with self._lock:
             fd, self._fd = self._fd, None
         if fd is None:
             return ()
-        left = clear(self.uid, CLEAR_S if wait_s is None else wait_s, self.namespace)
+        left = [] if emptied else \
+            clear(self.uid, CLEAR_S if wait_s is None else wait_s, self.namespace)
         if left:
             self.quarantined = tuple(left)
             _QUARANTINE.append(fd)  # held: the flock lasts as long as this process
@@ -200,7 +202,6 @@ def allocate(uids: Sequence[int], folder: Path | None = None) -> Lease:
     :raises OSError: if the lock folder cannot be used (see :func:`lock_dir`).
     """
     folder = folder or lock_dir()
-    in_use: set[int] | None = None  # looked up once a uid is locked
     start = secrets.randbelow(len(uids))
     for i in range(len(uids)):
         uid = uids[(start + i) % len(uids)]
@@ -216,9 +217,7 @@ def allocate(uids: Sequence[int], folder: Path | None = None) -> Lease:
         except BaseException:
             os.close(fd)
             raise
-        if in_use is None:
-            in_use = uids_in_use()
-        if uid in in_use:  # not held, yet in use (a referee gone before its bots' children)
+        if processes_of(uid):  # not held, yet in use (a referee gone before its bots' children)
             os.close(fd)
             continue
         return Lease(uid, fd)

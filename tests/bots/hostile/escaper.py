@@ -1,9 +1,10 @@
 """A bot that leaves a detached child behind: a new session and a double fork, so the child is in
-neither the bot's process group nor its parent's care. The child says its pid on the bot's
-stdout (``child <pid>``), then holds on: it sleeps (``sleep``, the default) or, with ``busy``,
-touches MiB after MiB of memory so that dying takes it a while.
+neither the bot's process group nor its parent's care. The child says so on the bot's stdout
+(``child <pid> dumpable <0 or 1>``), then holds on: it sleeps (``sleep``, the default) or,
+with ``busy``, touches MiB after MiB of memory so that dying takes it a while; ``hidden`` is
+``busy`` made non-dumpable first (most of its ``/proc`` files then show another owner).
 
-Usage: ``escaper.py [sleep|busy]``; the bot says ``ready escaper`` once the child is out."""
+Usage: ``escaper.py [sleep|busy|hidden]``; the bot says ``ready escaper`` once the child is out."""
 
 import os
 import sys
@@ -14,10 +15,17 @@ def child(mode: str) -> None:
     os.setsid()
     if os.fork():
         os._exit(0)
-    sys.stdout.write(f"child {os.getpid()}\n")
+    dumpable = 1
+    if mode == "hidden":
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+        dumpable = libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+    sys.stdout.write(f"child {os.getpid()} dumpable {dumpable}\n")
     sys.stdout.flush()
     os.close(1)
-    if mode == "busy":
+    if mode in ("busy", "hidden"):
         held = []
         for _ in range(256):
             held.append(bytearray(1 << 20))
