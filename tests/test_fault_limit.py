@@ -8,7 +8,6 @@ import hashlib
 import json
 import random
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,13 +53,7 @@ def simulate(limit: int, slots: int, seed: int, rounds: int = 2) -> dict[str, li
         matches += len(specs)
         fl.start_round(specs)
 
-        def jobs(specs: list[MatchSpec]) -> Iterator[tuple[MatchSpec, dict[int, str]] | None]:
-            for spec in in_play_order(specs):
-                while (benched := fl.admit(spec)) is None:
-                    yield None
-                yield spec, benched
-
-        todo = jobs(specs)
+        todo = fl.plan(in_play_order(specs))
         running: list[tuple[MatchSpec, dict[int, str]]] = []
         ended = False
         while True:
@@ -116,18 +109,34 @@ def test_benched_sets_follow_the_schedule_whatever_the_finish_order(limit: int) 
 
 def test_the_disqualification_names_the_schedules_last_fault_not_the_last_to_finish() -> None:
     fl = FaultLimit(NAMES, 1)
+    specs = round_specs()  # g001: a-b, g002: a-c, g003: a-d, g004: a-e, g005: b-c, ...
+    fl.start_round(specs)
+    plan = fl.plan(specs)
+    assert [next(plan), next(plan)] == [(specs[0], {}), (specs[1], {})]
+    assert next(plan) is None  # every later set holds a or b, or waits on one that does
+    crash = [{"seat": specs[1].seats.index(0), "fault": "crash", "detail": "x"}]
+    assert fl.finished(specs[1], crash) == []  # its earlier match still runs
+    assert next(plan) is None
+    assert fl.finished(specs[0], []) == [0]
+    assert fl.disqualified[0] == f"after 1 faults (max_faults 1), the last in {specs[1].id}"
+    assert next(plan) == (specs[2], {0: f"disqualified: {fl.disqualified[0]}"})
+
+
+def test_a_held_set_lets_later_ones_go_ahead() -> None:
+    """Limit 3: a has two matches running after g001 (a-b), g002 (a-c) starts too (its two
+    faults at most would make 2, plus g002's own do not count for g002); g003 and g004 (a with
+    d, e) are held back, yet g005 (b-c), which neither waits on, goes ahead."""
+    fl = FaultLimit(NAMES, 3)
     specs = round_specs()
     fl.start_round(specs)
-    first, second = specs[0], specs[1]  # a's seatings of group 1, both faulted
-    assert fl.admit(first) == {} and fl.admit(second) == {}
-    crash = [{"seat": first.seats.index(0), "fault": "crash", "detail": "x"}]
-    assert fl.finished(second, [{"seat": second.seats.index(0), "fault": "crash",
-                                 "detail": "x"}]) == []  # its earlier match still runs
-    later = specs[2]  # group 2 holds a: it waits for group 1
-    assert fl.admit(later) is None
-    assert fl.finished(first, crash) == [0]
-    assert fl.disqualified[0] == f"after 1 faults (max_faults 1), the last in {first.id}"
-    assert fl.admit(later) == {0: f"disqualified: {fl.disqualified[0]}"}
+    plan = fl.plan(specs)
+    given = [next(plan) for _ in range(6)]
+    assert [g[0].group for g in given if g] == [1, 1, 2, 2, 5, 5]
+    assert next(plan) is None
+    for spec in specs[:4]:  # g001 and g002 end, no fault: g003 is known now
+        fl.finished(spec, [])
+    item = next(plan)
+    assert item is not None and item[0].group == 3 and item[1] == {}
 
 
 def test_no_limit_never_waits_and_benches_only_the_left_out() -> None:
@@ -135,8 +144,10 @@ def test_no_limit_never_waits_and_benches_only_the_left_out() -> None:
     fl.left_out[4] = "did not start"
     specs = round_specs()
     fl.start_round(specs)
-    for spec in specs:  # nothing finished yet: every answer is known at once
-        assert fl.admit(spec) == ({4: "left out: did not start"} if 4 in spec.seats else {})
+    plan = fl.plan(specs)
+    for spec in specs:  # nothing finished yet: every answer is known at once, in order
+        assert next(plan) == (spec, {4: "left out: did not start"} if 4 in spec.seats else {})
+    assert next(plan, "end") == "end"
 
 
 # -- whole tournaments ---------------------------------------------------------------------------

@@ -115,6 +115,22 @@ def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher
 
 # -- the fault limit ---------------------------------------------------------------------------
 
+LOOKAHEAD = 256
+"""Sets :meth:`FaultLimit.plan` holds back at most while later ones go ahead."""
+
+
+def _sets(specs: Iterable[MatchSpec]) -> Iterator[list[MatchSpec]]:
+    """``specs`` cut into sets (consecutive specs with one deals key)."""
+    group: list[MatchSpec] = []
+    for spec in specs:
+        if group and spec.deals_key != group[0].deals_key:
+            yield group
+            group = []
+        group.append(spec)
+    if group:
+        yield group
+
+
 BENCHED = ("disqualified: ", "left out: ")
 """How the detail of a benched seat's fault starts (such faults are not counted again)."""
 
@@ -161,12 +177,12 @@ class FaultLimit:
     Matches finish in any order (concurrency, runner, resume), so :meth:`finished` only stores a
     match's faults and counts the finished prefix of the schedule (at most one fault an entrant
     a match: a faulted seat is played by the fallback to the end). Whether an entrant sits in a
-    set (:meth:`admit`) depends on its faults in the sets before it in the schedule and nothing
-    else: the same at any concurrency, on any runner, resumed or not. :meth:`admit` answers at
-    once when no entrant of the set can have reached the limit before it (its faults counted,
-    finished and still running are fewer than the limit), and otherwise once every match before
-    the set is counted (``None`` until then: the dispatcher starts other matches meanwhile only
-    if they come earlier). Faults of a benched seat are not counted."""
+    set (:meth:`plan`) depends on its faults in the sets before it in the schedule and nothing
+    else: the same at any concurrency, on any runner, resumed or not. It is known at once when
+    no entrant of the set can have reached the limit before it (its faults counted, finished,
+    running and still to play before the set are fewer than the limit), and otherwise once
+    every match before the set is counted; such a set is held back meanwhile, and later ones go
+    ahead. Faults of a benched seat are not counted."""
 
     def __init__(self, names: Sequence[str], limit: int) -> None:
         self.names = list(names)
@@ -184,13 +200,11 @@ class FaultLimit:
         self._admitted: set[str] = set()
         self._cursor: Iterator[MatchSpec] = iter(())
         self._next: MatchSpec | None = None  # the first match of the round not counted yet
-        self._set: tuple[tuple[int, int], dict[int, str]] | None = None
 
     def start_round(self, specs: Iterable[MatchSpec]) -> None:
         """The matches of the next round, in schedule order (the last round is complete)."""
         self._cursor = iter(specs)
         self._next = next(self._cursor, None)
-        self._set = None
 
     def finished(self, spec: MatchSpec, faults: Sequence[Any]) -> list[int]:
         """A match of the round ended (played now, or kept from an earlier run), with its
@@ -232,22 +246,61 @@ class FaultLimit:
                 out.append(spec.seats[seat])
         return out
 
-    def admit(self, spec: MatchSpec) -> dict[int, str] | None:
-        """The entrants benched in ``spec`` (to be played now), with their fault's detail, or
-        ``None`` while that is not known (ask again after a match ended). Every seating of a
-        set gets the answer its first one got."""
-        key = spec.deals_key
-        if self._set is None or self._set[0] != key:
-            benched = self._decide(spec)
-            if benched is None:
-                return None
-            self._set = (key, benched)
+    def plan(self, specs: Iterable[MatchSpec]
+             ) -> Iterator[tuple[MatchSpec, dict[int, str]] | None]:
+        """The round's matches to play (``specs``: in play order, a set's seatings together),
+        each with the entrants benched in it and their fault's detail; ``None`` while nothing
+        may start until a match ends (ask again then).
+
+        A set whose seating depends on matches not counted yet is held back, and the sets
+        after it go ahead where they can (up to :data:`LOOKAHEAD` sets held): so a limit costs
+        throughput only where an entrant has about as many matches running as faults left.
+        Every seating of a set gets the same answer."""
+        sets = _sets(specs)
+        held: list[list[MatchSpec]] = []
+        ended = False
+        while True:
+            moved = False
+            ahead = [0] * len(self.names)  # matches of the held sets before, an entrant's
+            k = 0
+            while k < len(held):
+                benched = self._decide(held[k][0], ahead)
+                if benched is None:
+                    for i in held[k][0].seats:
+                        ahead[i] += len(held[k])
+                    k += 1
+                    continue
+                moved = True
+                for spec in held.pop(k):
+                    yield spec, self._admit(spec, benched)
+            if not ended and len(held) < LOOKAHEAD:
+                members = next(sets, None)
+                if members is None:
+                    ended = True
+                    continue
+                benched = self._decide(members[0], ahead)
+                if benched is None:
+                    held.append(members)
+                else:
+                    for spec in members:
+                        yield spec, self._admit(spec, benched)
+                continue
+            if ended and not held:
+                return
+            if not moved:
+                yield None
+
+    def _admit(self, spec: MatchSpec, benched: dict[int, str]) -> dict[int, str]:
         self._admitted.add(spec.id)
         for i in spec.seats:
             self._open[i] += 1
-        return {i: why for i, why in self._set[1].items() if i in spec.seats}
+        return {i: why for i, why in benched.items() if i in spec.seats}
 
-    def _decide(self, spec: MatchSpec) -> dict[int, str] | None:
+    def _decide(self, spec: MatchSpec, ahead: Sequence[int]) -> dict[int, str] | None:
+        """Who is benched in ``spec``'s set: an entrant whose N-th fault (schedule order)
+        lies before the set; ``None`` while that is not known: not every match before the set
+        is counted, and an entrant's faults counted, finished, running and in the ``ahead``
+        matches (held back, not started) could add up to the limit."""
         first = spec.index - spec.seating + 1  # a set's seatings follow each other
         counted = self._next is None or self._next.index >= first
         benched = {i: BENCHED[1] + self.left_out[i] for i in spec.seats if i in self.left_out}
@@ -256,18 +309,19 @@ class FaultLimit:
                 continue
             if i in self.disqualified and self._at[i] < first:
                 benched[i] = BENCHED[0] + self.disqualified[i]
-            elif not counted and self.limit and \
-                    self.counts[i] + self._early[i] + self._open[i] >= self.limit:
+            elif not counted and self.limit and self.counts[i] + self._early[i] + \
+                    self._open[i] + ahead[i] >= self.limit:
                 return None  # it may reach the limit in a match before the set
         return benched
 
     def entrant(self, entrant: Entrant, detail: str | None) -> Entrant:
         """Who sits for ``entrant`` in a match: itself, or benched with ``detail`` (from
-        :meth:`admit`)."""
+        :meth:`plan`)."""
         if detail is None:
             return entrant
         return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hidden,
                        detail=detail)
 
 
-__all__ = ["BENCHED", "Benched", "FaultLimit", "Preflight", "PreflightResult", "preflight"]
+__all__ = ["BENCHED", "LOOKAHEAD", "Benched", "FaultLimit", "Preflight", "PreflightResult",
+           "preflight"]

@@ -496,11 +496,10 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                         yield spec
 
             def jobs(specs: Sequence[MatchSpec]) -> Iterator[MatchJob | None]:
-                # each group's seatings in an order drawn from the deal secret (the audit)
-                for spec in in_play_order(missing(specs)):
-                    while (benched := limit.admit(spec)) is None:
-                        yield None  # who sits waits on the faults of earlier matches
-                    yield job(spec, benched)
+                # each group's seatings in an order drawn from the deal secret (the audit);
+                # None: who sits next waits on the faults of earlier matches
+                for item in limit.plan(in_play_order(missing(specs))):
+                    yield None if item is None else job(*item)
 
             limit.start_round(specs)
             play_jobs(runner, jobs(specs), on_done, stop, on_fault, journal.sync)
