@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from referee.bots.process import Launcher, start_process  # noqa: E402
-from referee.bots.sandbox import SandboxPolicy  # noqa: E402
+from referee.bots.sandbox import SandboxPolicy, capabilities  # noqa: E402
 from referee.bots.uids import processes_of  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
@@ -70,6 +70,9 @@ def measure(label: str, workdir: Path) -> None:
 
 
 def main() -> None:
+    if not capabilities().works:
+        print(f"no sandbox here: {capabilities().summary()}")
+        return
     print(f"python3 bench/uid_scans.py {RUNS} {EXTRA}  (medians of {RUNS})")
     with tempfile.TemporaryDirectory(prefix=".bench-", dir="/var/tmp") as tmp:
         workdir = Path(tmp)
