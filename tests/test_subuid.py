@@ -366,8 +366,9 @@ ESCAPE_DRIVER = textwrap.dedent("""\
     from referee.bots.sandbox import SandboxPolicy
     folder, mode, flag = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     uids.CLEAR_S = 1.0
+    log = flag.with_suffix(".stderr")
     proc = start_process(["/usr/bin/python3", "escaper.py", mode], workdir=folder,
-                         launcher=Launcher(SandboxPolicy(mode="auto")))
+                         launcher=Launcher(SandboxPolicy(mode="auto")), stderr_path=log)
     lease = proc.lease
     got = b""
     while not got.endswith(b"\\n"):
@@ -382,7 +383,8 @@ ESCAPE_DRIVER = textwrap.dedent("""\
     proc.stop(0.1)
     report |= {"stop_s": time.monotonic() - t0, "held": lease.held,
                "quarantined": list(lease.quarantined),
-               "left": uids.processes_of(lease.uid)}
+               "left": uids.processes_of(lease.uid), "outlived": list(proc.outlived),
+               "log": log.read_text()}
     again = [uids.allocate([lease.uid]) for _ in range(1)] if not lease.held else []
     report["again"] = [a.uid for a in again]
     print(json.dumps(report))
@@ -452,7 +454,12 @@ def test_a_uid_is_given_back_only_once_no_process_of_it_is_left(organiser: Organ
         assert report["child"].endswith(f"dumpable {0 if mode == 'hidden' else 1}"), report
         assert report["left"] == [] and report["quarantined"] == [], report
         assert not report["held"] and report["again"] == [report["uid"]], report
+        assert report["outlived"] == [] and "[ct-referee" not in report["log"], report
     report = escape(organiser, "foreign")
     assert report["quarantined"] == [report["other"]] and report["left"] == [report["other"]]
     assert report["held"] and report["again"] == [] and report["other_alive"], report
+    assert report["outlived"] == [report["other"]]
+    assert report["log"].endswith(f"[ct-referee: 1 process(es) of the bot's uid outlived it "
+                                  f"(pids {report['other']}); the uid stays held, no other bot "
+                                  f"gets it]\n"), report
     assert report["stop_s"] >= 1.0, report
