@@ -41,7 +41,8 @@ matches was handed to ``on_done`` (before any later match is saved: the journal 
 
 
 class ReadyQueue:
-    """The matches to start, taken lazily from ``jobs`` (schedule order), never two of the same
+    """The matches to start, taken lazily from ``jobs`` (schedule order, but for sets the fault
+    limit holds back while later ones go ahead: a set's seatings together), never two of the same
     :attr:`~referee.match.job.MatchSpec.deals_key` at once: a match whose deals are in play
     waits in its key's queue, and the key becomes ready again (ordered by its first waiting
     match's place in the schedule) when the match in play ends. Every step is O(log n).
