@@ -37,6 +37,7 @@ from referee.bots.sandbox import (
     build_argv,
 )
 from referee.bots.subids import SubIds, find, fix, parse
+from referee.bots.uids import processes_of
 
 ROOT = Path(__file__).resolve().parent.parent
 WHOAMI = ROOT / "tests" / "bots" / "hostile" / "whoami.py"
@@ -374,6 +375,9 @@ ESCAPE_DRIVER = textwrap.dedent("""\
     while not got.endswith(b"\\n"):
         select.select([proc.stdout], [], [], 10)
         got += os.read(proc.stdout, 100)
+    deadline = time.monotonic() + 5
+    while len(uids.processes_of(lease.uid)) != 2 and time.monotonic() < deadline:
+        time.sleep(0.01)  # the middle process of the double fork, exiting
     report = {"uid": lease.uid, "ns": lease.namespace, "child": got.decode().strip(),
               "before": len(uids.processes_of(lease.uid))}
     flag.with_suffix(".uid").write_text(str(lease.uid))
@@ -422,6 +426,9 @@ def escape(organiser: Organiser, mode: str) -> dict[str, Any]:
         uid = uid_file.read_text()
         other = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}",
                                   "--clear-groups", "sleep", "60"])
+        while other.pid not in processes_of(int(uid)):  # setpriv has switched
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
         flag.write_text("go")
         out, err = driver.communicate(timeout=60)
         assert driver.returncode == 0, err

@@ -15,6 +15,8 @@ def child(mode: str) -> None:
     os.setsid()
     if os.fork():
         os._exit(0)
+    while os.getppid() != 1:  # until the middle process is gone (the bot is pid 1 inside)
+        time.sleep(0.001)
     dumpable = 1
     if mode == "hidden":
         import ctypes
