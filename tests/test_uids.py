@@ -120,7 +120,9 @@ def test_a_uid_in_use_is_never_leased_and_its_release_kills_what_is_left(tmp_pat
     lease = allocate([70012], tmp_path)
     escaped = as_uid(70012)
     try:
-        while not processes_of(70012):
+        deadline = time.monotonic() + 10
+        while not processes_of(70012):  # setpriv has not switched yet
+            assert time.monotonic() < deadline
             time.sleep(0.01)
         assert lease.release() == () and not lease.held
         assert escaped.wait(timeout=5) == -signal.SIGKILL and processes_of(70012) == []
