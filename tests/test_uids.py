@@ -89,9 +89,16 @@ def test_a_sandboxed_bot_holds_its_uid_until_it_stops() -> None:
 
 
 def as_uid(uid: int) -> subprocess.Popen[bytes]:
-    """A sleeper running as ``uid`` (a process the lock files know nothing of)."""
-    return subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+    """A sleeper running as ``uid`` (a process the lock files know nothing of), once it does."""
+    from referee.bots.uids import processes_of
+
+    proc = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                              "sleep", "60"])
+    deadline = time.monotonic() + 10
+    while proc.pid not in processes_of(uid):  # setpriv has not switched yet
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    return proc
 
 
 @pytest.mark.process
@@ -104,10 +111,6 @@ def test_a_uid_in_use_is_never_leased_and_its_release_kills_what_is_left(tmp_pat
 
     squatter = as_uid(70010)
     try:
-        deadline = time.monotonic() + 10
-        while not processes_of(70010):  # setpriv has not switched yet
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
         for _ in range(20):  # from a random start: never the squatter's
             lease = allocate(range(70010, 70012), tmp_path)
             assert lease.uid == 70011
@@ -120,10 +123,6 @@ def test_a_uid_in_use_is_never_leased_and_its_release_kills_what_is_left(tmp_pat
     lease = allocate([70012], tmp_path)
     escaped = as_uid(70012)
     try:
-        deadline = time.monotonic() + 10
-        while not processes_of(70012):  # setpriv has not switched yet
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
         assert lease.release() == () and not lease.held
         assert escaped.wait(timeout=5) == -signal.SIGKILL and processes_of(70012) == []
         assert allocate([70012], tmp_path).uid == 70012
