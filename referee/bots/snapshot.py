@@ -49,12 +49,24 @@ def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
+HOMES_TTL_S = 60.0
+"""How long :func:`homes` keeps what it read (it was read twice per entrant: 24 of the 38 s a
+10,000-entrant tournament took to start)."""
+_homes: tuple[float, frozenset[Path]] | None = None
+
+
 def homes() -> frozenset[Path]:
-    """Every user's home folder (from the password database), resolved."""
+    """Every user's home folder (from the password database), resolved; read at most once
+    every :data:`HOMES_TTL_S` seconds."""
+    global _homes
+    now = time.monotonic()
+    if _homes is not None and now - _homes[0] < HOMES_TTL_S:
+        return _homes[1]
     found = {_real(p.pw_dir) for p in pwd.getpwall() if p.pw_dir and p.pw_dir != "/"}
     with contextlib.suppress(KeyError):
         found.add(_real(os.path.expanduser("~")))
-    return frozenset(found)
+    _homes = (now, frozenset(found))
+    return _homes[1]
 
 
 def forbidden(path: Path) -> str | None:
