@@ -43,6 +43,10 @@ ENTRIES_PER_MB = 64
 again: 100,000 empty files took 28 s to snapshot and 26 s per match copy on this 2-core
 machine at load 10 (``take_snapshot`` and ``match_copy`` timed by the red team), where 100 MB
 in a few files takes 83 ms."""
+HOT_S = 1.0
+"""A folder holding an entry changed this recently (or dated in the future) when its
+:func:`fingerprint` is taken is snapshotted at once: a file's times tick coarsely (a few ms),
+so an edit in the same tick as the fingerprint could leave every stat as it was."""
 
 
 def _real(path: Path | str) -> Path:
@@ -185,6 +189,27 @@ class Snapshot:
     """What was left out (relative paths): protected paths, other entrants, special files."""
 
 
+@dataclass(frozen=True)
+class Fingerprint:
+    """An entrant folder as stated (never read) when a tournament starts: what its snapshot,
+    taken later, must find unchanged (plain data)."""
+
+    folder: Path
+    digest: str
+    """``stat:`` sha256 of every path, kind, inode, size, owner, mode, mtime and ctime, in path
+    order (an edit, a rename, a ``touch -d`` all change the ctime, which no user can set)."""
+    size: int
+    """Bytes of regular files."""
+    files: int
+    hot: bool
+    """An entry changed within :data:`HOT_S` of the fingerprint: snapshot it at once."""
+
+
+class FolderChanged(SandboxError):
+    """An entrant folder that no longer matches the :class:`Fingerprint` taken when the
+    tournament started (its snapshot is refused)."""
+
+
 class Store:
     """A private folder (``0700``, the referee's) holding a tournament's snapshots and its
     per-match copies; :meth:`close` removes it."""
@@ -220,11 +245,12 @@ def _readable(st: os.stat_result, owner: os.stat_result) -> bool:
 
 
 class _Copy:
-    """One snapshot being made: the walk, file by file, through folder descriptors opened
-    without following symlinks (a folder swapped for a symlink during the copy is refused,
-    not followed), with the digest and the counts."""
+    """One snapshot being made (or, ``dest`` ``None``, a :class:`Fingerprint` taken): the walk,
+    file by file, through folder descriptors opened without following symlinks (a folder
+    swapped for a symlink during the copy is refused, not followed), with the digest, the
+    fingerprint of the stats it walked (the same walk either way) and the counts."""
 
-    def __init__(self, folder: Path, dest: Path, exclude: Sequence[Path], cap_mb: int,
+    def __init__(self, folder: Path, dest: Path | None, exclude: Sequence[Path], cap_mb: int,
                  excluded: Collection[tuple[int, int]] = ()) -> None:
         self.folder, self.dest, self.cap_mb = folder, dest, cap_mb
         self.exclude = set()
@@ -234,6 +260,9 @@ class _Copy:
                 st = os.stat(path)
                 self.exclude.add((st.st_dev, st.st_ino))
         self.digest = hashlib.sha256()
+        self.stats = hashlib.sha256()
+        self.newest = 0  # ns: the latest mtime or ctime walked
+        self.moved = False  # a file changed while it was copied
         self.size = self.files = self.entries = 0
         self.skipped: list[str] = []
         self.owner = os.stat(folder)
@@ -241,9 +270,16 @@ class _Copy:
     def run(self) -> None:
         fd = os.open(self.folder, _DIR_FLAGS)
         try:
+            self._stat(Path(), os.fstat(fd))
             self._folder(fd, Path())
         finally:
             os.close(fd)
+
+    def _stat(self, here: Path, st: os.stat_result) -> None:
+        self.newest = max(self.newest, st.st_mtime_ns, st.st_ctime_ns)
+        self.stats.update(f"{here}\0{st.st_mode:o} {st.st_dev} {st.st_ino} {st.st_size} "
+                          f"{st.st_uid} {st.st_gid} {st.st_mtime_ns} {st.st_ctime_ns}\0"
+                          .encode("utf-8", "surrogateescape"))
 
     def _folder(self, fd: int, rel: Path) -> None:
         if len(rel.parts) > MAX_DEPTH:
@@ -256,37 +292,55 @@ class _Copy:
             st = entry.stat(follow_symlinks=False)
             if (st.st_dev, st.st_ino) in self.exclude or (st.st_dev, st.st_ino) in self.excluded:
                 self.skipped.append(str(here))
-            elif stat.S_ISLNK(st.st_mode):
+                self.stats.update(f"{here}\0x\0".encode("utf-8", "surrogateescape"))
+                continue  # another entrant's folder, the output: they change, it does not
+            self._stat(here, st)
+            if stat.S_ISLNK(st.st_mode):
+                if self.dest is None:  # a symlink is never changed in place: its stat says it
+                    self._note("")
+                    continue
                 link = os.readlink(entry.name, dir_fd=fd)
                 (self.dest / here).symlink_to(link)
                 self._note(f"l {here}\0{link}\0")
             elif stat.S_ISDIR(st.st_mode):
                 sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
                 try:
-                    (self.dest / here).mkdir()
-                    (self.dest / here).chmod(0o755)  # whatever the umask (a tournament's: 077)
+                    if self.dest is not None:
+                        (self.dest / here).mkdir()
+                        (self.dest / here).chmod(0o755)  # whatever the umask (a tournament's)
                     self._note(f"d {here}\0")
                     self._folder(sub, here)
                 finally:
                     os.close(sub)
             elif stat.S_ISREG(st.st_mode):
-                self._file(fd, entry.name, here)
+                if self.dest is None:
+                    if self._count(here, st):
+                        self._note("")  # counted as the copy counts it
+                else:
+                    self._file(fd, entry.name, here, st)
             else:
                 self.skipped.append(str(here))  # fifos, sockets, devices
 
-    def _file(self, fd: int, name: str, here: Path) -> None:
+    def _count(self, here: Path, st: os.stat_result) -> bool:
+        """Counts a regular file against the cap; whether it is copied."""
+        if not stat.S_ISREG(st.st_mode) or not _readable(st, self.owner):
+            self.skipped.append(str(here))
+            return False
+        self.size += st.st_size
+        self.files += 1
+        if self.cap_mb and self.size > self.cap_mb << 20:
+            raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
+                               f"{self.cap_mb} MiB: leave out what the bot does not need, "
+                               f"or raise snapshot_mb")
+        return True
+
+    def _file(self, fd: int, name: str, here: Path, walked: os.stat_result) -> None:
+        assert self.dest is not None
         src = os.open(name, _FILE_FLAGS, dir_fd=fd)
         try:
             st = os.fstat(src)
-            if not stat.S_ISREG(st.st_mode) or not _readable(st, self.owner):
-                self.skipped.append(str(here))
+            if not self._count(here, st):
                 return
-            self.size += st.st_size
-            self.files += 1
-            if self.cap_mb and self.size > self.cap_mb << 20:
-                raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
-                                   f"{self.cap_mb} MiB: leave out what the bot does not need, "
-                                   f"or raise snapshot_mb")
             mode = 0o755 if st.st_mode & 0o111 else 0o644
             self._note(f"f {here} {mode:o}\0")
             h = hashlib.sha256()
@@ -306,10 +360,15 @@ class _Copy:
             finally:
                 os.close(out)
             self.digest.update(h.digest())
+            after = os.fstat(src)
+            self.moved |= any(getattr(s, k) != getattr(walked, k) for s in (st, after)
+                              for k in ("st_ino", "st_dev", "st_size", "st_mtime_ns",
+                                        "st_ctime_ns"))
         finally:
             os.close(src)
 
     def _note(self, text: str) -> None:
+        """Counts an entry against the cap, and adds ``text`` to the digest."""
         self.entries += 1
         if self.cap_mb and self.entries > self.cap_mb * ENTRIES_PER_MB:
             raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
@@ -321,37 +380,66 @@ class _Copy:
 
 def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Path] = (),
                   cap_mb: int = DEFAULT_CAP_MB,
-                  excluded: Collection[tuple[int, int]] = ()) -> Snapshot:
+                  excluded: Collection[tuple[int, int]] = (),
+                  expect: Fingerprint | None = None) -> Snapshot:
     """Copy ``folder`` (resolved) into ``store``: regular files (readable by all, executable
     where any execute bit was set), folders, symlinks as they are (never followed); left out:
     ``exclude`` (the output folder, the configuration, other entrants), special files, and
     files the folder's owner could not read itself. ``excluded``: more to leave out, as the
     ``(st_dev, st_ino)`` of each (stated once for many snapshots).
 
+    ``expect``: the folder's :func:`fingerprint` when the tournament started; a folder that
+    no longer matches it (or a file that changes while it is copied) is refused.
+
     :raises SandboxError: for a folder past ``cap_mb`` MiB (0: no cap) or one the referee
         cannot read (or that changes under it), naming it and the fix.
+    :raises FolderChanged: for a folder unlike ``expect``.
     """
     start = time.perf_counter()
     folder = _real(folder)
     dest = store.path / f"{name}-{uuid.uuid4().hex[:8]}"
     dest.mkdir()
     dest.chmod(0o755)  # whatever the umask (a tournament's is 077)
-    copy = _Copy(folder, dest, exclude, cap_mb, excluded)
     try:
-        copy.run()
-    except OSError as err:
-        shutil.rmtree(dest, ignore_errors=True)
-        raise SandboxError(f"cannot copy the entrant's folder {str(folder)!r}: "
-                           f"{err.strerror or err}"
-                           f"{f' ({str(err.filename)!r})' if err.filename else ''}: make it "
-                           f"readable "
-                           f"by the referee, and leave it alone while the tournament starts"
-                           ) from None
+        copy = _walk(_Copy(folder, dest, exclude, cap_mb, excluded))
+        if expect is not None and ("stat:" + copy.stats.hexdigest() != expect.digest
+                                   or copy.moved):
+            raise FolderChanged(f"its folder {str(folder)!r} changed after the tournament "
+                                f"started (a file written, added, removed or renamed since "
+                                f"then): every match of an entrant plays the code it had at "
+                                f"the start")
     except SandboxError:
         shutil.rmtree(dest, ignore_errors=True)
         raise
     return Snapshot(folder, dest, "sha256:" + copy.digest.hexdigest(), copy.size, copy.files,
                     time.perf_counter() - start, tuple(copy.skipped))
+
+
+def fingerprint(folder: Path, *, exclude: Sequence[Path] = (), cap_mb: int = DEFAULT_CAP_MB,
+                excluded: Collection[tuple[int, int]] = ()) -> Fingerprint:
+    """The :class:`Fingerprint` of ``folder`` (resolved): the walk :func:`take_snapshot`
+    makes, stating what it would copy (``exclude``, ``excluded``, ``cap_mb`` as there) but
+    reading and writing nothing.
+
+    :raises SandboxError: as :func:`take_snapshot` (the cap, the depth, an unreadable folder).
+    """
+    folder = _real(folder)
+    copy = _walk(_Copy(folder, None, exclude, cap_mb, excluded))
+    hot = copy.newest >= time.time_ns() - int(HOT_S * 1e9)
+    return Fingerprint(folder, "stat:" + copy.stats.hexdigest(), copy.size, copy.files, hot)
+
+
+def _walk(copy: _Copy) -> _Copy:
+    """Runs ``copy``, an :class:`OSError` turned into a :class:`SandboxError` naming the fix."""
+    try:
+        copy.run()
+    except OSError as err:
+        raise SandboxError(f"cannot {'copy' if copy.dest else 'read'} the entrant's folder "
+                           f"{str(copy.folder)!r}: {err.strerror or err}"
+                           f"{f' ({str(err.filename)!r})' if err.filename else ''}: make it "
+                           f"readable by the referee, and leave it alone while the tournament "
+                           f"starts") from None
+    return copy
 
 
 def match_copy(snapshot: Snapshot) -> Path:
