@@ -28,6 +28,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from referee.bots.expiring import expiring
 from referee.bots.sandbox import SYSTEM_DIRS, Binds, SandboxError, bot_binds
 
 FORBIDDEN = ("/", "/proc", "/sys", "/dev", "/run", "/tmp", "/var", "/var/tmp", "/home",
@@ -53,24 +54,25 @@ def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
-HOMES_TTL_S = 60.0
-"""How long :func:`homes` keeps what it read (it was read twice per entrant: 24 of the 38 s a
-10,000-entrant tournament took to start)."""
-_homes: tuple[float, frozenset[Path]] | None = None
+HOST_TTL_S = 60.0
+"""How long the host's lookups (:func:`homes`, :func:`system_folders`) are kept: they were made
+once or twice per entrant (the password database alone: 24 of the 38 s a 10,000-entrant
+tournament took to start)."""
 
 
+@expiring(HOST_TTL_S)
 def homes() -> frozenset[Path]:
-    """Every user's home folder (from the password database), resolved; read at most once
-    every :data:`HOMES_TTL_S` seconds."""
-    global _homes
-    now = time.monotonic()
-    if _homes is not None and now - _homes[0] < HOMES_TTL_S:
-        return _homes[1]
+    """Every user's home folder (from the password database), resolved."""
     found = {_real(p.pw_dir) for p in pwd.getpwall() if p.pw_dir and p.pw_dir != "/"}
     with contextlib.suppress(KeyError):
         found.add(_real(os.path.expanduser("~")))
-    _homes = (now, frozenset(found))
-    return _homes[1]
+    return frozenset(found)
+
+
+@expiring(HOST_TTL_S)
+def system_folders() -> tuple[Path, ...]:
+    """The system folders (:data:`~referee.bots.sandbox.SYSTEM_DIRS`) there are, resolved."""
+    return tuple(_real(d) for d in SYSTEM_DIRS if os.path.isdir(d))
 
 
 def forbidden(path: Path) -> str | None:
@@ -122,8 +124,8 @@ def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path]
     named = named_paths(argv, workdir)
     shared_real = [_real(s) for s in shared]
     program = named[0][1] if named and named[0][0] == argv[0] else None
-    own = [(w, p) for w, p in named if p != program or _inside(_real(p), [_real(workdir)])]
     real_workdir = _real(workdir)
+    own = [(w, p) for w, p in named if p != program or _inside(_real(p), [real_workdir])]
     first = _real(own[0][1]) if own else real_workdir
     if first == real_workdir or (given and first.is_relative_to(real_workdir)):
         folder = real_workdir
@@ -133,7 +135,7 @@ def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path]
     if why:
         raise SandboxError(f"the entrant's folder {str(folder)!r} is {why}: give the entrant "
                            f"a folder of its own holding its files (workdir: that folder)")
-    allowed = [folder, *shared_real, *(_real(d) for d in SYSTEM_DIRS if os.path.isdir(d))]
+    allowed = [folder, *shared_real, *system_folders()]
     for word, path in named:
         real = _real(path)
         if _inside(real, allowed) or path == program:
