@@ -757,7 +757,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         out += ["--seccomp", str(fds[-1])]
     out += ["--chdir", str(workdir), "--"]
     if mode == "setpriv":
-        out += [shutil.which("setpriv", path=BASE_PATH) or "setpriv", f"--reuid={uid}",
+        out += [which("setpriv", BASE_PATH) or "setpriv", f"--reuid={uid}",
                 f"--regid={policy.gid}", "--clear-groups", "--inh-caps=-all",
                 "--bounding-set=-all", "--no-new-privs", "--"]
     elif mode == "subuid":
@@ -787,7 +787,7 @@ def _subuid_bwrap(userns: int) -> list[str]:
 def _subuid_setpriv() -> list[str]:
     """What runs first inside in mode ``subuid``: become the bot's uid and gid, drop the
     organiser's supplementary groups (which bwrap keeps) and every capability, no-new-privs."""
-    return [shutil.which("setpriv", path=BASE_PATH) or "setpriv", f"--reuid={SANDBOX_UID}",
+    return [which("setpriv", BASE_PATH) or "setpriv", f"--reuid={SANDBOX_UID}",
             f"--regid={SANDBOX_UID}", "--clear-groups", "--inh-caps=-all", "--ambient-caps=-all",
             "--bounding-set=-all", "--no-new-privs", "--"]
 
@@ -860,7 +860,7 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         uid = lease.uid
         policy = dataclasses.replace(policy, mode="subuid", gid=ids.gid(uid))
     limits, active_limits = _rlimits(policy, have)
-    prlimit = shutil.which("prlimit", path=BASE_PATH)
+    prlimit = which("prlimit", BASE_PATH)
     if prlimit is None:
         if lease is not None:
             lease.release()
