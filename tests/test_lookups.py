@@ -110,3 +110,11 @@ echo {root}/versions/$v/bin/python3
     monkeypatch.setenv("PYENV_VERSION", "3.98")  # the environment picks: asked again
     sandbox.resolve_executable("python3", folders[9])
     assert len(log.read_text().splitlines()) == 3
+
+
+def test_within_is_is_relative_to_for_normalised_paths() -> None:
+    """The string test that replaced pathlib's in the entrant checks answers as it does."""
+    paths = [Path(p) for p in ("/", "/a", "/a/b", "/ab", "/a/b/c", "/abc/d", "/a/bc", "/a/b/")]
+    for inner in paths:
+        for outer in paths:
+            assert sandbox.within(inner, outer) == inner.is_relative_to(outer), (inner, outer)

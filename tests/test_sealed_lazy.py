@@ -6,13 +6,16 @@ the same."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -218,3 +221,39 @@ def test_a_tournament_refuses_a_folder_past_its_cap_before_play(root: Path) -> N
     with Store(root) as store, pytest.raises(ConfigError,
                                              match=r"entrant 'b': .*more than 1 MiB"):
         seal(config, store, print)
+
+
+def test_a_copy_that_fails_blames_the_entrant_only_if_its_folder_changed(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder swapped for a symlink just as it is copied (the copy fails: it follows no
+    symlink) is a change, refused as one; a copy that fails with the folder as it was (a full
+    disk) is not the entrant's doing: it is raised, not remembered, and the next try copies."""
+    monkeypatch.setattr(snapmod, "HOT_S", 0.0)
+    (root / "a" / "sub").mkdir()
+    (root / "a" / "sub" / "x.py").write_text("x = 1\n")
+    config = load_config(root / "t.yaml")
+    saved_open, saved_write = os.open, os.write
+
+    def swap(path: Any, flags: int, *args: Any, **kw: Any) -> Any:
+        if path == "sub":
+            (root / "a" / "sub" / "x.py").unlink()
+            (root / "a" / "sub").rmdir()
+            (root / "a" / "sub").symlink_to(root / "b")
+            monkeypatch.setattr("referee.bots.snapshot.os.open", saved_open)
+        return saved_open(path, flags, *args, **kw)
+
+    def full(fd: int, data: Any) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with Store(root) as store:
+        seals = seal(config, store, print)
+        monkeypatch.setattr("referee.bots.snapshot.os.write", full)
+        with pytest.raises(SandboxError, match="No space left on device") as info:
+            seals.sealed("b")
+        assert not isinstance(info.value, FolderChanged)
+        monkeypatch.setattr("referee.bots.snapshot.os.write", saved_write)
+        assert seals.sealed("b").snapshot.files == 1  # not remembered: copied now
+        monkeypatch.setattr("referee.bots.snapshot.os.open", swap)
+        with pytest.raises(FolderChanged, match=CHANGED + r" \(cannot copy"):
+            seals.sealed("a")
+        assert not list(store.path.rglob("x.py"))

@@ -396,6 +396,14 @@ def sealed_off(path: Path, *, within: bool = False) -> bool:
     return True
 
 
+def within(path: Path, folder: Path) -> bool:
+    """``path.is_relative_to(folder)`` for absolute, normalised paths (no ``..``, as
+    ``abspath`` and ``realpath`` give them), by string: pathlib's took a tenth of the time a
+    10,000-entrant tournament spent resolving its entrants."""
+    inner, outer = str(path), str(folder)
+    return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
+
+
 def _system(path: Path) -> bool:
     text = str(path)  # string prefixes: called for every entrant of a tournament
     return any(text == d or text.startswith(d + "/") for d in SYSTEM_DIRS)
@@ -456,7 +464,7 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
     # files choose (its #! line, a symlink in its folder) may only show what anyone can reach;
     # a public path's own symlinks (a venv's python, say) are the host's, not the bot's
     def inside(path: Path) -> bool:
-        return any(path.is_relative_to(b) for b in bot)
+        return any(within(path, b) for b in bot)
 
     paths = [(exe, True), (Path(os.path.realpath(exe)), not inside(exe))]
     interpreter = _shebang(exe)
@@ -482,7 +490,7 @@ def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
                                f"organiser names it in the command)")
         runtime.append(prefix)
     package = _package()  # bots may import the rules
-    if not any(package.is_relative_to(b) for b in (*bot, *runtime)):
+    if not any(within(package, b) for b in (*bot, *runtime)):
         runtime.append(package)
     return Binds(exe, tuple(bot), tuple(runtime))
 

@@ -16,6 +16,7 @@ not the page cache of the next match's, so a bot cannot leave itself marks there
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import pwd
@@ -29,12 +30,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from referee.bots.expiring import expiring
-from referee.bots.sandbox import SYSTEM_DIRS, Binds, SandboxError, bot_binds
+from referee.bots.sandbox import SYSTEM_DIRS, Binds, SandboxError, bot_binds, within
 
 FORBIDDEN = ("/", "/proc", "/sys", "/dev", "/run", "/tmp", "/var", "/var/tmp", "/home",
              "/root", "/etc", "/boot", "/mnt", "/media", "/opt", "/srv", "/usr", "/usr/local",
              "/var/lib")
 """Folders that are never an entrant's folder, a runtime or shared data as a whole."""
+PATH_MAX = 4096
+"""The longest path the kernel takes, its final NUL included."""
 MAX_DEPTH = 64
 """The deepest folder an entrant's folder may hold (the copy walks it recursively)."""
 DEFAULT_CAP_MB = 512
@@ -107,7 +110,7 @@ def named_paths(argv: Sequence[str], workdir: Path) -> list[tuple[str, Path]]:
 
 
 def _inside(path: Path, folders: Sequence[Path]) -> bool:
-    return any(path.is_relative_to(f) for f in folders)
+    return any(within(path, f) for f in folders)
 
 
 def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path] = (),
@@ -127,7 +130,7 @@ def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path]
     real_workdir = _real(workdir)
     own = [(w, p) for w, p in named if p != program or _inside(_real(p), [real_workdir])]
     first = _real(own[0][1]) if own else real_workdir
-    if first == real_workdir or (given and first.is_relative_to(real_workdir)):
+    if first == real_workdir or (given and within(first, real_workdir)):
         folder = real_workdir
     else:
         folder = first if first.is_dir() else first.parent
@@ -220,6 +223,13 @@ class Store:
         self.path = Path(tempfile.mkdtemp(prefix="ct-referee-entrants-", dir=parent))
         self.path.chmod(0o700)
 
+    def room(self, name: str) -> int:
+        """Bytes of the longest folder path a copy of entrant ``name``'s folder starts at (its
+        snapshot, or a per-match copy): what a path inside the folder adds must stay below
+        ``PATH_MAX``."""
+        return max(len(os.fsencode(self.path / f"{name}-{'0' * 8}")),
+                   len(os.fsencode(self.path / "m" / ("0" * 32))))
+
     def close(self) -> None:
         """Remove the store and everything in it."""
         shutil.rmtree(self.path, ignore_errors=True)
@@ -253,8 +263,8 @@ class _Copy:
     fingerprint of the stats it walked (the same walk either way) and the counts."""
 
     def __init__(self, folder: Path, dest: Path | None, exclude: Sequence[Path], cap_mb: int,
-                 excluded: Collection[tuple[int, int]] = ()) -> None:
-        self.folder, self.dest, self.cap_mb = folder, dest, cap_mb
+                 excluded: Collection[tuple[int, int]] = (), room: int = 0) -> None:
+        self.folder, self.dest, self.cap_mb, self.room = folder, dest, cap_mb, room
         self.exclude = set()
         self.excluded = excluded  # shared by every snapshot of a tournament: not copied
         for path in exclude:
@@ -278,6 +288,9 @@ class _Copy:
             os.close(fd)
 
     def _stat(self, here: Path, st: os.stat_result) -> None:
+        if self.dest is None and self.room + 1 + len(os.fsencode(here)) >= PATH_MAX:
+            raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG),
+                          str(self.folder / here))  # as the copy would fail
         self.newest = max(self.newest, st.st_mtime_ns, st.st_ctime_ns)
         self.stats.update(f"{here}\0{st.st_mode:o} {st.st_dev} {st.st_ino} {st.st_size} "
                           f"{st.st_uid} {st.st_gid} {st.st_mtime_ns} {st.st_ctime_ns}\0"
@@ -418,15 +431,17 @@ def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Pa
 
 
 def fingerprint(folder: Path, *, exclude: Sequence[Path] = (), cap_mb: int = DEFAULT_CAP_MB,
-                excluded: Collection[tuple[int, int]] = ()) -> Fingerprint:
+                excluded: Collection[tuple[int, int]] = (), room: int = 0) -> Fingerprint:
     """The :class:`Fingerprint` of ``folder`` (resolved): the walk :func:`take_snapshot`
     makes, stating what it would copy (``exclude``, ``excluded``, ``cap_mb`` as there) but
-    reading and writing nothing.
+    reading and writing nothing. ``room``: the bytes of the path its copies start at
+    (:meth:`Store.room`): a path inside it that would not fit in ``PATH_MAX`` is refused.
 
-    :raises SandboxError: as :func:`take_snapshot` (the cap, the depth, an unreadable folder).
+    :raises SandboxError: as :func:`take_snapshot` (the cap, the depth, an unreadable folder,
+        a path too long to copy).
     """
     folder = _real(folder)
-    copy = _walk(_Copy(folder, None, exclude, cap_mb, excluded))
+    copy = _walk(_Copy(folder, None, exclude, cap_mb, excluded, room))
     hot = copy.newest >= time.time_ns() - int(HOT_S * 1e9)
     return Fingerprint(folder, "stat:" + copy.stats.hexdigest(), copy.size, copy.files, hot)
 
@@ -436,7 +451,7 @@ def _walk(copy: _Copy) -> _Copy:
     try:
         copy.run()
     except OSError as err:
-        raise SandboxError(f"cannot {'copy' if copy.dest else 'read'} the entrant's folder "
+        raise SandboxError(f"cannot copy the entrant's folder "
                            f"{str(copy.folder)!r}: {err.strerror or err}"
                            f"{f' ({str(err.filename)!r})' if err.filename else ''}: make it "
                            f"readable by the referee, and leave it alone while the tournament "

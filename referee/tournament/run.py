@@ -35,7 +35,7 @@ from typing import Any, Protocol, TypeVar
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
 from referee.bots.sandbox import SandboxError, capabilities
-from referee.bots.snapshot import Store
+from referee.bots.snapshot import FolderChanged, Store
 from referee.match.job import Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
 from referee.records.match_id import MatchId
@@ -428,11 +428,13 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 and entrants[i].sealed is None:
             try:
                 entrants[i] = dataclasses.replace(entrants[i], sealed=seals.sealed(names[i]))
-            except SandboxError as err:
+            except FolderChanged as err:
                 limit.left_out[i] = str(err)
                 course.leave_out([i])
                 reporter.warn(f"entrant {names[i]!r}: {err}: it is left out (no process in "
                               f"its matches, which it loses by fault)")
+            except SandboxError as err:  # not the entrant's doing: stop, resume later
+                raise TournamentError(f"entrant {names[i]!r}: {err}") from None
         return limit.entrant(i, entrants[i])
 
     if not remote:  # the bots start on the workers, not here

@@ -25,6 +25,7 @@ from pathlib import Path
 from referee.bots.sandbox import Binds, SandboxError, sealed_off
 from referee.bots.snapshot import (
     Fingerprint,
+    FolderChanged,
     Sealed,
     Store,
     entrant_folder,
@@ -57,7 +58,7 @@ class Seals:
         self._config, self._store, self._warn = config, store, warn
         self._entrants, self._excluded = entrants, excluded
         self.summary = summary
-        self._taken: dict[str, Sealed | SandboxError] = {}
+        self._taken: dict[str, Sealed | FolderChanged] = {}
         self._kept: dict[str, Counter[str]] = {}
         self._lock = threading.Lock()
         self._loaded = False  # the kept matches all told (kept_loaded)
@@ -113,25 +114,37 @@ class Seals:
         """The entrant's snapshot and view, the snapshot taken the first time it is asked for
         (checked against the fingerprint of the start).
 
-        :raises SandboxError: why it cannot be had (:class:`~referee.bots.snapshot.
-            FolderChanged`: the folder changed since the start), the same every time after.
+        :raises FolderChanged: the folder changed since the start (the same every time after).
+        :raises SandboxError: the copy failed, the folder as it was at the start (a full disk):
+            not the entrant's doing.
         """
         with self._lock:
             taken = self._taken.get(name)
             if taken is None:
                 taken = self._taken[name] = self._take(name)
-        if isinstance(taken, SandboxError):
+        if isinstance(taken, FolderChanged):
             raise taken
         return taken
 
-    def _take(self, name: str) -> Sealed | SandboxError:
+    def _take(self, name: str) -> Sealed | FolderChanged:
         entrant = self._entrants[name]
+        folder = entrant.fingerprint.folder
         try:
-            snap = take_snapshot(entrant.fingerprint.folder, self._store, name,
-                                 cap_mb=self._config.snapshot_mb, excluded=self._excluded,
-                                 expect=entrant.fingerprint)
-        except SandboxError as err:
+            snap = take_snapshot(folder, self._store, name, cap_mb=self._config.snapshot_mb,
+                                 excluded=self._excluded, expect=entrant.fingerprint)
+        except FolderChanged as err:
             return err
+        except SandboxError as err:  # a file gone mid-copy, a folder swapped, or a full disk
+            try:
+                now = fingerprint(folder, cap_mb=self._config.snapshot_mb,
+                                  excluded=self._excluded, room=self._store.room(name))
+            except SandboxError:
+                now = None
+            if now is not None and now.digest == entrant.fingerprint.digest:
+                raise  # the folder is as it was: the copy itself failed
+            return FolderChanged(f"its folder {str(folder)!r} changed after the tournament "
+                                 f"started ({err}): every match of an entrant plays the code "
+                                 f"it had at the start")
         self.seconds += snap.seconds
         if self._loaded:
             self._compare(name, snap.digest)
@@ -194,7 +207,8 @@ def seal(config: Config, store: Store, warn: Callable[[str], None]) -> Seals:
             excluded.add((st.st_dev, st.st_ino))
     for e, folder in zip(config.entrants, folders, strict=True):
         try:
-            print_ = fingerprint(folder, cap_mb=config.snapshot_mb, excluded=excluded)
+            print_ = fingerprint(folder, cap_mb=config.snapshot_mb, excluded=excluded,
+                                 room=store.room(e.name))
             binds = sealed_binds(e.argv, e.workdir, folder, config.shared)
         except SandboxError as err:
             raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
