@@ -304,7 +304,9 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
         sandbox works here (unless the configuration says ``sandbox: none``; on a cluster each
         worker checks its own), or an entrant lives inside the output folder or the
         configuration, or in a folder its bots' users cannot read (:func:`check_entrant_folders`).
-    :raises TournamentError: if a bot command cannot be started, or where matches run is gone.
+    :raises TournamentError: if a bot command cannot be started, where matches run is gone,
+        or an entrant's snapshot cannot be made while its folder is as it was (a full
+        disk); a folder changed since the start leaves its entrant out instead.
     """
     reporter = reporter or Reporter()
     stop = stop or threading.Event()
