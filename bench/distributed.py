@@ -1,6 +1,6 @@
 """Scaling: matches/s of one tournament of instant C bots, locally and on a Dask cluster.
 
-Run:  .venv/bin/python bench/distributed.py [--rounds 6] [--target 1000]
+Run:  .venv/bin/python bench/distributed.py [--rounds 6] [--target 1000] [--local]
       .venv/bin/python bench/distributed.py --coordinator 500   # the coordinator's limits
 
 Every entrant is ``bots/starter.c`` compiled with ``cc -O2`` into a temporary folder (a legal
@@ -11,26 +11,31 @@ default) is played
 
 - locally at concurrency 1 (one referee process: :class:`~referee.runners.local.ThreadRunner`),
 - with two threads (the old concurrency 2, for comparison: one interpreter, the GIL),
-- at concurrency 2 (two worker processes: :class:`~referee.runners.local.ProcessRunner`),
+- at concurrency 2 (two worker processes: :class:`~referee.runners.local.ProcessRunner`,
+  started with the tournament, forked from a fork server; and, for comparison, as before:
+  each spawned as a new interpreter at the first match),
 - on a two-worker ``LocalCluster`` (processes, one match each: :class:`ClusterRunner`;
   the cluster's start-up is not timed, as a standing cluster's would not be),
 
-(workers without Dask's statistical profiler, as docs/cluster.md advises), and Dask's own
+(workers without Dask's statistical profiler, as docs/cluster.md advises; ``--local``: no
+cluster), and Dask's own
 cost per match is measured twice: a one-worker cluster against the local run
 at concurrency 1, and bare tasks carrying a record of the tournament's size. Every run must
-end with the same standings. The last line is
+end with the same standings. A local runner is made within the time (its worker processes
+start within it). Each line gives the load average before its run (the machine may be
+shared: compare the ratios of one run). The last line is
 ``scaling: <a> matches/s at concurrency 1, <b> at concurrency 2 (<b/a> x); cluster of 2: <c>
-(<c/a> x)``.
+(<c/a> x); load average <l> at the end``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import pickle
-import resource
 import shutil
 import statistics
 import subprocess
@@ -38,7 +43,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -46,6 +51,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 
+from bench.cpu import tree_seconds  # noqa: E402
 from referee.runners.cluster import ClusterRunner  # noqa: E402
 from referee.runners.local import ProcessRunner, Runner, ThreadRunner  # noqa: E402
 from referee.tournament.run import (  # noqa: E402
@@ -72,9 +78,7 @@ def compile_bot(folder: Path) -> Path:
 def cpu_seconds() -> float:
     """User and system CPU seconds of this process and its reaped descendants (worker
     processes, once closed, and every bot): a cluster's workers are not counted."""
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return sum(tree_seconds())
 
 
 def write_config(folder: Path, bot: Path, *, rounds: int, target: int) -> Path:
@@ -87,6 +91,18 @@ def write_config(folder: Path, bot: Path, *, rounds: int, target: int) -> Path:
     return path
 
 
+class SpawnedAtFirstMatch(ProcessRunner):
+    """The worker processes as they were started before: each a new interpreter (``spawn``)
+    that imports the referee and the program's main module, on the first match (not at the
+    tournament's start)."""
+
+    def __init__(self, concurrency: int) -> None:
+        super().__init__(concurrency, start_method="spawn")
+
+    def start(self) -> None:
+        pass
+
+
 class Bench:
     """Plays the tournament into fresh output folders, all dealt with one secret."""
 
@@ -96,13 +112,18 @@ class Bench:
         self.standings: str | None = None
         self.runs = 0
 
-    def rate(self, label: str, runner: Runner, concurrency: int) -> float:
-        """Matches/s of the whole tournament through ``runner``; checks its standings."""
+    def rate(self, label: str, make: Callable[[], Runner], concurrency: int) -> float:
+        """Matches/s of the whole tournament through the runner ``make`` makes (a local one
+        made, and its worker processes started, within the time; a cluster's client
+        connected before it, as a standing cluster's would be); checks its standings."""
         self.runs += 1
         out = self.folder / f"out{self.runs}"
         config: Config = load_config(self.config, output=out, concurrency=concurrency)
+        load = os.getloadavg()[0]
+        runner = make() if "cluster" in label else None
         cpu0 = cpu_seconds()
         start = time.perf_counter()
+        runner = runner or make()
         outcome = run(config, runner=runner, deal_secret=self.secret)
         elapsed = time.perf_counter() - start
         cpu = cpu_seconds() - cpu0
@@ -114,8 +135,8 @@ class Bench:
         rate = outcome.total / elapsed
         busy = "" if getattr(runner, "remote", False) else \
             f"; {1000 * cpu / outcome.total:.0f} ms CPU a match, {cpu / elapsed:.2f} cores busy"
-        print(f"{label}: {outcome.total} matches in {elapsed:.2f} s, {rate:.2f} matches/s{busy}",
-              flush=True)
+        print(f"{label}: {outcome.total} matches in {elapsed:.2f} s, {rate:.2f} matches/s{busy} "
+              f"(load average {load:.1f})", flush=True)
         return rate
 
     def record_bytes(self) -> int:
@@ -209,49 +230,70 @@ def main() -> None:
     parser.add_argument("--target", type=int, default=1000, help="match target")
     parser.add_argument("--repeat", type=int, default=2,
                         help="play every setting this many times, interleaved; keep the best")
+    parser.add_argument("--local", action="store_true",
+                        help="this machine's runners only (no Dask cluster)")
     parser.add_argument("--coordinator", type=int, metavar="ENTRANTS",
                         help="instead: the coordinator's own limits, rating among ENTRANTS")
     args = parser.parse_args()
     if args.coordinator:
         coordinator(args.coordinator)
         return
-    import dask
-    from distributed import LocalCluster
-
     warnings.filterwarnings("ignore", message="Port .* is already in use")
 
     print(f"scaling: {24 * args.rounds} matches of instant C bots (bots/starter.c), target "
           f"{args.target}; {os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.2f} at the start; best of {args.repeat}, interleaved")
-    cluster = {"threads_per_worker": 1, "processes": True, "resources": {"match": 1},
-               "dashboard_address": None, "silence_logs": 50}
     with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp, \
-            dask.config.set({"distributed.worker.profile.enabled": False}), \
-            LocalCluster(n_workers=1, **cluster) as one, \
-            LocalCluster(n_workers=2, **cluster) as two:
+            contextlib.ExitStack() as stack:
+        settings: dict[str, tuple[Callable[[], Runner], int]] = {
+            "concurrency 1 (this process)": (lambda: ThreadRunner(1), 1),
+            "concurrency 2 in threads (before)": (lambda: ThreadRunner(2), 2),
+            "concurrency 2 (worker processes spawned at the first match: before)":
+                (lambda: SpawnedAtFirstMatch(2), 2),
+            "concurrency 2 (worker processes)": (lambda: ProcessRunner(2), 2),
+        }
+        if not args.local:
+            one, two = stack.enter_context(clusters())
+            settings["cluster of 1 worker"] = (lambda: ClusterRunner(one), 1)
+            settings["cluster of 2 workers"] = (lambda: ClusterRunner(two), 2)
         folder = Path(tmp)
         bench = Bench(folder, write_config(folder, compile_bot(folder), rounds=args.rounds,
                                            target=args.target))
-        settings = {
-            "concurrency 1 (this process)": (lambda: ThreadRunner(1), 1),
-            "concurrency 2 in threads (before)": (lambda: ThreadRunner(2), 2),
-            "concurrency 2 (worker processes)": (lambda: ProcessRunner(2), 2),
-            "cluster of 1 worker": (lambda: ClusterRunner(one.scheduler_address), 1),
-            "cluster of 2 workers": (lambda: ClusterRunner(two.scheduler_address), 2),
-        }
         best: dict[str, float] = {}
         for _ in range(args.repeat):
             for label, (make, concurrency) in settings.items():
-                best[label] = max(best.get(label, 0.0), bench.rate(label, make(), concurrency))
-        a, t, b, c1, c = best.values()
-        size = bench.record_bytes()
-        latency, batch = bare_tasks(two.scheduler_address, size)
-    print(f"dask cost per match: {1000 * (1 / c1 - 1 / a):+.1f} ms against this process "
-          f"(cluster of 1: {c1:.2f} matches/s); bare tasks returning a {size / 1024:.0f} KiB "
-          f"record: {latency:.1f} ms each one at a time, {batch:.2f} ms each 200 at once")
+                best[label] = max(best.get(label, 0.0), bench.rate(label, make, concurrency))
+        a, t, before, b = list(best.values())[:4]
+        if not args.local:
+            c1, c = best["cluster of 1 worker"], best["cluster of 2 workers"]
+            size = bench.record_bytes()
+            latency, batch = bare_tasks(two, size)
+    if not args.local:
+        print(f"dask cost per match: {1000 * (1 / c1 - 1 / a):+.1f} ms against this process "
+              f"(cluster of 1: {c1:.2f} matches/s); bare tasks returning a "
+              f"{size / 1024:.0f} KiB record: {latency:.1f} ms each one at a time, "
+              f"{batch:.2f} ms each 200 at once")
     print(f"threads at concurrency 2: {t:.2f} matches/s ({t / a:.2f} x)")
+    print(f"worker processes spawned at the first match (before): {before:.2f} matches/s "
+          f"({before / a:.2f} x)")
+    cluster = "" if args.local else f"; cluster of 2: {c:.2f} ({c / a:.2f} x)"
     print(f"scaling: {a:.2f} matches/s at concurrency 1, {b:.2f} at concurrency 2 "
-          f"({b / a:.2f} x); cluster of 2: {c:.2f} ({c / a:.2f} x)")
+          f"({b / a:.2f} x){cluster}; load average {os.getloadavg()[0]:.2f} at the end")
+
+
+@contextlib.contextmanager
+def clusters() -> Iterator[tuple[str, str]]:
+    """Two local Dask clusters (1 and 2 worker processes of one match each): their
+    schedulers' addresses."""
+    import dask
+    from distributed import LocalCluster
+
+    cluster = {"threads_per_worker": 1, "processes": True, "resources": {"match": 1},
+               "dashboard_address": None, "silence_logs": 50}
+    with dask.config.set({"distributed.worker.profile.enabled": False}), \
+            LocalCluster(n_workers=1, **cluster) as one, \
+            LocalCluster(n_workers=2, **cluster) as two:
+        yield one.scheduler_address, two.scheduler_address
 
 
 if __name__ == "__main__":

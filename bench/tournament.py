@@ -3,12 +3,18 @@
 Run:  .venv/bin/python bench/tournament.py            # throughput at concurrency 1 and 2
       .venv/bin/python bench/tournament.py --entrants 9 --think 4 --concurrency 6 --target 200
                                                       # bots that think 4 ms a move: 1 and 6
+      .venv/bin/python bench/tournament.py --entrants 9 --think 4 --concurrency 6 --target 200 \
+          --bots python,c                             # the same with compiled bots too
       .venv/bin/python bench/tournament.py --memory   # referee RSS over a 2,000-match tournament
 
 Every entrant is ``bench/instant_bot.py`` (a legal answer at once; ``python -S``: no site import),
 so the figures measure the referee: fresh bot processes per match, the protocol, the rules,
-records and the journal, fsync included. The last line of the default mode is
-``throughput: <a> matches/s at concurrency 1, <b> at concurrency 2 (<b/a> x)``.
+records and the journal, fsync included. With ``--bots c`` (or ``python,c``: both, one after
+the other) every entrant is ``bots/starter.c`` compiled with ``-DTHINK_US`` (the same wait
+before each move, and no interpreter to start: each Python bot's start-up takes a core for
+about 15 ms, three a match), so that the figure measures the referee rather than the bots'
+start-up. Each line gives the load average before it. The last line of each kind of bot is
+``throughput (<bots>): <a> matches/s at concurrency 1, <b> at concurrency <n> (<b/a> x)``.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import argparse
 import math
 import os
 import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.cpu import tree_seconds
 from referee.match.job import MatchSpec
 from referee.tournament.ratings import MatchResult, Standings
 from referee.tournament.run import Reporter, load_config, run
@@ -34,16 +43,30 @@ BOT = HERE / "instant_bot.py" if (HERE / "instant_bot.py").exists() else \
 
 
 def write_config(folder: Path, *, entrants: int, players: int, target: int, rounds: int,
-                 think: float = 0) -> Path:
-    """A tournament of ``entrants`` instant bots (that wait ``think`` ms before each move)."""
+                 think: float = 0, bots: str = "python") -> Path:
+    """A tournament of ``entrants`` instant bots (that wait ``think`` ms before each move):
+    ``bench/instant_bot.py`` (``bots`` ``python``) or ``bots/starter.c`` (``c``)."""
     lines = ["name: bench", "entrants:"]
     extra = f", --think, '{think:g}'" if think else ""
+    command = f"{sys.executable}, -S, {BOT}{extra}" if bots == "python" else \
+        str(compile_starter(folder, think))
     for i in range(entrants):
-        lines.append(f"  - {{name: instant{i}, command: [{sys.executable}, -S, {BOT}{extra}]}}")
+        lines.append(f"  - {{name: instant{i}, command: [{command}]}}")
     lines += [f"players: {players}", f"target: {target}", f"rounds: {rounds}", "sandbox: none"]
     path = folder / "bench.yaml"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def compile_starter(folder: Path, think: float) -> Path:
+    """``bots/starter.c`` built into ``folder``, waiting ``think`` ms before each move."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        sys.exit("error: no C compiler (cc or gcc) to build bots/starter.c")
+    binary = folder / "starter.bin"
+    subprocess.run([cc, "-O2", f"-DTHINK_US={round(think * 1000)}", "-o", str(binary),
+                    str(HERE.parent / "bots" / "starter.c")], check=True)
+    return binary
 
 
 def rss_mb() -> float:
@@ -54,30 +77,27 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def throughput(concurrency: int, *, entrants: int, target: int, think: float = 0) -> float:
+def throughput(concurrency: int, *, entrants: int, target: int, think: float = 0,
+               bots: str = "python") -> float:
     """Matches per second of a whole tournament at ``concurrency``."""
     with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp:
         path = write_config(Path(tmp), entrants=entrants, players=3, target=target, rounds=1,
-                            think=think)
+                            think=think, bots=bots)
         config = load_config(path, output=Path(tmp) / "out", concurrency=concurrency)
-        cpu0 = cpu_seconds()
+        load = os.getloadavg()[0]
+        cpu0 = tree_seconds()
         start = time.perf_counter()
         outcome = run(config)
         elapsed = time.perf_counter() - start
-        cpu = [b - a for a, b in zip(cpu0, cpu_seconds(), strict=True)]
+        cpu = [b - a for a, b in zip(cpu0, tree_seconds(), strict=True)]
     assert outcome.finished
     rate = outcome.total / elapsed
-    print(f"concurrency {concurrency}: {outcome.total} matches in {elapsed:.1f} s, "
-          f"{rate:.2f} matches/s; CPU {cpu[0]:.1f} s referee + {cpu[1]:.1f} s bots "
-          f"= {(cpu[0] + cpu[1]) / elapsed:.2f} cores busy", flush=True)
+    kids = "bots" if concurrency == 1 else "worker processes and bots"
+    print(f"concurrency {concurrency} ({bots} bots): {outcome.total} matches in {elapsed:.1f} s, "
+          f"{rate:.2f} matches/s, {1000 * concurrency / rate:.0f} ms a match; CPU "
+          f"{cpu[0]:.1f} s this process + {cpu[1]:.1f} s {kids} = "
+          f"{(cpu[0] + cpu[1]) / elapsed:.2f} cores busy (load average {load:.1f})", flush=True)
     return rate
-
-
-def cpu_seconds() -> tuple[float, float]:
-    """User + system CPU seconds so far: the referee's own, and its reaped children's."""
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 class _Memory(Reporter):
@@ -117,6 +137,9 @@ def main() -> None:
     parser.add_argument("--target", type=int, default=1000, help="throughput: match target")
     parser.add_argument("--think", type=float, default=0, help="throughput: ms a move")
     parser.add_argument("--concurrency", type=int, default=2, help="throughput: against 1")
+    parser.add_argument("--bots", default="python",
+                        help="throughput: python (bench/instant_bot.py), c (bots/starter.c), "
+                             "or both: python,c")
     args = parser.parse_args()
     if args.memory:
         memory(args.matches, concurrency=2)
@@ -126,10 +149,15 @@ def main() -> None:
           f"target {args.target}")
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
     n = args.concurrency
-    a = throughput(1, entrants=args.entrants, target=args.target, think=args.think)
-    b = throughput(n, entrants=args.entrants, target=args.target, think=args.think)
-    print(f"throughput: {a:.2f} matches/s at concurrency 1, {b:.2f} at concurrency {n} "
-          f"({b / a:.2f} x)")
+    for bots in args.bots.split(","):
+        if bots not in ("python", "c"):
+            sys.exit(f"error: --bots: {bots!r} is neither python nor c")
+        a = throughput(1, entrants=args.entrants, target=args.target, think=args.think,
+                       bots=bots)
+        b = throughput(n, entrants=args.entrants, target=args.target, think=args.think,
+                       bots=bots)
+        print(f"throughput ({bots} bots): {a:.2f} matches/s at concurrency 1, {b:.2f} at "
+              f"concurrency {n} ({b / a:.2f} x)", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 /* starter-c: a Chinese Ten starter bot in C99, standard library only.
  * Build:  cc -O2 -o bots/starter.bin bots/starter.c
  * Run:    bots/starter.bin
+ * (Benchmarks build it with -DTHINK_US=4000: it then waits 4 ms before each answer to go or pick,
+ * a bot that thinks without using a core.)
  *
  * Strategy: play the first card in hand that can capture (naming its first target), else the
  * first card. Replace choose_move / choose_pick with your own ideas.
@@ -10,6 +12,15 @@
  */
 #include <stdio.h>
 #include <string.h>
+#ifdef THINK_US
+#include <time.h>
+static void think(void) {
+    struct timespec t = {THINK_US / 1000000, (THINK_US % 1000000) * 1000L};
+    nanosleep(&t, NULL);
+}
+#else
+static void think(void) {}
+#endif
 
 #define NAME "starter-c 1.0"
 #define MAX_TOKENS 256
@@ -72,9 +83,11 @@ int main(void) {
         } else if (strcmp(tok[0], "go") == 0) {
             int nh = cards_after(tok, n, "hand", a), nt = cards_after(tok, n, "table", b);
             choose_move(a, nh, b, nt, answer);
+            think();
             send(answer);
         } else if (strcmp(tok[0], "pick") == 0) {
             int no = cards_after(tok, n, "from", a);
+            think();
             send(no > 0 ? a[0] : "??");
         } else if (strcmp(tok[0], "forfeit") == 0) {
             fprintf(stderr, "forfeited:%s%s\n", n > 1 ? " " : "", n > 1 ? tok[1] : "");

@@ -121,9 +121,11 @@ def test_worker_processes_give_the_standings_of_a_local_run(
     assert (tmp_path / "out" / "standings.json").read_text() == standings
 
 
-def wait_for(path: Path, what: str) -> None:
+def wait_for(path: Path, what: str, *, line: bool = False) -> None:
+    """Until ``path`` exists (with ``line``: and holds a whole line, which its writer may not
+    have written yet when it appears)."""
     deadline = time.monotonic() + 120
-    while not path.exists():
+    while not (path.exists() and (not line or path.read_text().endswith("\n"))):
         assert time.monotonic() < deadline, f"never saw {what}"
         time.sleep(0.02)
 
@@ -148,7 +150,7 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
     thread = threading.Thread(target=play)
     thread.start()
     try:
-        wait_for(flags / "blocked", "the blocker start to move")
+        wait_for(flags / "blocked", "the blocker start to move", line=True)
         pid = int((flags / "blocked").read_text())
         assert pid in workers  # the bot's parent is a worker process, mid-match
         os.kill(pid, signal.SIGKILL)
@@ -221,7 +223,7 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
             str(path.parent / "reference" / SECRET)]
     try:
         coordinator = start([*CLI, "tournament", *args, "--scheduler", address], tmp_path)
-        wait_for(flags / "blocked", "the blocker start to move")
+        wait_for(flags / "blocked", "the blocker start to move", line=True)
         scheduler.send_signal(signal.SIGKILL)
         _, stderr = coordinator.communicate(timeout=120)
     finally:
@@ -292,7 +294,7 @@ def test_stop_cancels_the_cluster_tasks_and_a_resume_completes(
     thread = threading.Thread(target=play)
     thread.start()
     try:
-        wait_for(flags / "blocked", "the blocker start to move")
+        wait_for(flags / "blocked", "the blocker start to move", line=True)
         stop.set()
         thread.join(timeout=120)
     finally:

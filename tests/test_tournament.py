@@ -125,6 +125,9 @@ def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_pa
         [MARKER, SECRET, "tournament.yaml", "results.jsonl", "games", "logs", "standings.json",
          "standings.csv", "preflight", "report"])
     assert (out / SECRET).stat().st_mode & 0o777 == 0o600
+    # written by the worker processes (forks of a server that may be older than this run)
+    made = [p for p in (out / "games").iterdir()] + [p for p in (out / "logs").rglob("*")]
+    assert {p.stat().st_mode & 0o777 for p in made} == {0o600, 0o700}
     assert (out / "report" / "index.html").is_file()
     assert len(list((out / "report" / "games").iterdir())) == MATCHES
     resolved = yaml.safe_load((out / "tournament.yaml").read_text())

@@ -119,7 +119,7 @@ def write_record(record: RecordDict, path: Path) -> None:
     write_atomic(path, dumps(record))
 
 
-def _umask() -> int:
+def current_umask() -> int:
     """The process umask, read without changing it (``/proc``; ``022`` where unreadable)."""
     try:
         with open("/proc/self/status", encoding="ascii") as f:
@@ -136,7 +136,7 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
     renamed over ``path``: a reader never sees half a file, even after a crash. The file gets
     permissions ``mode`` (default: ``0666`` less the umask, like any new file)."""
     if mode is None:
-        mode = 0o666 & ~_umask()
+        mode = 0o666 & ~current_umask()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

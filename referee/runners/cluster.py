@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -34,7 +35,7 @@ from referee.bots.process import BotCommandError, resolve_sandbox
 from referee.match.job import Done
 from referee.match.play import MatchAborted
 from referee.records.record import RecordDict
-from referee.runners.local import Failed, Faulted, Finished, RunnerError, RunnerEvent
+from referee.runners.local import Failed, Finished, Runner, RunnerError, RunnerEvent, faulted
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -76,6 +77,19 @@ class WorkerReport:
     worker: str
     line: dict[str, Any] | None = None
     written: Path | None = None
+
+
+@dataclass(frozen=True)
+class _Task:
+    """What one task plays: one match, or a duplicate set's seatings in order
+    (:meth:`ClusterRunner.submit_set`)."""
+
+    jobs: tuple[MatchJob, ...]
+    whole_set: bool
+
+    def index(self, i: int) -> int | None:
+        """Where the ``i``-th job's outcome is in the task's result (``None``: the result)."""
+        return i if self.whole_set else None
 
 
 @dataclass(frozen=True)
@@ -173,10 +187,14 @@ def play_on_worker(job: MatchJob) -> WorkerReport:
 
 def shares_output(job: MatchJob) -> bool:
     """Whether this worker sees the coordinator's output folder (a shared file system): its
-    :attr:`~referee.match.job.MatchJob.shared` file is there and holds the same text."""
-    if job.shared is None:
-        return False
-    path, text = job.shared
+    :attr:`~referee.match.job.MatchJob.shared` file is there and holds the same text. Read
+    once per worker and tournament (:func:`_holds`), not once per match."""
+    return job.shared is not None and _holds(*job.shared)
+
+
+@functools.lru_cache(maxsize=64)
+def _holds(path: Path, text: str) -> bool:
+    """Whether the file at ``path`` holds ``text`` (the answer kept: one read a worker)."""
     try:
         return path.read_text(encoding="utf-8") == text
     except (OSError, UnicodeDecodeError):
@@ -205,7 +223,7 @@ def _unpack(outcome: WorkerReport | BaseException) -> WorkerReport:
     return outcome
 
 
-class ClusterRunner:
+class ClusterRunner(Runner):
     """Plays matches as tasks on the workers of the Dask scheduler at ``address``
     (``tcp://host:8786``), keeping twice the cluster's ``match`` capacity submitted.
 
@@ -245,7 +263,7 @@ class ClusterRunner:
         """Each seating of a duplicate set on another host than the set's earlier ones, where
         the cluster has enough (the bots of one seating cannot leave the next one a note on
         the machine's disk)."""
-        self._futures: dict[Future[Any], MatchJob | tuple[MatchJob, ...]] = {}
+        self._futures: dict[Future[Any], _Task] = {}
         """Each task's match, or a duplicate set's seatings (:meth:`submit_set`)."""
         self._warned: set[str] = set()
         self._slots = (0.0, 1)
@@ -333,19 +351,21 @@ class ClusterRunner:
     def submit_set(self, jobs: list[MatchJob]) -> None:
         """Plays the seatings of one duplicate set, in order, as one task; each ends with its
         own :class:`Finished` or :class:`Failed`, as if submitted one by one."""
-        if self.sandbox is not None:
-            jobs = [dataclasses.replace(job, sandbox=self.sandbox) for job in jobs]
+        jobs = [self._configured(job) for job in jobs]
         self._submit_set(jobs, f"{task_key(jobs[0])}-set{len(jobs)}")
+
+    def _configured(self, job: MatchJob) -> MatchJob:
+        """``job`` with the configured sandbox mode (resolved on the worker), where set."""
+        return job if self.sandbox is None else dataclasses.replace(job, sandbox=self.sandbox)
 
     def _submit_set(self, jobs: list[MatchJob], key: str) -> None:
         future = self.client.submit(play_set_on_worker, jobs, key=key, pure=False,
                                     resources={RESOURCE: 1})
-        self._futures[future] = tuple(jobs)
+        self._futures[future] = _Task(tuple(jobs), whole_set=True)
 
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
-        if self.sandbox is not None:
-            job = dataclasses.replace(job, sandbox=self.sandbox)
+        job = self._configured(job)
         self._submit(job, task_key(job))
 
     def _submit(self, job: MatchJob, key: str) -> None:
@@ -356,7 +376,7 @@ class ClusterRunner:
         future = self.client.submit(play_on_worker, job, key=key, pure=False,
                                     resources={RESOURCE: 1}, workers=workers,
                                     allow_other_workers=workers is not None)
-        self._futures[future] = job
+        self._futures[future] = _Task((job,), whole_set=False)
 
     def _played_on(self, job: MatchJob, worker: str) -> None:
         """Notes the host a seating of the set was played on."""
@@ -384,21 +404,17 @@ class ClusterRunner:
             except Exception:  # cancelled futures (a lost scheduler) and a broken client
                 lost = self.client.status not in ("running", "connecting")
         for future in [f for f in self._futures if lost or f.done()]:
-            held = self._futures.pop(future)
-            jobs = held if isinstance(held, tuple) else (held,)
+            task = self._futures.pop(future)
             again: list[MatchJob] = []  # a set's seatings its closing worker stopped
-            for index, job in enumerate(jobs):
-                event = self._outcome(future, job, lost,
-                                      index if isinstance(held, tuple) else None)
+            for i, job in enumerate(task.jobs):
+                event = self._outcome(future, job, lost, task.index(i))
                 if isinstance(event, Requeued):
                     again.append(job)
                     continue
                 if isinstance(event, Finished):  # its faults, as they were recorded
-                    line = event.done.line
-                    events += [Faulted(job, fault, line["players"][fault["seat"]])
-                               for fault in line["faults"]]
+                    events += faulted(job, event.done.line)
                 events.append(event)
-            if isinstance(held, tuple) and again:  # one after another again, never at once
+            if task.whole_set and again:  # one after another again, never at once
                 self._submit_set(again, f"{task_key(again[0])}-set{len(again)}-again"
                                         f"{self._attempts[again[0].spec.id]}")
         return events
@@ -466,8 +482,7 @@ class ClusterRunner:
         with contextlib.suppress(Exception):
             self.client.cancel(list(futures), force=True)
         self._aborted += [Failed(job, MatchAborted(f"match {job.spec.id} stopped"))
-                          for held in futures.values()
-                          for job in (held if isinstance(held, tuple) else (held,))]
+                          for task in futures.values() for job in task.jobs]
 
     def close(self) -> None:
         """See :meth:`Runner.close`."""

@@ -7,7 +7,7 @@ abandons them on request (``cancel``). Which match may start, in what order resu
 and what an error means is the tournament's policy (:func:`referee.tournament.run.run`).
 
 A match in another process cannot watch a :class:`threading.Event`: each runner hands its
-matches a :class:`CancelSignal` that crosses its own boundary (a ``multiprocessing`` event for
+matches a :class:`CancelSignal` that crosses its own boundary (a byte of shared memory for
 worker processes, the task's own state on a Dask worker), set by :meth:`Runner.cancel`.
 """
 
@@ -16,10 +16,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import multiprocessing
+import os
 import queue
+import select
 import signal
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -27,16 +30,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.bots.bot import CancelSignal
 from referee.match.play import MatchAborted, Observer
-from referee.records.record import FaultDict
+from referee.records.record import FaultDict, current_umask
 
 if TYPE_CHECKING:
-    from multiprocessing.synchronize import Event as ProcessEvent
     from types import TracebackType
 
     from referee.match.job import Done, MatchJob
 
 __all__ = ["CancelSignal", "Failed", "Faulted", "Finished", "ProcessRunner", "Runner",
-           "RunnerError", "RunnerEvent", "ThreadRunner", "local_runner"]
+           "RunnerError", "RunnerEvent", "ThreadRunner", "faulted", "local_runner"]
 
 
 class RunnerError(RuntimeError):
@@ -77,7 +79,37 @@ RunnerEvent = Finished | Failed | Faulted
 
 
 class Runner(Protocol):
-    """Where matches run: the one seam between the tournament and the machines."""
+    """Where matches run: the one seam between the tournament and the machines. A runner
+    subclasses it to inherit the defaults of the optional abilities (``remote``,
+    :attr:`isolation`, :attr:`by_set`, :meth:`submit_set`), which only a cluster changes."""
+
+    remote: bool = False
+    """Whether its bots are spawned on other machines (the tournament then leaves the sandbox
+    mode, the pre-flight and the sealed snapshots to them)."""
+
+    @property
+    def isolation(self) -> str:
+        """What keeps a duplicate set's seatings apart, for the tournament's header."""
+        return "the seatings of a set never at once"
+
+    @property
+    def by_set(self) -> bool:
+        """Whether whole duplicate sets go as one unit each (:meth:`submit_set`), their
+        seatings played one after another where it runs; false: one match at a time."""
+        return False
+
+    def start(self) -> None:
+        """Gets ready to play, without waiting: worker processes start here, in the
+        background, so that they are up by the first match (the tournament calls it before its
+        own preparation: the sandbox check, the sealed snapshots, the pre-flight). Default:
+        nothing to do."""
+        return None
+
+    def submit_set(self, jobs: list[MatchJob]) -> None:
+        """Plays the seatings of one duplicate set, in order, as one unit holding one slot
+        (only called where :attr:`by_set` is true); each ends with its own :class:`Finished`
+        or :class:`Failed`."""
+        raise TypeError(f"{type(self).__name__} plays one match at a time (by_set is false)")
 
     def slots(self) -> int:
         """How many matches it can play at once now (at least 1): the tournament keeps that
@@ -91,7 +123,7 @@ class Runner(Protocol):
     def wait(self, timeout: float) -> list[RunnerEvent]:
         """What happened since the last call, waiting up to ``timeout`` seconds for something
         when nothing has yet. Every submitted job ends with one :class:`Finished` or
-        :class:`Failed`."""
+        :class:`Failed`, its :class:`Faulted` events before it."""
         ...
 
     def cancel(self) -> None:
@@ -106,42 +138,48 @@ class Runner(Protocol):
         ...
 
 
-class _Relay(Observer):
-    """Puts each fault of one match on a queue, with the match's id."""
+def faulted(job: MatchJob, line: dict[str, Any]) -> list[Faulted]:
+    """The :class:`Faulted` events of a finished match, from its result line: how faults
+    travel from another process or machine (inside the result, never on a channel of their
+    own that the result could overtake)."""
+    return [Faulted(job, fault, line["players"][fault["seat"]]) for fault in line["faults"]]
 
-    def __init__(self, match_id: str, faults: Any) -> None:
-        self.match_id, self.faults = match_id, faults
+
+class _Relay(Observer):
+    """Hands each fault of one match to ``report`` as it happens (a match in this process)."""
+
+    def __init__(self, match_id: str, report: Callable[[str, FaultDict, str], None]) -> None:
+        self.match_id, self.report = match_id, report
 
     def fault(self, fault: FaultDict, name: str) -> None:
-        self.faults.put((self.match_id, fault, name))
-
-
-FAULTS_WAIT_S = 5.0
-"""How long a finished match's result waits for its faults, relayed on their own channel."""
+        self.report(self.match_id, fault, name)
 
 
 class _Settable(Protocol):
-    """A cancel signal this process can raise: a ``threading`` or ``multiprocessing`` event."""
+    """A cancel signal this process can raise: a ``threading`` event or a :class:`SharedFlag`."""
 
     def set(self) -> None: ...
     def is_set(self) -> bool: ...
 
 
-class _PoolRunner:
+class _PoolRunner(Runner):
     """What the thread and process runners share: a pool of ``concurrency`` workers, and one
     queue of events filled by the futures' callbacks (each match's faults before its end)."""
+
+    faults_in_result = False
+    """Whether a finished match's faults come inside its result (another process) rather than
+    as they happen (this process: relayed before the match's future is done)."""
 
     def __init__(self, concurrency: int, cancel: _Settable) -> None:
         self.concurrency = max(1, concurrency)
         self._cancel = cancel
         """Set by :meth:`cancel`: the running matches see it and abandon."""
         self._executor: Executor | None = None
-        """The pool, made on the first match."""
+        """The pool, made on the first match (or by :meth:`ProcessRunner.start`)."""
         self._events: queue.SimpleQueue[RunnerEvent] = queue.SimpleQueue()
         self._jobs: dict[str, MatchJob] = {}
         self._futures: dict[Future[Done], MatchJob] = {}
-        self._faults_seen: dict[str, int] = {}
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
 
     def slots(self) -> int:
         """See :meth:`Runner.slots`: the concurrency."""
@@ -151,20 +189,16 @@ class _PoolRunner:
         with self._lock:
             self._jobs[job.spec.id] = job
             self._futures[future] = job
-            self._faults_seen[job.spec.id] = 0
         future.add_done_callback(self._done)
 
     def _done(self, future: Future[Done]) -> None:
         with self._lock:
             job = self._futures.pop(future)
-        event = self._outcome(future, job)
-        with self._lock:
-            if isinstance(event, Finished):  # its faults first: they travel on another channel
-                want = len(event.done.line["faults"])
-                self._lock.wait_for(lambda: self._faults_seen[job.spec.id] >= want,
-                                    timeout=FAULTS_WAIT_S)
             self._jobs.pop(job.spec.id, None)
-            self._faults_seen.pop(job.spec.id, None)
+        event = self._outcome(future, job)
+        if isinstance(event, Finished) and self.faults_in_result:
+            for fault in faulted(job, event.done.line):
+                self._events.put(fault)
         self._events.put(event)  # a callback never raises: each job ends with one event
 
     @staticmethod
@@ -182,11 +216,8 @@ class _PoolRunner:
     def _fault(self, match_id: str, fault: FaultDict, name: str) -> None:
         with self._lock:
             job = self._jobs.get(match_id)
-            if job is None:
-                return
+        if job is not None:
             self._events.put(Faulted(job, fault, name))
-            self._faults_seen[match_id] += 1
-            self._lock.notify_all()
 
     def wait(self, timeout: float) -> list[RunnerEvent]:
         """See :meth:`Runner.wait`."""
@@ -224,7 +255,8 @@ class _PoolRunner:
 class ThreadRunner(_PoolRunner):
     """Plays ``concurrency`` matches at once in threads of this process: the referee mostly
     waits on the bots' pipes (the bots are processes), but every match's referee loop shares
-    this process's interpreter (the GIL), so a second thread adds little."""
+    this process's interpreter (the GIL), so a second thread adds little. Faults are reported
+    as they happen."""
 
     def __init__(self, concurrency: int = 1) -> None:
         self._stop = threading.Event()
@@ -234,36 +266,85 @@ class ThreadRunner(_PoolRunner):
         """See :meth:`Runner.submit`."""
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match")
-        relay = _Relay(job.spec.id, _Calls(self._fault))
+        relay = _Relay(job.spec.id, self._fault)
         self._track(job, self._executor.submit(job.run, self._stop, relay, keep=True))
-
-
-@dataclass(frozen=True)
-class _Calls:
-    """A queue-like ``put`` that calls a function (a fault relayed within one process)."""
-
-    call: Any
-
-    def put(self, item: tuple[str, FaultDict, str]) -> None:
-        self.call(*item)
 
 
 # -- worker processes --------------------------------------------------------------------------
 
 PR_SET_PDEATHSIG = 1
 """Linux's prctl option: the signal a process gets when its parent ends."""
-_worker_stop: ProcessEvent | None = None
-_worker_faults: Any = None
+class SharedFlag:
+    """A cancel signal that crosses process boundaries without a lock: one byte of shared
+    memory, set by the coordinator and read by every match at each turn. A ``multiprocessing``
+    event takes a process-shared lock at every look: two worker processes looking some 300
+    times a match each contend for it, and one preempted while holding it stalls the other."""
+
+    def __init__(self, context: Any) -> None:
+        self._byte = context.RawValue("b", 0)
+
+    def set(self) -> None:
+        self._byte.value = 1
+
+    def is_set(self) -> bool:
+        return bool(self._byte.value)
 
 
-def _init_worker(stop: ProcessEvent, faults: Any) -> None:
+_worker_stop: SharedFlag | None = None
+
+
+def _init_worker(stop: SharedFlag, umask: int, coordinator: int) -> None:
     """Runs first in each worker process: Ctrl-C (sent to the whole foreground process group)
-    is the coordinator's to handle; the worker learns of it through ``stop``."""
-    global _worker_stop, _worker_faults
+    is the coordinator's to handle; the worker learns of it through ``stop``. The files it
+    makes get the coordinator's umask when its pool was made (a fork server, started once, may
+    hold an older one). It ends with the ``coordinator`` process."""
+    global _worker_stop
+    os.umask(umask)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by its parent
     _die_with_parent()
-    _worker_stop, _worker_faults = stop, faults
+    _die_with(coordinator)
+    _worker_stop = stop
+
+
+WATCH_POLL_S = 0.5
+"""How often a worker looks for its coordinator where the system cannot say when it ends."""
+
+
+def _die_with(pid: int) -> None:
+    """Kills this process (SIGKILL) once the process ``pid`` ends, from a watching thread. A
+    worker forked by a fork server is the server's child, not the coordinator's: the parent
+    death signal watches the server, which lives as long as any worker holds its pipe; so the
+    worker watches the coordinator itself (a pidfd; else a look every :data:`WATCH_POLL_S`)."""
+    if pid == os.getppid():
+        return  # the parent death signal does it
+    try:
+        fd: int | None = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os.kill(os.getpid(), signal.SIGKILL)  # already gone
+        return
+    except (OSError, AttributeError):
+        fd = None
+
+    def watch() -> None:
+        if fd is not None:
+            select.select([fd], [], [])  # readable once the process has ended
+        else:
+            while _alive(pid):
+                time.sleep(WATCH_POLL_S)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="coordinator", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextlib.contextmanager
@@ -285,42 +366,77 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def _ready() -> int:
+    """A worker's first task (:meth:`ProcessRunner.start`): nothing, once it is up."""
+    return os.getpid()
+
+
 def _play_in_worker(job: MatchJob) -> Done:
-    """Plays one match in a worker process, relaying its faults as they happen; the record is
-    written here (the worker shares the output folder), only the result line goes back."""
-    return job.run(_worker_stop, _Relay(job.spec.id, _worker_faults))
+    """Plays one match in a worker process; the record is written here (the worker shares the
+    output folder), only the result line goes back, its faults inside it."""
+    return job.run(_worker_stop)
+
+
+PRELOAD = ["__main__", "referee.runners.local", "referee.match.job"]
+"""What the fork server imports once (the program's main module, as a spawned worker would,
+and the match's modules), so that each worker forked from it starts with them."""
+
+
+def default_start_method() -> str:
+    """``forkserver`` where there is one (Linux, macOS): a server process imports the referee
+    once and each worker is a fork of it, ready in milliseconds, where a ``spawn`` ed worker
+    starts a new interpreter that imports everything again (about 0.2 s of a core each, the
+    program's main module included); else ``spawn``. Never a plain ``fork`` of the
+    coordinator, whose threads a child could inherit mid-lock."""
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 class ProcessRunner(_PoolRunner):
     """Plays ``concurrency`` matches at once, each in one of ``concurrency`` worker processes
-    of this machine (started once, on the first match; they end with this process, even when
-    it is killed outright): the referee's own work is spread over the cores. The cancel signal
-    is a ``multiprocessing`` event; faults come back on a ``multiprocessing`` queue as they
-    happen, records as results."""
+    of this machine (started by :meth:`start`, or on the first match; they end with this
+    process, even when it is killed outright): the referee's own work is spread over the
+    cores. The cancel signal is a :class:`SharedFlag`; a match's faults come back inside
+    its result line, just before its :class:`Finished`."""
 
-    def __init__(self, concurrency: int = 2, *, start_method: str = "spawn") -> None:
-        self._context = multiprocessing.get_context(start_method)
-        self._stop = self._context.Event()
+    faults_in_result = True
+
+    def __init__(self, concurrency: int = 2, *, start_method: str | None = None) -> None:
+        method = start_method or default_start_method()
+        self._context = multiprocessing.get_context(method)
+        if method == "forkserver":
+            self._context.set_forkserver_preload(PRELOAD)
+        self._stop = SharedFlag(self._context)
         super().__init__(concurrency, self._stop)
-        self._faults = self._context.SimpleQueue()
-        self._drain: threading.Thread | None = None
+        self._starting = threading.Lock()
+        self._starter: threading.Thread | None = None
+
+    def start(self) -> None:
+        """See :meth:`Runner.start`: every worker process starts now, from a thread of its
+        own (the fork server's first start waits for its imports)."""
+        with self._starting:
+            if self._starter is not None or self._executor is not None:
+                return
+            self._starter = threading.Thread(target=self._start, name="workers", daemon=True)
+            self._starter.start()
 
     def _start(self) -> Executor:
-        if self._executor is None:
-            self._executor = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
-                                                 initializer=_init_worker,
-                                                 initargs=(self._stop, self._faults))
-            self._drain = threading.Thread(target=self._drain_faults, name="faults",
-                                           daemon=True)
-            self._drain.start()
-        return self._executor
+        with self._starting:
+            if self._executor is None:
+                pool = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
+                                           initializer=_init_worker,
+                                           initargs=(self._stop, current_umask(), os.getpid()))
+                with _sigint_blocked():  # a worker started here ignores Ctrl-C from its start
+                    for _ in range(self.concurrency):  # one process each, all at once
+                        pool.submit(_ready)
+                self._executor = pool
+            return self._executor
 
-    def _drain_faults(self) -> None:
-        while True:
-            item = self._faults.get()
-            if item is None:
-                return
-            self._fault(*item)
+    def close(self) -> None:
+        """See :meth:`Runner.close`: after a start under way (:meth:`start`) has made the
+        pool, so that no pool is made once closed."""
+        if self._starter is not None:
+            self._starter.join()
+        super().close()
 
     def slots(self) -> int:
         """See :meth:`Runner.slots`: twice the concurrency, so that each worker process has
@@ -339,14 +455,6 @@ class ProcessRunner(_PoolRunner):
             future = Future()
             future.set_exception(BrokenProcessPool("broken"))
         self._track(job, future)
-
-    def close(self) -> None:
-        """See :meth:`Runner.close`: the pool, then the thread that relays faults."""
-        super().close()
-        if self._drain is not None:
-            self._faults.put(None)
-            self._drain.join()
-            self._drain = None
 
 
 def local_runner(concurrency: int) -> ThreadRunner | ProcessRunner:

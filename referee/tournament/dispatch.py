@@ -143,7 +143,7 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob | None], on_done: DoneCall
 
     def top_up() -> None:
         while not cancelled and len(left) < runner.slots():
-            by_set = bool(getattr(runner, "by_set", False))
+            by_set = runner.by_set
             batch = ready.take_set() if by_set else [job for job in [ready.take()] if job]
             if not batch:
                 return
@@ -152,7 +152,7 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob | None], on_done: DoneCall
                 unit[job.spec.id] = batch[0].spec.id
             left[batch[0].spec.id] = len(batch)
             if by_set:
-                runner.submit_set(batch)  # type: ignore[attr-defined]
+                runner.submit_set(batch)
             else:
                 runner.submit(batch[0])
 

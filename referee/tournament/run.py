@@ -310,29 +310,30 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     """
     reporter = reporter or Reporter()
     stop = stop or threading.Event()
-    remote = bool(getattr(runner, "remote", False))  # bots spawned on other machines
-    hidden: dict[str, tuple[Path, ...]] = {}
-    if config.sandbox is not SandboxMode.NONE:  # auto or bwrap: never a silent fall-back
-        if not remote and not bwrap_available():
-            raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
-                              f"({capabilities().summary()}): see ct-referee sandbox, or set "
-                              f"sandbox: none")
-        if remote:  # each worker checks its own; no snapshot travels (yet)
-            hidden = check_entrant_folders(config)
-        if not remote and not all(capabilities().cgroup_ok(c)
-                                  for c in ("memory", "pids", "cpu")):
-            reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
-                          f"(see ct-referee sandbox)")
     with contextlib.ExitStack() as stack:
+        where = stack.enter_context(contextlib.closing(runner or
+                                                       local_runner(config.concurrency)))
+        remote = where.remote  # bots spawned on other machines
+        hidden: dict[str, tuple[Path, ...]] = {}
+        if config.sandbox is not SandboxMode.NONE:  # auto or bwrap: never a silent fall-back
+            if not remote and not bwrap_available():
+                raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
+                                  f"({capabilities().summary()}): see ct-referee sandbox, or "
+                                  f"set sandbox: none")
+            if remote:  # each worker checks its own; no snapshot travels (yet)
+                hidden = check_entrant_folders(config)
+            if not remote and not all(capabilities().cgroup_ok(c)
+                                      for c in ("memory", "pids", "cpu")):
+                reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
+                              f"(see ct-referee sandbox)")
         stack.enter_context(private_files())  # records and logs 0600 while playing
+        where.start()  # worker processes start while the rest is prepared
         seals = None
         if config.sandbox is not SandboxMode.NONE and not remote:
             check_bot_uids(config)
             store = stack.enter_context(Store())
             seals = seal(config, store, reporter.warn)
             hidden = sealed_hidden(config, seals)
-        where = stack.enter_context(contextlib.closing(runner or
-                                                       local_runner(config.concurrency)))
         return _run(config, fresh=fresh, deal_secret=deal_secret, reporter=reporter,
                     runner=where, stop=stop, hidden=hidden, remote=remote, pages=pages,
                     seals=seals)
@@ -414,8 +415,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
     if seals is not None:
         sandbox += f"; {uid_isolation(config)}; {seals.summary}"
-    isolation = getattr(runner, "isolation", "the seatings of a set never at once")
-    sandbox = f"{sandbox}; {isolation}"
+    sandbox = f"{sandbox}; {runner.isolation}"
     entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()))
                 for e in config.entrants]
     played = done = 0

@@ -1,0 +1,120 @@
+"""The runners on their own (without a tournament): faults that travel inside a worker
+process's result, the optional abilities every runner has by default, and a cluster worker
+that checks the shared output folder once."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, PY, QUITTER
+from referee.bots.limits import Limits, SandboxMode
+from referee.game.rules import Variant
+from referee.match.job import MatchJob, MatchSpec
+from referee.match.play import Entrant
+from referee.runners.local import (
+    Failed,
+    Faulted,
+    Finished,
+    ProcessRunner,
+    Runner,
+    RunnerEvent,
+    ThreadRunner,
+)
+
+
+def quitter_job(folder: Path, match: int) -> MatchJob:
+    """A two-seat match of the quitter (seat 0: a ``crash`` at its first decision) against
+    the greedy example bot, whose record goes to ``folder``."""
+    (folder / "quitter.py").write_text(QUITTER)
+    quitter = Entrant("quitter", (PY, str(folder / "quitter.py")))
+    greedy = Entrant("greedy", (PY, str(EXAMPLES / "greedy_bot.py")))
+    spec = MatchSpec(f"r1-g{match:03d}-s01", match - 1, 1, match, 1, (0, 1), "s", bytes(32))
+    return MatchJob(spec, (quitter, greedy), Variant.CLASSIC, 100, Limits(move_ms=5000),
+                    SandboxMode.NONE, "t", logs_dir=folder / "logs" / spec.id,
+                    record_path=folder / "games" / f"{spec.id}.json")
+
+
+def events_until_done(runner: Runner, jobs: int) -> list[RunnerEvent]:
+    events: list[RunnerEvent] = []
+    deadline = time.monotonic() + 120
+    while sum(isinstance(e, Finished | Failed) for e in events) < jobs:
+        assert time.monotonic() < deadline, events
+        events += runner.wait(1.0)
+    return events
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("make", [ThreadRunner, ProcessRunner], ids=["threads", "processes"])
+def test_each_fault_comes_once_and_before_its_match_ends(make: type[ThreadRunner],
+                                                         tmp_path: Path) -> None:
+    with make(2) as runner:
+        jobs = [quitter_job(tmp_path, g) for g in (1, 2)]
+        for job in jobs:
+            runner.submit(job)
+        events = events_until_done(runner, len(jobs))
+    for job in jobs:
+        mine = [e for e in events if e.job.spec.id == job.spec.id]
+        assert [type(e) for e in mine] == [Faulted, Finished], mine
+        fault = mine[0]
+        assert isinstance(fault, Faulted) and fault.name == "quitter"
+        assert fault.fault["seat"] == 0 and fault.fault["fault"] == "crash"
+        done = mine[1]
+        assert isinstance(done, Finished) and done.done.line["faults"] == [fault.fault]
+        assert (tmp_path / "games" / f"{job.spec.id}.json").is_file()
+
+
+def test_local_runners_have_the_default_abilities() -> None:
+    for runner in (ThreadRunner(1), ProcessRunner(2)):
+        assert runner.remote is False and runner.by_set is False
+        assert runner.isolation == "the seatings of a set never at once"
+        with pytest.raises(TypeError, match="one match at a time"):
+            runner.submit_set([])
+        runner.close()
+
+
+def test_a_cluster_runner_declares_its_own_abilities() -> None:
+    pytest.importorskip("distributed")
+    from referee.runners.cluster import ClusterRunner
+
+    assert Runner in ClusterRunner.__mro__ and ClusterRunner.remote is True
+    assert ClusterRunner.submit_set is not Runner.submit_set
+
+
+def test_a_worker_reads_the_shared_folder_file_once(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    from referee.runners.cluster import shares_output
+
+    key = tmp_path / "secret"
+    key.write_text("abc")
+    job = quitter_job(tmp_path, 1)
+    shared = dataclasses.replace(job, shared=(key, "abc"))
+    apart = dataclasses.replace(job, shared=(key, "xyz"))
+    assert shares_output(shared) and not shares_output(apart)
+    key.unlink()  # read once: the answers stand without the file
+    assert shares_output(shared) and not shares_output(apart)
+    assert not shares_output(job)  # no shared file named: the record comes back
+
+
+@pytest.mark.process
+def test_worker_processes_make_files_with_the_umask_of_their_runner(tmp_path: Path) -> None:
+    """Each runner's workers take the umask of the moment its pool was made, even forked from
+    a server started earlier under another one (a tournament's records are private)."""
+    modes = []
+    for umask, folder in ((0o022, tmp_path / "a"), (0o077, tmp_path / "b")):
+        folder.mkdir()
+        old = os.umask(umask)
+        try:
+            with ProcessRunner(2) as runner:
+                runner.start()
+                job = quitter_job(folder, 1)
+                runner.submit(job)
+                events_until_done(runner, 1)
+        finally:
+            os.umask(old)
+        modes.append((folder / "games" / f"{job.spec.id}.json").stat().st_mode & 0o777)
+    assert modes == [0o644, 0o600]
