@@ -42,7 +42,7 @@ from referee.game.rules import Deal  # noqa: E402
 from referee.match.job import MatchJob  # noqa: E402
 from referee.match.play import Entrant, play_match  # noqa: E402
 from referee.records.record import RecordDict  # noqa: E402
-from referee.runners.local import Finished, RunnerEvent  # noqa: E402
+from referee.runners.local import Finished, Runner, RunnerEvent  # noqa: E402
 from referee.tournament.run import Reporter, load_config, run  # noqa: E402
 
 
@@ -55,7 +55,7 @@ def _distributed_bench() -> Any:
     return module
 
 
-class InstantRunner:
+class InstantRunner(Runner):
     """Finishes every submitted match at once with the template record; its own CPU and wall
     time (what a worker would spend) are counted apart. ``first`` is set at the first submit
     (and ``stop`` with it, when given)."""
