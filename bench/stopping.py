@@ -65,7 +65,7 @@ from referee.tournament.course import TournamentPlan, TournamentProgress  # noqa
 from referee.tournament.formats import Format, Gauntlet, RoundRobin  # noqa: E402
 from referee.tournament.ratings import MatchResult  # noqa: E402
 from referee.tournament.schedule import schedule  # noqa: E402
-from referee.tournament.stopping import Stop  # noqa: E402
+from referee.tournament.stopping import SignTest, Stop, deal_pieces  # noqa: E402
 
 PolicyFactory = Callable[[int, MatchSpec, int], ranking.Policy]
 """``(entrant, spec, seat) -> policy`` for one seat of one match."""
@@ -345,6 +345,71 @@ def seat_study(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[
             for pair, kinds in rows.items()}
 
 
+def bound_study(records: Sequence[dict[str, Any]], *, confidence: float, margin: float,
+                draws: int = 4000, seed: int = 1) -> list[str]:
+    """How fast *any* rule could decide mc over greedy on this evidence: the real ``all`` sets
+    of mc and greedy resampled (a tournament draws whole sets, with replacement), each set
+    giving its per-deal pieces (:func:`referee.tournament.stopping.deal_pieces`). Three rules
+    read the same draws at every set's end: the real sign test; an *oracle* sequential
+    probability ratio test told the true mean and standard deviation of a piece (no real rule
+    knows them), at the pair's level of a field of three with the direction known
+    (``log(3/alpha)``) and unknown (``log(6/alpha)``); and a single look after 2 sets, a
+    normal test told the true standard deviation (not sequential: it decides then or never)."""
+    sets: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in records:
+        rnd, g, _ = r["id"].split("-")
+        sets.setdefault((r.get("tournament", ""), rnd + g), []).append(r)
+    pool = []
+    for group in sets.values():
+        if len(group) != 6:
+            continue
+        names = sorted(group[0]["players"])
+        ix = {n: i for i, n in enumerate(names)}
+        pool.append(deal_pieces(ix["mc"], ix["greedy"], [[ix[n] for n in r["players"]]
+                                                         for r in group],
+                                [[h["scores"] for h in r["hands"]] for r in group],
+                                [[h["luck"] for h in r["hands"]] for r in group]))
+    if len(pool) < 4:
+        return []
+    flat = [x for d in pool for x in d]
+    mu, sd = statistics.fmean(flat), statistics.stdev(flat)
+    alpha = 1 - confidence
+    rng = random.Random(seed)
+    cap = 10
+
+    def sets_to(rule: str, threshold: float) -> list[int]:
+        out = []
+        for _ in range(draws):
+            test, log_e, took = SignTest(margin), 0.0, cap + 1
+            for i in range(cap):
+                xs = rng.choice(pool)
+                if rule == "sign":
+                    test.add(xs)
+                    log_e = math.log((math.exp(test.up) + math.exp(test.down)) / 2)  # vs 1/level
+                else:
+                    log_e += sum(mu / sd ** 2 * (x - mu / 2) for x in xs)
+                if log_e >= threshold:
+                    took = i + 1
+                    break
+            out.append(took)
+        return sorted(out)
+
+    def line(label: str, took: list[int]) -> str:
+        med, p90 = took[len(took) // 2], took[int(0.9 * len(took))]
+        return (f"  {label}: median {6 * med} matches, p90 {6 * p90}; decided within 12 "
+                f"matches in {sum(t <= 2 for t in took) / len(took):.0%}")
+
+    deals2 = statistics.fmean(len(d) for d in pool) * 2
+    z = statistics.NormalDist()
+    power = 1 - z.cdf(z.inv_cdf(1 - alpha / 3) - mu / sd * math.sqrt(deals2))
+    return [f"bound, mc over greedy from {len(pool)} real sets ({len(flat)} deals: mean "
+            f"{mu:+.2f}, sd {sd:.2f} a deal), {draws} resampled tournaments, cap {cap} sets:",
+            line("the sign test (stop's own rule)", sets_to("sign", math.log(3 / alpha))),
+            line("oracle ratio test, direction unknown", sets_to("oracle", math.log(6 / alpha))),
+            line("oracle ratio test, direction known", sets_to("oracle", math.log(3 / alpha))),
+            f"  one look at 12 matches, true sd known (not sequential): decides {power:.0%}"]
+
+
 def _cyclic(players: Sequence[str]) -> int:
     """Which of the two cyclic orders of three seats a seating is."""
     order = sorted(players)
@@ -354,8 +419,10 @@ def _cyclic(players: Sequence[str]) -> int:
 
 def real(args: argparse.Namespace) -> list[str]:
     """The real-bot part; returns its summary lines."""
-    queues = [[("ladder", s) for s in range(args.real)], [("near", s) for s in range(args.near)],
-              [("twins", s) for s in range(args.twins)]]
+    first = args.first_seed
+    queues = [[("ladder", first + s) for s in range(args.real)],
+              [("near", first + s) for s in range(args.near)],
+              [("twins", first + s) for s in range(args.twins)]]
     kinds = [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
     print(f"real bots through the CLI: {args.real} random/greedy/mc tournaments (mc --playouts "
           f"{args.playouts}, cap {args.real_cap}), {args.near} near-twin and {args.twins} twin "
@@ -392,6 +459,8 @@ def real(args: argparse.Namespace) -> list[str]:
                        f"{s['adjusted_var']:.0f} adjusted; rotation classes: mean "
                        f"{s['rotate0_mean']:+.1f} / {s['rotate1_mean']:+.1f}, variance "
                        f"{s['rotate0_var']:.0f} / {s['rotate1_var']:.0f} adjusted")
+        out += bound_study([rec for r in ladder for rec in r.records],
+                           confidence=args.confidence, margin=args.margin)
         out.append(f"random<greedy<mc: matches to decide {' '.join(map(str, counts))} "
                    f"({cap + 1} = not decided by the cap {cap}); "
                    f"{sum(_wrong(r) for r in ladder)} wrong")
@@ -448,6 +517,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "evidence) or of the raw ones")
     ap.add_argument("--only", default="", help="simulate only the scenarios named (commas)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="seed of the first real tournament of each kind (to add runs to "
+                         "an earlier batch without repeating it)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     noise = measure(args.measure, args.seed, adjusted=args.noise == "adjusted")

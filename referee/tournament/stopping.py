@@ -245,7 +245,7 @@ def sign_bets(values: Sequence[float], margin: float) -> float:
     >>> sign_bets([0.0] * 50, 3.0) == 0.0, sign_bets([5.0] * 50, 3.0) > math.log(40)
     (True, True)
     """
-    t = _SignTest(margin)
+    t = SignTest(margin)
     t.add(values)
     return t.up
 
@@ -292,12 +292,12 @@ class _Series:
     cs_alpha: float = 0.0
     pieces: list[float] = field(default_factory=list)
     """The sign test's evidence, oriented ``low - high`` entrant index: per deal, the adjusted
-    difference over the swap pairs that reached it (:func:`_pieces`)."""
-    tests: dict[float, _SignTest] = field(default_factory=dict)
+    difference over the swap pairs that reached it (:func:`deal_pieces`)."""
+    tests: dict[float, SignTest] = field(default_factory=dict)
 
 
 @dataclass
-class _SignTest:
+class SignTest:
     """The two one-sided sign-betting martingales of :func:`sign_bets` (``up``: for a mean above
     0, ``down``: below), extended piece by piece."""
 
@@ -321,7 +321,7 @@ class _SignTest:
             self.squares += x * x
 
 
-def _pieces(a: int, b: int, seats: Sequence[Sequence[int]],
+def deal_pieces(a: int, b: int, seats: Sequence[Sequence[int]],
             hand_scores: Sequence[Sequence[Sequence[int]]],
             luck: Sequence[Sequence[Sequence[float]]] | None) -> list[float]:
     """The pieces of ``a - b`` in one set, for the sign test: one per deal, the adjusted
@@ -407,11 +407,11 @@ class Evidence:
                 s.total += d
                 s.squares += d * d
                 s.adjusted.append(d)
-            s.pieces.extend(_pieces(a, b, seats, hand_scores, luck))
+            s.pieces.extend(deal_pieces(a, b, seats, hand_scores, luck))
         return {e: sum(adjusted[e]) for e in members}
 
     def pieces(self, a: int, b: int) -> list[float]:
-        """The sign test's pieces of ``a - b`` so far (see :func:`_pieces`)."""
+        """The sign test's pieces of ``a - b`` so far (see :func:`deal_pieces`)."""
         s = self._series.get((min(a, b), max(a, b)))
         if s is None:
             return []
@@ -453,7 +453,7 @@ class Evidence:
         s = self._series.get((min(a, b), max(a, b)))
         if s is None:
             return 0.0
-        t = s.tests.setdefault(margin, _SignTest(margin))
+        t = s.tests.setdefault(margin, SignTest(margin))
         t.add(s.pieces[t.n:])
         return t.up if a < b else t.down
 
