@@ -125,6 +125,9 @@ class Pair:
     """Raw difference per hand."""
     llr: float | None = None
     """With a margin: the log-likelihood ratio for ``upper`` stronger by the margin."""
+    evidence: float | None = None
+    """With a margin: the log of the sign test's martingale for ``upper`` stronger
+    (:meth:`Evidence.evidence_for`)."""
 
     def to_json(self) -> dict[str, Any]:
         """As a JSON object (floats rounded to 4 places, infinite bounds as ``None``)."""
@@ -134,7 +137,8 @@ class Pair:
 
         return {"upper": self.upper, "lower": self.lower, "verdict": self.verdict,
                 "diff": num(self.diff), "low": num(self.low), "high": num(self.high),
-                "sets": self.sets, "raw": num(self.raw), "llr": num(self.llr)}
+                "sets": self.sets, "raw": num(self.raw), "llr": num(self.llr),
+                "evidence": num(self.evidence)}
 
 
 # -- the confidence sequence -------------------------------------------------------------------
@@ -459,9 +463,9 @@ class Evidence:
 
     def llr(self, a: int, b: int, margin: float) -> float:
         """The log-likelihood ratio for ``a - b = margin`` against ``a - b = 0`` (adjusted
-        differences; 0 before :data:`MIN_DEALS` deals)."""
+        differences)."""
         s = self._series.get((min(a, b), max(a, b)))
-        if s is None or len(s.raw) < MIN_DEALS:
+        if s is None:
             return 0.0
         return llr(len(s.raw), s.total if a < b else -s.total, s.squares, margin)
 
@@ -494,7 +498,7 @@ def decide(evidence: Evidence, a: int, b: int, stop: Stop, alpha: float) -> tupl
     for_b = evidence.evidence_for(b, a, stop.margin)
     if _logaddexp(for_a, for_b) >= math.log(2 / alpha):
         return ("stronger" if for_a >= for_b else "weaker"), iv, up
-    if up <= math.log(alpha) and down <= math.log(alpha):
+    if iv.deals >= MIN_DEALS and up <= math.log(alpha) and down <= math.log(alpha):
         return "tie", iv, up
     return "open", iv, up
 
@@ -552,9 +556,12 @@ class Judge:
             if word == "weaker":  # only for pairs asked out of order
                 word = "open"
             known = iv.diff is not None
+            margin = self.stop.margin
             out.append(Pair(names[upper], names[lower], word, iv.diff,
                             iv.low if known else None, iv.high if known else None, iv.sets,
-                            self.evidence.raw_diff(upper, lower), ratio))
+                            self.evidence.raw_diff(upper, lower), ratio,
+                            self.evidence.evidence_for(upper, lower, margin) if margin > 0
+                            else None))
         return out
 
 
