@@ -17,12 +17,14 @@ An *error*
 is a pair called ``stronger`` the wrong way or between equal entrants, or a ``tie`` between
 entrants at least the margin apart. ``--sims`` tournaments per scenario, ``--cap`` sets at most.
 
-**Real bots** (``--real``, ``--near``, ``--twins``): tournaments written as configuration files
-and run by ``ct-referee tournament`` (fresh bot processes per match, ``sandbox: none`` by default
-since the bots are ours), ``--jobs`` at once, stop at ``--confidence`` and ``--margin``:
-random < greedy < mc (3 seats, mc ``--playouts``, cap ``--real-cap``), equal twins (two random
-bots, 2 seats, cap ``--twin-cap``) and near-twins (greedy against greedy with a random move one
-time in 500: ``bench/bots/eps_greedy.py``). No real tournament starts after
+**Real bots** (``--real``, ``--near``, ``--twins``, ``--ctwins``): tournaments written as
+configuration files and run by ``ct-referee tournament`` (fresh bot processes per match,
+``sandbox: none`` by default since the bots are ours), ``--jobs`` at once, stop at
+``--confidence`` and ``--margin``: random < greedy < mc (3 seats, mc ``--playouts``, cap
+``--real-cap``), equal twins (two random bots, 2 seats, cap ``--twin-cap``; ``--ctwins``: two
+copies of ``bench/bots/random_twin.c``, a random bot in C, the same question at a tenth of the
+cost) and near-twins (greedy against greedy with a random move one time in 500:
+``bench/bots/eps_greedy.py``). No real tournament starts after
 ``--real-minutes``. From the random/greedy/mc records it also measures the per-deal variance of
 a pair's difference raw and adjusted, over all six seatings and over one rotation class (what
 ``seatings: rotate`` plays). The last line is ``stopping: median <n> matches (p90 <m>) to decide
@@ -237,6 +239,7 @@ FIELDS = {
     "ladder": (3, [("random", "python3 {root}/bots/random_bot.py"),
                    ("greedy", "python3 {root}/bots/greedy_bot.py"),
                    ("mc", "python3 {root}/bots/mc_bot.py --playouts {playouts}")]),
+    "ctwins": (2, [("random-a", "{ctwin}"), ("random-b", "{ctwin}")]),
     "twins": (2, [("random-a", "python3 {root}/bots/random_bot.py"),
                   ("random-b", "python3 {root}/bots/random_bot.py")]),
     "near": (2, [("greedy", "python3 {root}/bots/greedy_bot.py"),
@@ -269,7 +272,8 @@ def real_run(kind: str, seed: int, args: argparse.Namespace, folder: Path) -> Re
     config = {
         "name": f"{kind}-{seed}", "players": players, "target": args.target,
         "seatings": args.seatings, "seed": seed, "sandbox": args.sandbox,
-        "entrants": [{"name": n, "command": c.format(root=ROOT, playouts=args.playouts)}
+        "entrants": [{"name": n, "command": c.format(root=ROOT, playouts=args.playouts,
+                                                     ctwin=args.ctwin_path)}
                      for n, c in entrants],
         "stop": {"confidence": args.confidence, "margin": margin},
         "max_matches": args.real_cap if kind == "ladder" else args.twin_cap,
@@ -422,16 +426,22 @@ def real(args: argparse.Namespace) -> list[str]:
     first = args.first_seed
     queues = [[("ladder", first + s) for s in range(args.real)],
               [("near", first + s) for s in range(args.near)],
-              [("twins", first + s) for s in range(args.twins)]]
+              [("twins", first + s) for s in range(args.twins)],
+              [("ctwins", first + s) for s in range(args.ctwins)]]
     kinds = [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
     print(f"real bots through the CLI: {args.real} random/greedy/mc tournaments (mc --playouts "
-          f"{args.playouts}, cap {args.real_cap}), {args.near} near-twin and {args.twins} twin "
-          f"tournaments (cap {args.twin_cap}); target {args.target}, seatings {args.seatings}, "
+          f"{args.playouts}, cap {args.real_cap}), {args.near} near-twin, {args.twins} twin and "
+          f"{args.ctwins} C twin tournaments (cap {args.twin_cap}); target {args.target}, "
+          f"seatings {args.seatings}, "
           f"stop confidence {args.confidence} margin {args.margin}, sandbox {args.sandbox}, "
           f"{args.jobs} at once", flush=True)
-    runs: dict[str, list[RealRun]] = {"ladder": [], "near": [], "twins": []}
+    runs: dict[str, list[RealRun]] = {"ladder": [], "near": [], "twins": [], "ctwins": []}
     deadline = time.monotonic() + args.real_minutes * 60
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        args.ctwin_path = str(Path(tmp) / "random_twin")
+        if args.ctwins:
+            subprocess.run(["cc", "-O2", "-o", args.ctwin_path,
+                            str(ROOT / "bench" / "bots" / "random_twin.c")], check=True)
         futures = [pool.submit(_maybe, kind, seed, args, Path(tmp), deadline)
                    for kind, seed in kinds]
         for f in futures:
@@ -466,14 +476,21 @@ def real(args: argparse.Namespace) -> list[str]:
                    f"{sum(_wrong(r) for r in ladder)} wrong")
     else:
         med = p90 = math.nan
-    twins, near = runs["twins"], runs["near"]
+    ctwins = runs["ctwins"]
+    if ctwins:
+        out.append(f"twins in C (bench/bots/random_twin.c): {len(ctwins)} tournaments, "
+                   f"{sum(_wrong(r) for r in ctwins)} called different "
+                   f"({100 * sum(_wrong(r) for r in ctwins) / len(ctwins):.1f}%); matches mean "
+                   f"{statistics.fmean(r.matches for r in ctwins):.1f}")
+    twins, near = runs["twins"] + ctwins, runs["near"]
     err = 100 * sum(_wrong(r) for r in twins) / len(twins) if twins else math.nan
     wrong_ties = 100 * sum(_wrong(r) for r in near) / len(near) if near else math.nan
     if near:
         out.append(f"near-twins: {len(near)} tournaments, verdicts "
                    f"{', '.join(p['verdict'] for r in near for p in r.pairs)}; "
                    f"matches {' '.join(str(r.matches) for r in near)}")
-    out.append(f"twins: {len(twins)} tournaments, {sum(_wrong(r) for r in twins)} called "
+    out.append(f"twins: {len(twins)} tournaments ({len(runs['twins'])} of random_bot.py, "
+               f"{len(ctwins)} in C), {sum(_wrong(r) for r in twins)} called "
                f"different; matches mean "
                f"{statistics.fmean(r.matches for r in twins) if twins else math.nan:.1f}")
     alpha = 100 * (1 - args.confidence)
@@ -501,6 +518,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="random/greedy/mc tournaments through the CLI (minutes each)")
     ap.add_argument("--near", type=int, default=0, help="near-twin tournaments")
     ap.add_argument("--twins", type=int, default=0, help="twin tournaments")
+    ap.add_argument("--ctwins", type=int, default=0,
+                    help="twin tournaments of a random bot in C (bench/bots/random_twin.c, "
+                         "built with cc -O2): the same question, 10 times cheaper")
     ap.add_argument("--real-cap", type=int, default=60, help="matches at most per real run")
     ap.add_argument("--twin-cap", type=int, default=40, help="matches at most per (near-)twin run")
     ap.add_argument("--margin", type=float, default=3.0, help="stop.margin of the real runs")
@@ -554,7 +574,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"({time.perf_counter() - t1:.1f} s)", flush=True)
             lines.append(f"stopping: {sc.name} error {err:.3f} (<= {alpha:.2f}), matches mean "
                          f"{statistics.fmean(matches):.1f} p90 {p90}")
-    if args.real or args.near or args.twins:
+    if args.real or args.near or args.twins or args.ctwins:
         lines += real(args)
     for line in lines:
         print(line)
