@@ -260,11 +260,15 @@ def test_faults_are_shown_from_worker_processes_and_cluster_workers(
         in done.stdout
     assert "fault: r1-g001-s02 quitter (seat 1) crash in hand 1" in done.stdout
     assert done.stdout.count("fault: ") == 2
-    where = (f"on the Dask scheduler {cluster.scheduler_address}, sandbox none (resolved on "
-             f"each worker)" if where == "cluster" else "concurrency 2, sandbox none")
-    assert f"target 100, {where}; the seatings of a set never at once" in done.stdout
-    assert ("each on another host where the cluster has enough (1 now); output"
-            if where.startswith("on the Dask") else "never at once; output") in done.stdout
+    if where == "cluster":
+        assert "  sandbox:   none (resolved on each worker)\n" in done.stdout
+        assert (f"  running:   on the Dask scheduler {cluster.scheduler_address}; the seatings "
+                f"of a set never at once, each on another host where the cluster has enough "
+                f"(1 now)\n") in done.stdout
+    else:
+        assert "  sandbox:   none\n" in done.stdout
+        assert ("  running:   concurrency 2; the seatings of a set never at once\n"
+                in done.stdout)
     table = json.loads((tmp_path / "out" / "standings.json").read_text())["standings"]
     assert [row["name"] for row in table] == ["greedy", "quitter"]
 

@@ -126,6 +126,30 @@ def test_off_a_terminal_a_progress_line_comes_at_least_every_minute(
     assert buf.getvalue().startswith("50/1000 matches (5%)")
 
 
+def test_off_a_terminal_the_leader_is_named_only_when_it_changes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.tournament.ratings import MatchResult
+
+    buf = io.StringIO()
+    reporter = cli.PlainReporter(Console(file=buf, width=200))
+    reporter.total, reporter.kept = 6, 0
+    monkeypatch.setattr(cli, "PLAIN_EVERY_S", 0.0)
+    table = Standings(["a", "b\x1b[2J"])
+    wins = ["a", "a", "a", "b\x1b[2J", "b\x1b[2J", "b\x1b[2J"]
+    for done, winner in enumerate(wins, 1):
+        first = winner == "a"
+        table.add(MatchResult(players=("a", "b\x1b[2J"), totals=(10, 5) if first else (5, 10),
+                              ranks=(1, 2) if first else (2, 1), hands=1))
+        reporter.match_done(None, None, done, table)  # type: ignore[arg-type]
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 6, lines
+    leaders = [line.split("; leading: ")[1].split(" (")[0] for line in lines if "leading" in line]
+    # a leads from the first match; b takes the lead later: each named once, when it happens
+    assert leaders[0] == "a" and leaders.count("a") == 1, lines
+    assert leaders[1:] == ["b\\x1b[2J"], lines
+    assert "\x1b" not in buf.getvalue()
+
+
 def test_combinations_are_computed_in_order() -> None:
     from referee.tournament.formats import Combinations
 

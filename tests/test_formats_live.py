@@ -40,8 +40,10 @@ def test_stop_settles_a_clear_field_from_the_command_line(tmp_path: Path) -> Non
                            "--max-matches", "60", "--seed", "5"], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "stop at confidence 0.95, margin 3/h (a pair takes about" in done.stdout
-    assert "at most 60 matches" in done.stdout
+    assert "at confidence 0.95, ties within 3\n" in done.stdout
+    assert "  stops:     once every adjacent pair is decided" in done.stdout
+    assert "forecast: a pair takes about" in done.stdout
+    assert "s: 3 entrants, at most 60 matches\n" in done.stdout
     doc = json.loads((out / "standings.json").read_text())
     assert doc["stopped"] == "settled" and doc["matches"] < 60
     names = [row["name"] for row in doc["standings"]]

@@ -171,6 +171,60 @@ def test_html_escapes_the_embedded_data() -> None:
     assert page.count("</script>") == 2
 
 
+class _Result(HTMLParser):
+    """The text of the page's ``#result`` element, and whether it came before the controls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: str | None = None
+        self.before_nav = False
+        self._in = self._nav = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._nav = self._nav or tag == "nav"
+        if dict(attrs).get("id") == "result":
+            self._in, self.text, self.before_nav = True, "", not self._nav
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "div":
+            self._in = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in:
+            self.text = (self.text or "") + data
+
+
+def result_of(page: str) -> _Result:
+    parsed = _Result()
+    parsed.feed(page)
+    return parsed
+
+
+def test_html_page_says_the_result_at_the_top(tmp_path: Path) -> None:
+    out = tmp_path / "page.html"
+    result = run(str(DATA / "four.json"), "--html", str(out))
+    assert result.exit_code == 0, result.output
+    shown = result_of(out.read_text())
+    assert shown.before_nav, "the result is not at the top"
+    # best first; a seat that lost by a fault says so, whatever its points
+    assert shown.text == ("Result: greedy_bot wins with 329 points · starter 275 · "
+                          "random_bot 163 · flaky_bot 193, lost by a fault (garbled)")
+    record = read_record(GOLDEN)
+    record["ranks"] = [1, 1, *record["ranks"][2:]]
+    record["totals"] = [500, 500, *record["totals"][2:]]
+    assert result_of(replay_html(record)).text.startswith(  # type: ignore[union-attr]
+        f"Result: {record['players'][0]} and {record['players'][1]} share first with 500 points")
+
+
+def test_the_result_line_escapes_what_a_bot_is_called() -> None:
+    record = read_record(GOLDEN)
+    record["players"] = ["<img src=x onerror=alert(1)>{data}{js}", *record["players"][1:]]
+    page = replay_html(record)
+    assert "<img" not in page and page.count("</script>") == 2
+    text = result_of(page).text
+    assert text is not None and "<img src=x onerror=alert(1)>{data}{js}" in text  # as text
+
+
 # Re-asking a bot.
 
 

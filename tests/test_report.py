@@ -76,6 +76,10 @@ sandbox: none
     assert done.stdout.rstrip().endswith(f"report: {base / 'out' / 'report' / 'index.html'}")
     assert [line for line in done.stdout.splitlines() if line != line.rstrip()] == []
     assert "1 sets" not in done.stdout
+    # which difference is which: the verdicts' are adjusted for luck, pts/h is raw
+    said = " ".join(done.stdout.split())  # the caption wraps
+    assert "pts/h: raw points a hand." in said
+    assert "its difference in points a hand adjusted for luck" in said
     assert sum(line.startswith("fault: ") and " crasher " in line
                for line in done.stdout.splitlines()) == 1  # not once per match
     done = subprocess.run([*CLI, "report", "out"], cwd=base, capture_output=True, text=True,
@@ -102,6 +106,7 @@ def test_every_match_has_its_page_and_no_page_copies_the_viewer(folder: Path) ->
     for match_id in ids:
         replay = (folder / "report" / "games" / f"{match_id}.html").read_text()
         assert '<script src="../viewer.js">' in replay and viewer[:200] not in replay
+        assert '<div id="result" class="result">Result: ' in replay
         blobs.append(replay.split('id="ct-data">', 1)[1].split("</script>", 1)[0])
         assert 'href="../index.html"' in replay
     assert sum("thinking" in blob for blob in blobs) == 6  # the matches of the evil bot
@@ -226,10 +231,16 @@ def test_the_report_renders_in_chromium_and_every_link_leads_somewhere(
         assert name in text
     assert str(data(folder)["headline"]) in text
     assert "Standings" in text and "Crosstable" in text and "What the columns mean" in text
+    words = " ".join(text.split())
+    assert "adjusted for luck" in data(folder)["headline"]  # type: ignore[operator]
+    assert "Adjusted for luck: the differences in the headline and the verdicts" in \
+        words.split("Standings", 1)[0]
+    assert "raw points a hand minus the column's (not adjusted for luck" in words
     assert "crasher left out: did not start" in text
     assert "<img src=x" in text  # the evil bot's answer, as text
-    # one duplicate set per pair: no interval bounds anything yet, and the page says it in words
-    assert "pts/hand, too few sets for a bound, 1 set" in text
+    # one duplicate set per pair: no interval measures anything yet, and the page says it in
+    # words, not with a ± figure as wide as a hand's points
+    assert "open: too early to tell, 1 set (" in text and " \u00b1 " not in text
     assert data(folder)["audit"] and "too few sets" in text.split("Fair-play audit", 1)[1]
     assert "\u221e" not in text and "240.0]" not in text
     assert assert_links_resolve(index, links) > 12
@@ -372,6 +383,34 @@ def test_a_large_ladder_pages_its_rows_and_matches_and_finds_an_entrant(
     assert "entrant-01100 against 6 opponents" in str(got["one"]), got
     assert got["matches"] == [f"r21-g{k:03d}-s01" for k in range(51, 101)], got
     assert got["overflow"] == 0
+
+
+CHART = """(w, d, out, done) => {
+  const svg = d.querySelector("svg.chart"), frame = svg.getBoundingClientRect();
+  const texts = Array.from(svg.querySelectorAll("text"));
+  const box = (t) => { const r = t.getBoundingClientRect();
+    return {text: t.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  out.axes = texts.filter((t) => t.classList.contains("axis")).map(box);
+  out.ticks = texts.filter((t) => !t.classList.contains("axis")).map(box);
+  out.frame = {left: frame.left, right: frame.right, top: frame.top, bottom: frame.bottom};
+  done();
+}"""
+
+
+def test_the_rating_chart_labels_its_axes(folder: Path, profile: Path) -> None:
+    got = measure(profile, folder / "report" / "index.html", "ratings", (1000, 700), CHART)
+    axes = {a["text"]: a for a in got["axes"]}  # type: ignore[attr-defined]
+    assert set(axes) == {"matches rated", "rating (mu)"}, got
+    frame, ticks = got["frame"], got["ticks"]
+    for a in axes.values():  # inside the chart, over no tick's number
+        assert frame["left"] <= a["left"] and a["right"] <= frame["right"], got  # type: ignore[index]
+        assert frame["top"] <= a["top"] and a["bottom"] <= frame["bottom"], got  # type: ignore[index]
+        for t in ticks:  # type: ignore[attr-defined]
+            assert (a["right"] <= t["left"] or t["right"] <= a["left"] or a["bottom"] <= t["top"]
+                    or t["bottom"] <= a["top"]), (a, t)
+    x, y = axes["matches rated"], axes["rating (mu)"]
+    assert y["bottom"] - y["top"] > y["right"] - y["left"], "the rating's label is not upright"
+    assert x["top"] > max(t["bottom"] for t in ticks) - 1  # type: ignore[attr-defined]
 
 
 def test_the_report_screenshot(folder: Path, profile: Path, tmp_path: Path) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import pty
+import re
 import shutil
 import signal
 import subprocess
@@ -493,9 +496,32 @@ def test_the_live_header_prints_paths_as_they_are(tmp_path: Path) -> None:
     config = load_config(small_config(tmp_path), output=out)
     console = Console(file=io.StringIO(), force_terminal=True, width=400, color_system=None)
     reporter = LiveReporter(console)
-    reporter.started(config, 2, 0, "none")
+    reporter.started(config, 2, 0, "none; the seatings of a set never at once")
     reporter.close()
-    assert f"output {out}" in console.file.getvalue()  # type: ignore[attr-defined]
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert f"  output:    {out}\n" in shown
+
+
+def test_the_header_is_short_labelled_lines(tmp_path: Path) -> None:
+    """What an organiser reads first: what is played, how it is judged, how the bots run,
+    where it goes; one short line each (it was one line of 322 characters)."""
+    from rich.console import Console
+
+    from referee.cli.tournament import PlainReporter
+
+    config = load_config(small_config(tmp_path), output=tmp_path / "out")
+    console = Console(file=io.StringIO(), width=80)
+    PlainReporter(console).started(config, 2, 1, "bwrap (bwrap, seccomp); each bot a uid of "
+                                   "its own; the seatings of a set never at once")
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert lines[0] == "t: 2 entrants, 2 matches, 1 already played", lines
+    labels = [line.split(":")[0].strip() for line in lines[1:] if line[2] != " "]
+    assert labels == ["played", "deals", "judged", "stops", "sandbox", "running", "output"], lines
+    assert "  played:    round-robin, 1 round: 2-player matches to 100 points" in lines
+    assert "  sandbox:   bwrap (bwrap, seccomp)" in lines
+    assert "             each bot a uid of its own" in lines
+    assert "  running:   concurrency 1; the seatings of a set never at once" in lines
+    assert all(len(line) <= 80 for line in lines if not line.startswith("  output:")), lines
 
 
 @pytest.mark.process
@@ -638,3 +664,68 @@ def test_the_report_is_written_as_matches_end(tmp_path: Path) -> None:
     (match_id,) = [json.loads(x)["id"] for x in
                    (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert match_id in (tmp_path / "out" / "report" / "matches" / "0.js").read_text()
+
+
+# -- the final table on a narrow terminal ---------------------------------------------------------
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def on_a_terminal(argv: list[str], columns: int, cwd: Path) -> str:
+    """What ``argv`` writes to a pseudo-terminal ``columns`` wide (rich reads ``COLUMNS``),
+    control sequences taken out."""
+    master, slave = pty.openpty()
+    env = dict(os.environ, COLUMNS=str(columns), LINES="40", TERM="xterm")
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                            cwd=cwd, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=120) == 0, b"".join(chunks).decode(errors="replace")
+    return ANSI.sub("", b"".join(chunks).decode()).replace("\r", "")
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("columns", [80, 60])
+def test_the_final_table_stays_readable_on_a_narrow_terminal(tmp_path: Path,
+                                                             columns: int) -> None:
+    """At 80 columns the table was squeezed until unreadable (``sig…``, ``33.…``, a verdict on
+    four lines): now columns are left out, first to last, and every cell stays whole."""
+    from referee.web.folder import pair_text
+
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+name: narrow
+entrants:
+  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+  - {{name: greedy-b, command: {PY} {ROOT}/bots/greedy_bot.py}}
+players: 2
+target: 100
+sandbox: none
+concurrency: 2
+""")
+    shown = on_a_terminal([*CLI, "tournament", str(path), "-o", "out"], columns, tmp_path)
+    table = shown.split("narrow: final standings", 1)[1].split("\nstandings: ", 1)[0]
+    lines = table.splitlines()[1:]
+    assert all(len(line) <= columns for line in lines), lines
+    assert "…" not in table, table
+    head = next(line for line in lines if line.lstrip().startswith("#"))
+    assert head.split()[:3] == ["#", "name", "mu-3σ"] and head.rstrip().endswith("vs next"), head
+    doc = json.loads((tmp_path / "out" / "standings.json").read_text())
+    verdicts = {p["upper"]: pair_text(p, 240, short=True) for p in doc["pairs"]}
+    for row in doc["standings"]:  # each row on one line, its name and verdict whole
+        [line] = [x for x in lines if x.split()[:2] == [str(row["rank"]), row["name"]]]
+        assert f"{row['score']:.2f}" in line.split(), line
+        assert line.rstrip().endswith(verdicts.get(row["name"], "")), line
+    said = " ".join(table.split())
+    assert "vs next: the sequential test's verdict" in said
+    assert "Left out at this width: mu, sigma, " in said and "No faults." in said

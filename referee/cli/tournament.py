@@ -10,18 +10,21 @@ kept; the same command resumes).
 from __future__ import annotations
 
 import contextlib
+import io
 import shlex
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.live import Live
+from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -34,6 +37,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from referee.cli.pipes import ClosedPipeSafe
+from referee.game.rules import Variant
 from referee.match.job import MatchSpec
 from referee.match.play import seat_log
 from referee.protocol.escape import escape_controls
@@ -56,6 +60,7 @@ from referee.tournament.run import (
     stop_on_sigint,
 )
 from referee.tournament.stopping import Pair, Stop, forecast
+from referee.web.folder import hand_bound, pair_text
 from referee.web.report import Refresher
 
 TOP = 8
@@ -67,13 +72,21 @@ TABLE_EVERY_S = 0.5
 time (its rows are sorted from the whole table: 0.3 s at 10,000 entrants)."""
 
 
+DROPPED = ("sigma", "mu", "avg#", "P>next", "games", "wins", "faults", "pts/h")
+"""The columns a narrow terminal leaves out, first to last (an empty ``faults`` first of all):
+``#``, ``name``, ``mu-3σ`` and ``vs next`` stay, each cell on one line (a long name is cut)."""
+
+
 def standings_table(rows: list[Standing], *, title: str | None = None, limit: int | None = None,
                     compact: bool = False, pairs: Sequence[Pair] = (),
-                    caption: str | None = None) -> RichTable:
+                    legend: Mapping[str, str] | None = None, bound: float | None = None,
+                    width: int | None = None) -> RichTable:
     """The standings as a rich table (the first ``limit`` rows; ``compact``: ratings only;
-    ``pairs``: a ``vs next`` column with each row's verdict on the next)."""
-    table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, caption=caption,
-                      caption_justify="left")
+    ``pairs``: a ``vs next`` column with each row's verdict on the next). ``width``: the
+    columns it has room for (:data:`DROPPED` says which go first), every cell on one line;
+    a name too long for what is left is cut with an ellipsis (to no fewer than 8 characters).
+    ``legend``: a sentence on each column that needs one, the caption (of the columns shown,
+    and which were left out)."""
     cols = ["#", "name", "mu", "sigma", "mu-3σ", "games", "wins", "avg#", "pts/h", "faults",
             "P>next", "vs next"]
     if compact:
@@ -81,11 +94,10 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
     if not pairs:
         cols.remove("vs next")
     verdicts = {p.upper: p for p in pairs}
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("name", "faults") else "right",
-                         no_wrap=col == "name")
+    bound = hand_bound(None) if bound is None else bound
+    cells = []
     for row in rows[:limit]:
-        cells = {
+        cells.append({
             "#": str(row.rank), "name": row.name, "mu": f"{row.mu:.2f}",
             "sigma": f"{row.sigma:.2f}", "mu-3σ": f"{row.score:.2f}", "games": str(row.matches),
             "wins": str(row.wins),
@@ -93,18 +105,64 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
             "pts/h": "-" if row.points_per_hand is None else f"{row.points_per_hand:.1f}",
             "faults": ", ".join(f"{k} {n}" for k, n in row.faults.items() if n) or "-",
             "P>next": "" if row.p_above_next is None else f"{row.p_above_next:.0%}",
-            "vs next": _verdict(verdicts.get(row.name)),
-        }
-        table.add_row(*(cells[c] for c in cols))
-    return table
+            "vs next": _verdict(verdicts.get(row.name), bound),
+        })
+
+    all_cols = list(cols)
+    empty = all(c["faults"] == "-" for c in cells)
+
+    def build(shown: list[str], name_width: int | None = None,
+              rows: list[dict[str, str]] = cells) -> RichTable:
+        caption = None
+        if legend:
+            gone = [c for c in all_cols if c not in shown and not (c == "faults" and empty)]
+            caption = " ".join(legend[c] for c in shown if c in legend) + (
+                f" Left out at this width: {', '.join(gone)} (standings.csv has every column)."
+                if gone else "") + (" No faults." if empty and "faults" not in shown else "")
+        table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD,
+                          caption=caption, caption_justify="left")
+        for col in shown:
+            table.add_column(col, justify="left" if col in ("name", "faults", "vs next")
+                             else "right", no_wrap=True,
+                             max_width=name_width if col == "name" else None,
+                             overflow="ellipsis" if col == "name" else "fold")
+        for row_cells in rows:
+            table.add_row(*(Text(row_cells[c]) for c in shown))
+        return table
+
+    if width is None:
+        return build(cols)
+    order = (["faults"] if empty else []) + [c for c in DROPPED if c != "faults" or not empty]
+    # measured on one row of each column's widest cell: the same widths, at any number of rows
+    widest = [{c: max((r[c] for r in cells), key=cell_len, default="") for c in all_cols}]
+    for col in order:
+        if _natural_width(build(cols, rows=widest)) <= width:
+            return build(cols)
+        if col in cols:
+            cols.remove(col)
+    excess = _natural_width(build(cols, rows=widest)) - width
+    if excess <= 0:
+        return build(cols)
+    # the names give way, down to 8 characters: no other cell is cut
+    longest = max([len("name"), *(len(c["name"]) for c in cells)])
+    return build(cols, name_width=max(8, longest - excess))
 
 
-def _verdict(pair: Pair | None) -> str:
-    if pair is None:
-        return ""
-    if pair.diff is None:
-        return f"{pair.verdict} (never met)"
-    return f"{pair.verdict} {pair.diff:+.1f}/h, {pair.sets} set{'' if pair.sets == 1 else 's'}"
+def _natural_width(table: RichTable) -> int:
+    """The width ``table`` takes with no cell wrapped nor cut (its title and caption aside)."""
+    console = Console(width=100_000, file=io.StringIO())
+    saved = table.title, table.caption
+    table.title = table.caption = None
+    try:
+        return Measurement.get(console, console.options, table).maximum
+    finally:
+        table.title, table.caption = saved
+
+
+def _verdict(pair: Pair | None, bound: float, *, short: bool = True) -> str:
+    """The verdict in words (:func:`referee.web.folder.pair_text`): ``too early to tell``
+    while its interval measures nothing yet."""
+    return "" if pair is None else escape_controls(pair_text(pair.to_json(), bound, short=short))
 
 
 _BENCHED_NOTE = " (the same in each of its matches: shown once)"
@@ -138,21 +196,45 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
 
 
 def _header(config: Config, total: int, done: int, sandbox: str, where: str | None) -> str:
+    """What the organiser reads before the first match: a title line (name, entrants, matches),
+    then short labelled lines: what is played, how it is judged, the bots' sandbox, how the
+    matches run, where it is written. ``sandbox``: the run's ``; ``-separated account of the
+    bots' isolation."""
     kept = f", {done} already played" if done else ""
-    fmt = "" if config.format == "round-robin" else f"{config.format}, "
+    count = f"at most {total} matches" if config.stop is not None else f"{total} matches"
+    per_set = set_size(config.players, config.seatings)
+    deals = ("every seat order of each deal" if config.seatings == "all"
+             else "each deal in every rotation of the seats")
+    rounds = "" if config.rounds is None else f", {config.rounds} round{'s' * (config.rounds != 1)}"
+    variant = "" if config.variant is Variant.CLASSIC else f", variant {config.variant.value}"
+    pad = " " * 13
+    lines = [
+        f"{escape_controls(config.name)}: {len(config.entrants)} entrants, {count}{kept}",
+        f"  played:    {config.format}{rounds}: {config.players}-player matches to "
+        f"{config.target} points{variant}",
+        f"  deals:     duplicate, {deals} (sets of {per_set} matches)",
+    ]
+    rule = config.stop or Stop()
+    ties = f", ties within {rule.margin:g}" if rule.margin else ""
+    rated = "once per duplicate set" if config.rating.per == "set" else "once per match"
+    lines += [f"  judged:    the table by TrueSkill's mu-3σ, rated {rated}",
+              f"{pad}each pair by luck-adjusted points a hand, at confidence "
+              f"{rule.confidence:g}{ties}"]
     if config.stop is not None:
         note = forecast(config.stop, entrants=len(config.entrants), players=config.players,
-                        set_size=set_size(config.players, config.seatings),
-                        target=config.target, growing=config.format == "ladder")
-        stop = (f"stop at confidence {config.stop.confidence:g}, margin {config.stop.margin:g}"
-                f"/h ({note}), ")
-        count = f"at most {total} matches"
+                        set_size=per_set, target=config.target,
+                        growing=config.format == "ladder")
+        lines += ["  stops:     once every adjacent pair is decided, or at the cap",
+                  f"{pad}forecast: {note}"]
     else:
-        stop, count = "", f"{total} matches"
-    return (f"{config.name}: {len(config.entrants)} entrants, {fmt}{stop}{count}{kept}; "
-            f"{config.players} players, target {config.target}, "
-            f"{where or f'concurrency {config.concurrency}'}, sandbox {sandbox}; "
-            f"output {config.output}")
+        lines.append("  stops:     when every planned match is played")
+    parts = [p for p in sandbox.split("; ") if p]
+    lines.append(f"  sandbox:   {parts[0] if parts else 'none'}")
+    lines += [pad + p for p in parts[1:-1]]
+    run_on = where or f"concurrency {config.concurrency}"
+    lines.append(f"  running:   {run_on}" + (f"; {parts[-1]}" if len(parts) > 1 else ""))
+    lines.append(f"  output:    {escape_controls(str(config.output))}")
+    return "\n".join(lines)
 
 
 class PlainReporter(Reporter):
@@ -165,6 +247,7 @@ class PlainReporter(Reporter):
         self.benched: set[str] = set()
         self.total = self.kept = self.shown = 0
         self.t0 = self.last = time.monotonic()
+        self.leader: str | None = None
 
     def _print(self, text: str) -> None:
         self.console.print(Text(text), soft_wrap=True)
@@ -194,8 +277,12 @@ class PlainReporter(Reporter):
         elapsed = now - self.t0
         rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
         left = f", about {(total - done) / rate:.0f} s left" if rate and done < total else ""
-        rows = table.standings()
-        lead = f"; leading: {rows[0].name} (mu-3σ {rows[0].score:.2f})" if table.matches else ""
+        lead = ""
+        if table.matches:  # the leader only when it changed: a log of the same name is noise
+            top = table.standings()[0]
+            if top.name != self.leader:
+                self.leader = top.name
+                lead = f"; leading: {escape_controls(top.name)} (mu-3σ {top.score:.2f})"
         self._print(f"{done}/{total} matches ({100 * done // total}%), "
                     f"{rate:.1f}/s{left}{lead}")
 
@@ -244,7 +331,8 @@ class LiveReporter(Reporter):
         now = time.monotonic()
         if table.matches and now >= self.next_table:
             top = standings_table(table.standings(), limit=TOP, compact=True,
-                                  title=f"after {table.matches} matches")
+                                  title=f"after {table.matches} matches",
+                                  width=self.console.width)
             self.live.update(Group(self.progress, top))
             took = time.monotonic() - now
             self.next_table = time.monotonic() + max(TABLE_EVERY_S, 10 * took)
@@ -396,18 +484,25 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         err.print(Text(f"report: {report_path}"), soft_wrap=True)
         sys.exit(130)
     rule = cfg.stop or Stop()
-    caption = (f"P>next: TrueSkill's probability, a description only (no error control). "
-               f"vs next: the sequential test's verdict on the next row (confidence "
-               f"{rule.confidence:g}, margin {rule.margin:g} points a hand), its difference in "
-               f"points a hand and the duplicate sets they shared.")
+    legend = {
+        "pts/h": "pts/h: raw points a hand.",
+        "P>next": "P>next: TrueSkill's probability, a description only (no error control).",
+        "vs next": f"vs next: the sequential test's verdict on the next row (confidence "
+                   f"{rule.confidence:g}, margin {rule.margin:g} points a hand), its difference "
+                   f"in points a hand adjusted for luck (minus the luck of the stock's cards) "
+                   f"and the duplicate sets they shared.",
+    }
     why = {Stopped.SETTLED: "stopped: settled, every pair decided",
            Stopped.CAP: "stopped at the cap",
            Stopped.COMPLETE: "complete"}[outcome.stopped or Stopped.COMPLETE]
-    console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), caption=caption,
+    bound = float(cfg.variant.hand_total)
+    console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), legend=legend,
+                                  bound=bound, width=console.width,
                                   title=f"{cfg.name}: final standings, {outcome.total} matches "
                                         f"({why})"))
     for q in outcome.questions or ():
-        console.print(Text(f"{q.upper} vs {q.lower}: {_verdict(q)}"), soft_wrap=True)
+        console.print(Text(f"{escape_controls(q.upper)} vs {escape_controls(q.lower)}: "
+                           f"{_verdict(q, bound, short=False)}"), soft_wrap=True)
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
     console.print(Text(f"report: {report_path}"), soft_wrap=True)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from referee.game.rules import Variant
 
 __all__ = ["CHUNK", "CROSS_TOP", "EXAMPLES", "FaultGroup", "Summary", "headline", "order_note",
-           "page_data"]
+           "page_data", "pair_text"]
 
 CHUNK = 1000
 """Matches per file of the match list (``report/matches/<k>.js``)."""
@@ -219,33 +220,52 @@ def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
-def _pair_text(pair: dict[str, Any]) -> str:
-    """A verdict in words: ``stronger +5.6 ± 2.1 pts/hand, 3 sets``; an end of the interval
-    that is ``None`` is no bound (:func:`bounded`)."""
+EARLY_WIDTH = 0.5
+"""An interval on a difference wider than this share of a hand's points (120 points, ± 60, in
+the classic game) measures nothing yet: a verdict says ``too early to tell`` instead of a
+``±`` figure (with 2 duplicate sets the interval is ± 150 or so)."""
+
+
+def early(low: float | None, high: float | None, bound: float) -> bool:
+    """Whether an interval (ends as :func:`bounded` reads them: ``None``, no bound yet) is too
+    wide to say anything (:data:`EARLY_WIDTH`)."""
+    return low is None or high is None or high - low > EARLY_WIDTH * bound
+
+
+def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False) -> str:
+    """A verdict in words: ``stronger +5.6 ± 2.1 pts/hand, 3 sets``; ``open: too early to tell,
+    2 sets (+7.4 pts/hand so far)`` while the interval is too wide to measure (:func:`early`),
+    or ``stronger +40.0 pts/hand (at least +2.0), 2 sets`` when only its lower end says
+    something. ``pair``: a pair or a question of ``standings.json`` (its ends as written,
+    ``bound``: a hand's points, :func:`hand_bound`); ``short``: for a terminal's column
+    (``/h``, nothing said so far)."""
     verdict = str(pair.get("verdict", ""))
-    diff, low, high = _num(pair.get("diff")), _num(pair.get("low")), _num(pair.get("high"))
+    diff = _num(pair.get("diff"))
+    low, high = _end(pair.get("low"), bound), _end(pair.get("high"), bound)
     sets = pair.get("sets")
+    tail = (f", {_count(sets, 'set')}" if isinstance(sets, int) and not isinstance(sets, bool)
+            else "")
     if diff is None:
         return f"{verdict} (never met)"
-    if low is not None and high is not None:
-        size = f"{diff:+.1f} ± {(high - low) / 2:.1f}"
-    elif low is not None:
-        size = f"{diff:+.1f} (at least {low:+.1f})"
-    elif high is not None:
-        size = f"{diff:+.1f} (at most {high:+.1f})"
-    else:
-        size = f"{diff:+.1f}"
-    tail = "" if low is not None or high is not None else ", too few sets for a bound"
-    if isinstance(sets, int) and not isinstance(sets, bool):
-        tail += f", {_count(sets, 'set')}"
-    return f"{verdict} {size} pts/hand{tail}"
+    unit = "/h" if short else " pts/hand"
+    if low is not None and high is not None and not early(low, high, bound):
+        return f"{verdict} {diff:+.1f} ± {(high - low) / 2:.1f}{unit}{tail}"
+    if verdict == "stronger" and low is not None:
+        return f"{verdict} {diff:+.1f}{unit} (at least {low:+.1f}){tail}"
+    if verdict != "open":
+        return f"{verdict} {diff:+.1f}{unit}{tail}"
+    return f"{verdict}: too early to tell{tail}" + ("" if short else f" ({diff:+.1f}{unit} so far)")
+
+
+LUCK_NOTE = " (differences adjusted for luck)"
 
 
 def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: int, *,
              final: bool, stopped: str | None, questions: list[dict[str, Any]] | None = None,
-             left_out: dict[str, str] | None = None) -> str:
-    """Who won and how sure, in one sentence."""
+             left_out: dict[str, str] | None = None, bound: float | None = None) -> str:
+    """Who won and how sure, in one sentence (``bound``: a hand's points, :func:`hand_bound`)."""
     left_out = left_out or {}
+    bound = hand_bound(None) if bound is None else bound
     played = _count(matches, "match", "matches")
     if not matches or not rows:
         return "no match finished yet"
@@ -258,7 +278,8 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
             diff = _num(q.get("diff"))
             size = f" ({diff:+.1f} pts/hand)" if diff is not None else ""
             parts.append(f"{words.get(verdict, verdict)} {other}{size}")
-        return f"{cand}: " + "; ".join(parts) + f", after {played}"
+        luck = any(_num(q.get("diff")) is not None for q in questions)
+        return f"{cand}: " + "; ".join(parts) + f", after {played}" + LUCK_NOTE * luck
     top = str(rows[0].get("name", "?"))
     if len(rows) < 2:
         return f"{top} is the only entrant, after {played}"
@@ -273,16 +294,19 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
     when = "decided after" if stopped == "settled" else "after"
     if verdict == "stronger" and diff is not None:
         sure = (f" ± {(high - low) / 2:.1f}" if low is not None and high is not None
+                and not early(low, high, bound)
                 else f" (at least {low:.1f})" if low is not None else "")
-        return (f"{top} wins: stronger than {second} by {diff:.1f}{sure} points a hand, "
-                f"{when} {played}")
+        return (f"{top} wins: stronger than {second} by {diff:.1f}{sure} points a hand "
+                f"(adjusted for luck), {when} {played}")
     if verdict == "tie":
         return f"{top} and {second} tie (within the margin), {when} {played}"
-    ahead = ""
-    if diff is not None:
-        lead, trail = (top, second) if diff >= 0 else (second, top)
-        ahead = f"; so far {lead} scores {abs(diff):.1f} points a hand more than {trail}"
-    return f"not settled: {top} and {second} open after {played}{ahead}"
+    unsure = f"{top} leads after {played}; not yet certain over {second} (needs more matches)"
+    if diff is None:
+        return unsure
+    if diff >= 0:
+        return f"{unsure}: {diff:.1f} points a hand ahead so far, adjusted for luck"
+    return (f"{unsure}: so far {second} scores {-diff:.1f} points a hand more, adjusted for "
+            f"luck")
 
 
 def order_note(rows: list[dict[str, Any]]) -> str | None:
@@ -307,7 +331,7 @@ COLUMNS = ["rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank
 
 
 def _row(k: int, row: dict[str, Any], pair: dict[str, Any] | None,
-         left_out: dict[str, str]) -> list[Any]:
+         left_out: dict[str, str], bound: float) -> list[Any]:
     name = str(row.get("name", "?"))
     faults = row.get("faults")
     nfaults = sum(v for v in faults.values() if isinstance(v, int) and not isinstance(v, bool)
@@ -326,7 +350,8 @@ def _row(k: int, row: dict[str, Any], pair: dict[str, Any] | None,
     elif pair is not None:
         sets = pair.get("sets")
         verdict = [str(pair.get("verdict", "")), _r(pair.get("diff"), 1), _r(pair.get("low"), 1),
-                   _r(pair.get("high"), 1), sets if isinstance(sets, int) else None]
+                   _r(pair.get("high"), 1), sets if isinstance(sets, int) else None,
+                   pair_text(pair, bound)]
     rank = row.get("rank")
     return [rank if isinstance(rank, int) else k + 1, name, _r(row.get("mu")),
             _r(row.get("sigma")), _r(row.get("score")), row.get("matches"), row.get("wins"),
@@ -341,7 +366,8 @@ def standings_rows(rows: list[dict[str, Any]], pairs: list[dict[str, Any]],
     of a hand, :func:`hand_bound`)."""
     bound = hand_bound(None) if bound is None else bound
     by_upper = {str(p.get("upper")): bounded(p, bound) for p in pairs}
-    return [_row(k, r, by_upper.get(str(r.get("name"))), left_out) for k, r in enumerate(rows)]
+    return [_row(k, r, by_upper.get(str(r.get("name"))), left_out, bound)
+            for k, r in enumerate(rows)]
 
 
 def group_data(group: FaultGroup, examples: dict[str, Any]) -> dict[str, Any]:
@@ -430,7 +456,7 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
         "name": name, "final": final, "matches": matches,
         "entrants": len(order),
         "headline": headline(rows, pairs, matches, final=final, stopped=stopped,
-                             questions=questions, left_out=left_out),
+                             questions=questions, left_out=left_out, bound=bound),
         "stopped": STOPPED.get(stopped or "", stopped or ""),
         "settings": settings(config, standings),
         "order_note": order_note(rows),
@@ -439,7 +465,7 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
         "rows": all_rows[:ROWS_FILE], "row_files": math.ceil(len(all_rows) / ROWS_FILE)
         if len(all_rows) > ROWS_FILE else 0, "rows_total": len(all_rows),
         "questions": [{"upper": str(q.get("upper")), "lower": str(q.get("lower")),
-                       "verdict": str(q.get("verdict")), "text": _pair_text(q)}
+                       "verdict": str(q.get("verdict")), "text": pair_text(q, bound)}
                       for q in questions],
         "left_out": left_out, "preflight": preflight, "audit": audit,
         "cross": {"names": top, "cells": cross},

@@ -20,6 +20,9 @@ INDEX_HTML = html_head("tournament report", '<link rel="stylesheet" href="report
 <body>
 <header><h1 id="name">tournament report</h1>
 <p id="headline" class="headline">loading…</p>
+<p id="luck" class="sub">Adjusted for luck: the differences in the headline and the verdicts
+are points a hand minus the luck of the cards turned up from the stock, over the same deals in
+every seat order; pts/hand and the crosstable are raw points, so they can differ.</p>
 <p id="sub" class="sub"></p>
 <nav><a href="#standings">standings</a> <a href="#about">settings</a>
 <a href="#crosstable">crosstable</a>
@@ -49,16 +52,19 @@ OUTPUT</code> writes it.</p>
 ranks of its matches.</dd>
 <dt>mu−3σ</dt><dd>a cautious skill: the entrant is very likely at least this good. The table
 is sorted by it.</dd>
-<dt>pts/hand</dt><dd>points scored per hand played, over all its matches.</dd>
+<dt>pts/hand</dt><dd>raw points scored per hand played, over all its matches (not adjusted
+for luck).</dd>
 <dt>P(above next)</dt><dd>TrueSkill's probability that this entrant is stronger than the next
 row: a description, with no error control.</dd>
 <dt>verdict vs next</dt><dd>the stopping test on this row against the next, over the duplicate
 sets they shared (a <em>set</em>: the same deals in every seat order, so the luck of the cards
 cancels): <em>stronger</em> when its interval of the difference in points a hand lies above
-0, <em>tie</em> when it lies within the margin, else <em>open</em>; then the difference and
-half the interval's width (<em>too few sets for a bound</em>: the interval is still the
-whole range of a hand's points; <em>at least</em>, <em>at most</em>: only one end is), and the
-sets.</dd>
+0, <em>tie</em> when it lies within the margin, else <em>open</em>; then the difference
+(adjusted for luck: each hand's points minus the luck of the stock's cards) and
+half the interval's width, and the sets. <em>Too early to tell</em>: the interval is still
+wider than half a hand's points (as after two or three sets), so it measures nothing yet;
+the difference so far is in brackets. <em>At least</em>: only the lower end says
+something.</dd>
 <dt>faults</dt><dd>timeouts, illegal moves, garbled lines, crashes, failed starts, memory
 kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <dt>tags</dt><dd><em>left out</em>: did not start in the pre-flight, plays no match (last);
@@ -76,8 +82,9 @@ seatings of a set scores more in the later ones. Flagged when the interval lies 
 <th>interval</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></table>
 </section>
 <section id="crosstable"><h2>Crosstable</h2>
-<p class="muted">Row against column, over the matches both played: the row's points a hand
-minus the column's, and below, its wins–losses (a win: ranked above the other).</p>
+<p class="muted">Row against column, over the matches both played: the row's raw points a
+hand minus the column's (not adjusted for luck, unlike the verdicts), and below, its
+wins–losses (a win: ranked above the other).</p>
 <div id="cross"></div>
 <div class="tools"><label>one entrant against every other, and its faults
 <input id="pick" type="search" placeholder="name" autocomplete="off"></label></div>

@@ -88,17 +88,9 @@
     }));
   }
   let page = 0, found = null;
-  function verdict(v) {
+  function verdict(v) {  // [word, diff, low, high, sets, its words] (referee.web.folder.pair_text)
     if (!v) return "";
-    if (typeof v === "string") return v;
-    const [word, diff, low, high, sets] = v;
-    if (diff === null) return word + " (never met)";
-    const sign = diff > 0 ? "+" : "";
-    const signed = (x) => (x > 0 ? "+" : "") + x.toFixed(1);
-    // an end null: the data bound nothing yet on that side (referee.web.folder.bounded)
-    const size = low !== null && high !== null ? " \u00b1 " + ((high - low) / 2).toFixed(1)
-      : low !== null ? " (at least " + signed(low) + ")" : high !== null ? " (at most " + signed(high) + ")" : "";
-    return word + " " + sign + diff.toFixed(1) + size + " pts/hand" + (low === null && high === null ? ", too few sets for a bound" : "") + (sets === null ? "" : ", " + plural(sets, "set"));
+    return typeof v === "string" ? v : v[5];
   }
   function standingRow(r) {
     const tr = el("tr", found !== null ? "hit" : "");
@@ -223,7 +215,7 @@
   function drawChart() {
     const ch = D.chart, box = $("chart");
     if (!ch || !ch.xs || ch.xs.length < 2) { box.appendChild(el("p", "muted", "no match rated yet")); return; }
-    const NS = "http://www.w3.org/2000/svg", w = 760, h = 280, L = 44, R = 12, T = 10, B = 28;
+    const NS = "http://www.w3.org/2000/svg", w = 760, h = 300, L = 62, R = 12, T = 10, B = 46;
     const svg = document.createElementNS(NS, "svg");
     svg.setAttribute("viewBox", "0 0 " + w + " " + h); svg.setAttribute("class", "chart");
     svg.setAttribute("role", "img"); svg.setAttribute("aria-label", "rating (mu) over the matches");
@@ -238,8 +230,12 @@
       add("line", { x1: L, x2: w - R, y1: py(y), y2: py(y), class: "grid" });
       add("text", { x: L - 6, y: py(y) + 4, "text-anchor": "end" }, y.toFixed(0));
       const x = Math.round(x0 + span * k / 4);
-      add("text", { x: px(x), y: h - 8, "text-anchor": "middle" }, String(x));
+      add("text", { x: px(x), y: h - B + 16, "text-anchor": "middle" }, String(x));
     }
+    // the axes say what they measure: matches rated across, the rating (mu) up
+    add("text", { x: L + (w - L - R) / 2, y: h - 4, "text-anchor": "middle", class: "axis" }, "matches rated");
+    add("text", { x: 14, y: T + (h - T - B) / 2, "text-anchor": "middle", class: "axis",
+      transform: "rotate(-90 14 " + (T + (h - T - B) / 2) + ")" }, "rating (mu)");
     const keys = el("div", "keys");
     ch.series.forEach((s, k) => {
       const pts = ch.xs.map((x, j) => (s[1][j] === null ? null : px(x).toFixed(1) + "," + py(s[1][j]).toFixed(1))).filter((p) => p !== null);
