@@ -267,9 +267,9 @@ class RealRun:
 def real_run(kind: str, seed: int, args: argparse.Namespace, folder: Path) -> RealRun:
     """Runs one ``kind`` tournament with ``ct-referee tournament`` (its own process, fresh
     bots per match) and reads back its standings and records."""
-    players, entrants = FIELDS[kind]
+    players, entrants = FIELDS["ladder" if kind == "fixed" else kind]
     margin = args.margin
-    config = {
+    config: dict[str, Any] = {
         "name": f"{kind}-{seed}", "players": players, "target": args.target,
         "seatings": args.seatings, "seed": seed, "sandbox": args.sandbox,
         "entrants": [{"name": n, "command": c.format(root=ROOT, playouts=args.playouts,
@@ -279,6 +279,9 @@ def real_run(kind: str, seed: int, args: argparse.Namespace, folder: Path) -> Re
         "max_matches": args.real_cap if kind == "ladder" else args.twin_cap,
         "limits": {"move_ms": 5000, "startup_ms": 20000},
     }
+    if kind == "fixed":  # no stop: a fixed number of rounds, for the bound study
+        del config["stop"], config["max_matches"]
+        config["rounds"] = args.bound_rounds
     path = folder / f"{kind}-{seed}.yaml"
     path.write_text(json.dumps(config))
     out = folder / f"{kind}-{seed}"
@@ -427,7 +430,8 @@ def real(args: argparse.Namespace) -> list[str]:
     queues = [[("ladder", first + s) for s in range(args.real)],
               [("near", first + s) for s in range(args.near)],
               [("twins", first + s) for s in range(args.twins)],
-              [("ctwins", first + s) for s in range(args.ctwins)]]
+              [("ctwins", first + s) for s in range(args.ctwins)],
+              [("fixed", first)] if args.bound_rounds else []]
     kinds = [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
     print(f"real bots through the CLI: {args.real} random/greedy/mc tournaments (mc --playouts "
           f"{args.playouts}, cap {args.real_cap}), {args.near} near-twin, {args.twins} twin and "
@@ -435,7 +439,8 @@ def real(args: argparse.Namespace) -> list[str]:
           f"seatings {args.seatings}, "
           f"stop confidence {args.confidence} margin {args.margin}, sandbox {args.sandbox}, "
           f"{args.jobs} at once", flush=True)
-    runs: dict[str, list[RealRun]] = {"ladder": [], "near": [], "twins": [], "ctwins": []}
+    runs: dict[str, list[RealRun]] = {"ladder": [], "near": [], "twins": [], "ctwins": [],
+                                      "fixed": []}
     deadline = time.monotonic() + args.real_minutes * 60
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
         args.ctwin_path = str(Path(tmp) / "random_twin")
@@ -476,6 +481,9 @@ def real(args: argparse.Namespace) -> list[str]:
                    f"{sum(_wrong(r) for r in ladder)} wrong")
     else:
         med = p90 = math.nan
+    if runs["fixed"]:
+        out += bound_study([rec for r in runs["fixed"] for rec in r.records],
+                           confidence=args.confidence, margin=args.margin)
     ctwins = runs["ctwins"]
     if ctwins:
         out.append(f"twins in C (bench/bots/random_twin.c): {len(ctwins)} tournaments, "
@@ -537,6 +545,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "evidence) or of the raw ones")
     ap.add_argument("--only", default="", help="simulate only the scenarios named (commas)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--bound-rounds", type=int, default=0,
+                    help="also play one random/greedy/mc tournament of this many rounds without "
+                         "stop, and print how fast any rule could decide mc over greedy on it")
     ap.add_argument("--first-seed", type=int, default=0,
                     help="seed of the first real tournament of each kind (to add runs to "
                          "an earlier batch without repeating it)")
@@ -574,7 +585,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"({time.perf_counter() - t1:.1f} s)", flush=True)
             lines.append(f"stopping: {sc.name} error {err:.3f} (<= {alpha:.2f}), matches mean "
                          f"{statistics.fmean(matches):.1f} p90 {p90}")
-    if args.real or args.near or args.twins or args.ctwins:
+    if args.real or args.near or args.twins or args.ctwins or args.bound_rounds:
         lines += real(args)
     for line in lines:
         print(line)
