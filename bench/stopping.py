@@ -27,8 +27,11 @@ cost) and near-twins (greedy against greedy with a random move one time in 500:
 ``bench/bots/eps_greedy.py``). No real tournament starts after
 ``--real-minutes``. From the random/greedy/mc records it also measures the per-deal variance of
 a pair's difference raw and adjusted, over all six seatings and over one rotation class (what
-``seatings: rotate`` plays). The last line is ``stopping: median <n> matches (p90 <m>) to decide
-random<greedy<mc; error <e>% on twins, <t>% wrong ties on near-twins, at 5%``.
+``seatings: rotate`` plays), and from them (or from ``--bound-rounds N``: one tournament of N
+rounds without ``stop``) how fast the sign test, and a ratio test told the true mean and
+deviation, could decide mc over greedy (:func:`bound_study`). The last line is ``stopping:
+median <n> matches (p90 <m>) to decide random<greedy<mc; error <e>% on twins, <t>% wrong ties
+on near-twins, at 5%``.
 
 Measured: see docs/statistics.md (figures and commands).
 """
