@@ -158,13 +158,21 @@ def first_match(folder: Path, bot: Path, record: RecordDict, entrants: int, fmt:
     config_path = write_ladder(folder, bot, entrants, matches=None, sandbox=sandbox, fmt=fmt)
     stop = threading.Event()
     runner = InstantRunner(record, stop=stop)
+    header: list[str] = []
+
+    class Header(Reporter):
+        def started(self, config: Any, total: int, done: int, sandbox: str) -> None:
+            header.extend(part for part in sandbox.split("; ") if part.startswith("sealed:"))
+
     start = time.perf_counter()
     config = load_config(config_path, output=folder / f"out-first-{fmt}{entrants}")
-    run(config, runner=runner, reporter=Reporter(), stop=stop)
+    loaded = time.perf_counter() - start
+    run(config, runner=runner, reporter=Header(), stop=stop)
     assert runner.first is not None
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": runner.first - start, "rss_mb": rss, "sandbox": sandbox,
-                      "total": config.total()}))
+                      "total": config.total(), "loaded": loaded,
+                      "sealed": header[0] if header else None}))
 
 
 def _first(folder: Path, fmt: str, entrants: int) -> dict[str, Any]:
@@ -210,8 +218,9 @@ def main() -> None:
     for fmt, n in (("round-robin", args.round_robin), ("ladder", args.ladder)):
         got = firsts[fmt]
         print(f"coordinator: {n}-entrant {fmt} of {got['total']:,} matches (sandbox "
-              f"{got['sandbox']}): first match after {got['seconds']:.1f} s, peak "
-              f"{got['rss_mb']:.0f} MB")
+              f"{got['sandbox']}): first match after {got['seconds']:.1f} s (the "
+              f"configuration read in {got['loaded']:.1f} s; {got['sealed'] or 'not sealed'}), "
+              f"peak {got['rss_mb']:.0f} MB")
     first = firsts["ladder"]
     print(f"coordinator: {rate:.0f} matches/s ({cpu:.2f} ms CPU a match), "
           f"{args.ladder:,}-entrant ladder planned and first match in {first['seconds']:.1f} s")

@@ -48,6 +48,7 @@ from referee.bots.sandbox import (
     SandboxPolicy,
     capabilities,
     prepare,
+    which,
 )
 from referee.bots.uids import Lease
 
@@ -168,7 +169,7 @@ def which_command(argv: Sequence[str], workdir: Path | str | None = None) -> str
         path = Path(workdir or ".", prog).absolute()
         ok = path.is_file() and os.access(path, os.X_OK)
         return str(path) if ok else None
-    found = shutil.which(prog)
+    found = which(prog)  # remembered per PATH: it was asked at every spawn
     return str(Path(found).absolute()) if found else None
 
 

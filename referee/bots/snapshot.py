@@ -16,6 +16,7 @@ not the page cache of the next match's, so a bot cannot leave itself marks there
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import pwd
@@ -28,12 +29,15 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from referee.bots.sandbox import SYSTEM_DIRS, Binds, SandboxError, bot_binds
+from referee.bots.expiring import expiring
+from referee.bots.sandbox import SYSTEM_DIRS, Binds, SandboxError, bot_binds, within
 
 FORBIDDEN = ("/", "/proc", "/sys", "/dev", "/run", "/tmp", "/var", "/var/tmp", "/home",
              "/root", "/etc", "/boot", "/mnt", "/media", "/opt", "/srv", "/usr", "/usr/local",
              "/var/lib")
 """Folders that are never an entrant's folder, a runtime or shared data as a whole."""
+PATH_MAX = 4096
+"""The longest path the kernel takes, its final NUL included."""
 MAX_DEPTH = 64
 """The deepest folder an entrant's folder may hold (the copy walks it recursively)."""
 DEFAULT_CAP_MB = 512
@@ -43,18 +47,35 @@ ENTRIES_PER_MB = 64
 again: 100,000 empty files took 28 s to snapshot and 26 s per match copy on this 2-core
 machine at load 10 (``take_snapshot`` and ``match_copy`` timed by the red team), where 100 MB
 in a few files takes 83 ms."""
+HOT_S = 1.0
+"""A folder holding an entry changed this recently (or dated in the future) when its
+:func:`fingerprint` is taken is snapshotted at once: a file's times tick coarsely (a few ms),
+so an edit in the same tick as the fingerprint could leave every stat as it was."""
 
 
 def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
+HOST_TTL_S = 60.0
+"""How long the host's lookups (:func:`homes`, :func:`system_folders`) are kept: they were made
+once or twice per entrant (the password database alone: 24 of the 38 s a 10,000-entrant
+tournament took to start)."""
+
+
+@expiring(HOST_TTL_S)
 def homes() -> frozenset[Path]:
     """Every user's home folder (from the password database), resolved."""
     found = {_real(p.pw_dir) for p in pwd.getpwall() if p.pw_dir and p.pw_dir != "/"}
     with contextlib.suppress(KeyError):
         found.add(_real(os.path.expanduser("~")))
     return frozenset(found)
+
+
+@expiring(HOST_TTL_S)
+def system_folders() -> tuple[Path, ...]:
+    """The system folders (:data:`~referee.bots.sandbox.SYSTEM_DIRS`) there are, resolved."""
+    return tuple(_real(d) for d in SYSTEM_DIRS if os.path.isdir(d))
 
 
 def forbidden(path: Path) -> str | None:
@@ -89,7 +110,7 @@ def named_paths(argv: Sequence[str], workdir: Path) -> list[tuple[str, Path]]:
 
 
 def _inside(path: Path, folders: Sequence[Path]) -> bool:
-    return any(path.is_relative_to(f) for f in folders)
+    return any(within(path, f) for f in folders)
 
 
 def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path] = (),
@@ -106,10 +127,10 @@ def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path]
     named = named_paths(argv, workdir)
     shared_real = [_real(s) for s in shared]
     program = named[0][1] if named and named[0][0] == argv[0] else None
-    own = [(w, p) for w, p in named if p != program or _inside(_real(p), [_real(workdir)])]
     real_workdir = _real(workdir)
+    own = [(w, p) for w, p in named if p != program or _inside(_real(p), [real_workdir])]
     first = _real(own[0][1]) if own else real_workdir
-    if first == real_workdir or (given and first.is_relative_to(real_workdir)):
+    if first == real_workdir or (given and within(first, real_workdir)):
         folder = real_workdir
     else:
         folder = first if first.is_dir() else first.parent
@@ -117,7 +138,7 @@ def entrant_folder(argv: Sequence[str], workdir: Path, *, shared: Sequence[Path]
     if why:
         raise SandboxError(f"the entrant's folder {str(folder)!r} is {why}: give the entrant "
                            f"a folder of its own holding its files (workdir: that folder)")
-    allowed = [folder, *shared_real, *(_real(d) for d in SYSTEM_DIRS if os.path.isdir(d))]
+    allowed = [folder, *shared_real, *system_folders()]
     for word, path in named:
         real = _real(path)
         if _inside(real, allowed) or path == program:
@@ -173,6 +194,27 @@ class Snapshot:
     """What was left out (relative paths): protected paths, other entrants, special files."""
 
 
+@dataclass(frozen=True)
+class Fingerprint:
+    """An entrant folder as stated (never read) when a tournament starts: what its snapshot,
+    taken later, must find unchanged (plain data)."""
+
+    folder: Path
+    digest: str
+    """``stat:`` sha256 of every path, kind, inode, size, owner, mode, mtime and ctime, in path
+    order (an edit, a rename, a ``touch -d`` all change the ctime, which no user can set)."""
+    size: int
+    """Bytes of regular files."""
+    files: int
+    hot: bool
+    """An entry changed within :data:`HOT_S` of the fingerprint: snapshot it at once."""
+
+
+class FolderChanged(SandboxError):
+    """An entrant folder that no longer matches the :class:`Fingerprint` taken when the
+    tournament started (its snapshot is refused)."""
+
+
 class Store:
     """A private folder (``0700``, the referee's) holding a tournament's snapshots and its
     per-match copies; :meth:`close` removes it."""
@@ -180,6 +222,13 @@ class Store:
     def __init__(self, parent: Path | None = None) -> None:
         self.path = Path(tempfile.mkdtemp(prefix="ct-referee-entrants-", dir=parent))
         self.path.chmod(0o700)
+
+    def room(self, name: str) -> int:
+        """Bytes of the longest folder path a copy of entrant ``name``'s folder starts at (its
+        snapshot, or a per-match copy): what a path inside the folder adds must stay below
+        ``PATH_MAX``."""
+        return max(len(os.fsencode(self.path / f"{name}-{'0' * 8}")),
+                   len(os.fsencode(self.path / "m" / ("0" * 32))))
 
     def close(self) -> None:
         """Remove the store and everything in it."""
@@ -208,13 +257,14 @@ def _readable(st: os.stat_result, owner: os.stat_result) -> bool:
 
 
 class _Copy:
-    """One snapshot being made: the walk, file by file, through folder descriptors opened
-    without following symlinks (a folder swapped for a symlink during the copy is refused,
-    not followed), with the digest and the counts."""
+    """One snapshot being made (or, ``dest`` ``None``, a :class:`Fingerprint` taken): the walk,
+    file by file, through folder descriptors opened without following symlinks (a folder
+    swapped for a symlink during the copy is refused, not followed), with the digest, the
+    fingerprint of the stats it walked (the same walk either way) and the counts."""
 
-    def __init__(self, folder: Path, dest: Path, exclude: Sequence[Path], cap_mb: int,
-                 excluded: Collection[tuple[int, int]] = ()) -> None:
-        self.folder, self.dest, self.cap_mb = folder, dest, cap_mb
+    def __init__(self, folder: Path, dest: Path | None, exclude: Sequence[Path], cap_mb: int,
+                 excluded: Collection[tuple[int, int]] = (), room: int = 0) -> None:
+        self.folder, self.dest, self.cap_mb, self.room = folder, dest, cap_mb, room
         self.exclude = set()
         self.excluded = excluded  # shared by every snapshot of a tournament: not copied
         for path in exclude:
@@ -222,6 +272,9 @@ class _Copy:
                 st = os.stat(path)
                 self.exclude.add((st.st_dev, st.st_ino))
         self.digest = hashlib.sha256()
+        self.stats = hashlib.sha256()
+        self.newest = 0  # ns: the latest mtime or ctime walked
+        self.moved = False  # a file changed while it was copied
         self.size = self.files = self.entries = 0
         self.skipped: list[str] = []
         self.owner = os.stat(folder)
@@ -229,9 +282,19 @@ class _Copy:
     def run(self) -> None:
         fd = os.open(self.folder, _DIR_FLAGS)
         try:
+            self._stat(Path(), os.fstat(fd))
             self._folder(fd, Path())
         finally:
             os.close(fd)
+
+    def _stat(self, here: Path, st: os.stat_result) -> None:
+        if self.dest is None and self.room + 1 + len(os.fsencode(here)) >= PATH_MAX:
+            raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG),
+                          str(self.folder / here))  # as the copy would fail
+        self.newest = max(self.newest, st.st_mtime_ns, st.st_ctime_ns)
+        self.stats.update(f"{here}\0{st.st_mode:o} {st.st_dev} {st.st_ino} {st.st_size} "
+                          f"{st.st_uid} {st.st_gid} {st.st_mtime_ns} {st.st_ctime_ns}\0"
+                          .encode("utf-8", "surrogateescape"))
 
     def _folder(self, fd: int, rel: Path) -> None:
         if len(rel.parts) > MAX_DEPTH:
@@ -244,37 +307,55 @@ class _Copy:
             st = entry.stat(follow_symlinks=False)
             if (st.st_dev, st.st_ino) in self.exclude or (st.st_dev, st.st_ino) in self.excluded:
                 self.skipped.append(str(here))
-            elif stat.S_ISLNK(st.st_mode):
+                self.stats.update(f"{here}\0x\0".encode("utf-8", "surrogateescape"))
+                continue  # another entrant's folder, the output: they change, it does not
+            self._stat(here, st)
+            if stat.S_ISLNK(st.st_mode):
+                if self.dest is None:  # a symlink is never changed in place: its stat says it
+                    self._note("")
+                    continue
                 link = os.readlink(entry.name, dir_fd=fd)
                 (self.dest / here).symlink_to(link)
                 self._note(f"l {here}\0{link}\0")
             elif stat.S_ISDIR(st.st_mode):
                 sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
                 try:
-                    (self.dest / here).mkdir()
-                    (self.dest / here).chmod(0o755)  # whatever the umask (a tournament's: 077)
+                    if self.dest is not None:
+                        (self.dest / here).mkdir()
+                        (self.dest / here).chmod(0o755)  # whatever the umask (a tournament's)
                     self._note(f"d {here}\0")
                     self._folder(sub, here)
                 finally:
                     os.close(sub)
             elif stat.S_ISREG(st.st_mode):
-                self._file(fd, entry.name, here)
+                if self.dest is None:
+                    if self._count(here, st):
+                        self._note("")  # counted as the copy counts it
+                else:
+                    self._file(fd, entry.name, here, st)
             else:
                 self.skipped.append(str(here))  # fifos, sockets, devices
 
-    def _file(self, fd: int, name: str, here: Path) -> None:
+    def _count(self, here: Path, st: os.stat_result) -> bool:
+        """Counts a regular file against the cap; whether it is copied."""
+        if not stat.S_ISREG(st.st_mode) or not _readable(st, self.owner):
+            self.skipped.append(str(here))
+            return False
+        self.size += st.st_size
+        self.files += 1
+        if self.cap_mb and self.size > self.cap_mb << 20:
+            raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
+                               f"{self.cap_mb} MiB: leave out what the bot does not need, "
+                               f"or raise snapshot_mb")
+        return True
+
+    def _file(self, fd: int, name: str, here: Path, walked: os.stat_result) -> None:
+        assert self.dest is not None
         src = os.open(name, _FILE_FLAGS, dir_fd=fd)
         try:
             st = os.fstat(src)
-            if not stat.S_ISREG(st.st_mode) or not _readable(st, self.owner):
-                self.skipped.append(str(here))
+            if not self._count(here, st):
                 return
-            self.size += st.st_size
-            self.files += 1
-            if self.cap_mb and self.size > self.cap_mb << 20:
-                raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
-                                   f"{self.cap_mb} MiB: leave out what the bot does not need, "
-                                   f"or raise snapshot_mb")
             mode = 0o755 if st.st_mode & 0o111 else 0o644
             self._note(f"f {here} {mode:o}\0")
             h = hashlib.sha256()
@@ -294,10 +375,15 @@ class _Copy:
             finally:
                 os.close(out)
             self.digest.update(h.digest())
+            after = os.fstat(src)
+            self.moved |= any(getattr(s, k) != getattr(walked, k) for s in (st, after)
+                              for k in ("st_ino", "st_dev", "st_size", "st_mtime_ns",
+                                        "st_ctime_ns"))
         finally:
             os.close(src)
 
     def _note(self, text: str) -> None:
+        """Counts an entry against the cap, and adds ``text`` to the digest."""
         self.entries += 1
         if self.cap_mb and self.entries > self.cap_mb * ENTRIES_PER_MB:
             raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
@@ -309,37 +395,68 @@ class _Copy:
 
 def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Path] = (),
                   cap_mb: int = DEFAULT_CAP_MB,
-                  excluded: Collection[tuple[int, int]] = ()) -> Snapshot:
+                  excluded: Collection[tuple[int, int]] = (),
+                  expect: Fingerprint | None = None) -> Snapshot:
     """Copy ``folder`` (resolved) into ``store``: regular files (readable by all, executable
     where any execute bit was set), folders, symlinks as they are (never followed); left out:
     ``exclude`` (the output folder, the configuration, other entrants), special files, and
     files the folder's owner could not read itself. ``excluded``: more to leave out, as the
     ``(st_dev, st_ino)`` of each (stated once for many snapshots).
 
+    ``expect``: the folder's :func:`fingerprint` when the tournament started; a folder that
+    no longer matches it (or a file that changes while it is copied) is refused.
+
     :raises SandboxError: for a folder past ``cap_mb`` MiB (0: no cap) or one the referee
         cannot read (or that changes under it), naming it and the fix.
+    :raises FolderChanged: for a folder unlike ``expect``.
     """
     start = time.perf_counter()
     folder = _real(folder)
     dest = store.path / f"{name}-{uuid.uuid4().hex[:8]}"
     dest.mkdir()
     dest.chmod(0o755)  # whatever the umask (a tournament's is 077)
-    copy = _Copy(folder, dest, exclude, cap_mb, excluded)
     try:
-        copy.run()
-    except OSError as err:
-        shutil.rmtree(dest, ignore_errors=True)
-        raise SandboxError(f"cannot copy the entrant's folder {str(folder)!r}: "
-                           f"{err.strerror or err}"
-                           f"{f' ({str(err.filename)!r})' if err.filename else ''}: make it "
-                           f"readable "
-                           f"by the referee, and leave it alone while the tournament starts"
-                           ) from None
+        copy = _walk(_Copy(folder, dest, exclude, cap_mb, excluded))
+        if expect is not None and ("stat:" + copy.stats.hexdigest() != expect.digest
+                                   or copy.moved):
+            raise FolderChanged(f"its folder {str(folder)!r} changed after the tournament "
+                                f"started (a file written, added, removed or renamed since "
+                                f"then): every match of an entrant plays the code it had at "
+                                f"the start")
     except SandboxError:
         shutil.rmtree(dest, ignore_errors=True)
         raise
     return Snapshot(folder, dest, "sha256:" + copy.digest.hexdigest(), copy.size, copy.files,
                     time.perf_counter() - start, tuple(copy.skipped))
+
+
+def fingerprint(folder: Path, *, exclude: Sequence[Path] = (), cap_mb: int = DEFAULT_CAP_MB,
+                excluded: Collection[tuple[int, int]] = (), room: int = 0) -> Fingerprint:
+    """The :class:`Fingerprint` of ``folder`` (resolved): the walk :func:`take_snapshot`
+    makes, stating what it would copy (``exclude``, ``excluded``, ``cap_mb`` as there) but
+    reading and writing nothing. ``room``: the bytes of the path its copies start at
+    (:meth:`Store.room`): a path inside it that would not fit in ``PATH_MAX`` is refused.
+
+    :raises SandboxError: as :func:`take_snapshot` (the cap, the depth, an unreadable folder,
+        a path too long to copy).
+    """
+    folder = _real(folder)
+    copy = _walk(_Copy(folder, None, exclude, cap_mb, excluded, room))
+    hot = copy.newest >= time.time_ns() - int(HOT_S * 1e9)
+    return Fingerprint(folder, "stat:" + copy.stats.hexdigest(), copy.size, copy.files, hot)
+
+
+def _walk(copy: _Copy) -> _Copy:
+    """Runs ``copy``, an :class:`OSError` turned into a :class:`SandboxError` naming the fix."""
+    try:
+        copy.run()
+    except OSError as err:
+        raise SandboxError(f"cannot copy the entrant's folder "
+                           f"{str(copy.folder)!r}: {err.strerror or err}"
+                           f"{f' ({str(err.filename)!r})' if err.filename else ''}: make it "
+                           f"readable by the referee, and leave it alone while the tournament "
+                           f"starts") from None
+    return copy
 
 
 def match_copy(snapshot: Snapshot) -> Path:

@@ -27,15 +27,15 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
-from referee.bots.sandbox import capabilities
-from referee.bots.snapshot import Store
+from referee.bots.sandbox import SandboxError, capabilities
+from referee.bots.snapshot import FolderChanged, Store
 from referee.match.job import Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
 from referee.records.match_id import MatchId
@@ -232,10 +232,10 @@ def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
 
     :raises ConfigError: for an entrant inside the output folder or the configuration.
     """
-    names = list(seals.by_name)
-    folders = [seals.by_name[n].snapshot.folder for n in names]
+    names = seals.names
+    folders = [seals.folder(n) for n in names]
     with refused_entrant(config, names):
-        found = hidden_paths([seals.by_name[n].binds for n in names],
+        found = hidden_paths([seals.binds(n) for n in names],
                              protected=(config.output, config.path),
                              owned=[(f,) for f in folders])
     return {name: tuple(p for p in paths if not p.is_relative_to(folder))
@@ -304,7 +304,9 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
         sandbox works here (unless the configuration says ``sandbox: none``; on a cluster each
         worker checks its own), or an entrant lives inside the output folder or the
         configuration, or in a folder its bots' users cannot read (:func:`check_entrant_folders`).
-    :raises TournamentError: if a bot command cannot be started, or where matches run is gone.
+    :raises TournamentError: if a bot command cannot be started, where matches run is gone,
+        or an entrant's snapshot cannot be made while its folder is as it was (a full
+        disk); a folder changed since the start leaves its entrant out instead.
     """
     reporter = reporter or Reporter()
     stop = stop or threading.Event()
@@ -379,21 +381,16 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 kept_faults[match_id] = faults
             else:
                 kept_faults.pop(match_id, None)
-            for name, digest in zip(result.players, snapshots or (), strict=False):
-                if seals is not None and name in seals.by_name and \
-                        digest != seals.by_name[name].snapshot.digest:
-                    changed[name] = changed.get(name, 0) + 1
+            if seals is not None:  # its snapshot, once taken, says if the code changed since
+                for name, digest in zip(result.players, snapshots or (), strict=False):
+                    seals.kept(name, digest)
         return ok
-
-    changed: dict[str, int] = {}  # kept matches each entrant played with other code
 
     journal = folder.journal()
     journal.load(accept, collect=False)
     records.clear()
-    for name, count in changed.items():
-        reporter.warn(f"entrant {name!r}: its folder changed since {count} kept match(es) were "
-                      f"played (their records name another snapshot digest): they stay as "
-                      f"played; --fresh plays everything again with the code as it is now")
+    if seals is not None:
+        seals.kept_loaded()
     planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
     index = {name: i for i, name in enumerate(names)}
 
@@ -419,16 +416,35 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         sandbox += f"; {uid_isolation(config)}; {seals.summary}"
     isolation = getattr(runner, "isolation", "the seatings of a set never at once")
     sandbox = f"{sandbox}; {isolation}"
-    entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()),
-                                    sealed=seals.by_name[e.name] if seals else None)
+    entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()))
                 for e in config.entrants]
-    digests = [seals.by_name[n].snapshot.digest if seals else None for n in names]
     played = done = 0
     limit = FaultLimit(names, config.max_faults)
     audit = Audit(names, bound=config.variant.hand_total,
                   per_set=set_size(config.players, config.seatings))
+
+    def seat(i: int) -> Entrant:
+        """Who sits for entrant ``i`` in a match planned now: a sealed entrant's snapshot is
+        taken the first time (a folder changed since the start is left out, saying why)."""
+        if seals is not None and i not in limit.left_out and i not in limit.disqualified \
+                and entrants[i].sealed is None:
+            try:
+                entrants[i] = dataclasses.replace(entrants[i], sealed=seals.sealed(names[i]))
+            except FolderChanged as err:
+                limit.left_out[i] = str(err)
+                course.leave_out([i])
+                reporter.warn(f"entrant {names[i]!r}: {err}: it is left out (no process in "
+                              f"its matches, which it loses by fault)")
+            except SandboxError as err:  # not the entrant's doing: stop, resume later
+                raise TournamentError(f"entrant {names[i]!r}: {err}") from None
+        return limit.entrant(i, entrants[i])
+
     if not remote:  # the bots start on the workers, not here
-        limit.left_out.update(_preflight(config, entrants, mode, reporter, stop))
+        if config.preflight is not Preflight.OFF:  # every bot starts: every snapshot now
+            for i in range(len(entrants)):
+                seat(i)
+        limit.left_out.update(_preflight(config, entrants, mode, reporter, stop,
+                                         skip=limit.left_out))
         course.leave_out(limit.left_out)  # last at once; stop waits on no question of theirs
     refresher = pages(config.output) if pages is not None else _NoPages()
     total = config.total()
@@ -438,11 +454,12 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     shared = (folder.secret, folder.secret.read_text(encoding="ascii")) if remote else None
 
     def job(spec: MatchSpec) -> MatchJob:
-        return MatchJob(spec, tuple(limit.entrant(i, entrants[i]) for i in spec.seats),
+        seats = tuple(seat(i) for i in spec.seats)
+        return MatchJob(spec, seats,
                         config.variant, config.target, config.limits, mode, config.name,
                         logs_dir=folder.match_logs(spec.id), hidden=(config.output,),
                         record_path=folder.record(spec.id), shared=shared,
-                        snapshots=tuple(digests[i] for i in spec.seats)
+                        snapshots=tuple(seals.digest(names[i]) for i in spec.seats)
                         if seals is not None else None)
 
     def on_done(job: MatchJob, finished: Done) -> None:
@@ -553,12 +570,14 @@ class _Pace:
                 f"goes on")
 
 def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode,
-               reporter: Reporter, stop: CancelSignal) -> dict[int, str]:
-    """Starts each entrant once (``preflight`` not ``off``), reports each that did not start,
-    and returns those to leave out (``leave-out``), with why."""
+               reporter: Reporter, stop: CancelSignal,
+               skip: Collection[int] = ()) -> dict[int, str]:
+    """Starts each entrant once (``preflight`` not ``off``; not those in ``skip``, left out
+    already), reports each that did not start, and returns those to leave out
+    (``leave-out``), with why."""
     if config.preflight is Preflight.OFF:
         return {}
-    wanted = list(range(len(entrants)))
+    wanted = [i for i in range(len(entrants)) if i not in skip]
     try:
         launcher = Launcher.resolve(sandbox, config.limits)
         flights = preflight([entrants[i] for i in wanted], limits=config.limits,
