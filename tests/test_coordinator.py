@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import itertools
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,24 @@ def test_a_run_that_would_take_more_than_a_day_says_so_once(
     quick.t0 -= 1.0
     quick.tick(100, 100)
     assert len(warned) == 1
+
+
+def test_the_ready_queue_asks_again_after_a_job_stream_said_wait() -> None:
+    """``None`` from the job stream: nothing may start yet; the next take asks again."""
+    gate = [True]
+
+    def jobs() -> Iterator[MatchJob | None]:
+        yield job(0, 1)
+        while gate[0]:
+            yield None
+        yield job(1, 2)
+
+    ready = ReadyQueue(jobs())
+    first = ready.take()
+    assert first is not None and first.spec.id == "m0"
+    assert ready.take() is None and ready.held
+    assert ready.take() is None and ready.held  # asked again: still waiting
+    gate[0] = False
+    second = ready.take()
+    assert second is not None and second.spec.id == "m1" and not ready.held
+    assert ready.take() is None and not ready.held  # the stream ended

@@ -171,3 +171,30 @@ def test_stop_during_start_up_aborts_within_a_moment() -> None:
                    limits=Limits(startup_ms=30_000, move_ms=400), stop=stop)
     assert time.monotonic() - start < 3
     assert live_processes(holding=marker) == []
+
+
+def fallback_moves(record: dict, seat: int) -> list[tuple[str, ...]]:
+    return [(t["play"], *t["capture"]) for h in record["hands"]
+            for t in h["turns"] if t["seat"] == seat and t["by"] == "fallback"]
+
+
+def test_the_fallback_is_keyed_by_a_secret_not_the_match_id() -> None:
+    """The same match, the same deals: the fallback's moves follow its key (a tournament's deal
+    secret), which an opponent does not know, and the records verify without it."""
+    from referee.records.verify import verify_record
+
+    def once(key: bytes | None) -> dict:
+        entrants = [ScriptedEntrant("a", "-"),
+                    ScriptedEntrant("bad", "-", make=lambda: Scripted(["I pass"]))]
+        return play_match("r1-g001-s01", entrants, deals(2), target=200,  # type: ignore[arg-type]
+                          fallback_key=key)
+
+    one, again, other = once(b"secret one"), once(b"secret one"), once(b"secret two")
+    moves = fallback_moves(one, 1)
+    assert len(moves) > 10
+    assert fallback_moves(again, 1) == moves  # a match played again: the same choices
+    assert fallback_moves(other, 1) != moves
+    assert fallback_moves(once(None), 1) != moves  # no key: a fresh random one
+    for record in (one, other):
+        assert verify_record(record) == []
+        assert replay_totals(record) == record["totals"]

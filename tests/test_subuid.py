@@ -20,8 +20,10 @@ import sys
 import sysconfig
 import tempfile
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +37,7 @@ from referee.bots.sandbox import (
     build_argv,
 )
 from referee.bots.subids import SubIds, find, fix, parse
+from referee.bots.uids import processes_of
 
 ROOT = Path(__file__).resolve().parent.parent
 WHOAMI = ROOT / "tests" / "bots" / "hostile" / "whoami.py"
@@ -353,3 +356,117 @@ def test_two_bots_share_no_per_uid_counter(organiser: Organiser) -> None:
     assert seen["auto"].startswith("headroom ") and int(seen["auto"].split()[1]) > 40, seen
     # 24 less what the organiser's own pipes (the referee's, the driver's) hold
     assert seen["userns"].startswith("headroom ") and int(seen["userns"].split()[1]) <= 24, seen
+
+
+ESCAPER = ROOT / "tests" / "bots" / "hostile" / "escaper.py"
+ESCAPE_DRIVER = textwrap.dedent("""\
+    import json, os, select, sys, time
+    from pathlib import Path
+    from referee.bots import uids
+    from referee.bots.process import Launcher, start_process
+    from referee.bots.sandbox import SandboxPolicy
+    folder, mode, flag = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+    uids.CLEAR_S = 1.0
+    log = flag.with_suffix(".stderr")
+    proc = start_process(["/usr/bin/python3", "escaper.py", mode], workdir=folder,
+                         launcher=Launcher(SandboxPolicy(mode="auto")), stderr_path=log)
+    lease = proc.lease
+    got = b""
+    while not got.endswith(b"\\n"):
+        select.select([proc.stdout], [], [], 10)
+        got += os.read(proc.stdout, 100)
+    deadline = time.monotonic() + 5
+    while len(uids.processes_of(lease.uid)) != 2 and time.monotonic() < deadline:
+        time.sleep(0.01)  # the middle process of the double fork, exiting
+    report = {"uid": lease.uid, "ns": lease.namespace, "child": got.decode().strip(),
+              "before": len(uids.processes_of(lease.uid))}
+    flag.with_suffix(".uid").write_text(str(lease.uid))
+    while mode == "foreign" and not flag.exists():  # the test starts a process of the uid
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    proc.stop(0.1)
+    report |= {"stop_s": time.monotonic() - t0, "held": lease.held,
+               "quarantined": list(lease.quarantined),
+               "left": uids.processes_of(lease.uid), "outlived": list(proc.outlived),
+               "log": log.read_text()}
+    again = [uids.allocate([lease.uid]) for _ in range(1)] if not lease.held else []
+    report["again"] = [a.uid for a in again]
+    print(json.dumps(report))
+""")
+
+
+def escape(organiser: Organiser, mode: str) -> dict[str, Any]:
+    """The escaper bot run and stopped by the organiser (``mode``: the escaper's, or
+    ``foreign``: a sleeper, and root starts a process of the bot's uid outside its
+    namespace before the stop)."""
+    folder = organiser.root / "escaper"
+    if not folder.exists():
+        folder.mkdir(mode=0o755)
+        shutil.copy(ESCAPER, folder / "escaper.py")
+        (organiser.root / "escape_driver.py").write_text(ESCAPE_DRIVER)
+        organiser.own()
+    flag = organiser.root / f"flag-{mode}"
+    argv = [str(organiser.python), str(organiser.root / "escape_driver.py"), str(folder), mode,
+            str(flag)]
+    if mode != "foreign":
+        done = organiser.run(*argv)
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+    driver = subprocess.Popen(
+        ["runuser", "-u", organiser.name, "--", "env", "-i", f"PATH={PATH}", "HOME=/nonexistent",
+         *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/")
+    other = None
+    try:
+        uid_file = flag.with_suffix(".uid")
+        deadline = time.monotonic() + 60
+        while not uid_file.exists():
+            assert driver.poll() is None, driver.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        uid = uid_file.read_text()
+        other = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}",
+                                  "--clear-groups", "sleep", "60"])
+        while other.pid not in processes_of(int(uid)):  # setpriv has switched
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        flag.write_text("go")
+        out, err = driver.communicate(timeout=60)
+        assert driver.returncode == 0, err
+        report = dict(json.loads(out))
+        report["other"] = other.pid
+        report["other_alive"] = other.poll() is None
+        return report
+    finally:
+        if other is not None:
+            other.kill()
+            other.wait()
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+
+
+@pytest.mark.process
+@pytest.mark.slow
+def test_a_uid_is_given_back_only_once_no_process_of_it_is_left(organiser: Organiser) -> None:
+    """A bot leaves a detached child behind (a new session, a double fork: out of its process
+    group; a referee that is not root has no cgroup): the uid's lease is given back only once
+    that child is gone, even one slow to die (256 MiB to free), made non-dumpable or not, and
+    the uid can be leased again. A process of the uid outside the bot's namespace (the
+    organiser's own use of its range) is not the referee's to kill: the uid is quarantined,
+    still held, and it lives."""
+    for mode in ("sleep", "busy", "hidden"):
+        report = escape(organiser, mode)
+        # bot and child, the hidden one too
+        assert report["ns"] is not None and report["before"] == 2, report
+        assert report["child"].endswith(f"dumpable {0 if mode == 'hidden' else 1}"), report
+        assert report["left"] == [] and report["quarantined"] == [], report
+        assert not report["held"] and report["again"] == [report["uid"]], report
+        assert report["outlived"] == [] and "[ct-referee" not in report["log"], report
+    report = escape(organiser, "foreign")
+    assert report["quarantined"] == [report["other"]] and report["left"] == [report["other"]]
+    assert report["held"] and report["again"] == [] and report["other_alive"], report
+    assert report["outlived"] == [report["other"]]
+    assert report["log"].endswith(f"[ct-referee: 1 process(es) of the bot's uid outlived it "
+                                  f"(pids {report['other']}); the uid stays held, no other bot "
+                                  f"gets it]\n"), report
+    assert report["stop_s"] >= 1.0, report

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,47 @@ def test_a_sandboxed_bot_holds_its_uid_until_it_stops() -> None:
     assert lease is not None and lease.held
     process.stop(0)
     assert not lease.held
+
+
+def as_uid(uid: int) -> subprocess.Popen[bytes]:
+    """A sleeper running as ``uid`` (a process the lock files know nothing of), once it does."""
+    from referee.bots.uids import processes_of
+
+    proc = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                             "sleep", "60"])
+    deadline = time.monotonic() + 10
+    while proc.pid not in processes_of(uid):  # setpriv has not switched yet
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    return proc
+
+
+@pytest.mark.process
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root starts processes as other uids")
+def test_a_uid_in_use_is_never_leased_and_its_release_kills_what_is_left(tmp_path: Path) -> None:
+    """A live process of a uid keeps it from being leased, held or not; a lease's release kills
+    the processes of its uid (a root referee's bot uids are its own) and gives it back once
+    they are gone."""
+    from referee.bots.uids import processes_of
+
+    squatter = as_uid(70010)
+    try:
+        for _ in range(20):  # from a random start: never the squatter's
+            lease = allocate(range(70010, 70012), tmp_path)
+            assert lease.uid == 70011
+            lease.release()
+        with pytest.raises(UidsExhausted):
+            allocate([70010], tmp_path)
+    finally:
+        squatter.kill()
+        squatter.wait()
+    lease = allocate([70012], tmp_path)
+    escaped = as_uid(70012)
+    try:
+        assert lease.release() == () and not lease.held
+        assert escaped.wait(timeout=5) == -signal.SIGKILL and processes_of(70012) == []
+        assert allocate([70012], tmp_path).uid == 70012
+    finally:
+        if escaped.poll() is None:
+            escaped.kill()
+            escaped.wait()

@@ -378,6 +378,10 @@ class Process:
         self.cgroup = cgroup
         self.lease = lease
         """The bot's uid, given back once every process of it is gone."""
+        self.outlived: tuple[int, ...] = ()
+        """Processes of the bot's uid still alive once it was stopped (its lease quarantined:
+        :meth:`referee.bots.uids.Lease.release`); a note in its stderr file says so."""
+        self._log = Path(out.name) if out is not None and isinstance(out.name, str) else None
         self.active: list[str] = []
         """The protections in force (empty: not sandboxed)."""
         self.oom_kills = 0
@@ -458,13 +462,14 @@ class Process:
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
+        emptied = False
         if self.cgroup is not None:  # what left the group (a double fork) dies here
             self.memory_fault()
-            self.cgroup.kill_all()
+            emptied = self.cgroup.kill_all()
             self.cgroup.remove()
             self.cgroup = None
-        if self.lease is not None:
-            self.lease.release()
+        if self.lease is not None:  # once no process of its uid is left (else quarantined)
+            self.outlived = self.lease.release(emptied=emptied)
         for f in (proc.stdin, proc.stdout):
             with contextlib.suppress(OSError):
                 f.close()  # type: ignore[union-attr]
@@ -478,6 +483,11 @@ class Process:
             self._thread.join(timeout=1)
         with contextlib.suppress(OSError):
             os.close(self._wake)
+        if self.outlived and self._log is not None and not self._thread.is_alive():
+            with contextlib.suppress(OSError), open(self._log, "ab") as f:
+                f.write(f"\n[ct-referee: {len(self.outlived)} process(es) of the bot's uid "
+                        f"outlived it (pids {' '.join(map(str, self.outlived))}); the uid "
+                        f"stays held, no other bot gets it]\n".encode())
 
 
 def describe_exit(code: int) -> str:

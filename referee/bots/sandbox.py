@@ -56,7 +56,7 @@ from referee.bots.cgroups import Cgroup, CgroupLayout, find_layout
 from referee.bots.expiring import expiring
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
 from referee.bots.subids import SubIds, mine, user_namespace
-from referee.bots.uids import Lease, allocate
+from referee.bots.uids import Lease, allocate, namespace_inode
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl",
@@ -882,6 +882,9 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         if lease is not None:
             lease.release()
         raise
+    if lease is not None and inside:  # only its processes are the bot's to kill on release
+        found = [namespace_inode(f"/proc/self/fd/{fd}") for fd in spec.pass_fds]
+        lease.namespace = next((ns for ns in found if ns is not None), None)
     active = [f"bwrap {spec.mode}", f"uid {spec.uid}", "no network", "cleared environment"]
     if policy.seccomp and caps.ok("seccomp"):
         active.append("seccomp")

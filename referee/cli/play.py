@@ -215,12 +215,14 @@ def play(
     if seed is None:  # bots see their own cards: the deals must not follow from a small seed
         secret = secrets.token_bytes(32)
         match_id, bot_id = f"play-{secrets.token_hex(4)}", secrets.token_hex(6)
+        fallback_key = secret
 
         def deals(k: int) -> Deal:
             return Deal.from_key(players, secret, f"play:{k}")
     else:  # practice: everything follows from the seed, so the match can be played again
         match_id = f"play-{seed}"
         bot_id = hashlib.sha256(f"play:{seed}".encode()).hexdigest()[:12]
+        fallback_key = f"play:{seed}".encode()  # as guessable as the deals, by choice
 
         def deals(k: int) -> Deal:
             return Deal.from_seed(players, f"{seed}:{k}")
@@ -236,7 +238,7 @@ def play(
         record = play_match(
             match_id, entrants, deals, variant=Variant(variant), target=target, limits=limits,
             launcher=Launcher.resolve(mode, limits), logs_dir=logs_dir, hidden=hidden,
-            observer=teller, bot_id=bot_id)
+            observer=teller, bot_id=bot_id, fallback_key=fallback_key)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
     except (MatchAborted, KeyboardInterrupt):

@@ -138,7 +138,8 @@ class MatchJob:
         return play_match(self.spec.id, self.entrants, self.spec.deal, variant=self.variant,
                           target=self.target, limits=self.limits, launcher=launcher,
                           tournament=self.tournament, logs_dir=self.logs_dir, hidden=self.hidden,
-                          observer=observer, stop=stop, bot_id=self.spec.bot_id)
+                          observer=observer, stop=stop, bot_id=self.spec.bot_id,
+                          fallback_key=self.spec.secret)
 
     def run(self, stop: CancelSignal | None = None, observer: Observer | None = None, *,
             keep: bool = False) -> Done:

@@ -8,6 +8,8 @@ sent ``forfeit``, stopped, and its seat is played on by a seeded fallback policy
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import random
 import secrets
 from collections.abc import Callable, Sequence
@@ -121,6 +123,7 @@ def play_match(
     observer: Observer | None = None,
     stop: CancelSignal | None = None,
     bot_id: str | None = None,
+    fallback_key: bytes | None = None,
 ) -> RecordDict:
     """Plays one match and returns its record.
 
@@ -134,6 +137,12 @@ def play_match(
     ``logs_dir`` is given. Bot faults are results, recorded in the record; only a command that
     cannot be started at all, or ``stop`` being set, ends the call with an exception.
 
+    A faulted seat's moves from then on are the fallback's: a uniform choice among the legal
+    ones, from a generator seeded with HMAC-SHA256 of ``fallback:<match_id>:<seat>`` under
+    ``fallback_key`` (a tournament's deal secret; default: a fresh random key), so no
+    opponent can foresee them from the match id. The record holds every move made, so neither a
+    replay nor ``verify`` needs the key.
+
     :raises referee.bots.process.BotCommandError: if a seat's command cannot be started.
     :raises MatchAborted: if ``stop`` was set; every bot has been stopped.
     """
@@ -141,7 +150,15 @@ def play_match(
                         launcher=launcher or Launcher.resolve("none", limits),
                         tournament=tournament, logs_dir=logs_dir, hidden=hidden,
                         observer=observer or Observer(), stop=stop,
-                        bot_id=bot_id or secrets.token_hex(6)).run()
+                        bot_id=bot_id or secrets.token_hex(6),
+                        fallback_key=fallback_key or secrets.token_bytes(32)).run()
+
+
+def fallback_rng(key: bytes, match_id: str, seat: int) -> random.Random:
+    """The generator of the fallback's choices for ``seat`` of a match: seeded with
+    HMAC-SHA256 of ``fallback:<match_id>:<seat>`` under ``key``, unknowable without it."""
+    return random.Random(hmac.new(key, f"fallback:{match_id}:{seat}".encode(),
+                                  hashlib.sha256).digest())
 
 
 class _MatchRunner:
@@ -149,9 +166,10 @@ class _MatchRunner:
         self, match_id: str, entrants: Sequence[Entrant], deals: DealSource, *, variant: Variant,
         target: int, limits: Limits, launcher: Launcher, tournament: str | None,
         logs_dir: Path | None, hidden: Sequence[Path], observer: Observer,
-        stop: CancelSignal | None, bot_id: str,
+        stop: CancelSignal | None, bot_id: str, fallback_key: bytes,
     ) -> None:
         self.match_id = match_id
+        self.fallback_key = fallback_key
         self.bot_id = bot_id
         self.entrants = entrants
         self.deals = deals
@@ -199,7 +217,7 @@ class _MatchRunner:
             stderr = seat_log(self.logs_dir, i, e.name) if self.logs_dir else None
             player = e.spawn(launcher=self.launcher, stderr_path=stderr,
                              hidden=self.hidden)
-            rng = random.Random(f"{self.match_id}:{i}:fallback")
+            rng = fallback_rng(self.fallback_key, self.match_id, i)
             self.seats.append(_Seat(i, e.name, player, rng, float(limits.bank_ms)))
         with ThreadPoolExecutor(max_workers=len(self.seats)) as pool:
             results = list(pool.map(self._start_one, self.seats))

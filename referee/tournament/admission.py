@@ -10,16 +10,17 @@ sandbox, and says which did not start, with the end of their stderr
 play (a :class:`Benched` seat, as below), unless its configuration says otherwise
 (``preflight: keep``).
 
-**The fault limit** (``max_faults: N``): :class:`FaultLimit` counts each entrant's faults as
-matches end; after its N-th, the entrant is disqualified, and its matches that start from then
-on seat a :class:`Benched` entrant in its place: no process, a ``startup`` fault in hand 1 whose
-detail says why, and the referee's fallback plays the seat.
+**The fault limit** (``max_faults: N``): :class:`FaultLimit` counts each entrant's faults in
+schedule order; once N are counted, the entrant is disqualified, and in every duplicate set
+after the one holding its N-th fault a :class:`Benched` entrant sits in its place: no process, a
+``startup`` fault in hand 1 whose detail says why, and the referee's fallback plays the seat.
+Which matches it is benched in depends on the schedule alone, never on the order matches finish.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -30,6 +31,7 @@ from referee.bots.bot import Answer, BotCrash, BotError, BotStartupError, Cancel
 from referee.bots.limits import Limits
 from referee.bots.process import Launcher, stderr_tail
 from referee.game.faults import Reason
+from referee.match.job import MatchSpec
 from referee.match.play import Entrant, Player
 from referee.protocol.escape import escape_controls
 
@@ -113,6 +115,22 @@ def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher
 
 # -- the fault limit ---------------------------------------------------------------------------
 
+LOOKAHEAD = 256
+"""Sets :meth:`FaultLimit.plan` holds back at most while later ones go ahead."""
+
+
+def _sets(specs: Iterable[MatchSpec]) -> Iterator[list[MatchSpec]]:
+    """``specs`` cut into sets (consecutive specs with one deals key)."""
+    group: list[MatchSpec] = []
+    for spec in specs:
+        if group and spec.deals_key != group[0].deals_key:
+            yield group
+            group = []
+        group.append(spec)
+    if group:
+        yield group
+
+
 BENCHED = ("disqualified: ", "left out: ")
 """How the detail of a benched seat's fault starts (such faults are not counted again)."""
 
@@ -153,46 +171,157 @@ class Benched(Entrant):
 
 
 class FaultLimit:
-    """Each entrant's faults, counted as matches end; at ``limit`` (0: never) it is
-    disqualified. Faults of a benched seat are not counted."""
+    """Each entrant's faults, counted in schedule order; at ``limit`` (0: never) it is
+    disqualified, from the next duplicate set on.
+
+    Matches finish in any order (concurrency, runner, resume), so :meth:`finished` only stores a
+    match's faults and counts the finished prefix of the schedule (at most one fault an entrant
+    a match: a faulted seat is played by the fallback to the end). Whether an entrant sits in a
+    set (:meth:`plan`) depends on its faults in the sets before it in the schedule and nothing
+    else: the same at any concurrency, on any runner, resumed or not. It is known at once when
+    no entrant of the set can have reached the limit before it (its faults counted, finished,
+    running and still to play before the set are fewer than the limit), and otherwise once
+    every match before the set is counted; such a set is held back meanwhile, and later ones go
+    ahead. Faults of a benched seat are not counted."""
 
     def __init__(self, names: Sequence[str], limit: int) -> None:
         self.names = list(names)
         self.limit = limit
         self.counts = [0] * len(self.names)
+        """Faults counted so far (the finished prefix of the schedule)."""
         self.disqualified: dict[int, str] = {}
-        """Entrant index: why (``after 3 faults, the last in r1-g004-s02``)."""
+        """Entrant index: why (``after 3 faults (max_faults 3), the last in r1-g004-s02``)."""
         self.left_out: dict[int, str] = {}
         """Entrant index: why the pre-flight left it out (it gets no process either)."""
+        self._at: dict[int, int] = {}  # disqualified: the schedule index of its last fault
+        self._stored: dict[str, Sequence[Any]] = {}  # finished, not counted yet: faults by id
+        self._early = [0] * len(self.names)  # faults of those, an entrant's
+        self._open = [0] * len(self.names)  # matches admitted, not finished yet, an entrant's
+        self._admitted: set[str] = set()
+        self._cursor: Iterator[MatchSpec] = iter(())
+        self._next: MatchSpec | None = None  # the first match of the round not counted yet
 
-    def count(self, match_id: str, seats: Sequence[int], faults: Sequence[Any]) -> list[int]:
-        """Counts a finished match's faults (``seats``: entrant index by seat); returns the
-        entrants it disqualified."""
+    def start_round(self, specs: Iterable[MatchSpec]) -> None:
+        """The matches of the next round, in schedule order (the last round is complete)."""
+        self._cursor = iter(specs)
+        self._next = next(self._cursor, None)
+
+    def finished(self, spec: MatchSpec, faults: Sequence[Any]) -> list[int]:
+        """A match of the round ended (played now, or kept from an earlier run), with its
+        ``faults``; counts every match of the finished prefix of the schedule and returns the
+        entrants that disqualified (in the order they were)."""
+        seen = self._faulted(spec, faults)
+        for i in seen:
+            self._early[i] += 1
+        self._stored[spec.id] = faults
+        if spec.id in self._admitted:
+            self._admitted.discard(spec.id)
+            for i in spec.seats:
+                self._open[i] -= 1
         newly = []
+        while self._next is not None and self._next.id in self._stored:
+            done = self._next
+            for i in self._faulted(done, self._stored.pop(done.id)):
+                self._early[i] -= 1
+                self.counts[i] += 1
+                if self.limit and self.counts[i] >= self.limit and i not in self.disqualified:
+                    self.disqualified[i] = (f"after {self.counts[i]} faults (max_faults "
+                                            f"{self.limit}), the last in {done.id}")
+                    self._at[i] = done.index
+                    newly.append(i)
+            self._next = next(self._cursor, None)
+        return newly
+
+    @staticmethod
+    def _faulted(spec: MatchSpec, faults: Sequence[Any]) -> list[int]:
+        """The entrants that faulted in a match (once each; a benched seat's fault is not one)."""
+        out: list[int] = []
         for f in faults:
             seat = f.get("seat") if isinstance(f, dict) else None
-            if not isinstance(seat, int) or not 0 <= seat < len(seats):
+            if not isinstance(seat, int) or not 0 <= seat < len(spec.seats):
                 continue
             if str(f.get("detail", "")).startswith(BENCHED):
                 continue
-            i = seats[seat]
-            self.counts[i] += 1
-            if self.limit and self.counts[i] >= self.limit and i not in self.disqualified:
-                self.disqualified[i] = (f"after {self.counts[i]} faults (max_faults "
-                                        f"{self.limit}), the last in {match_id}")
-                newly.append(i)
-        return newly
+            if spec.seats[seat] not in out:
+                out.append(spec.seats[seat])
+        return out
 
-    def entrant(self, i: int, entrant: Entrant) -> Entrant:
-        """Who sits for entrant ``i`` in a match starting now."""
-        if i in self.left_out:
-            detail = BENCHED[1] + self.left_out[i]
-        elif i in self.disqualified:
-            detail = BENCHED[0] + self.disqualified[i]
-        else:
+    def plan(self, specs: Iterable[MatchSpec]
+             ) -> Iterator[tuple[MatchSpec, dict[int, str]] | None]:
+        """The round's matches to play (``specs``: in play order, a set's seatings together),
+        each with the entrants benched in it and their fault's detail; ``None`` while nothing
+        may start until a match ends (ask again then).
+
+        A set whose seating depends on matches not counted yet is held back, and the sets
+        after it go ahead where they can (up to :data:`LOOKAHEAD` sets held): so a limit costs
+        throughput only where an entrant has about as many matches running as faults left.
+        Every seating of a set gets the same answer."""
+        sets = _sets(specs)
+        held: list[list[MatchSpec]] = []
+        ended = False
+        while True:
+            moved = False
+            ahead = [0] * len(self.names)  # matches of the held sets before, an entrant's
+            k = 0
+            while k < len(held):
+                benched = self._decide(held[k][0], ahead)
+                if benched is None:
+                    for i in held[k][0].seats:
+                        ahead[i] += len(held[k])
+                    k += 1
+                    continue
+                moved = True
+                for spec in held.pop(k):
+                    yield spec, self._admit(spec, benched)
+            if not ended and len(held) < LOOKAHEAD:
+                members = next(sets, None)
+                if members is None:
+                    ended = True
+                    continue
+                benched = self._decide(members[0], ahead)
+                if benched is None:
+                    held.append(members)
+                else:
+                    for spec in members:
+                        yield spec, self._admit(spec, benched)
+                continue
+            if ended and not held:
+                return
+            if not moved:
+                yield None
+
+    def _admit(self, spec: MatchSpec, benched: dict[int, str]) -> dict[int, str]:
+        self._admitted.add(spec.id)
+        for i in spec.seats:
+            self._open[i] += 1
+        return {i: why for i, why in benched.items() if i in spec.seats}
+
+    def _decide(self, spec: MatchSpec, ahead: Sequence[int]) -> dict[int, str] | None:
+        """Who is benched in ``spec``'s set: an entrant whose N-th fault (schedule order)
+        lies before the set; ``None`` while that is not known: not every match before the set
+        is counted, and an entrant's faults counted, finished, running and in the ``ahead``
+        matches (held back, not started) could add up to the limit."""
+        first = spec.index - spec.seating + 1  # a set's seatings follow each other
+        counted = self._next is None or self._next.index >= first
+        benched = {i: BENCHED[1] + self.left_out[i] for i in spec.seats if i in self.left_out}
+        for i in spec.seats:
+            if i in benched:
+                continue
+            if i in self.disqualified and self._at[i] < first:
+                benched[i] = BENCHED[0] + self.disqualified[i]
+            elif not counted and self.limit and self.counts[i] + self._early[i] + \
+                    self._open[i] + ahead[i] >= self.limit:
+                return None  # it may reach the limit in a match before the set
+        return benched
+
+    def entrant(self, entrant: Entrant, detail: str | None) -> Entrant:
+        """Who sits for ``entrant`` in a match: itself, or benched with ``detail`` (from
+        :meth:`plan`)."""
+        if detail is None:
             return entrant
         return Benched(entrant.name, entrant.command, entrant.workdir, entrant.hidden,
                        detail=detail)
 
 
-__all__ = ["BENCHED", "Benched", "FaultLimit", "Preflight", "PreflightResult", "preflight"]
+__all__ = ["BENCHED", "LOOKAHEAD", "Benched", "FaultLimit", "Preflight", "PreflightResult",
+           "preflight"]

@@ -41,13 +41,20 @@ matches was handed to ``on_done`` (before any later match is saved: the journal 
 
 
 class ReadyQueue:
-    """The matches to start, taken lazily from ``jobs`` (schedule order), never two of the same
+    """The matches to start, taken lazily from ``jobs`` (schedule order, but for sets the fault
+    limit holds back while later ones go ahead: a set's seatings together), never two of the same
     :attr:`~referee.match.job.MatchSpec.deals_key` at once: a match whose deals are in play
     waits in its key's queue, and the key becomes ready again (ordered by its first waiting
-    match's place in the schedule) when the match in play ends. Every step is O(log n)."""
+    match's place in the schedule) when the match in play ends. Every step is O(log n).
 
-    def __init__(self, jobs: Iterable[MatchJob]) -> None:
-        self._todo: Iterator[MatchJob] = iter(jobs)
+    ``jobs`` may yield ``None``: nothing later may start before a match ends (who sits in it
+    depends on earlier results, :class:`~referee.tournament.admission.FaultLimit`); the queue
+    asks again at its next :meth:`take` and says so meanwhile (:attr:`held`)."""
+
+    def __init__(self, jobs: Iterable[MatchJob | None]) -> None:
+        self._todo: Iterator[MatchJob | None] = iter(jobs)
+        self.held = False
+        """Whether ``jobs`` last said that nothing may start yet (rather than ended)."""
         self._ahead: MatchJob | None = None  # taken from ``_todo`` to look at, not yet handed
         self._waiting: dict[tuple[int, int], deque[MatchJob]] = {}
         self._ready: list[tuple[int, tuple[int, int]]] = []  # (schedule index, deals key)
@@ -91,7 +98,15 @@ class ReadyQueue:
 
     def _pull(self) -> MatchJob | None:
         job, self._ahead = self._ahead, None
-        return job if job is not None else next(self._todo, None)
+        if job is not None:
+            return job
+        try:
+            job = next(self._todo)
+        except StopIteration:
+            job, self.held = None, False
+        else:
+            self.held = job is None
+        return job
 
     def release(self, job: MatchJob) -> None:
         """``job`` ended: its deals are free for the next match that plays them."""
@@ -102,7 +117,7 @@ class ReadyQueue:
             heapq.heappush(self._ready, (queue[0].spec.index, key))
 
 
-def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
+def play_jobs(runner: Runner, jobs: Iterable[MatchJob | None], on_done: DoneCallback,
               stop: CancelSignal, on_fault: FaultCallback | None = None,
               on_batch: BatchCallback | None = None) -> None:
     """The tournament's policy over where matches run: plays ``jobs`` through ``runner``
@@ -113,6 +128,8 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
     ``on_done`` with each finished match, in schedule order within what finished together,
     then ``on_batch``, and ``on_fault`` as bots fault, from the calling thread. Once ``stop`` is
     set no new job starts and the runner is cancelled: abandoned matches are not reported.
+    ``jobs`` yields ``None`` while the next match must wait for earlier ones to be saved
+    (:class:`ReadyQueue`): slots are filled again once they are.
 
     :raises TournamentError: if a bot command cannot be started, or where matches run is gone
         (after cancelling the rest; every match that finished all the same is reported first).
@@ -172,10 +189,14 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob], on_done: DoneCallback,
                         runner.cancel()
             if finished and on_batch is not None:
                 on_batch()
+            if finished and ready.held:
+                top_up()  # what waited on the matches just saved may start now
     except BaseException:
         if not cancelled:
             runner.cancel()
         raise
+    if ready.held and not cancelled:  # a schedule that waits on nothing: a bug, never a hang
+        raise RuntimeError("the schedule waits for a match that is not running")
     if isinstance(error, BotCommandError | RunnerError):
         raise TournamentError(str(error)) from None
     if error is not None:

@@ -41,7 +41,7 @@ from referee.match.play import Entrant
 from referee.records.match_id import MatchId
 from referee.records.record import FaultDict, RecordDict, RecordError, read_record
 from referee.runners.local import CancelSignal, Runner, local_runner
-from referee.tournament.admission import FaultLimit, Preflight, preflight
+from referee.tournament.admission import BENCHED, FaultLimit, Preflight, preflight
 from referee.tournament.audit import Audit, in_play_order
 from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.course import Stopped
@@ -423,11 +423,13 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     audit = Audit(names, bound=config.variant.hand_total,
                   per_set=set_size(config.players, config.seatings))
 
-    def seat(i: int) -> Entrant:
-        """Who sits for entrant ``i`` in a match planned now: a sealed entrant's snapshot is
-        taken the first time (a folder changed since the start is left out, saying why)."""
-        if seals is not None and i not in limit.left_out and i not in limit.disqualified \
-                and entrants[i].sealed is None:
+    def seat(i: int, detail: str | None) -> Entrant:
+        """Who sits for entrant ``i`` in a match planned now (``detail``: benched, why, from
+        :meth:`FaultLimit.plan`): a sealed entrant's snapshot is taken the first time (a folder
+        changed since the start is left out from then on, saying why)."""
+        if detail is None and i in limit.left_out:  # left out since its set was planned
+            detail = BENCHED[1] + limit.left_out[i]
+        if seals is not None and detail is None and entrants[i].sealed is None:
             try:
                 entrants[i] = dataclasses.replace(entrants[i], sealed=seals.sealed(names[i]))
             except FolderChanged as err:
@@ -435,14 +437,15 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                 course.leave_out([i])
                 reporter.warn(f"entrant {names[i]!r}: {err}: it is left out (no process in "
                               f"its matches, which it loses by fault)")
+                detail = BENCHED[1] + limit.left_out[i]
             except SandboxError as err:  # not the entrant's doing: stop, resume later
                 raise TournamentError(f"entrant {names[i]!r}: {err}") from None
-        return limit.entrant(i, entrants[i])
+        return limit.entrant(entrants[i], detail)
 
     if not remote:  # the bots start on the workers, not here
         if config.preflight is not Preflight.OFF:  # every bot starts: every snapshot now
             for i in range(len(entrants)):
-                seat(i)
+                seat(i, None)
         limit.left_out.update(_preflight(config, entrants, mode, reporter, stop,
                                          skip=limit.left_out))
         course.leave_out(limit.left_out)  # last at once; stop waits on no question of theirs
@@ -453,8 +456,8 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     # secret travels with every match anyway: it deals the cards)
     shared = (folder.secret, folder.secret.read_text(encoding="ascii")) if remote else None
 
-    def job(spec: MatchSpec) -> MatchJob:
-        seats = tuple(seat(i) for i in spec.seats)
+    def job(spec: MatchSpec, benched: dict[int, str]) -> MatchJob:
+        seats = tuple(seat(i, benched.get(i)) for i in spec.seats)
         return MatchJob(spec, seats,
                         config.variant, config.target, config.limits, mode, config.name,
                         logs_dir=folder.match_logs(spec.id), hidden=(config.output,),
@@ -473,9 +476,9 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         done += 1
         played += 1
         reporter.match_done(spec, result, done, course.table)
-        for i in limit.count(spec.id, spec.seats, line["faults"]):
+        for i in limit.finished(spec, line["faults"]):
             reporter.warn(f"{names[i]} is disqualified {limit.disqualified[i]}: the referee's "
-                          f"fallback plays its seat in the matches still to start")
+                          f"fallback plays its seat from its next set on")
         refresher.match_done(line, course.table)
         pace.tick(done, played)
 
@@ -506,14 +509,19 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                         hands = old.hands
                         course.add(spec, old.result, hands, old.luck)
                         audit.add(spec, hands)
-                        limit.count(spec.id, spec.seats, kept_faults.pop(spec.id, []))
+                        limit.finished(spec, kept_faults.pop(spec.id, []))
                     else:
                         done -= old is not None
                         yield spec
 
-            # each group's seatings in an order drawn from the deal secret (the audit)
-            play_jobs(runner, (job(spec) for spec in in_play_order(missing(specs))), on_done,
-                      stop, on_fault, journal.sync)
+            def jobs(specs: Sequence[MatchSpec]) -> Iterator[MatchJob | None]:
+                # each group's seatings in an order drawn from the deal secret (the audit);
+                # None: who sits next waits on the faults of earlier matches
+                for item in limit.plan(in_play_order(missing(specs))):
+                    yield None if item is None else job(*item)
+
+            limit.start_round(specs)
+            play_jobs(runner, jobs(specs), on_done, stop, on_fault, journal.sync)
             if not course.complete():
                 break
     except BaseException:
