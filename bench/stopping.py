@@ -17,16 +17,21 @@ An *error*
 is a pair called ``stronger`` the wrong way or between equal entrants, or a ``tie`` between
 entrants at least the margin apart. ``--sims`` tournaments per scenario, ``--cap`` sets at most.
 
-**Real bots** (``--real``, ``--near``, ``--twins``): tournaments written as configuration files
-and run by ``ct-referee tournament`` (fresh bot processes per match, ``sandbox: none`` by default
-since the bots are ours), ``--jobs`` at once, stop at ``--confidence`` and ``--margin``:
-random < greedy < mc (3 seats, mc ``--playouts``, cap ``--real-cap``), equal twins (two random
-bots, 2 seats, cap ``--twin-cap``) and near-twins (greedy against greedy with a random move one
-time in 500: ``bench/bots/eps_greedy.py``). No real tournament starts after
+**Real bots** (``--real``, ``--near``, ``--twins``, ``--ctwins``): tournaments written as
+configuration files and run by ``ct-referee tournament`` (fresh bot processes per match,
+``sandbox: none`` by default since the bots are ours), ``--jobs`` at once, stop at
+``--confidence`` and ``--margin``: random < greedy < mc (3 seats, mc ``--playouts``, cap
+``--real-cap``), equal twins (two random bots, 2 seats, cap ``--twin-cap``; ``--ctwins``: two
+copies of ``bench/bots/random_twin.c``, a random bot in C, the same question at a tenth of the
+cost) and near-twins (greedy against greedy with a random move one time in 500:
+``bench/bots/eps_greedy.py``). No real tournament starts after
 ``--real-minutes``. From the random/greedy/mc records it also measures the per-deal variance of
 a pair's difference raw and adjusted, over all six seatings and over one rotation class (what
-``seatings: rotate`` plays). The last line is ``stopping: median <n> matches (p90 <m>) to decide
-random<greedy<mc; error <e>% on twins, <t>% wrong ties on near-twins, at 5%``.
+``seatings: rotate`` plays), and from them (or from ``--bound-rounds N``: one tournament of N
+rounds without ``stop``) how fast the sign test, and a ratio test told the true mean and
+deviation, could decide mc over greedy (:func:`bound_study`). The last line is ``stopping:
+median <n> matches (p90 <m>) to decide random<greedy<mc; error <e>% on twins, <t>% wrong ties
+on near-twins, at 5%``.
 
 Measured: see docs/statistics.md (figures and commands).
 """
@@ -65,7 +70,7 @@ from referee.tournament.course import TournamentPlan, TournamentProgress  # noqa
 from referee.tournament.formats import Format, Gauntlet, RoundRobin  # noqa: E402
 from referee.tournament.ratings import MatchResult  # noqa: E402
 from referee.tournament.schedule import schedule  # noqa: E402
-from referee.tournament.stopping import Stop  # noqa: E402
+from referee.tournament.stopping import SignTest, Stop, deal_pieces  # noqa: E402
 
 PolicyFactory = Callable[[int, MatchSpec, int], ranking.Policy]
 """``(entrant, spec, seat) -> policy`` for one seat of one match."""
@@ -237,6 +242,7 @@ FIELDS = {
     "ladder": (3, [("random", "python3 {root}/bots/random_bot.py"),
                    ("greedy", "python3 {root}/bots/greedy_bot.py"),
                    ("mc", "python3 {root}/bots/mc_bot.py --playouts {playouts}")]),
+    "ctwins": (2, [("random-a", "{ctwin}"), ("random-b", "{ctwin}")]),
     "twins": (2, [("random-a", "python3 {root}/bots/random_bot.py"),
                   ("random-b", "python3 {root}/bots/random_bot.py")]),
     "near": (2, [("greedy", "python3 {root}/bots/greedy_bot.py"),
@@ -264,17 +270,21 @@ class RealRun:
 def real_run(kind: str, seed: int, args: argparse.Namespace, folder: Path) -> RealRun:
     """Runs one ``kind`` tournament with ``ct-referee tournament`` (its own process, fresh
     bots per match) and reads back its standings and records."""
-    players, entrants = FIELDS[kind]
+    players, entrants = FIELDS["ladder" if kind == "fixed" else kind]
     margin = args.margin
-    config = {
+    config: dict[str, Any] = {
         "name": f"{kind}-{seed}", "players": players, "target": args.target,
         "seatings": args.seatings, "seed": seed, "sandbox": args.sandbox,
-        "entrants": [{"name": n, "command": c.format(root=ROOT, playouts=args.playouts)}
+        "entrants": [{"name": n, "command": c.format(root=ROOT, playouts=args.playouts,
+                                                     ctwin=args.ctwin_path)}
                      for n, c in entrants],
         "stop": {"confidence": args.confidence, "margin": margin},
         "max_matches": args.real_cap if kind == "ladder" else args.twin_cap,
         "limits": {"move_ms": 5000, "startup_ms": 20000},
     }
+    if kind == "fixed":  # no stop: a fixed number of rounds, for the bound study
+        del config["stop"], config["max_matches"]
+        config["rounds"] = args.bound_rounds
     path = folder / f"{kind}-{seed}.yaml"
     path.write_text(json.dumps(config))
     out = folder / f"{kind}-{seed}"
@@ -345,6 +355,71 @@ def seat_study(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[
             for pair, kinds in rows.items()}
 
 
+def bound_study(records: Sequence[dict[str, Any]], *, confidence: float, margin: float,
+                draws: int = 4000, seed: int = 1) -> list[str]:
+    """How fast *any* rule could decide mc over greedy on this evidence: the real ``all`` sets
+    of mc and greedy resampled (a tournament draws whole sets, with replacement), each set
+    giving its per-deal pieces (:func:`referee.tournament.stopping.deal_pieces`). Three rules
+    read the same draws at every set's end: the real sign test; an *oracle* sequential
+    probability ratio test told the true mean and standard deviation of a piece (no real rule
+    knows them), at the pair's level of a field of three with the direction known
+    (``log(3/alpha)``) and unknown (``log(6/alpha)``); and a single look after 2 sets, a
+    normal test told the true standard deviation (not sequential: it decides then or never)."""
+    sets: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in records:
+        rnd, g, _ = r["id"].split("-")
+        sets.setdefault((r.get("tournament", ""), rnd + g), []).append(r)
+    pool = []
+    for group in sets.values():
+        if len(group) != 6:
+            continue
+        names = sorted(group[0]["players"])
+        ix = {n: i for i, n in enumerate(names)}
+        pool.append(deal_pieces(ix["mc"], ix["greedy"], [[ix[n] for n in r["players"]]
+                                                         for r in group],
+                                [[h["scores"] for h in r["hands"]] for r in group],
+                                [[h["luck"] for h in r["hands"]] for r in group]))
+    if len(pool) < 4:
+        return []
+    flat = [x for d in pool for x in d]
+    mu, sd = statistics.fmean(flat), statistics.stdev(flat)
+    alpha = 1 - confidence
+    rng = random.Random(seed)
+    cap = 10
+
+    def sets_to(rule: str, threshold: float) -> list[int]:
+        out = []
+        for _ in range(draws):
+            test, log_e, took = SignTest(margin), 0.0, cap + 1
+            for i in range(cap):
+                xs = rng.choice(pool)
+                if rule == "sign":
+                    test.add(xs)
+                    log_e = math.log((math.exp(test.up) + math.exp(test.down)) / 2)  # vs 1/level
+                else:
+                    log_e += sum(mu / sd ** 2 * (x - mu / 2) for x in xs)
+                if log_e >= threshold:
+                    took = i + 1
+                    break
+            out.append(took)
+        return sorted(out)
+
+    def line(label: str, took: list[int]) -> str:
+        med, p90 = took[len(took) // 2], took[int(0.9 * len(took))]
+        return (f"  {label}: median {6 * med} matches, p90 {6 * p90}; decided within 12 "
+                f"matches in {sum(t <= 2 for t in took) / len(took):.0%}")
+
+    deals2 = statistics.fmean(len(d) for d in pool) * 2
+    z = statistics.NormalDist()
+    power = 1 - z.cdf(z.inv_cdf(1 - alpha / 3) - mu / sd * math.sqrt(deals2))
+    return [f"bound, mc over greedy from {len(pool)} real sets ({len(flat)} deals: mean "
+            f"{mu:+.2f}, sd {sd:.2f} a deal), {draws} resampled tournaments, cap {cap} sets:",
+            line("the sign test (stop's own rule)", sets_to("sign", math.log(3 / alpha))),
+            line("oracle ratio test, direction unknown", sets_to("oracle", math.log(6 / alpha))),
+            line("oracle ratio test, direction known", sets_to("oracle", math.log(3 / alpha))),
+            f"  one look at 12 matches, true sd known (not sequential): decides {power:.0%}"]
+
+
 def _cyclic(players: Sequence[str]) -> int:
     """Which of the two cyclic orders of three seats a seating is."""
     order = sorted(players)
@@ -354,17 +429,27 @@ def _cyclic(players: Sequence[str]) -> int:
 
 def real(args: argparse.Namespace) -> list[str]:
     """The real-bot part; returns its summary lines."""
-    queues = [[("ladder", s) for s in range(args.real)], [("near", s) for s in range(args.near)],
-              [("twins", s) for s in range(args.twins)]]
+    first = args.first_seed
+    queues = [[("ladder", first + s) for s in range(args.real)],
+              [("near", first + s) for s in range(args.near)],
+              [("twins", first + s) for s in range(args.twins)],
+              [("ctwins", first + s) for s in range(args.ctwins)],
+              [("fixed", first)] if args.bound_rounds else []]
     kinds = [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
     print(f"real bots through the CLI: {args.real} random/greedy/mc tournaments (mc --playouts "
-          f"{args.playouts}, cap {args.real_cap}), {args.near} near-twin and {args.twins} twin "
-          f"tournaments (cap {args.twin_cap}); target {args.target}, seatings {args.seatings}, "
+          f"{args.playouts}, cap {args.real_cap}), {args.near} near-twin, {args.twins} twin and "
+          f"{args.ctwins} C twin tournaments (cap {args.twin_cap}); target {args.target}, "
+          f"seatings {args.seatings}, "
           f"stop confidence {args.confidence} margin {args.margin}, sandbox {args.sandbox}, "
           f"{args.jobs} at once", flush=True)
-    runs: dict[str, list[RealRun]] = {"ladder": [], "near": [], "twins": []}
+    runs: dict[str, list[RealRun]] = {"ladder": [], "near": [], "twins": [], "ctwins": [],
+                                      "fixed": []}
     deadline = time.monotonic() + args.real_minutes * 60
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        args.ctwin_path = str(Path(tmp) / "random_twin")
+        if args.ctwins:
+            subprocess.run(["cc", "-O2", "-o", args.ctwin_path,
+                            str(ROOT / "bench" / "bots" / "random_twin.c")], check=True)
         futures = [pool.submit(_maybe, kind, seed, args, Path(tmp), deadline)
                    for kind, seed in kinds]
         for f in futures:
@@ -392,19 +477,31 @@ def real(args: argparse.Namespace) -> list[str]:
                        f"{s['adjusted_var']:.0f} adjusted; rotation classes: mean "
                        f"{s['rotate0_mean']:+.1f} / {s['rotate1_mean']:+.1f}, variance "
                        f"{s['rotate0_var']:.0f} / {s['rotate1_var']:.0f} adjusted")
+        out += bound_study([rec for r in ladder for rec in r.records],
+                           confidence=args.confidence, margin=args.margin)
         out.append(f"random<greedy<mc: matches to decide {' '.join(map(str, counts))} "
                    f"({cap + 1} = not decided by the cap {cap}); "
                    f"{sum(_wrong(r) for r in ladder)} wrong")
     else:
         med = p90 = math.nan
-    twins, near = runs["twins"], runs["near"]
+    if runs["fixed"]:
+        out += bound_study([rec for r in runs["fixed"] for rec in r.records],
+                           confidence=args.confidence, margin=args.margin)
+    ctwins = runs["ctwins"]
+    if ctwins:
+        out.append(f"twins in C (bench/bots/random_twin.c): {len(ctwins)} tournaments, "
+                   f"{sum(_wrong(r) for r in ctwins)} called different "
+                   f"({100 * sum(_wrong(r) for r in ctwins) / len(ctwins):.1f}%); matches mean "
+                   f"{statistics.fmean(r.matches for r in ctwins):.1f}")
+    twins, near = runs["twins"] + ctwins, runs["near"]
     err = 100 * sum(_wrong(r) for r in twins) / len(twins) if twins else math.nan
     wrong_ties = 100 * sum(_wrong(r) for r in near) / len(near) if near else math.nan
     if near:
         out.append(f"near-twins: {len(near)} tournaments, verdicts "
                    f"{', '.join(p['verdict'] for r in near for p in r.pairs)}; "
                    f"matches {' '.join(str(r.matches) for r in near)}")
-    out.append(f"twins: {len(twins)} tournaments, {sum(_wrong(r) for r in twins)} called "
+    out.append(f"twins: {len(twins)} tournaments ({len(runs['twins'])} of random_bot.py, "
+               f"{len(ctwins)} in C), {sum(_wrong(r) for r in twins)} called "
                f"different; matches mean "
                f"{statistics.fmean(r.matches for r in twins) if twins else math.nan:.1f}")
     alpha = 100 * (1 - args.confidence)
@@ -432,6 +529,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="random/greedy/mc tournaments through the CLI (minutes each)")
     ap.add_argument("--near", type=int, default=0, help="near-twin tournaments")
     ap.add_argument("--twins", type=int, default=0, help="twin tournaments")
+    ap.add_argument("--ctwins", type=int, default=0,
+                    help="twin tournaments of a random bot in C (bench/bots/random_twin.c, "
+                         "built with cc -O2): the same question, 10 times cheaper")
     ap.add_argument("--real-cap", type=int, default=60, help="matches at most per real run")
     ap.add_argument("--twin-cap", type=int, default=40, help="matches at most per (near-)twin run")
     ap.add_argument("--margin", type=float, default=3.0, help="stop.margin of the real runs")
@@ -448,6 +548,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "evidence) or of the raw ones")
     ap.add_argument("--only", default="", help="simulate only the scenarios named (commas)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--bound-rounds", type=int, default=0,
+                    help="also play one random/greedy/mc tournament of this many rounds without "
+                         "stop, and print how fast any rule could decide mc over greedy on it")
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="seed of the first real tournament of each kind (to add runs to "
+                         "an earlier batch without repeating it)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     noise = measure(args.measure, args.seed, adjusted=args.noise == "adjusted")
@@ -482,7 +588,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"({time.perf_counter() - t1:.1f} s)", flush=True)
             lines.append(f"stopping: {sc.name} error {err:.3f} (<= {alpha:.2f}), matches mean "
                          f"{statistics.fmean(matches):.1f} p90 {p90}")
-    if args.real or args.near or args.twins:
+    if args.real or args.near or args.twins or args.ctwins or args.bound_rounds:
         lines += real(args)
     for line in lines:
         print(line)

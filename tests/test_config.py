@@ -330,6 +330,15 @@ def test_formats_stop_and_command_line_overrides(tmp_path: Path) -> None:
                              f"command line, --rounds N or --max-matches N)\n")
     ladder = load_config(write(tmp_path, GOOD + "format: ladder\nmax_matches: 30\n"))
     assert ladder.rounds is None and ladder.total() == 30
+    rotate = write(tmp_path, GOOD + "seatings: rotate\nplayers: 3\nrounds: 4\n")
+    result = CliRunner().invoke(main, ["tournament", str(rotate), "--stop", "0.95:3",
+                                       "--output", str(tmp_path / "out")])
+    assert result.exit_code == 2  # rotate with 3 seats would bias what stop reads
+    assert result.output == (f"error: {rotate}: stop: needs seatings: all with 3 players (with "
+                             f"rotate each entrant always plays after the same neighbour, which "
+                             f"shifts the differences the verdicts read: docs/statistics.md)\n")
+    two = write(tmp_path, GOOD + "seatings: rotate\nplayers: 2\nrounds: 4\n", "two.yaml")
+    assert load_config(two, overrides={"stop": {"confidence": 0.9}}).stop == Stop(0.9, 0.0)
 
 
 def test_the_demo_configuration_loads() -> None:

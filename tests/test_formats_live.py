@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import signal
 import subprocess
 import time
@@ -52,6 +53,7 @@ def test_stop_settles_a_clear_field_from_the_command_line(tmp_path: Path) -> Non
     twins, clear = doc["pairs"]
     assert twins["diff"] == 0 and twins["low"] < 0 < twins["high"] and twins["sets"] >= 1
     assert clear["diff"] > 20 and clear["llr"] > 0 and clear["sets"] >= 1
+    assert clear["evidence"] >= math.log(2 * 3 / 0.05) - math.log(2)  # passed its level
     rows = list(csv.DictReader((out / "standings.csv").open()))
     assert [r["verdict_next"] for r in rows] == ["tie", "stronger", ""]
     assert "stopped: settled" in done.stdout and "P>next: TrueSkill's probability" in done.stdout

@@ -97,6 +97,8 @@ def test_a_verdict_too_wide_to_measure_says_so_rather_than_a_plus_minus_figure()
     assert pair_text(narrow, 240, short=True) == "stronger +5.6 ± 2.1/h, 9 sets"
     lopsided = pair("mc", "random", "stronger", 70.0, 2.0, 138.0, sets=2)
     assert pair_text(lopsided, 240) == "stronger +70.0 pts/hand (at least +2.0), 2 sets"
+    by_test = pair("mc", "greedy", "stronger", 5.9, -61.0, 80.0, sets=2)  # a margin's sign test
+    assert pair_text(by_test, 240) == "stronger +5.9 pts/hand, 2 sets"  # not "at least -61.0"
     # the rows of the page carry the same words
     rows = [{"name": "mc", "score": 3.0}, {"name": "greedy", "score": 2.0}]
     data = page_data(Summary(), name="t", rows=rows, standings={"pairs": [two_sets]},

@@ -180,3 +180,46 @@ def test_a_left_out_entrant_is_last_at_once_and_stop_waits_on_none_of_its_pairs(
     assert [row.name for row in out.standings()][-1] == "e3"
     assert out.stopped == Stopped.SETTLED  # no open question about e3 kept it going
     assert out.matches < played.matches
+
+
+def test_pieces_pair_the_seatings_that_exchange_the_two() -> None:
+    """Three seats, every seating: entrant 0 takes 10 points more than entrant 1 in every hand
+    from whichever seat, entrant 2 a fixed amount; one swap pair of (0, 1) played a fourth
+    deal that the others did not reach, and it counts, over that pair alone."""
+    from referee.tournament.stopping import deal_pieces
+
+    seats = [(0, 1, 2), (1, 0, 2), (0, 2, 1), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
+    points = {0: 30, 1: 20, 2: 5}
+    hands = [[[points[e] + 7 * s for s, e in enumerate(order)] for _ in range(3)]
+             for order in seats]
+    hands[0].append([99, 9, 0])  # (0, 1, 2) and its swap partner (1, 0, 2) reached deal 4
+    hands[1].append([19, 89, 0])
+    pieces = deal_pieces(0, 1, seats, hands, None)
+    assert pieces == [10.0, 10.0, 10.0, 80.0]  # deal 4: (99 - 9 + 89 - 19) / 2
+    assert deal_pieces(1, 0, seats, hands, None) == [-x for x in pieces]
+    lucky = [[[3.0, 0.0, 0.0]] * len(h) for h in hands]  # seat 0's flips were lucky by 3
+    adjusted = deal_pieces(0, 1, seats, hands, lucky)
+    assert adjusted[:3] == [10.0, 10.0, 10.0]  # each swap pair gives seat 0 to both: it cancels
+    assert adjusted[3] == pytest.approx((96 - 9 + 89 - 16) / 2)  # the same 80
+
+
+def test_the_sign_test_spends_the_pair_level_once_between_twins() -> None:
+    """Symmetric noise between equal entrants: over 400 sequences of 60 deals, the average of
+    the two one-sided martingales passes 1/alpha (alpha 10 %) in at most 10 % of them, although
+    either side alone may pass at most twice as often."""
+    from referee.tournament.stopping import SignTest
+
+    alpha, called, either = 0.10, 0, 0
+    for seed in range(400):
+        rng = random.Random(seed)
+        test = SignTest(3.0)
+        mixed = alone = False
+        for _ in range(60):
+            test.add([rng.choice((-1, 1)) * rng.expovariate(1 / 8)])
+            mixed |= math.log((math.exp(test.up) + math.exp(test.down)) / 2) >= math.log(1 / alpha)
+            alone |= max(test.up, test.down) >= math.log(1 / alpha)  # the old rule
+        called += mixed
+        either += alone
+    assert called <= alpha * 400
+    assert either > called  # each side at the whole level called twins different more often
+    assert SignTest(3.0).up == 0.0

@@ -379,6 +379,10 @@ class _Loader:
         candidates: tuple[str, ...] = self.attempt(
             lambda: self.candidates(data, fmt, names, players), ())
         stop = self.attempt(lambda: self.stop(data), None)
+        if stop is not None and seatings == "rotate" and players >= 3:
+            self.note("stop", f"needs seatings: all with {players} players (with rotate each "
+                              f"entrant always plays after the same neighbour, which shifts "
+                              f"the differences the verdicts read: docs/statistics.md)")
         max_matches = None
         if "max_matches" in data:
             max_matches = self.attempt(lambda: self.integer(data, "max_matches", 0, 1), None)

@@ -22,16 +22,19 @@ width never reaches 0 (a sample of equal values does not make a point interval).
 
 **Verdicts.** With ``stop.margin == 0`` an adjacent pair (upper, lower) is ``stronger`` when the
 interval of ``upper - lower`` lies above 0, else ``open`` (``tie`` needs a margin). With a margin
-``M > 0`` the verdict is a sequential probability ratio test with an indifference zone, as
-fishtest runs for chess engines, on the adjusted differences: ``H0: d = 0`` against
-``H1: d = M`` one way and ``d = -M`` the other, the log-likelihood ratio of the normal model with
-a shrunk variance estimate (:data:`PRIOR_SD`, :data:`PRIOR_DEALS`). ``stronger`` once the ratio
-for ``upper`` passes ``1/alpha``; ``tie`` once both ratios fall below ``beta`` (neither is stronger
-by the margin). Under the normal model both ratios are martingales, so by Ville's inequality a
-pair with ``d <= 0`` is called ``stronger`` with probability at most ``alpha``, and a pair with
-``|d| >= M`` is called a ``tie`` with probability at most ``beta``, however long it is watched.
-The normal model is an approximation for these data (the simulations and the real-bot benchmark
-measure the realised errors); the interval above is the exact, slower guarantee.
+``M > 0`` it is a sequential test with an indifference zone, as fishtest runs for chess engines.
+``stronger`` comes from a *sign-betting* martingale on the adjusted difference of each deal
+(:func:`sign_bets`: one bet per deal, sized for a difference of at least ``M``, the likelihood
+ratio of a normal alternative against its mirror image), one for each direction; once their
+average passes ``1/alpha`` the larger names the stronger. Between equal entrants each deal's
+difference is symmetric about 0 given the earlier ones, so by Ville's inequality a pair is
+called the wrong way (or different when equal) with probability at most ``alpha``, however
+long it is watched, whatever the tails or sparsity of the data. (The assumption behind
+"given the earlier ones": two equal entrants whose play in a hand does not depend on how the
+earlier hands of the match went; docs/statistics.md says what happens without it.) ``tie``
+once both log-likelihood ratios of the normal model (``d = M`` and ``d = -M`` against
+``d = 0``, a shrunk variance estimate) fall below ``log(beta)``: an approximation, measured by
+the simulations and the real-bot benchmark.
 
 **Error over the tournament.** Each pair's level is ``alpha`` split over every pair that could
 ever be compared (:func:`pair_alpha`): Bonferroni over ``C(K, 2)`` pairs for a fixed field; for a
@@ -61,11 +64,18 @@ TRUNCATION = 0.75
 """The largest bet of the empirical-Bernstein sequence (Waudby-Smith & Ramdas suggest 1/2 to
 3/4)."""
 MIN_DEALS = 20
-"""Deals a pair must share before the ratio test reads its evidence."""
+"""Deals a pair must share before the ratio test may call a ``tie``."""
 PRIOR_SD = 12.0
 """The test's variance estimate is shrunk toward this standard deviation per deal (points)..."""
 PRIOR_DEALS = 10.0
 """... with the weight of this many deals, so a few quiet deals never make it small."""
+PIECE_SD = 15.0
+"""The sign test's variance estimate of a piece is shrunk toward this standard deviation..."""
+PIECE_PRIOR = 3.0
+"""... with the weight of this many pieces."""
+MEAN_PRIOR = 3.0
+"""Its estimate of the mean is shrunk toward the margin with the weight of this many pieces."""
+LOG2 = math.log(2)
 FULL_REORDER = 24
 """Fields up to this size have every pair checked against the order, larger ones the adjacent
 pairs."""
@@ -115,6 +125,9 @@ class Pair:
     """Raw difference per hand."""
     llr: float | None = None
     """With a margin: the log-likelihood ratio for ``upper`` stronger by the margin."""
+    evidence: float | None = None
+    """With a margin: the log of the sign test's martingale for ``upper`` stronger
+    (:meth:`Evidence.evidence_for`)."""
 
     def to_json(self) -> dict[str, Any]:
         """As a JSON object (floats rounded to 4 places, infinite bounds as ``None``)."""
@@ -124,7 +137,8 @@ class Pair:
 
         return {"upper": self.upper, "lower": self.lower, "verdict": self.verdict,
                 "diff": num(self.diff), "low": num(self.low), "high": num(self.high),
-                "sets": self.sets, "raw": num(self.raw), "llr": num(self.llr)}
+                "sets": self.sets, "raw": num(self.raw), "llr": num(self.llr),
+                "evidence": num(self.evidence)}
 
 
 # -- the confidence sequence -------------------------------------------------------------------
@@ -197,29 +211,47 @@ class _Sequence:
 # -- the ratio test ----------------------------------------------------------------------------
 
 
-def _shrunk(n: int, total: float, squares: float) -> float:
-    """The variance per deal after ``n`` deals, shrunk toward :data:`PRIOR_SD`."""
+def _shrunk_var(n: int, total: float, squares: float, sd: float, weight: float) -> float:
+    """The variance after ``n`` values, shrunk toward ``sd**2`` with the weight of ``weight``
+    values."""
     mean = total / n if n else 0.0
     ss = max(0.0, squares - n * mean * mean)
-    return (ss + PRIOR_DEALS * PRIOR_SD ** 2) / (max(0, n - 1) + PRIOR_DEALS)
+    return (ss + weight * sd ** 2) / (max(0, n - 1) + weight)
 
 
-def bets(values: Sequence[float], margin: float) -> float:
-    """The log of the self-normalized test martingale for a mean above 0,
-    ``sum lambda_i x_i - sum lambda_i^2 x_i^2 / 2`` with ``lambda_i = margin / v_(i-1)`` (``v``:
-    the variance of the earlier values, shrunk): for differences whose distribution given the
-    past is symmetric about 0 (two equal entrants in duplicate play: swapping them changes
-    nothing) or about a value below 0, its exponential is a supermartingale whatever their
-    tails (de la Peña 1999), so it passes ``log(1/alpha)`` with probability at most ``alpha``.
-    Against ``d > 0`` it grows about like the normal log-likelihood ratio.
+def _shrunk(n: int, total: float, squares: float) -> float:
+    """The variance per deal after ``n`` deals, shrunk toward :data:`PRIOR_SD`."""
+    return _shrunk_var(n, total, squares, PRIOR_SD, PRIOR_DEALS)
 
-    >>> bets([0.0] * 50, 3.0) == 0.0, bets([5.0] * 50, 3.0) > math.log(20)
+
+def _softplus(z: float) -> float:
+    """``log(1 + e^z)`` without overflow."""
+    return z if z > 30 else math.log1p(math.exp(z))
+
+
+def _logaddexp(x: float, y: float) -> float:
+    """``log(e^x + e^y)``."""
+    big = max(x, y)
+    return big + math.log1p(math.exp(min(x, y) - big))
+
+
+def sign_bets(values: Sequence[float], margin: float) -> float:
+    """The log of the sign-betting test martingale for a mean above 0,
+    ``sum log(1 + tanh(a_i x_i))`` with ``a_i = m_(i-1) / v_(i-1)`` from the earlier values only
+    (``m``: their mean shrunk toward ``margin`` and at least ``margin / 2``; ``v``: their variance
+    shrunk toward :data:`PIECE_SD`). For values whose distribution given the past is symmetric
+    about 0 (two equal entrants in duplicate play: swapping them changes nothing) or about a
+    value below 0, ``E[1 + tanh(a x)] <= 1`` (``tanh`` is odd and increasing), so it is a test
+    supermartingale whatever the tails and passes ``log(1/alpha)`` with probability at most
+    ``alpha`` (Ville). ``1 + tanh(a x)`` is the likelihood ratio of a normal alternative against
+    its mirror image, the most a bet can grow against a symmetric null.
+
+    >>> sign_bets([0.0] * 50, 3.0) == 0.0, sign_bets([5.0] * 50, 3.0) > math.log(40)
     (True, True)
     """
-    t = _Bets(margin)
-    for x in values:
-        t.add(x)
-    return t.bet - t.cost / 2
+    t = SignTest(margin)
+    t.add(values)
+    return t.up
 
 
 def llr(n: int, total: float, squares: float, margin: float) -> float:
@@ -262,29 +294,74 @@ class _Series:
     adjusted: list[float] = field(default_factory=list)
     cs: _Sequence | None = None
     cs_alpha: float = 0.0
-    tests: dict[float, _Bets] = field(default_factory=dict)
+    pieces: list[float] = field(default_factory=list)
+    """The sign test's evidence, oriented ``low - high`` entrant index: per deal, the adjusted
+    difference over the swap pairs that reached it (:func:`deal_pieces`)."""
+    tests: dict[float, SignTest] = field(default_factory=dict)
 
 
 @dataclass
-class _Bets:
-    """The self-normalized statistic of :func:`bets` for one margin, extended deal by deal."""
+class SignTest:
+    """The two one-sided sign-betting martingales of :func:`sign_bets` (``up``: for a mean above
+    0, ``down``: below), extended piece by piece."""
 
     margin: float
     n: int = 0
     total: float = 0.0
     squares: float = 0.0
-    bet: float = 0.0
-    """``sum lambda_i x_i``."""
-    cost: float = 0.0
-    """``sum lambda_i^2 x_i^2``."""
+    up: float = 0.0
+    down: float = 0.0
 
-    def add(self, x: float) -> None:
-        lam = self.margin / _shrunk(self.n, self.total, self.squares)  # from earlier deals only
-        self.bet += lam * x
-        self.cost += lam * lam * x * x
-        self.n += 1
-        self.total += x
-        self.squares += x * x
+    def add(self, values: Sequence[float]) -> None:
+        for x in values:
+            var = _shrunk_var(self.n, self.total, self.squares, PIECE_SD, PIECE_PRIOR)
+            shift = MEAN_PRIOR * self.margin
+            a_up = max(self.margin / 2, (self.total + shift) / (self.n + MEAN_PRIOR)) / var
+            a_down = max(self.margin / 2, (shift - self.total) / (self.n + MEAN_PRIOR)) / var
+            self.up += LOG2 - _softplus(-2 * a_up * x)
+            self.down += LOG2 - _softplus(2 * a_down * x)
+            self.n += 1
+            self.total += x
+            self.squares += x * x
+
+
+def deal_pieces(a: int, b: int, seats: Sequence[Sequence[int]],
+            hand_scores: Sequence[Sequence[Sequence[int]]],
+            luck: Sequence[Sequence[Sequence[float]]] | None) -> list[float]:
+    """The pieces of ``a - b`` in one set, for the sign test: one per deal, the adjusted
+    difference averaged over the set's *swap pairs* that reached the deal (a seating and the one
+    with ``a`` and ``b`` exchanged, every other entrant in the same seat, so that the luck of the
+    cards cancels between the two). A set of ``seatings: all`` has 1, 3 or 12 swap pairs for 2,
+    3 or 4 seats; a deal that some swap pairs did not reach (their matches ended sooner) still
+    counts, over the pairs that did. Between two copies of one bot each piece is symmetric about
+    0: exchanging them turns it into its negative. A set whose seatings have no swap partner
+    (``seatings: rotate`` with 3 or 4 seats) gives the deals every seating reached, averaged
+    over the set (not symmetric then: see docs/statistics.md)."""
+    index = {tuple(order): m for m, order in enumerate(seats)}
+
+    def diff(m: int, k: int) -> float:
+        order = seats[m]
+        sa, sb = order.index(a), order.index(b)
+        hand = hand_scores[m][k]
+        la = lb = 0.0
+        if luck is not None and k < len(luck[m]):
+            la, lb = luck[m][k][sa], luck[m][k][sb]
+        return (hand[sa] - la) - (hand[sb] - lb)
+
+    partners = []
+    for m, order in enumerate(seats):
+        other = index.get(tuple(b if e == a else a if e == b else e for e in order))
+        if other is None:
+            common = min(len(h) for h in hand_scores)
+            return [sum(diff(j, k) for j in range(len(seats))) / len(seats)
+                    for k in range(common)]
+        if m < other:
+            partners.append((m, other, min(len(hand_scores[m]), len(hand_scores[other]))))
+    out = []
+    for k in range(max(reach for _, _, reach in partners)):
+        reached = [(m, o) for m, o, reach in partners if k < reach]
+        out.append(sum(diff(m, k) + diff(o, k) for m, o in reached) / (2 * len(reached)))
+    return out
 
 
 class Evidence:
@@ -334,7 +411,15 @@ class Evidence:
                 s.total += d
                 s.squares += d * d
                 s.adjusted.append(d)
+            s.pieces.extend(deal_pieces(a, b, seats, hand_scores, luck))
         return {e: sum(adjusted[e]) for e in members}
+
+    def pieces(self, a: int, b: int) -> list[float]:
+        """The sign test's pieces of ``a - b`` so far (see :func:`deal_pieces`)."""
+        s = self._series.get((min(a, b), max(a, b)))
+        if s is None:
+            return []
+        return list(s.pieces) if a < b else [-x for x in s.pieces]
 
     def sets(self, a: int, b: int) -> int:
         """Duplicate sets ``a`` and ``b`` shared."""
@@ -367,21 +452,20 @@ class Evidence:
         return (-mean if a > b else mean) + 0.0
 
     def evidence_for(self, a: int, b: int, margin: float) -> float:
-        """The log of the test martingale for ``a`` stronger than ``b`` (:func:`bets`; 0 before
-        :data:`MIN_DEALS` deals)."""
+        """The log of the sign-betting martingale for ``a`` stronger than ``b``
+        (:func:`sign_bets` over the pair's pieces)."""
         s = self._series.get((min(a, b), max(a, b)))
-        if s is None or len(s.adjusted) < MIN_DEALS:
+        if s is None:
             return 0.0
-        t = s.tests.setdefault(margin, _Bets(margin))
-        for x in s.adjusted[t.n:]:
-            t.add(x)
-        return (t.bet if a < b else -t.bet) - t.cost / 2
+        t = s.tests.setdefault(margin, SignTest(margin))
+        t.add(s.pieces[t.n:])
+        return t.up if a < b else t.down
 
     def llr(self, a: int, b: int, margin: float) -> float:
         """The log-likelihood ratio for ``a - b = margin`` against ``a - b = 0`` (adjusted
-        differences; 0 before :data:`MIN_DEALS` deals)."""
+        differences)."""
         s = self._series.get((min(a, b), max(a, b)))
-        if s is None or len(s.raw) < MIN_DEALS:
+        if s is None:
             return 0.0
         return llr(len(s.raw), s.total if a < b else -s.total, s.squares, margin)
 
@@ -407,11 +491,14 @@ def decide(evidence: Evidence, a: int, b: int, stop: Stop, alpha: float) -> tupl
         return ("weaker" if iv.high < 0 else "open"), iv, None
     up = evidence.llr(a, b, stop.margin)
     down = evidence.llr(b, a, stop.margin)
-    if evidence.evidence_for(a, b, stop.margin) >= math.log(1 / alpha):
-        return "stronger", iv, up
-    if evidence.evidence_for(b, a, stop.margin) >= math.log(1 / alpha):
-        return "weaker", iv, up
-    if up <= math.log(alpha) and down <= math.log(alpha):
+    # The average of the two one-sided martingales is itself one between equal entrants: it
+    # passes 1/alpha with probability at most alpha, and then the larger side names the
+    # stronger, so a pair is called the wrong way (or different when equal) at most alpha.
+    for_a = evidence.evidence_for(a, b, stop.margin)
+    for_b = evidence.evidence_for(b, a, stop.margin)
+    if _logaddexp(for_a, for_b) >= math.log(2 / alpha):
+        return ("stronger" if for_a >= for_b else "weaker"), iv, up
+    if iv.deals >= MIN_DEALS and up <= math.log(alpha) and down <= math.log(alpha):
         return "tie", iv, up
     return "open", iv, up
 
@@ -469,9 +556,12 @@ class Judge:
             if word == "weaker":  # only for pairs asked out of order
                 word = "open"
             known = iv.diff is not None
+            margin = self.stop.margin
             out.append(Pair(names[upper], names[lower], word, iv.diff,
                             iv.low if known else None, iv.high if known else None, iv.sets,
-                            self.evidence.raw_diff(upper, lower), ratio))
+                            self.evidence.raw_diff(upper, lower), ratio,
+                            self.evidence.evidence_for(upper, lower, margin) if margin > 0
+                            else None))
         return out
 
 
@@ -505,7 +595,7 @@ def forecast(stop: Stop, *, entrants: int, players: int, set_size: int, target: 
         return "no forecast: margin 0 (the interval needs what the differences need)"
     a = pair_alpha(stop, entrants, entrants - 2, entrants - 1, growing=growing)
     hands = max(1.0, target / (HAND_POINTS / players * 1.35))
-    per = [math.ceil(expected_deals(d, stop.margin, TYPICAL_SD, a, a) / hands) * set_size
+    per = [math.ceil(expected_deals(d, stop.margin, TYPICAL_SD, a / 2, a) / hands) * set_size
            for d in (0.0, 2 * stop.margin)]
     return (f"a pair takes about {per[0]} matches to settle as a tie (equal), {per[1]} as "
             f"stronger (by {2 * stop.margin:g}/h), if a deal's difference varies by "

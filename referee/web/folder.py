@@ -236,9 +236,10 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False) -> 
     """A verdict in words: ``stronger +5.6 ± 2.1 pts/hand, 3 sets``; ``open: too early to tell,
     2 sets (+7.4 pts/hand so far)`` while the interval is too wide to measure (:func:`early`),
     or ``stronger +40.0 pts/hand (at least +2.0), 2 sets`` when only its lower end says
-    something. ``pair``: a pair or a question of ``standings.json`` (its ends as written,
-    ``bound``: a hand's points, :func:`hand_bound`); ``short``: for a terminal's column
-    (``/h``, nothing said so far)."""
+    something (a ``stronger`` from the sign test of a margin, while the interval still spans 0:
+    ``stronger +5.9 pts/hand, 2 sets``). ``pair``: a pair or a question of ``standings.json``
+    (its ends as written, ``bound``: a hand's points, :func:`hand_bound`); ``short``: for a
+    terminal's column (``/h``, nothing said so far)."""
     verdict = str(pair.get("verdict", ""))
     diff = _num(pair.get("diff"))
     low, high = _end(pair.get("low"), bound), _end(pair.get("high"), bound)
@@ -250,7 +251,7 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False) -> 
     unit = "/h" if short else " pts/hand"
     if low is not None and high is not None and not early(low, high, bound):
         return f"{verdict} {diff:+.1f} ± {(high - low) / 2:.1f}{unit}{tail}"
-    if verdict == "stronger" and low is not None:
+    if verdict == "stronger" and low is not None and low > 0:
         return f"{verdict} {diff:+.1f}{unit} (at least {low:+.1f}){tail}"
     if verdict != "open":
         return f"{verdict} {diff:+.1f}{unit}{tail}"
