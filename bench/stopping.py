@@ -22,7 +22,7 @@ configuration files and run by ``ct-referee tournament`` (fresh bot processes pe
 ``sandbox: none`` by default since the bots are ours), ``--jobs`` at once, stop at
 ``--confidence`` and ``--margin``: random < greedy < mc (3 seats, mc ``--playouts``, cap
 ``--real-cap``), equal twins (two random bots, 2 seats, cap ``--twin-cap``; ``--ctwins``: two
-copies of ``bench/bots/random_twin.c``, a random bot in C, the same question at a tenth of the
+copies of ``bots/starter.c -DRANDOM_MOVES``, a random bot in C, the same question at a tenth of the
 cost) and near-twins (greedy against greedy with a random move one time in 500:
 ``bench/bots/eps_greedy.py``). No real tournament starts after
 ``--real-minutes``. From the random/greedy/mc records it also measures the per-deal variance of
@@ -446,10 +446,10 @@ def real(args: argparse.Namespace) -> list[str]:
                                       "fixed": []}
     deadline = time.monotonic() + args.real_minutes * 60
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        args.ctwin_path = str(Path(tmp) / "random_twin")
+        args.ctwin_path = str(Path(tmp) / "random_twin")  # the starter bot, random moves
         if args.ctwins:
             subprocess.run(["cc", "-O2", "-o", args.ctwin_path,
-                            str(ROOT / "bench" / "bots" / "random_twin.c")], check=True)
+                            "-DRANDOM_MOVES", str(ROOT / "bots" / "starter.c")], check=True)
         futures = [pool.submit(_maybe, kind, seed, args, Path(tmp), deadline)
                    for kind, seed in kinds]
         for f in futures:
@@ -489,7 +489,7 @@ def real(args: argparse.Namespace) -> list[str]:
                            confidence=args.confidence, margin=args.margin)
     ctwins = runs["ctwins"]
     if ctwins:
-        out.append(f"twins in C (bench/bots/random_twin.c): {len(ctwins)} tournaments, "
+        out.append(f"twins in C (bots/starter.c -DRANDOM_MOVES): {len(ctwins)} tournaments, "
                    f"{sum(_wrong(r) for r in ctwins)} called different "
                    f"({100 * sum(_wrong(r) for r in ctwins) / len(ctwins):.1f}%); matches mean "
                    f"{statistics.fmean(r.matches for r in ctwins):.1f}")
@@ -530,7 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--near", type=int, default=0, help="near-twin tournaments")
     ap.add_argument("--twins", type=int, default=0, help="twin tournaments")
     ap.add_argument("--ctwins", type=int, default=0,
-                    help="twin tournaments of a random bot in C (bench/bots/random_twin.c, "
+                    help="twin tournaments of a random bot in C (bots/starter.c -DRANDOM_MOVES, "
                          "built with cc -O2): the same question, 10 times cheaper")
     ap.add_argument("--real-cap", type=int, default=60, help="matches at most per real run")
     ap.add_argument("--twin-cap", type=int, default=40, help="matches at most per (near-)twin run")

@@ -2,7 +2,8 @@
  * Build:  cc -O2 -o bots/starter.bin bots/starter.c
  * Run:    bots/starter.bin
  * (Benchmarks build it with -DTHINK_US=4000: it then waits 4 ms before each answer to go or pick,
- * a bot that thinks without using a core.)
+ * a bot that thinks without using a core; and with -DRANDOM_MOVES: a uniformly random legal move
+ * and pick, its generator seeded from the `match` line, for twins of equal strength.)
  *
  * Strategy: play the first card in hand that can capture (naming its first target), else the
  * first card. Replace choose_move / choose_pick with your own ideas.
@@ -10,6 +11,9 @@
  * `go`, `<target>` to `pick`; stay silent on every other line. stdout carries answers only and is
  * flushed after each line; log to stderr.
  */
+#ifdef THINK_US
+#define _POSIX_C_SOURCE 199309L /* nanosleep, also under -std=c99 */
+#endif
 #include <stdio.h>
 #include <string.h>
 #ifdef THINK_US
@@ -59,6 +63,43 @@ static int can_capture(const char *card, const char *target) {
     return card[0] == target[0];     /* T, J, Q, K capture the same rank only */
 }
 
+#ifdef RANDOM_MOVES
+static unsigned long long state = 88172645463325252ULL;
+
+static int below(int n) { /* xorshift64, then a number in [0, n) */
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return (int)(state % (unsigned long long)n);
+}
+
+static void seed(char **tok, int n) { /* FNV-1a over the match line's words */
+    unsigned long long h = 1469598103934665603ULL;
+    for (int i = 0; i < n; i++) {
+        for (const char *p = tok[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        h = (h ^ ' ') * 1099511628211ULL;
+    }
+    state = h ? h : 1;
+    for (int i = 0; i < 8; i++) below(2); /* mix */
+}
+
+static void choose_move(char **hand, int nh, char **table, int nt, char *answer) {
+    char *found[MAX_TOKENS];
+    int nf = 0;
+    if (nh == 0) {
+        sprintf(answer, "??");
+        return;
+    }
+    const char *card = hand[below(nh)];
+    for (int j = 0; j < nt; j++)
+        if (can_capture(card, table[j])) found[nf++] = table[j];
+    if (nf > 0) sprintf(answer, "%s %s", card, found[below(nf)]);
+    else sprintf(answer, "%s", card);
+}
+#else
+static int below(int n) { (void)n; return 0; }
+static void seed(char **tok, int n) { (void)tok; (void)n; }
+
 static void choose_move(char **hand, int nh, char **table, int nt, char *answer) {
     for (int i = 0; i < nh; i++)
         for (int j = 0; j < nt; j++)
@@ -68,6 +109,7 @@ static void choose_move(char **hand, int nh, char **table, int nt, char *answer)
             }
     sprintf(answer, "%s", nh > 0 ? hand[0] : "??"); /* nothing captures: it joins the table */
 }
+#endif
 
 int main(void) {
     static char line[16384];
@@ -80,6 +122,8 @@ int main(void) {
         if (n == 0) continue;
         if (strcmp(tok[0], "chinese-ten") == 0) {
             send("ready " NAME);
+        } else if (strcmp(tok[0], "match") == 0) {
+            seed(tok, n);
         } else if (strcmp(tok[0], "go") == 0) {
             int nh = cards_after(tok, n, "hand", a), nt = cards_after(tok, n, "table", b);
             choose_move(a, nh, b, nt, answer);
@@ -88,7 +132,7 @@ int main(void) {
         } else if (strcmp(tok[0], "pick") == 0) {
             int no = cards_after(tok, n, "from", a);
             think();
-            send(no > 0 ? a[0] : "??");
+            send(no > 0 ? a[below(no)] : "??");
         } else if (strcmp(tok[0], "forfeit") == 0) {
             fprintf(stderr, "forfeited:%s%s\n", n > 1 ? " " : "", n > 1 ? tok[1] : "");
         } else if (strcmp(tok[0], "quit") == 0) {
