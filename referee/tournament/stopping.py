@@ -291,7 +291,6 @@ class _Series:
     squares: float = 0.0
     """Sum and sum of squares of the adjusted differences."""
     sets: int = 0
-    adjusted: list[float] = field(default_factory=list)
     cs: _Sequence | None = None
     cs_alpha: float = 0.0
     pieces: list[float] = field(default_factory=list)
@@ -410,16 +409,8 @@ class Evidence:
                 d = adjusted[a][k] - adjusted[b][k]
                 s.total += d
                 s.squares += d * d
-                s.adjusted.append(d)
             s.pieces.extend(deal_pieces(a, b, seats, hand_scores, luck))
         return {e: sum(adjusted[e]) for e in members}
-
-    def pieces(self, a: int, b: int) -> list[float]:
-        """The sign test's pieces of ``a - b`` so far (see :func:`deal_pieces`)."""
-        s = self._series.get((min(a, b), max(a, b)))
-        if s is None:
-            return []
-        return list(s.pieces) if a < b else [-x for x in s.pieces]
 
     def sets(self, a: int, b: int) -> int:
         """Duplicate sets ``a`` and ``b`` shared."""
