@@ -213,6 +213,25 @@ def test_the_fingerprint_refuses_what_the_copy_refuses(tmp_path: Path) -> None:
         fingerprint(deep)
 
 
+def test_the_fingerprint_refuses_a_file_the_referee_cannot_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file its entrant may read but a referee that is not root may not (mode 0600, the
+    entrant's own): the copy would fail at the first match with the folder unchanged, which
+    stops the tournament at every resume. The stat walk refuses it before play instead (the
+    referee's own access is faked here: this test runs as root, which reads everything)."""
+    folder = tmp_path / "b"
+    folder.mkdir()
+    (folder / "bot.py").write_text("print('ready')\n")
+    (folder / "mine").write_text("x")
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: path != "mine" and
+                        real(path, mode, **kw))
+    with pytest.raises(SandboxError, match=r"Permission denied .*mine.*make it readable"):
+        fingerprint(folder)
+    monkeypatch.setattr(os, "access", real)
+    assert fingerprint(folder).files == 2
+
+
 def test_a_tournament_refuses_a_folder_past_its_cap_before_play(root: Path) -> None:
     (root / "b" / "blob").write_bytes(b"\0" * (2 << 20))
     text = (root / "t.yaml").read_text() + "snapshot_mb: 1\nsandbox: none\n"

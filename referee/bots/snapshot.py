@@ -330,6 +330,11 @@ class _Copy:
             elif stat.S_ISREG(st.st_mode):
                 if self.dest is None:
                     if self._count(here, st):
+                        if not os.access(entry.name, os.R_OK, dir_fd=fd):
+                            # the entrant may read it, the referee may not: the copy would
+                            # fail at its first match, with nothing changed to blame
+                            raise OSError(errno.EACCES, os.strerror(errno.EACCES),
+                                          str(self.folder / here))
                         self._note("")  # counted as the copy counts it
                 else:
                     self._file(fd, entry.name, here, st)
