@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -230,6 +231,25 @@ def test_the_fingerprint_refuses_a_file_the_referee_cannot_read(
         fingerprint(folder)
     monkeypatch.setattr(os, "access", real)
     assert fingerprint(folder).files == 2
+
+
+@pytest.mark.process
+def test_the_fingerprint_refuses_a_mount_inside_the_folder(tmp_path: Path) -> None:
+    """A file system mounted inside an entrant's folder (a FUSE mount it serves, say) answers
+    the stat walk with whatever dates and sizes it likes: refused before play. Here /proc is
+    bind-mounted into the folder (root only)."""
+    folder = tmp_path / "b"
+    (folder / "proc").mkdir(parents=True)
+    (folder / "bot.py").write_text("print('ready')\n")
+    if os.geteuid() != 0 or subprocess.run(["mount", "--bind", "/proc", str(folder / "proc")],
+                                           capture_output=True, check=False).returncode:
+        pytest.skip("cannot bind-mount here (not root, or no mount command)")
+    try:
+        with pytest.raises(SandboxError, match="another file system at 'proc'"):
+            fingerprint(folder)
+    finally:
+        subprocess.run(["umount", str(folder / "proc")], check=True)
+    assert fingerprint(folder).files == 1
 
 
 def test_a_tournament_refuses_a_folder_past_its_cap_before_play(root: Path) -> None:

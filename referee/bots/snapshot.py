@@ -309,6 +309,11 @@ class _Copy:
                 self.skipped.append(str(here))
                 self.stats.update(f"{here}\0x\0".encode("utf-8", "surrogateescape"))
                 continue  # another entrant's folder, the output: they change, it does not
+            if st.st_dev != self.owner.st_dev:  # a file system mounted inside the folder
+                raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds another "
+                                   f"file system at {str(here)!r} (a mount point): its files' "
+                                   f"dates and sizes are that file system's to choose, so a "
+                                   f"change could not be seen; copy what the bot needs instead")
             self._stat(here, st)
             if stat.S_ISLNK(st.st_mode):
                 if self.dest is None:  # a symlink is never changed in place: its stat says it
