@@ -217,6 +217,37 @@ def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseExceptio
     return out
 
 
+def _scheduler_info(client: Any) -> dict[str, Any]:
+    """The scheduler's identity and **every** worker: some releases of distributed list only
+    5 workers unless asked for all (``n_workers=-1``); older ones know no such argument."""
+    try:
+        return dict(client.scheduler_info(n_workers=-1))
+    except TypeError:
+        return dict(client.scheduler_info())
+
+
+class _Result:
+    """A finished future's result (or its exception), fetched from the worker the first time it
+    is asked for: ``Future.result()`` fetches it again on every call."""
+
+    def __init__(self, future: Future[Any]) -> None:
+        self._future = future
+        self._value: Any = None
+        self._error: Exception | None = None
+        self._fetched = False
+
+    def get(self) -> Any:
+        if not self._fetched:
+            try:
+                self._value = self._future.result()
+            except Exception as err:  # raised again to every seating of a set
+                self._error = err
+            self._fetched = True
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 def _unpack(outcome: WorkerReport | BaseException) -> WorkerReport:
     if isinstance(outcome, BaseException):
         raise outcome
@@ -289,7 +320,7 @@ class ClusterRunner(Runner):
         (its scheduler gone, its port since taken by another) would send every match, and the
         deal secret with it, to someone else's cluster."""
         try:
-            found = self.client.scheduler_info().get("id")
+            found = _scheduler_info(self.client).get("id")
         except Exception as err:
             raise ClusterError(f"cannot ask the Dask scheduler {self.address!r} who it is: "
                                f"{_one_line(err)}") from None
@@ -320,7 +351,7 @@ class ClusterRunner(Runner):
                                f"{self.address} --nthreads N --resources {RESOURCE}=N)")
 
     def _capacity(self) -> int:
-        workers = self.client.scheduler_info()["workers"]
+        workers = _scheduler_info(self.client)["workers"]
         now = {address: host_of(address) for address, w in workers.items()
                if w.get("resources", {}).get(RESOURCE, 0)}
         gone = sorted(set(self._workers) - set(now))
@@ -406,8 +437,9 @@ class ClusterRunner(Runner):
         for future in [f for f in self._futures if lost or f.done()]:
             task = self._futures.pop(future)
             again: list[MatchJob] = []  # a set's seatings its closing worker stopped
+            result = _Result(future)  # fetched once, not once per seating of a set
             for i, job in enumerate(task.jobs):
-                event = self._outcome(future, job, lost, task.index(i))
+                event = self._outcome(future, result, job, lost, task.index(i))
                 if isinstance(event, Requeued):
                     again.append(job)
                     continue
@@ -419,8 +451,8 @@ class ClusterRunner(Runner):
                                         f"{self._attempts[again[0].spec.id]}")
         return events
 
-    def _outcome(self, future: Future[Any], job: MatchJob, lost: bool = False,
-                 index: int | None = None) -> RunnerEvent | Requeued:
+    def _outcome(self, future: Future[Any], result: _Result, job: MatchJob,
+                 lost: bool = False, index: int | None = None) -> RunnerEvent | Requeued:
         """What became of ``job``: the task's, or the ``index``-th seating of a set's task."""
         from distributed import KilledWorker
 
@@ -428,8 +460,8 @@ class ClusterRunner(Runner):
             return Failed(job, ClusterError(f"lost the Dask scheduler {self.address!r} while "
                                             f"match {job.spec.id} was played"))
         try:
-            played: WorkerReport = future.result() if index is None else \
-                _unpack(future.result()[index])
+            played: WorkerReport = result.get() if index is None else \
+                _unpack(result.get()[index])
         except KilledWorker:
             return Failed(job, ClusterError(
                 f"match {job.spec.id} was lost with every Dask worker that tried it (the "
@@ -454,6 +486,13 @@ class ClusterRunner(Runner):
                       f"run without a sandbox")
         if played.written is not None and played.line is not None \
                 and job.record_path is not None:  # written (synced) on the shared folder
+            written = Path(played.written)
+            if written.parent != job.record_path.parent or not (
+                    written.name.startswith(f".{job.record_path.name}.")
+                    and written.name.endswith(".tmp")):  # a worker's word is not a path to move
+                return Failed(job, ClusterError(f"match {job.spec.id}: its worker reported a "
+                                                f"record at {str(written)!r}, not beside "
+                                                f"{job.record_path.name}"))
             try:
                 os.replace(played.written, job.record_path)
             except OSError as err:
