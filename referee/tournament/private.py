@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,6 +39,6 @@ def make_private(folder: Path, *, keep: tuple[str, ...] = ("report",)) -> None:
             paths += [Path(d, n) for d, dirs, files in os.walk(entry) for n in (*dirs, *files)]
         for path in paths:
             with contextlib.suppress(OSError):
-                if not path.is_symlink():
-                    mode = path.stat().st_mode
+                mode = path.lstat().st_mode
+                if not stat.S_ISLNK(mode) and mode & 0o077:  # most are private already
                     path.chmod(mode & 0o700)
