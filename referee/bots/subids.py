@@ -46,8 +46,12 @@ class SubIds:
     gids: tuple[int, ...]
 
     def gid(self, uid: int) -> int:
-        """The gid paired with ``uid``."""
-        return self.gids[self.uids.index(uid)]
+        """The gid paired with ``uid`` (a lookup: it is asked at every spawn)."""
+        return self._gid_of[uid]
+
+    @functools.cached_property
+    def _gid_of(self) -> dict[int, int]:
+        return dict(zip(self.uids, self.gids, strict=True))
 
     def describe(self) -> str:
         """The ids, for a header: ``100000-165535``, ranges joined by commas."""
