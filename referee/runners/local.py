@@ -48,7 +48,7 @@ class RunnerError(RuntimeError):
 
 @dataclass(frozen=True)
 class Finished:
-    """A match ended: its result line, and its record when that came back (see
+    """A match ended: its result line (its record is where the job wrote it; see
     :class:`~referee.match.job.Done`)."""
 
     job: MatchJob
@@ -267,7 +267,7 @@ class ThreadRunner(_PoolRunner):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match")
         relay = _Relay(job.spec.id, self._fault)
-        self._track(job, self._executor.submit(job.run, self._stop, relay, keep=True))
+        self._track(job, self._executor.submit(job.run, self._stop, relay))
 
 
 # -- worker processes --------------------------------------------------------------------------
