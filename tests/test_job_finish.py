@@ -13,7 +13,7 @@ from referee.bots.limits import Limits, SandboxMode
 from referee.game.rules import Variant
 from referee.match.job import MatchJob, MatchSpec, result_line
 from referee.records.record import read_record
-from referee.runners.local import Failed, Finished, RunnerEvent, ThreadRunner
+from referee.runners.local import Failed, Finished, Runner, RunnerEvent, ThreadRunner
 
 
 def job(index: int, folder: Path | None) -> MatchJob:
@@ -25,7 +25,7 @@ def job(index: int, folder: Path | None) -> MatchJob:
                     snapshots=("d" * 8, None))
 
 
-def finished(runner: ThreadRunner, jobs: list[MatchJob]) -> list[Finished]:
+def finished(runner: Runner, jobs: list[MatchJob]) -> list[Finished]:
     for one in jobs:
         runner.submit(one)
     events: list[RunnerEvent] = []
