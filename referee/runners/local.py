@@ -360,8 +360,10 @@ def _sigint_blocked() -> Iterator[None]:
 
 
 def _die_with_parent() -> None:
-    """On Linux, asks for SIGKILL when the parent (the coordinator) is gone: a coordinator
-    killed outright leaves no worker playing on (the bots then read the end of their input)."""
+    """On Linux, asks for SIGKILL when the parent is gone: a ``spawn`` ed worker's parent is
+    the coordinator, killed outright it leaves no worker playing on (the bots then read the
+    end of their input); a fork server's worker watches the coordinator itself
+    (:func:`_die_with`)."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
