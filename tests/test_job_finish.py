@@ -5,15 +5,16 @@ a long tournament's memory does not grow with its records."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
+
+from test_runners import events_until_done
 
 from conftest import ScriptedEntrant
 from referee.bots.limits import Limits, SandboxMode
 from referee.game.rules import Variant
 from referee.match.job import MatchJob, MatchSpec, result_line
 from referee.records.record import read_record
-from referee.runners.local import Failed, Finished, Runner, RunnerEvent, ThreadRunner
+from referee.runners.local import Failed, Finished, Runner, ThreadRunner
 
 
 def job(index: int, folder: Path | None) -> MatchJob:
@@ -28,11 +29,7 @@ def job(index: int, folder: Path | None) -> MatchJob:
 def finished(runner: Runner, jobs: list[MatchJob]) -> list[Finished]:
     for one in jobs:
         runner.submit(one)
-    events: list[RunnerEvent] = []
-    deadline = time.monotonic() + 60
-    while sum(isinstance(e, Finished | Failed) for e in events) < len(jobs):
-        assert time.monotonic() < deadline, events
-        events += runner.wait(1.0)
+    events = events_until_done(runner, len(jobs))
     assert not [e for e in events if isinstance(e, Failed)], events
     return [e for e in events if isinstance(e, Finished)]
 

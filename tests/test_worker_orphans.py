@@ -16,13 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from test_runners import events_until_done
 
 from conftest import PY, ROOT, alive, live_processes
 from referee.bots.limits import Limits, SandboxMode
 from referee.game.rules import Variant
 from referee.match.job import MatchJob, MatchSpec
 from referee.match.play import Entrant
-from referee.runners.local import Failed, Finished, ProcessRunner, Runner, RunnerEvent
+from referee.runners.local import Finished, ProcessRunner
 
 DEADLINE_S = 30.0
 """The most any wait of this file takes (each ends as soon as what it waits for is there)."""
@@ -185,15 +186,6 @@ def slow_job(folder: Path, match: int) -> MatchJob:
                     record_path=folder / "games" / f"{spec.id}.json")
 
 
-def finished(runner: Runner, count: int) -> list[RunnerEvent]:
-    events: list[RunnerEvent] = []
-    deadline = time.monotonic() + DEADLINE_S * 4
-    while sum(isinstance(e, Finished | Failed) for e in events) < count:
-        assert time.monotonic() < deadline, events
-        events += runner.wait(0.5)
-    return events
-
-
 @pytest.mark.process
 def test_ctrl_c_at_a_worker_playing_a_match_is_not_the_workers_to_act_on(
         tmp_path: Path) -> None:
@@ -215,11 +207,11 @@ def test_ctrl_c_at_a_worker_playing_a_match_is_not_the_workers_to_act_on(
         assert len(players) == 2 and os.getpid() not in players  # the two workers
         for worker in players:
             os.kill(worker, signal.SIGINT)  # a Ctrl-C's signal, the coordinator left out
-        events = finished(runner, 2)
+        events = events_until_done(runner, 2)
         assert all(isinstance(e, Finished) for e in events), events
         assert all(alive(worker) for worker in players)
         runner.submit(slow_job(tmp_path, 3))  # the pool lives on
-        [third] = finished(runner, 1)
+        [third] = events_until_done(runner, 1)
         assert isinstance(third, Finished), third
     assert {e.job.spec.id for e in events} == {j.spec.id for j in jobs}
     assert len(list((tmp_path / "games").glob("*.json"))) == 3
