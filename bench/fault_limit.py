@@ -47,7 +47,7 @@ def simulate(entrants: int, slots: int, scenario: str, seed: int) -> tuple[float
     limit = FaultLimit([f"e{i}" for i in range(entrants)], 0 if scenario == "clean" else 3)
     specs = list(plan_round(RoundRobin(entrants, 2), State(entrants, 1), players=2,
                             seatings="all", seed=seed, secret=bytes(32)))
-    limit.start_round(specs)
+    limit.add_round(specs)
     played_by_0 = 0
 
     def faults(spec: MatchSpec, benched: dict[int, str]) -> list[dict[str, Any]]:

@@ -5,9 +5,11 @@ with a real bot that crashes in the matches its deal makes it crash in."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import random
 import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +43,27 @@ def faults_of(spec: MatchSpec, benched: dict[int, str]) -> list[dict[str, Any]]:
     return out
 
 
-def simulate(limit: int, slots: int, seed: int, rounds: int = 2) -> dict[str, list[int]]:
+def simulate(limit: int, slots: int, seed: int, rounds: int = 2, *,
+             ahead: bool = False) -> dict[str, list[int]]:
     """Plays ``rounds`` rounds through a dispatcher that keeps ``slots`` matches running and
-    ends a random one each step; returns the benched entrants by match id."""
+    ends a random one each step; returns the benched entrants by match id. ``ahead``: every
+    round in one stream, each added as the one before is taken (a round robin's rounds are
+    planned so: matches of two rounds run at once), else one round after the other."""
     rng = random.Random(seed)
     fl = FaultLimit(NAMES, limit)
     benched_by_id: dict[str, list[int]] = {}
-    matches = 0
-    for r in range(1, rounds + 1):
-        specs = round_specs(r, matches)
-        matches += len(specs)
-        fl.start_round(specs)
 
+    def planned() -> Iterator[list[MatchSpec]]:
+        matches = 0
+        for r in range(1, rounds + 1):
+            specs = round_specs(r, matches)
+            matches += len(specs)
+            fl.add_round(specs)
+            yield specs
+
+    streams: Iterable[Iterable[MatchSpec]] = (
+        [itertools.chain.from_iterable(planned())] if ahead else planned())
+    for specs in streams:
         todo = fl.plan(in_play_order(specs))
         running: list[tuple[MatchSpec, dict[int, str]]] = []
         ended = False
@@ -105,12 +116,13 @@ def test_benched_sets_follow_the_schedule_whatever_the_finish_order(limit: int) 
     for slots in (1, 2, 3, 8):
         for seed in range(5):
             assert simulate(limit, slots, seed) == expected, (slots, seed)
+            assert simulate(limit, slots, seed, ahead=True) == expected, (slots, seed)
 
 
 def test_the_disqualification_names_the_schedules_last_fault_not_the_last_to_finish() -> None:
     fl = FaultLimit(NAMES, 1)
     specs = round_specs()  # g001: a-b, g002: a-c, g003: a-d, g004: a-e, g005: b-c, ...
-    fl.start_round(specs)
+    fl.add_round(specs)
     plan = fl.plan(specs)
     assert [next(plan), next(plan)] == [(specs[0], {}), (specs[1], {})]
     assert next(plan) is None  # every later set holds a or b, or waits on one that does
@@ -128,7 +140,7 @@ def test_a_held_set_lets_later_ones_go_ahead() -> None:
     d, e) are held back, yet g005 (b-c), which neither waits on, goes ahead."""
     fl = FaultLimit(NAMES, 3)
     specs = round_specs()
-    fl.start_round(specs)
+    fl.add_round(specs)
     plan = fl.plan(specs)
     given = [next(plan) for _ in range(6)]
     assert [g[0].group for g in given if g] == [1, 1, 2, 2, 5, 5]
@@ -143,7 +155,7 @@ def test_no_limit_never_waits_and_benches_only_the_left_out() -> None:
     fl = FaultLimit(NAMES, 0)
     fl.left_out[4] = "did not start"
     specs = round_specs()
-    fl.start_round(specs)
+    fl.add_round(specs)
     plan = fl.plan(specs)
     for spec in specs:  # nothing finished yet: every answer is known at once, in order
         assert next(plan) == (spec, {4: "left out: did not start"} if 4 in spec.seats else {})

@@ -21,6 +21,7 @@ from referee.tournament.formats import (
 )
 from referee.tournament.ratings import MatchResult
 from referee.tournament.schedule import schedule
+from referee.tournament.stopping import Stop
 
 KEY = bytes(range(32))
 
@@ -201,3 +202,56 @@ def test_a_round_robin_round_is_computed_as_it_is_read() -> None:
     assert first == specs[:12] and specs[-1].seats == (99, 98, 97)
     assert specs[500_000].index == 500_000
     assert tuple(sorted(specs[500_000].seats)) == fmt.all[500_000 // 6]
+
+
+@pytest.mark.parametrize(("fmt", "cap"), [("round-robin", None), ("round-robin", 90),
+                                          ("gauntlet", None)])
+def test_a_plan_no_result_changes_is_planned_ahead_and_rated_in_schedule_order(
+        fmt: str, cap: int | None) -> None:
+    """A round robin or gauntlet without ``stop`` plans every round before any match of the
+    one before has finished (their matches then play side by side); results fed in reverse,
+    the last round's first, give the rounds, table and evidence of round-by-round play (a
+    cap counts the matches planned, as it counted the matches played)."""
+    strengths = [3, 9, 1, 7, 5]
+    names = [f"e{i}" for i in range(5)]
+
+    def course() -> TournamentProgress:
+        return TournamentProgress(make_format(fmt, 5, 3, seed=2, candidates=[1]), names,
+                                  TournamentPlan(players=3, seatings="all", seed=2, rounds=3,
+                                                 max_matches=cap))
+
+    step = course()
+    rounds = []
+    while specs := step.next_round():
+        rounds.append(list(specs))
+        for spec in specs:
+            step.add(spec, *_fake(spec.seats, strengths))
+    ahead = course()
+    assert ahead.ahead()
+    planned = []
+    while specs := ahead.next_round():
+        planned.append(list(specs))
+        assert not ahead.complete()  # planned before any result of the rounds before
+    assert planned == rounds and len(rounds) == (2 if cap else 3)
+    assert ahead.stopped == step.stopped == ("cap" if cap else "complete")
+    everything = [spec for specs in planned for spec in specs]
+    for spec in reversed(everything[1:]):
+        ahead.add(spec, *_fake(spec.seats, strengths))
+    assert ahead.matches == 0  # rated in schedule order: all wait on the first
+    ahead.add(everything[0], *_fake(everything[0].seats, strengths))
+    assert ahead.complete() and ahead.matches == step.matches == len(everything)
+    assert ahead.standings() == step.standings()
+    assert ahead.pairs() == step.pairs()
+
+
+def test_a_plan_results_change_waits_for_its_round() -> None:
+    """The ladder seeds a round from the ratings, and ``stop`` drops the pairs it decided:
+    the next round is planned only once the one before is rated."""
+    for fmt, stop in (("ladder", None), ("round-robin", Stop())):
+        course = TournamentProgress(make_format(fmt, 5, 3, seed=2), [f"e{i}" for i in range(5)],
+                                    TournamentPlan(players=3, seatings="all", seed=2, rounds=3,
+                                                   stop=stop))
+        assert not course.ahead()
+        course.next_round()
+        with pytest.raises(RuntimeError, match="not complete"):
+            course.next_round()

@@ -20,6 +20,7 @@ Which matches it is benched in depends on the schedule alone, never on the order
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -199,15 +200,20 @@ class FaultLimit:
         self._open = [0] * len(self.names)  # matches admitted, not finished yet, an entrant's
         self._admitted: set[str] = set()
         self._cursor: Iterator[MatchSpec] = iter(())
-        self._next: MatchSpec | None = None  # the first match of the round not counted yet
+        self._rounds: deque[Iterator[MatchSpec]] = deque()  # planned after the cursor's
+        self._next: MatchSpec | None = None  # the first match of the schedule not counted yet
 
-    def start_round(self, specs: Iterable[MatchSpec]) -> None:
-        """The matches of the next round, in schedule order (the last round is complete)."""
-        self._cursor = iter(specs)
-        self._next = next(self._cursor, None)
+    def add_round(self, specs: Iterable[MatchSpec]) -> None:
+        """The matches of the next round, in schedule order (the rounds before may still be in
+        play), before any of them is planned (:meth:`plan`) or finished."""
+        if self._next is None:  # every match before is counted
+            self._cursor = iter(specs)
+            self._next = next(self._cursor, None)
+        else:
+            self._rounds.append(iter(specs))
 
     def finished(self, spec: MatchSpec, faults: Sequence[Any]) -> list[int]:
-        """A match of the round ended (played now, or kept from an earlier run), with its
+        """A match of a round added ended (played now, or kept from an earlier run), with its
         ``faults``; counts every match of the finished prefix of the schedule and returns the
         entrants that disqualified (in the order they were)."""
         seen = self._faulted(spec, faults)
@@ -230,6 +236,9 @@ class FaultLimit:
                     self._at[i] = done.index
                     newly.append(i)
             self._next = next(self._cursor, None)
+            while self._next is None and self._rounds:
+                self._cursor = self._rounds.popleft()
+                self._next = next(self._cursor, None)
         return newly
 
     @staticmethod
@@ -248,7 +257,8 @@ class FaultLimit:
 
     def plan(self, specs: Iterable[MatchSpec]
              ) -> Iterator[tuple[MatchSpec, dict[int, str]] | None]:
-        """The round's matches to play (``specs``: in play order, a set's seatings together),
+        """The matches to play (``specs``: in play order, a set's seatings together, of
+        rounds added before they are taken),
         each with the entrants benched in it and their fault's detail; ``None`` while nothing
         may start until a match ends (ask again then).
 

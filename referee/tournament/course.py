@@ -1,8 +1,9 @@
 """The course of a tournament: rounds planned one at a time from the results so far.
 
 Pure code, no I/O. A :class:`TournamentProgress` asks its
-:class:`referee.tournament.formats.Format` for the next round once the current one is complete,
-rates finished matches in schedule order (so the table never depends on the order matches finish
+:class:`referee.tournament.formats.Format` for the next round once the current one is complete
+(or at once, where no result can change the plan: :meth:`TournamentProgress.ahead`), rates
+finished matches in schedule order (so the table never depends on the order matches finish
 in), gathers the paired evidence of every finished duplicate
 set (:class:`referee.tournament.stopping.Evidence`), and says why the tournament ended
 (:class:`Stopped`: ``complete``, ``settled`` or ``cap``).
@@ -13,6 +14,7 @@ set (:class:`referee.tournament.stopping.Evidence`), and says why the tournament
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -54,7 +56,8 @@ class TournamentPlan:
 
 class TournamentProgress:
     """A tournament in progress: feed it each finished match (:meth:`add`), ask it for the next
-    round when the current one is complete (:meth:`next_round`)."""
+    round when the current one is complete (:meth:`next_round`), or before, where the plan
+    depends on no result (:meth:`ahead`)."""
 
     def __init__(self, fmt: Format, names: Sequence[str], plan: TournamentPlan,
                  rating: RatingConfig | None = None) -> None:
@@ -64,21 +67,28 @@ class TournamentProgress:
         self.judge = Judge(self.evidence, plan.stop or Stop(), growing=fmt.name == "ladder")
         self.per_set = self.table.config.per == "set"
         self.round = 0
+        """The last round planned."""
         self.matches = 0
         """Matches rated so far."""
+        self.planned = 0
+        """Matches planned so far (every round planned): :attr:`matches` once they are rated."""
         self.current: Sequence[MatchSpec] = []
-        """The current round's matches (computed as they are read: see
+        """The last planned round's matches (computed as they are read: see
         :class:`~referee.tournament.formats.RoundSpecs`)."""
         self.stopped: Stopped | None = None
+        """Why the tournament ends, once no round is left to plan (the rounds planned may
+        still be in play: it ended once they are :meth:`complete`)."""
         self._last: frozenset[tuple[int, ...]] = frozenset()
         self._results: dict[str, tuple[MatchResult, Sequence[Sequence[int]],
                                        Sequence[Sequence[float]] | None]] = {}
-        self._position = 0
+        self._rounds: deque[Iterator[MatchSpec]] = deque()
+        """The rounds planned after the one being rated, each as an iterator of its matches."""
         self._cursor: Iterator[MatchSpec] = iter(())
         self._next: MatchSpec | None = None
-        """The first match of the round not rated yet."""
-        self._sets: dict[int, list[tuple[MatchSpec, MatchResult, Sequence[Sequence[int]],
-                                         Sequence[Sequence[float]] | None]]] = {}
+        """The first match of the schedule not rated yet."""
+        self._sets: dict[tuple[int, int], list[tuple[
+            MatchSpec, MatchResult, Sequence[Sequence[int]],
+            Sequence[Sequence[float]] | None]]] = {}
         self._size = set_size(plan.players, plan.seatings)
         self.left_out: frozenset[int] = frozenset()
         """Entrants that never play (left out by the pre-flight: their seat is the fallback's):
@@ -101,23 +111,32 @@ class TournamentProgress:
             verdicts = self.judge.judge(pairs, self.names)
             open_pairs = frozenset(p for p, v in zip(pairs, verdicts, strict=True)
                                    if v.verdict == "open" and not self.left_out.intersection(p))
-        return State(len(self.names), self.round + 1, self.matches, tuple(order),
+        return State(len(self.names), self.round + 1, self.planned, tuple(order),
                      tuple(rows[n].mu for n in self.names),
                      tuple(rows[n].sigma for n in self.names), open_pairs, self._last)
 
     def complete(self) -> bool:
-        """Whether every match of the current round is rated."""
-        return self._position == len(self.current)
+        """Whether every match planned so far is rated."""
+        return self.matches == self.planned
+
+    def ahead(self) -> bool:
+        """Whether the next round may be planned before the current one is complete: no result
+        changes what it plays (a round robin or a gauntlet without ``stop``: the same groups
+        every round, ``rounds`` and ``max_matches`` counted in planned matches). The ladder
+        seeds each round from the ratings, and ``stop`` drops decided pairs: they wait."""
+        return self.plan.stop is None and not isinstance(self.format, Ladder)
 
     def next_round(self, planned: Sequence[tuple[int, tuple[int, ...]]] | None = None
                    ) -> Sequence[MatchSpec]:
         """Plans the next round and returns its matches; ``[]`` (and :attr:`stopped` set) when
-        the tournament is over. ``planned``: the round's ``(group number, members)`` as planned
-        by an earlier run (the entrants may have grown since), played as they were.
+        there is none (the tournament ended once the matches planned are rated).
+        ``planned``: the round's ``(group number, members)`` as planned by an earlier run (the
+        entrants may have grown since), played as they were.
 
-        :raises RuntimeError: if the current round is not complete.
+        :raises RuntimeError: if the current round is not complete and the plan depends on
+            its results (see :meth:`ahead`).
         """
-        if not self.complete():
+        if not self.complete() and not self.ahead():
             raise RuntimeError("the current round is not complete")
         if self.stopped is not None:
             return []
@@ -134,27 +153,27 @@ class TournamentProgress:
             else:
                 self.stopped = Stopped.CAP
             self.current = []
-            self._position = 0
-            self._next = None
             return []
         self.round = state.round
         self.current = specs
-        self._position = 0
-        self._cursor = iter(specs)
-        self._next = next(self._cursor, None)
+        self.planned += len(specs)
+        if self._next is None:  # every match before is rated
+            self._cursor = iter(specs)
+            self._next = next(self._cursor, None)
+        else:
+            self._rounds.append(iter(specs))
         if isinstance(self.format, Ladder):  # the one format that avoids the round before's
             self._last = frozenset(tuple(sorted(s.seats)) for s in specs)
-        self._sets = {}
         return specs
 
     # -- results -----------------------------------------------------------------------------
 
     def add(self, spec: MatchSpec, result: MatchResult, hand_scores: Sequence[Sequence[int]],
             luck: Sequence[Sequence[float]] | None = None) -> None:
-        """Takes one finished match of the current round (any order), with the points of every
+        """Takes one finished match of a planned round (any order), with the points of every
         hand by seat and, when known, the luck of its stock flips (the record's
         ``hands[i].luck``); rates every match (or set, see :attr:`RatingConfig.per`) of the
-        round's finished prefix, and adds every finished set to the evidence."""
+        schedule's finished prefix, and adds every finished set to the evidence."""
         if luck is not None and not result.luck:
             result = dataclasses.replace(result, luck=tuple(
                 sum(h[seat] for h in luck) for seat in range(spec.players)))
@@ -164,12 +183,14 @@ class TournamentProgress:
             res, hands, flips = self._results.pop(done.id)
             self.table.add(res, rate=not self.per_set)
             self.matches += 1
-            self._position += 1
             self._next = next(self._cursor, None)
-            members = self._sets.setdefault(done.group, [])
+            while self._next is None and self._rounds:
+                self._cursor = self._rounds.popleft()
+                self._next = next(self._cursor, None)
+            members = self._sets.setdefault(done.deals_key, [])
             members.append((done, res, hands, flips))
             if len(members) == self._size:
-                del self._sets[done.group]
+                del self._sets[done.deals_key]
                 known = all(m[3] is not None for m in members)
                 points = self.evidence.add_set(
                     [m[0].seats for m in members], [m[2] for m in members],

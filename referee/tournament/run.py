@@ -27,7 +27,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -490,17 +490,33 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     advice = plan_advice(config, total)
     if advice is not None:
         reporter.warn(advice)
+    def next_round() -> Sequence[MatchSpec]:
+        """The next round's matches, planned now (``[]``: none is left)."""
+        specs = course.next_round(planned.get(course.round + 1))
+        if specs and config.format == "ladder" and course.round not in planned:
+            # as planned now: a resume plays it the same, even with entrants added since
+            groups = {s.group: [names[i] for i in sorted(s.seats)] for s in specs}
+            rounds_log.append({"round": course.round, "groups": list(groups.items())})
+        limit.add_round(specs)
+        return specs
+
+    def later(first: Sequence[MatchSpec]) -> Iterator[MatchSpec]:
+        """``first``, then each round after it, planned once the one before is taken (the
+        last sets of a round play beside the first of the next: every slot stays busy)."""
+        specs = first
+        while specs:
+            yield from specs
+            if stop.is_set():
+                return
+            specs = next_round()
+
     try:
         while not stop.is_set():
-            specs = course.next_round(planned.get(course.round + 1))
+            specs = next_round()
             if not specs:
                 break
-            if config.format == "ladder" and course.round not in planned:
-                # as planned now: a resume plays it the same, even with entrants added since
-                groups = {s.group: [names[i] for i in sorted(s.seats)] for s in specs}
-                rounds_log.append({"round": course.round, "groups": list(groups.items())})
 
-            def missing(specs: Sequence[MatchSpec]) -> Iterator[MatchSpec]:
+            def missing(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
                 nonlocal done
                 for spec in specs:
                     old = kept.pop(spec.id, None)
@@ -514,14 +530,15 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                         done -= old is not None
                         yield spec
 
-            def jobs(specs: Sequence[MatchSpec]) -> Iterator[MatchJob | None]:
+            def jobs(specs: Iterable[MatchSpec]) -> Iterator[MatchJob | None]:
                 # each group's seatings in an order drawn from the deal secret (the audit);
                 # None: who sits next waits on the faults of earlier matches
                 for item in limit.plan(in_play_order(missing(specs))):
                     yield None if item is None else job(*item)
 
-            limit.start_round(specs)
-            play_jobs(runner, jobs(specs), on_done, stop, on_fault, journal.sync)
+            # where no result changes the plan, every round in one stream
+            play_jobs(runner, jobs(later(specs) if course.ahead() else specs), on_done, stop,
+                      on_fault, journal.sync)
             if not course.complete():
                 break
     except BaseException:
@@ -530,7 +547,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     finally:
         journal.close()
         rounds_log.close()
-    if course.stopped is None:
+    if course.stopped is None or not course.complete():  # matches planned still to play
         refresher.finish()
         return Outcome(total, done, played, None)
     standings = course.standings()
