@@ -1,12 +1,24 @@
 """A classic-BPF seccomp filter, generated in pure Python, for bubblewrap's ``--seccomp FD``.
 
 The filter answers ``EPERM`` (never kills) for calls that open side channels between
-sandboxes (file locks, leases, inotify; evicting, inspecting or prefetching the page cache:
-``fadvise64``, ``mincore``, ``readahead``, ``cachestat``, evicting ``madvise`` advice,
-``RWF_NOWAIT`` reads) and for calls no game bot needs (ptrace, mount,
-namespaces, keyrings, bpf, io_uring, kernel modules...). ``clone3`` answers ``ENOSYS`` so
-that glibc falls back to ``clone``, whose flags the filter can inspect. A call made with a
-foreign audit architecture (e.g. i386 ``int 0x80`` on x86_64) answers ``EPERM`` too.
+sandboxes (file locks, leases, inotify; the page cache, see below) and for calls no game bot
+needs (ptrace, mount, namespaces, keyrings, bpf, io_uring, kernel modules...). ``clone3``
+answers ``ENOSYS`` so that glibc falls back to ``clone``, whose flags the filter can inspect.
+A call made with a foreign audit architecture (e.g. i386 ``int 0x80`` on x86_64) answers
+``EPERM`` too.
+
+The page cache of a file two bots can read is memory they share: a bot *marks* a page by
+bringing it into the cache, a later bot *tests* the mark. Refused: every way to *evict* a
+page (``fadvise64``, all of it; ``process_madvise``; ``madvise`` with ``PAGEOUT``, ``COLD``
+or ``REMOVE``), so that a mark cannot be cleared and written again, and every way to *ask*
+exactly whether a page is cached (``mincore``, ``cachestat``, ``preadv2``/``pwritev2`` with
+``RWF_NOWAIT``). ``readahead`` is refused too, though it only prefetches: no game bot needs
+it. Prefetching through ``madvise`` is *allowed* (``WILLNEED``, ``POPULATE_READ``,
+``POPULATE_WRITE``, ``COLLAPSE``: see :data:`MADV_OK`): it brings in only pages the bot may
+read, which a plain read (or a touch of a mapped page) does as well, and no filter can refuse
+reads. It makes no mark a read cannot make, and the time it takes tells no more than the time
+of a read (itself the way to test a mark). That channel remains, written once a page and
+destroyed by reading it (``docs/security.md``, "What remains").
 """
 
 from __future__ import annotations
@@ -32,7 +44,9 @@ DENIED = (
     "setdomainname", "kcmp", "move_pages", "migrate_pages", "lookup_dcookie", "uselib",
     "iopl", "ioperm",
     # the page cache as memory (a bot marks pages of a file, a later bot reads the marks):
-    # evicting, inspecting and prefetching it; madvise is refused only for evicting advice
+    # evicting (fadvise64's DONTNEED, process_madvise) and asking (mincore, cachestat); and
+    # readahead, which only prefetches (as a read does) but no game bot needs. madvise is
+    # judged by its advice (MADV_OK), preadv2/pwritev2 by their flags (RWF_NOWAIT)
     "fadvise64", "mincore", "readahead", "cachestat", "process_madvise",
 )
 
@@ -81,10 +95,14 @@ SYSCALLS: dict[str, dict[str, int]] = {
 # leases and directory notification.
 F_LOCK_CMDS = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
 MADV_OK = (0, 1, 2, 3, 4, 8, 10, 11, 14, 15, 16, 17, 18, 19, 22, 23, 25)
-"""madvise advice allowed: what allocators, runtimes and JITs use (``DONTNEED`` and ``FREE``
-drop a process's own pages, never the page cache). Refused: ``REMOVE``, ``COLD``, ``PAGEOUT``,
-``DONTNEED_LOCKED`` (evict), ``MERGEABLE``/``UNMERGEABLE`` (KSM: a timing channel),
-``HWPOISON``, ``SOFT_OFFLINE`` and anything newer."""
+"""madvise advice allowed: what allocators, runtimes and JITs use. ``DONTNEED`` and ``FREE``
+drop a process's own pages (its mappings), never the page cache. ``WILLNEED`` (3),
+``POPULATE_READ`` (22), ``POPULATE_WRITE`` (23) and ``COLLAPSE`` (25) bring pages in: of a
+file mapping, into the page cache, which prefetches, harmlessly (no more than reading those
+pages does: the module's docstring). Refused: ``REMOVE`` (frees a file's or shared memory's
+pages), ``COLD`` and ``PAGEOUT`` (age or evict pages: would clear a mark),
+``DONTNEED_LOCKED``, ``MERGEABLE``/``UNMERGEABLE`` (KSM: a timing channel), ``HWPOISON``,
+``SOFT_OFFLINE``, the numbers no advice has (5 to 7) and anything newer (26 up)."""
 RWF_NOWAIT = 0x8
 """``preadv2``/``pwritev2`` flag that fails instead of waiting: it tells whether a page is
 cached, exactly; refused."""

@@ -92,7 +92,9 @@ def result_line(record: RecordDict) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Done:
     """What a finished match hands back: its :func:`result_line`, and its record only when it
-    was not written where the match ran, or when it costs nothing to keep (the same process)."""
+    was written nowhere (a job without :attr:`MatchJob.record_path`), so that it is not lost.
+    A job of a tournament always has a record path: its record is on disk, never held in
+    memory once written (a long tournament's memory does not grow with its records)."""
 
     line: dict[str, Any]
     record: RecordDict | None = None
@@ -141,20 +143,19 @@ class MatchJob:
                           observer=observer, stop=stop, bot_id=self.spec.bot_id,
                           fallback_key=self.spec.secret)
 
-    def run(self, stop: CancelSignal | None = None, observer: Observer | None = None, *,
-            keep: bool = False) -> Done:
+    def run(self, stop: CancelSignal | None = None, observer: Observer | None = None) -> Done:
         """Plays the match (:meth:`play`) and :meth:`finish` es it."""
-        return self.finish(self.play(stop, observer), keep=keep)
+        return self.finish(self.play(stop, observer))
 
-    def finish(self, record: RecordDict, *, keep: bool = False) -> Done:
+    def finish(self, record: RecordDict) -> Done:
         """Writes ``record`` to :attr:`record_path` (atomically, synced) when set, and returns
-        what goes back to the coordinator: the result line, and the record unless it was
-        written (or ``keep``)."""
+        what goes back to the coordinator: the result line, and the record only if it was not
+        written."""
         line = result_line(record)
         if self.snapshots is not None:
             record["snapshots"] = list(self.snapshots)
             line["snapshots"] = list(self.snapshots)
-        if self.record_path is not None:
-            write_record(record, self.record_path)
-        back = keep or self.record_path is None
-        return Done(line, record if back else None)
+        if self.record_path is None:
+            return Done(line, record)
+        write_record(record, self.record_path)
+        return Done(line)

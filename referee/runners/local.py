@@ -48,7 +48,7 @@ class RunnerError(RuntimeError):
 
 @dataclass(frozen=True)
 class Finished:
-    """A match ended: its result line, and its record when that came back (see
+    """A match ended: its result line (its record is where the job wrote it; see
     :class:`~referee.match.job.Done`)."""
 
     job: MatchJob
@@ -267,7 +267,7 @@ class ThreadRunner(_PoolRunner):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match")
         relay = _Relay(job.spec.id, self._fault)
-        self._track(job, self._executor.submit(job.run, self._stop, relay, keep=True))
+        self._track(job, self._executor.submit(job.run, self._stop, relay))
 
 
 # -- worker processes --------------------------------------------------------------------------
@@ -301,7 +301,7 @@ def _init_worker(stop: SharedFlag, umask: int, coordinator: int) -> None:
     global _worker_stop
     os.umask(umask)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by its parent
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since its start
     _die_with_parent()
     _die_with(coordinator)
     _worker_stop = stop
@@ -349,8 +349,9 @@ def _alive(pid: int) -> bool:
 
 @contextlib.contextmanager
 def _sigint_blocked() -> Iterator[None]:
-    """Holds Ctrl-C back in this thread while inside (a worker process started meanwhile
-    inherits the blocked signal until its initializer ignores it); delivered on the way out."""
+    """Holds Ctrl-C back in this thread while inside (a process started meanwhile, a fork
+    server included, inherits the blocked signal: see :meth:`ProcessRunner._start`); delivered
+    on the way out."""
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
@@ -359,8 +360,10 @@ def _sigint_blocked() -> Iterator[None]:
 
 
 def _die_with_parent() -> None:
-    """On Linux, asks for SIGKILL when the parent (the coordinator) is gone: a coordinator
-    killed outright leaves no worker playing on (the bots then read the end of their input)."""
+    """On Linux, asks for SIGKILL when the parent is gone: a ``spawn`` ed worker's parent is
+    the coordinator, killed outright it leaves no worker playing on (the bots then read the
+    end of their input); a fork server's worker watches the coordinator itself
+    (:func:`_die_with`)."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -425,7 +428,17 @@ class ProcessRunner(_PoolRunner):
                 pool = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
                                            initializer=_init_worker,
                                            initargs=(self._stop, current_umask(), os.getpid()))
-                with _sigint_blocked():  # a worker started here ignores Ctrl-C from its start
+                # Every process of the pool starts here, Ctrl-C held back (:func:`_sigint_blocked`).
+                # A ``spawn`` ed worker inherits the blocked signal through its exec. A fork
+                # server's worker is forked by the server, not by this thread, and gets the
+                # server's mask: the server itself starts here on the first pool (it is shared
+                # by every later pool of this process, and restarted here if it died), so it
+                # runs with Ctrl-C blocked and every worker it forks is born with it blocked. A
+                # Ctrl-C then waits, pending, until :func:`_init_worker` ignores it; without
+                # this, one that comes between a worker's fork and its initializer (the server
+                # gives it Python's handler back) ends the worker with a KeyboardInterrupt: the
+                # pool is broken.
+                with _sigint_blocked():
                     for _ in range(self.concurrency):  # one process each, all at once
                         pool.submit(_ready)
                 self._executor = pool
@@ -448,9 +461,8 @@ class ProcessRunner(_PoolRunner):
         """See :meth:`Runner.submit`."""
         pool = self._start()
         future: Future[Done]
-        try:
-            with _sigint_blocked():  # a worker started here ignores Ctrl-C from its first step
-                future = pool.submit(_play_in_worker, job)
+        try:  # no process starts here: :meth:`_start` started them all
+            future = pool.submit(_play_in_worker, job)
         except BrokenProcessPool:
             future = Future()
             future.set_exception(BrokenProcessPool("broken"))
