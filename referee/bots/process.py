@@ -33,7 +33,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -269,6 +269,16 @@ class ThreadSpawner:
     def run(self, popen: PopenCall) -> subprocess.Popen[bytes]:
         """Call ``popen`` on the spawner thread."""
         return self._pool.submit(popen).result()
+
+    def pin(self, cpus: Collection[int]) -> set[int]:
+        """Bots forked from now on may run on ``cpus`` only (they inherit the spawner thread's
+        CPU affinity); returns the set they were allowed before."""
+        def move() -> set[int]:
+            before = os.sched_getaffinity(0)  # 0: this thread
+            os.sched_setaffinity(0, cpus)
+            return before
+
+        return self._pool.submit(move).result()
 
     def close(self) -> None:
         """Stop the thread; sandboxed bots it forked are killed with it."""

@@ -359,6 +359,10 @@ def error_lines(e: Exception) -> str:
               help="Output folder (default: the file's output, else results/<name>).")
 @click.option("-j", "--concurrency", type=click.IntRange(min=1),
               help="Matches played at once (default: the file's, else 1).")
+@click.option("--affinity/--no-affinity", default=None,
+              help="Run each match's referee and bots on one CPU (the k-th worker on the k-th "
+                   "CPU): cheaper matches, but a bot computing while not on move slows its "
+                   "opponents (default: the file's affinity, else off).")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Play every match as a task on the workers of this Dask scheduler "
                    "(tcp://host:8786; needs ct-referee[distributed]); this process writes "
@@ -382,8 +386,8 @@ def error_lines(e: Exception) -> str:
                    "points per hand for ties); overrides the file's stop.")
 @click.option("--max-matches", type=int, help="At most this many matches (overrides the file's).")
 def tournament(config: Path, output: Path | None, concurrency: int | None,
-               scheduler: str | None, scheduler_file: Path | None, spread: bool,
-               fresh: bool, secret_file: Path | None,
+               affinity: bool | None, scheduler: str | None, scheduler_file: Path | None,
+               spread: bool, fresh: bool, secret_file: Path | None,
                rounds: int | None, seed: str | None, stop_at: str | None,
                max_matches: int | None) -> None:
     """Run the tournament described by CONFIG (YAML), or resume it where it stopped.
@@ -403,6 +407,8 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         resume += ["--output", str(output)]
     if concurrency is not None:
         resume += ["--concurrency", str(concurrency)]
+    if affinity is not None:
+        resume += ["--affinity" if affinity else "--no-affinity"]
     if scheduler is not None:
         resume += ["--scheduler", scheduler]
     if scheduler_file is not None:
@@ -416,6 +422,8 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         if value is not None:
             resume += [flag, str(value)]
             overrides[key] = value
+    if affinity is not None:
+        overrides["affinity"] = affinity
     console = Console(highlight=False, emoji=False)
     err = Console(stderr=True, highlight=False, emoji=False)
     try:
@@ -447,6 +455,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         err.print(Text("error: --scheduler and --scheduler-file: give one"), soft_wrap=True)
         sys.exit(2)
     if scheduler is not None or scheduler_file is not None:
+        if cfg.affinity:
+            err.print(Text("warning: affinity: has no effect on a cluster (its workers place "
+                           "their own processes)"), soft_wrap=True)
         try:
             # a tournament's auto requires a sandbox: a worker without one refuses
             runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=reporter.warn,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import multiprocessing
 import os
 import queue
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.bots.bot import CancelSignal
+from referee.bots.process import default_spawner
 from referee.match.play import MatchAborted, Observer
 from referee.records.record import FaultDict, current_umask
 
@@ -252,22 +254,61 @@ class _PoolRunner(Runner):
         self.close()
 
 
+def allowed_cpus() -> list[int]:
+    """The CPUs this thread may run on (its affinity: the machine's, or a container's share)."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def _pinned(base: str, cpus: list[int] | None, count: int) -> str:
+    """A runner's :attr:`~Runner.isolation`, saying where its matches are pinned."""
+    if cpus is None:
+        return base
+    used = sorted({cpus[k % len(cpus)] for k in range(count)})
+    return f"{base}; each match on one CPU (affinity: {', '.join(map(str, used))})"
+
+
 class ThreadRunner(_PoolRunner):
     """Plays ``concurrency`` matches at once in threads of this process: the referee mostly
     waits on the bots' pipes (the bots are processes), but every match's referee loop shares
     this process's interpreter (the GIL), so a second thread adds little. Faults are reported
-    as they happen."""
+    as they happen.
 
-    def __init__(self, concurrency: int = 1) -> None:
+    ``affinity`` (concurrency 1 only: every thread's bots are forked by one spawner thread):
+    the match's thread and its bots run on one CPU, the last this process may use, as
+    :class:`ProcessRunner` pins each worker; given back when the runner closes."""
+
+    def __init__(self, concurrency: int = 1, *, affinity: bool = False) -> None:
+        if affinity and concurrency > 1:
+            raise ValueError("a ThreadRunner pins its matches at concurrency 1 only")
         self._stop = threading.Event()
         super().__init__(concurrency, self._stop)
+        self._cpu = allowed_cpus()[-1] if affinity else None
+        self._unpin: set[int] | None = None
+
+    @property
+    def isolation(self) -> str:
+        """See :attr:`Runner.isolation`."""
+        cpus = None if self._cpu is None else [self._cpu]
+        return _pinned(super().isolation, cpus, 1)
 
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match")
+            pin = None
+            if self._cpu is not None:
+                self._unpin = default_spawner().pin({self._cpu})
+                pin = functools.partial(os.sched_setaffinity, 0, {self._cpu})
+            self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match",
+                                                initializer=pin)
         relay = _Relay(job.spec.id, self._fault)
         self._track(job, self._executor.submit(job.run, self._stop, relay))
+
+    def close(self) -> None:
+        """See :meth:`Runner.close`: the bots forked later may use every CPU again."""
+        super().close()
+        if self._unpin is not None:
+            default_spawner().pin(self._unpin)
+            self._unpin = None
 
 
 # -- worker processes --------------------------------------------------------------------------
@@ -293,15 +334,25 @@ class SharedFlag:
 _worker_stop: SharedFlag | None = None
 
 
-def _init_worker(stop: SharedFlag, umask: int, coordinator: int) -> None:
+def _init_worker(stop: SharedFlag, umask: int, coordinator: int,
+                 cpus: list[int] | None = None, counter: Any = None) -> None:
     """Runs first in each worker process: Ctrl-C (sent to the whole foreground process group)
     is the coordinator's to handle; the worker learns of it through ``stop``. The files it
     makes get the coordinator's umask when its pool was made (a fork server, started once, may
-    hold an older one). It ends with the ``coordinator`` process."""
+    hold an older one). It ends with the ``coordinator`` process. With ``cpus`` (affinity),
+    the k-th worker to start (``counter``, shared) and every bot it forks run on
+    ``cpus[k % len(cpus)]`` only."""
     global _worker_stop
     os.umask(umask)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since its start
+    if cpus and counter is not None:  # before any thread: each inherits it
+        with counter.get_lock():
+            k = counter.value
+            counter.value += 1
+        cpu = {cpus[k % len(cpus)]}
+        os.sched_setaffinity(0, cpu)
+        default_spawner().pin(cpu)  # the thread that forks the bots
     _die_with_parent()
     _die_with(coordinator)
     _worker_stop = stop
@@ -403,7 +454,8 @@ class ProcessRunner(_PoolRunner):
 
     faults_in_result = True
 
-    def __init__(self, concurrency: int = 2, *, start_method: str | None = None) -> None:
+    def __init__(self, concurrency: int = 2, *, start_method: str | None = None,
+                 affinity: bool = False) -> None:
         method = start_method or default_start_method()
         self._context = multiprocessing.get_context(method)
         if method == "forkserver":
@@ -412,6 +464,12 @@ class ProcessRunner(_PoolRunner):
         super().__init__(concurrency, self._stop)
         self._starting = threading.Lock()
         self._starter: threading.Thread | None = None
+        self._cpus = allowed_cpus() if affinity else None
+
+    @property
+    def isolation(self) -> str:
+        """See :attr:`Runner.isolation`."""
+        return _pinned(super().isolation, self._cpus, self.concurrency)
 
     def start(self) -> None:
         """See :meth:`Runner.start`: every worker process starts now, from a thread of its
@@ -427,7 +485,8 @@ class ProcessRunner(_PoolRunner):
             if self._executor is None:
                 pool = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
                                            initializer=_init_worker,
-                                           initargs=(self._stop, current_umask(), os.getpid()))
+                                           initargs=(self._stop, current_umask(), os.getpid(),
+                                                     self._cpus, self._context.Value("i", 0)))
                 # Every process of the pool starts here, Ctrl-C held back (:func:`_sigint_blocked`).
                 # A ``spawn`` ed worker inherits the blocked signal through its exec. A fork
                 # server's worker is forked by the server, not by this thread, and gets the
@@ -469,8 +528,10 @@ class ProcessRunner(_PoolRunner):
         self._track(job, future)
 
 
-def local_runner(concurrency: int) -> ThreadRunner | ProcessRunner:
+def local_runner(concurrency: int, *, affinity: bool = False) -> ThreadRunner | ProcessRunner:
     """The runner for ``concurrency`` matches at once on this machine: this process for one,
-    worker processes for more."""
-    return ThreadRunner(1) if concurrency <= 1 else ProcessRunner(concurrency)
+    worker processes for more; ``affinity``: each match's referee and bots on one CPU."""
+    if concurrency <= 1:
+        return ThreadRunner(1, affinity=affinity)
+    return ProcessRunner(concurrency, affinity=affinity)
 

@@ -45,8 +45,8 @@ from referee.tournament.stopping import Stop
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 
 KEYS = ("name", "entrants", "variant", "players", "target", "format", "candidates", "rounds",
-        "max_matches", "stop", "seatings", "seed", "concurrency", "limits", "sandbox", "output",
-        "rating", "preflight", "max_faults", "shared", "snapshot_mb", "bot_uids")
+        "max_matches", "stop", "seatings", "seed", "concurrency", "affinity", "limits", "sandbox",
+        "output", "rating", "preflight", "max_faults", "shared", "snapshot_mb", "bot_uids")
 BOT_UIDS = ("own", "shared")
 """``bot_uids``: each bot a uid of its own (a root referee), or, accepted on purpose, the
 organiser's one uid for every bot (a referee that is not root)."""
@@ -119,6 +119,9 @@ class Config:
     seatings: str = "all"
     seed: int | str = 1
     concurrency: int = 1
+    affinity: bool = False
+    """Each match's referee and bots on one CPU (the k-th worker on the k-th CPU): cheaper
+    matches, but bots that compute while not on move take their opponents' CPU."""
     limits: Limits = field(default_factory=Limits)
     sandbox: SandboxMode = SandboxMode.AUTO
     """As configured: read, not probed (the run works out what it means here)."""
@@ -189,7 +192,8 @@ class Config:
 
     def identity(self) -> dict[str, Any]:
         """What decides the matches and their results: two runs resume each other only if
-        this is equal (``output``, ``concurrency`` and ``rating`` may change)."""
+        this is equal (``output``, ``concurrency``, ``affinity`` and ``rating`` may
+        change)."""
         return {
             "name": self.name,
             "entrants": [{"name": e.name, "argv": list(e.argv), "workdir": str(e.workdir)}
@@ -222,7 +226,7 @@ class Config:
                           "workdir": str(e.workdir)} for e in self.entrants],
             "variant": self.variant.value, "players": self.players, "target": self.target,
             "format": self.format, "rounds": self.rounds, "seatings": self.seatings,
-            "seed": self.seed, "concurrency": self.concurrency,
+            "seed": self.seed, "concurrency": self.concurrency, "affinity": self.affinity,
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
             "sandbox": self.sandbox.value, "output": str(self.output),
             "rating": {k: getattr(self.rating, k) for k in RATING_KEYS},
@@ -241,7 +245,7 @@ def load_config(
     Paths in the file are relative to its folder; ``output`` (the ``--output`` option) and the
     default ``results/<name>`` are relative to the current directory. ``overrides`` replace
     top-level keys of the file (the command line's ``--rounds``, ``--seed``, ``--stop``,
-    ``--max-matches``) and are checked like them.
+    ``--max-matches``, ``--affinity``) and are checked like them.
 
     :raises ConfigError: naming the file, the key and what is wrong.
     """
@@ -407,6 +411,7 @@ class _Loader:
             max_matches=max_matches, stop=stop,
             seed=seed,
             concurrency=concurrency or integer(data, "concurrency", 1, 1),
+            affinity=self.attempt(lambda: self.flag(data, "affinity", False), False),
             limits=Limits(
                 startup_ms=integer(limits, "limits.startup_ms", default.startup_ms, 1),
                 move_ms=integer(limits, "limits.move_ms", default.move_ms, 1),
@@ -494,6 +499,12 @@ class _Loader:
         if value < lo or (hi is not None and value > hi):
             span = f"from {lo} to {hi}" if hi is not None else f"at least {lo}"
             self.fail(key, f"must be {span}, not {value}")
+        return value
+
+    def flag(self, data: dict[str, Any], key: str, default: bool) -> bool:
+        value = data.get(key, default)
+        if not isinstance(value, bool):
+            self.fail(key, f"expected true or false, got {_type_name(value)} {value!r}")
         return value
 
     def number(self, data: dict[str, Any], key: str, default: float) -> float:

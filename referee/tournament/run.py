@@ -312,7 +312,8 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     stop = stop or threading.Event()
     with contextlib.ExitStack() as stack:
         where = stack.enter_context(contextlib.closing(runner or
-                                                       local_runner(config.concurrency)))
+                                                       local_runner(config.concurrency,
+                                                                   affinity=config.affinity)))
         remote = where.remote  # bots spawned on other machines
         hidden: dict[str, tuple[Path, ...]] = {}
         if config.sandbox is not SandboxMode.NONE:  # auto or bwrap: never a silent fall-back

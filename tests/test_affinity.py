@@ -1,0 +1,123 @@
+"""``affinity``: each match's referee and bots on one CPU (the k-th worker on the k-th CPU),
+off by default. Real tournaments of real bot processes that write the CPUs they may run on
+(``Cpus_allowed_list`` of ``/proc/self/status``) to their stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import CLI, PY, ROOT
+from referee.bots.process import default_spawner
+from referee.runners.local import ThreadRunner, allowed_cpus
+from referee.tournament.config import ConfigError
+from referee.tournament.run import load_config, run
+
+SECRET = bytes(range(32))
+CPUS = allowed_cpus()
+
+
+def cpu_list(text: str) -> set[int]:
+    """``0-2,5`` as {0, 1, 2, 5}."""
+    out: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def write(tmp_path: Path, *, concurrency: int, affinity: str | None) -> Path:
+    bot = tmp_path / "where.sh"
+    bot.write_text(f"#!/bin/sh\ngrep Cpus_allowed_list /proc/self/status >&2\n"
+                   f"exec {PY} {ROOT}/bots/random_bot.py\n")
+    bot.chmod(bot.stat().st_mode | stat.S_IXUSR)
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+players: 2
+target: 30
+sandbox: none
+preflight: "off"
+concurrency: {concurrency}
+{f"affinity: {affinity}" if affinity is not None else ""}
+entrants:
+""" + "".join(f"  - {{name: b{i}, command: ./where.sh}}\n" for i in range(3)))
+    return path
+
+
+def allowed(out: Path) -> list[set[int]]:
+    """Every bot's allowed CPUs, from its stderr."""
+    found = []
+    for log in sorted((out / "logs").glob("*/*.stderr")):
+        line = log.read_text().splitlines()[0]
+        found.append(cpu_list(line.split(":", 1)[1].strip()))
+    return found
+
+
+@pytest.mark.process
+def test_worker_processes_and_their_bots_each_keep_to_one_cpu(tmp_path: Path) -> None:
+    if len(CPUS) < 2:
+        pytest.skip(f"this process may use one CPU only ({CPUS}): nothing to tell apart")
+    config = load_config(write(tmp_path, concurrency=2, affinity="true"),
+                         output=tmp_path / "out")
+    assert config.affinity
+    assert run(config, deal_secret=SECRET).finished
+    seen = allowed(tmp_path / "out")
+    assert len(seen) == 2 * 6  # 3 groups of 2, both seatings, 2 bots a match
+    assert all(len(s) == 1 for s in seen), seen
+    assert set().union(*seen) == set(CPUS[:2])  # two workers, two CPUs
+    resolved = (tmp_path / "out" / "tournament.yaml").read_text()
+    assert "affinity: true" in resolved
+
+    # resumed without it: the same tournament (affinity is not part of what it plays)
+    again = load_config(write(tmp_path, concurrency=2, affinity=None), output=tmp_path / "out")
+    assert not again.affinity
+    assert run(again).finished
+
+
+@pytest.mark.process
+def test_without_affinity_bots_may_use_every_cpu(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, concurrency=2, affinity=None), output=tmp_path / "out")
+    assert run(config, deal_secret=SECRET).finished
+    assert all(s == set(CPUS) for s in allowed(tmp_path / "out"))
+
+
+@pytest.mark.process
+def test_one_match_at_a_time_keeps_to_the_last_cpu_and_gives_the_rest_back(
+        tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, concurrency=1, affinity="true"),
+                         output=tmp_path / "out")
+    runner = ThreadRunner(1, affinity=True)
+    assert f"affinity: {CPUS[-1]}" in runner.isolation
+    assert run(config, deal_secret=SECRET, runner=runner).finished
+    assert allowed(tmp_path / "out") and \
+        all(s == {CPUS[-1]} for s in allowed(tmp_path / "out"))
+    # closed: a bot forked by this process from now on may use every CPU again
+    probe = default_spawner().run(lambda: subprocess.Popen(
+        ["grep", "Cpus_allowed_list", "/proc/self/status"], stdout=subprocess.PIPE))
+    text = probe.communicate()[0].decode()
+    assert cpu_list(text.split(":", 1)[1].strip()) == set(CPUS)
+
+
+def test_affinity_is_true_or_false(tmp_path: Path) -> None:
+    path = write(tmp_path, concurrency=1, affinity="2")
+    with pytest.raises(ConfigError, match=r"affinity: expected true or false, got .*2"):
+        load_config(path)
+    with pytest.raises(ValueError, match="concurrency 1 only"):
+        ThreadRunner(2, affinity=True)
+
+
+@pytest.mark.process
+def test_the_command_line_turns_it_on_and_says_so(tmp_path: Path) -> None:
+    path = write(tmp_path, concurrency=1, affinity=None)
+    proc = subprocess.run([CLI, "tournament", str(path), "-o",
+                           str(tmp_path / "out"), "--affinity"], capture_output=True, text=True,
+                          env=os.environ | {"COLUMNS": "200"}, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "each match on one CPU" in proc.stdout
+    doc = json.loads((tmp_path / "out" / "standings.json").read_text())
+    assert len(doc["standings"]) == 3
