@@ -77,13 +77,19 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+AFFINITY: dict[str, bool | str] = {"on": True, "off": False, "auto": "auto"}
+"""``--affinity``: what the configuration's ``affinity`` is given."""
+
+
 def throughput(concurrency: int, *, entrants: int, target: int, think: float = 0,
-               bots: str = "python") -> float:
+               bots: str = "python", affinity: str | None = None) -> float:
     """Matches per second of a whole tournament at ``concurrency``."""
     with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp:
         path = write_config(Path(tmp), entrants=entrants, players=3, target=target, rounds=1,
                             think=think, bots=bots)
-        config = load_config(path, output=Path(tmp) / "out", concurrency=concurrency)
+        overrides = {} if affinity is None else {"affinity": AFFINITY[affinity]}
+        config = load_config(path, output=Path(tmp) / "out", concurrency=concurrency,
+                             overrides=overrides)
         load = os.getloadavg()[0]
         cpu0 = tree_seconds()
         start = time.perf_counter()
@@ -93,7 +99,9 @@ def throughput(concurrency: int, *, entrants: int, target: int, think: float = 0
     assert outcome.finished
     rate = outcome.total / elapsed
     kids = "bots" if concurrency == 1 else "worker processes and bots"
-    print(f"concurrency {concurrency} ({bots} bots): {outcome.total} matches in {elapsed:.1f} s, "
+    pinned = {None: "", "auto": ", affinity auto", "on": ", affinity", "off": ", no affinity"}
+    print(f"concurrency {concurrency} ({bots} bots{pinned[affinity]}): {outcome.total} matches "
+          f"in {elapsed:.1f} s, "
           f"{rate:.2f} matches/s, {1000 * concurrency / rate:.0f} ms a match; CPU "
           f"{cpu[0]:.1f} s this process + {cpu[1]:.1f} s {kids} = "
           f"{(cpu[0] + cpu[1]) / elapsed:.2f} cores busy (load average {load:.1f})", flush=True)
@@ -137,6 +145,8 @@ def main() -> None:
     parser.add_argument("--target", type=int, default=1000, help="throughput: match target")
     parser.add_argument("--think", type=float, default=0, help="throughput: ms a move")
     parser.add_argument("--concurrency", type=int, default=2, help="throughput: against 1")
+    parser.add_argument("--affinity", choices=sorted(AFFINITY),
+                        help="throughput: the tournament's affinity (default: its default)")
     parser.add_argument("--bots", default="python",
                         help="throughput: python (bench/instant_bot.py), c (bots/starter.c), "
                              "or both: python,c")
@@ -153,9 +163,9 @@ def main() -> None:
         if bots not in ("python", "c"):
             sys.exit(f"error: --bots: {bots!r} is neither python nor c")
         a = throughput(1, entrants=args.entrants, target=args.target, think=args.think,
-                       bots=bots)
+                       bots=bots, affinity=args.affinity)
         b = throughput(n, entrants=args.entrants, target=args.target, think=args.think,
-                       bots=bots)
+                       bots=bots, affinity=args.affinity)
         print(f"throughput ({bots} bots): {a:.2f} matches/s at concurrency 1, {b:.2f} at "
               f"concurrency {n} ({b / a:.2f} x)", flush=True)
 

@@ -1,5 +1,5 @@
-"""``affinity``: each match's referee and bots on one CPU (the k-th worker on the k-th CPU),
-off by default. Real tournaments of real bot processes that write the CPUs they may run on
+"""``affinity``: each match's referee and bots on one CPU (the k-th worker on the k-th CPU);
+``auto`` (the default): where the matches take every CPU. Real tournaments of real bot processes that write the CPUs they may run on
 (``Cpus_allowed_list`` of ``/proc/self/status``) to their stderr."""
 
 from __future__ import annotations
@@ -74,16 +74,35 @@ def test_worker_processes_and_their_bots_each_keep_to_one_cpu(tmp_path: Path) ->
     assert "affinity: true" in resolved
 
     # resumed without it: the same tournament (affinity is not part of what it plays)
-    again = load_config(write(tmp_path, concurrency=2, affinity=None), output=tmp_path / "out")
-    assert not again.affinity
+    again = load_config(write(tmp_path, concurrency=2, affinity="false"),
+                        output=tmp_path / "out")
+    assert again.affinity is False
     assert run(again).finished
 
 
 @pytest.mark.process
 def test_without_affinity_bots_may_use_every_cpu(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, concurrency=2, affinity=None), output=tmp_path / "out")
+    config = load_config(write(tmp_path, concurrency=2, affinity="false"),
+                         output=tmp_path / "out")
     assert run(config, deal_secret=SECRET).finished
     assert all(s == set(CPUS) for s in allowed(tmp_path / "out"))
+
+
+@pytest.mark.process
+def test_auto_pins_only_where_the_matches_take_every_cpu(tmp_path: Path) -> None:
+    """``auto``: a CPU left spare stays usable by every bot; with none spare, each match keeps
+    to its own."""
+    every = load_config(write(tmp_path, concurrency=len(CPUS), affinity=None),
+                        output=tmp_path / "every")
+    assert every.affinity is None
+    assert run(every, deal_secret=SECRET).finished
+    assert all(len(s) == 1 for s in allowed(tmp_path / "every"))
+    if len(CPUS) < 2:
+        return  # concurrency 1 takes the one CPU there is
+    spare = load_config(write(tmp_path, concurrency=1, affinity="auto"),
+                        output=tmp_path / "spare")
+    assert run(spare, deal_secret=SECRET).finished
+    assert all(s == set(CPUS) for s in allowed(tmp_path / "spare"))
 
 
 @pytest.mark.process
@@ -105,7 +124,7 @@ def test_one_match_at_a_time_keeps_to_the_last_cpu_and_gives_the_rest_back(
 
 def test_affinity_is_true_or_false(tmp_path: Path) -> None:
     path = write(tmp_path, concurrency=1, affinity="2")
-    with pytest.raises(ConfigError, match=r"affinity: expected true or false, got .*2"):
+    with pytest.raises(ConfigError, match=r"affinity: expected auto, true or false, got .*2"):
         load_config(path)
     with pytest.raises(ValueError, match="concurrency 1 only"):
         ThreadRunner(2, affinity=True)
@@ -113,7 +132,7 @@ def test_affinity_is_true_or_false(tmp_path: Path) -> None:
 
 @pytest.mark.process
 def test_the_command_line_turns_it_on_and_says_so(tmp_path: Path) -> None:
-    path = write(tmp_path, concurrency=1, affinity=None)
+    path = write(tmp_path, concurrency=1, affinity="false")
     proc = subprocess.run([CLI, "tournament", str(path), "-o",
                            str(tmp_path / "out"), "--affinity"], capture_output=True, text=True,
                           env=os.environ | {"COLUMNS": "200"}, timeout=300)

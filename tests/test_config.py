@@ -44,6 +44,7 @@ def test_defaults_are_filled_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert (config.variant, config.format, config.seatings) == (
         Variant.CLASSIC, "round-robin", "all")
     assert (config.seed, config.concurrency, config.sandbox) == (1, 1, "auto")
+    assert config.affinity is None  # auto
     assert config.limits == Limits()
     assert config.rating == RatingConfig(draw_probability=0.02)
     assert config.output == tmp_path / "results" / "t"
@@ -51,8 +52,8 @@ def test_defaults_are_filled_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert config.entrants[1].argv == (PY, f"{EXAMPLES}/greedy_bot.py")
     resolved = config.resolved()
     assert set(resolved) == {"name", "entrants", "variant", "players", "target", "format",
-                             "rounds", "seatings", "seed", "concurrency", "limits", "sandbox",
-                             "output", "rating", "preflight", "max_faults", "shared",
+                             "rounds", "seatings", "seed", "concurrency", "affinity", "limits",
+                             "sandbox", "output", "rating", "preflight", "max_faults", "shared",
                              "snapshot_mb", "bot_uids"}
     assert (config.preflight, config.max_faults) == ("leave-out", 0)
     assert "max_faults" not in config.identity()  # folders of earlier versions resume

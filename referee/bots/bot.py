@@ -206,7 +206,15 @@ class Bot:
             self.name = protocol.parse_ready(line)[:74].strip()
         except protocol.GarbledError as err:
             raise BotStartupError(str(err), code=Reason.NOT_READY, quoted=quote(line)) from None
+        self._on_move(False)
         return self.name
+
+    def _on_move(self, moving: bool) -> None:
+        """Whether the bot is on move, for its CPU weight (see
+        :meth:`referee.bots.cgroups.Cgroup.on_move`; a bot without a cpu cgroup: nothing)."""
+        cgroup = self.process.cgroup if self.process is not None else None
+        if cgroup is not None:
+            cgroup.on_move(moving)
 
     def _wait_ready(self, deadline: float, stop: CancelSignal | None) -> str:
         """The first line, waited for in slices of :data:`STOP_POLL_S` while ``stop`` is
@@ -326,6 +334,7 @@ class Bot:
                 self._check_memory(e)
                 raise
         data = line.encode("ascii", "replace") + b"\n"
+        self._on_move(True)
         t0 = time.monotonic()
         deadline = t0 + timeout_ms / 1000
         try:
@@ -339,6 +348,8 @@ class Bot:
             waited = (time.monotonic() - t0) * 1000
             raise BotTimeout(f"no answer within {timeout_ms:g} ms (waited {waited:.0f} ms)"
                              f"{e.detail}", code=e.code, quoted=e.quoted) from None
+        finally:
+            self._on_move(False)
         return Answer(answer, (time.monotonic() - t0) * 1000, self._budget(info))
 
     def drain(self, wait_ms: float, *, quit: bool = False) -> str:

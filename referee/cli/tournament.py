@@ -361,8 +361,8 @@ def error_lines(e: Exception) -> str:
               help="Matches played at once (default: the file's, else 1).")
 @click.option("--affinity/--no-affinity", default=None,
               help="Run each match's referee and bots on one CPU (the k-th worker on the k-th "
-                   "CPU): cheaper matches, but a bot computing while not on move slows its "
-                   "opponents (default: the file's affinity, else off).")
+                   "CPU), or not (default: the file's affinity, else auto: where the matches "
+                   "take every CPU).")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Play every match as a task on the workers of this Dask scheduler "
                    "(tcp://host:8786; needs ct-referee[distributed]); this process writes "
@@ -455,7 +455,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         err.print(Text("error: --scheduler and --scheduler-file: give one"), soft_wrap=True)
         sys.exit(2)
     if scheduler is not None or scheduler_file is not None:
-        if cfg.affinity:
+        if cfg.affinity is True:
             err.print(Text("warning: affinity: has no effect on a cluster (its workers place "
                            "their own processes)"), soft_wrap=True)
         try:

@@ -528,9 +528,13 @@ class ProcessRunner(_PoolRunner):
         self._track(job, future)
 
 
-def local_runner(concurrency: int, *, affinity: bool = False) -> ThreadRunner | ProcessRunner:
+def local_runner(concurrency: int, *,
+                 affinity: bool | None = None) -> ThreadRunner | ProcessRunner:
     """The runner for ``concurrency`` matches at once on this machine: this process for one,
-    worker processes for more; ``affinity``: each match's referee and bots on one CPU."""
+    worker processes for more; ``affinity``: each match's referee and bots on one CPU
+    (``None``: where the matches take every CPU this process may use, none left spare)."""
+    if affinity is None:
+        affinity = concurrency >= len(allowed_cpus())
     if concurrency <= 1:
         return ThreadRunner(1, affinity=affinity)
     return ProcessRunner(concurrency, affinity=affinity)

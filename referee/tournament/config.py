@@ -119,9 +119,10 @@ class Config:
     seatings: str = "all"
     seed: int | str = 1
     concurrency: int = 1
-    affinity: bool = False
+    affinity: bool | None = None
     """Each match's referee and bots on one CPU (the k-th worker on the k-th CPU): cheaper
-    matches, but bots that compute while not on move take their opponents' CPU."""
+    matches; ``None`` (``auto``): where the matches take every CPU (concurrency at least the
+    CPUs this process may use)."""
     limits: Limits = field(default_factory=Limits)
     sandbox: SandboxMode = SandboxMode.AUTO
     """As configured: read, not probed (the run works out what it means here)."""
@@ -226,7 +227,8 @@ class Config:
                           "workdir": str(e.workdir)} for e in self.entrants],
             "variant": self.variant.value, "players": self.players, "target": self.target,
             "format": self.format, "rounds": self.rounds, "seatings": self.seatings,
-            "seed": self.seed, "concurrency": self.concurrency, "affinity": self.affinity,
+            "seed": self.seed, "concurrency": self.concurrency,
+            "affinity": "auto" if self.affinity is None else self.affinity,
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
             "sandbox": self.sandbox.value, "output": str(self.output),
             "rating": {k: getattr(self.rating, k) for k in RATING_KEYS},
@@ -411,7 +413,7 @@ class _Loader:
             max_matches=max_matches, stop=stop,
             seed=seed,
             concurrency=concurrency or integer(data, "concurrency", 1, 1),
-            affinity=self.attempt(lambda: self.flag(data, "affinity", False), False),
+            affinity=self.attempt(lambda: self.affinity(data), None),
             limits=Limits(
                 startup_ms=integer(limits, "limits.startup_ms", default.startup_ms, 1),
                 move_ms=integer(limits, "limits.move_ms", default.move_ms, 1),
@@ -501,10 +503,13 @@ class _Loader:
             self.fail(key, f"must be {span}, not {value}")
         return value
 
-    def flag(self, data: dict[str, Any], key: str, default: bool) -> bool:
-        value = data.get(key, default)
+    def affinity(self, data: dict[str, Any]) -> bool | None:
+        value = data.get("affinity", "auto")
+        if value == "auto":
+            return None
         if not isinstance(value, bool):
-            self.fail(key, f"expected true or false, got {_type_name(value)} {value!r}")
+            self.fail("affinity", f"expected auto, true or false, got {_type_name(value)} "
+                                  f"{value!r}")
         return value
 
     def number(self, data: dict[str, Any], key: str, default: float) -> float:
