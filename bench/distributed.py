@@ -14,7 +14,8 @@ default) is played
 - at concurrency 2 (two worker processes: :class:`~referee.runners.local.ProcessRunner`,
   started with the tournament, forked from a fork server; and, for comparison, as before:
   each spawned as a new interpreter at the first match),
-- at concurrency 1 and 2 with ``affinity`` (each match's referee and bots on one CPU),
+- at concurrency 1 with ``affinity`` and 2 without (each match's referee and bots on one CPU
+  or not: by default, ``auto``, concurrency 2 on 2 cores has it and 1 has not),
 - on a two-worker ``LocalCluster`` (processes, one match each: :class:`ClusterRunner`;
   the cluster's start-up is not timed, as a standing cluster's would not be),
 
@@ -54,7 +55,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench.cpu import tree_seconds  # noqa: E402
 from referee.runners.cluster import ClusterRunner  # noqa: E402
-from referee.runners.local import ProcessRunner, Runner, ThreadRunner  # noqa: E402
+from referee.runners.local import ProcessRunner, Runner, ThreadRunner, local_runner  # noqa: E402
 from referee.tournament.run import (  # noqa: E402
     SECRET,
     Config,
@@ -247,13 +248,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp, \
             contextlib.ExitStack() as stack:
         settings: dict[str, tuple[Callable[[], Runner], int]] = {
-            "concurrency 1 (this process)": (lambda: ThreadRunner(1), 1),
+            "concurrency 1 (this process, the default affinity)": (lambda: local_runner(1), 1),
             "concurrency 2 in threads (before)": (lambda: ThreadRunner(2), 2),
             "concurrency 2 (worker processes spawned at the first match: before)":
                 (lambda: SpawnedAtFirstMatch(2), 2),
-            "concurrency 2 (worker processes)": (lambda: ProcessRunner(2), 2),
+            "concurrency 2 (worker processes, the default affinity)": (
+                lambda: local_runner(2), 2),
             "concurrency 1 with affinity": (lambda: ThreadRunner(1, affinity=True), 1),
-            "concurrency 2 with affinity": (lambda: ProcessRunner(2, affinity=True), 2),
+            "concurrency 2 without affinity": (lambda: ProcessRunner(2, affinity=False), 2),
         }
         if not args.local:
             one, two = stack.enter_context(clusters())
@@ -266,7 +268,7 @@ def main() -> None:
         for _ in range(args.repeat):
             for label, (make, concurrency) in settings.items():
                 best[label] = max(best.get(label, 0.0), bench.rate(label, make, concurrency))
-        a, t, before, b, a1, b1 = list(best.values())[:6]
+        a, t, before, b, a1, b0 = list(best.values())[:6]
         if not args.local:
             c1, c = best["cluster of 1 worker"], best["cluster of 2 workers"]
             size = bench.record_bytes()
@@ -279,9 +281,10 @@ def main() -> None:
     print(f"threads at concurrency 2: {t:.2f} matches/s ({t / a:.2f} x)")
     print(f"worker processes spawned at the first match (before): {before:.2f} matches/s "
           f"({before / a:.2f} x)")
-    print(f"affinity (each match's referee and bots on one CPU): {a1:.2f} matches/s at "
-          f"concurrency 1 ({a1 / a:.2f} x without), {b1:.2f} at concurrency 2 ({b1 / b:.2f} x "
-          f"without; {b1 / a1:.2f} x concurrency 1 with affinity, {b1 / a:.2f} x without)")
+    print(f"affinity (each match's referee and bots on one CPU): concurrency 1 {a:.2f} "
+          f"matches/s without, {a1:.2f} with ({a1 / a:.2f} x); concurrency 2 {b0:.2f} without, "
+          f"{b:.2f} with ({b / b0:.2f} x); 2 against 1 both without {b0 / a:.2f} x, both with "
+          f"{b / a1:.2f} x")
     cluster = "" if args.local else f"; cluster of 2: {c:.2f} ({c / a:.2f} x)"
     print(f"scaling: {a:.2f} matches/s at concurrency 1, {b:.2f} at concurrency 2 "
           f"({b / a:.2f} x){cluster}; load average {os.getloadavg()[0]:.2f} at the end")
