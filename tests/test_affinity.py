@@ -1,6 +1,7 @@
 """``affinity``: each match's referee and bots on one CPU (the k-th worker on the k-th CPU);
-``auto`` (the default): where the matches take every CPU. Real tournaments of real bot processes that write the CPUs they may run on
-(``Cpus_allowed_list`` of ``/proc/self/status``) to their stderr."""
+``auto`` (the default): where the matches take every CPU. Real tournaments of real bot
+processes that write the CPUs they may run on (``Cpus_allowed_list`` of
+``/proc/self/status``) to their stderr."""
 
 from __future__ import annotations
 
