@@ -26,7 +26,7 @@ from distributed import Client, LocalCluster
 from referee.bots.process import bwrap_available
 from referee.records.record import read_record
 from referee.runners.cluster import ClusterError, ClusterRunner
-from referee.runners.local import ProcessRunner
+from referee.runners.local import ProcessRunner, allowed_cpus
 from referee.tournament.run import (
     SECRET,
     Outcome,
@@ -269,7 +269,9 @@ def test_faults_are_shown_from_worker_processes_and_cluster_workers(
                 f"(1 now)\n") in done.stdout
     else:
         assert "  sandbox:   none\n" in done.stdout
-        assert ("  running:   concurrency 2; the seatings of a set never at once\n"
+        # affinity auto: on where 2 matches take every CPU
+        pinned = ", each match on one CPU (affinity: " if len(allowed_cpus()) <= 2 else "\n"
+        assert ("  running:   concurrency 2; the seatings of a set never at once" + pinned
                 in done.stdout)
     table = json.loads((tmp_path / "out" / "standings.json").read_text())["standings"]
     assert [row["name"] for row in table] == ["greedy", "quitter"]

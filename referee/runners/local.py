@@ -264,7 +264,7 @@ def _pinned(base: str, cpus: list[int] | None, count: int) -> str:
     if cpus is None:
         return base
     used = sorted({cpus[k % len(cpus)] for k in range(count)})
-    return f"{base}; each match on one CPU (affinity: {', '.join(map(str, used))})"
+    return f"{base}, each match on one CPU (affinity: {', '.join(map(str, used))})"
 
 
 class ThreadRunner(_PoolRunner):
