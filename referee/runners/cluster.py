@@ -5,8 +5,11 @@ whose matches are tasks on the workers of a ``distributed`` scheduler (``dask sc
 Each match is one task, keyed by its match id (:func:`task_key`), needing one unit of the
 ``match`` resource (``dask worker ... --resources match=N``: a worker never plays more than N
 matches at once). The task (:func:`play_on_worker`) resolves the sandbox on the worker, plays
-the match with the job's limits, and returns the record with the bots' stderr: the
-coordinator alone writes records, logs, the journal and the standings. A worker that dies
+the match with the job's limits, and reports back (:class:`WorkerReport`): a worker that
+shares the output folder writes the record (under a name of its attempt, which the coordinator
+renames) and the logs there and sends the result line; one that does not sends the record with
+the bots' stderr, which the coordinator writes. The coordinator alone writes the journal and
+the standings. A worker that dies
 mid-match has its task played again on another (Dask reschedules it; the coordinator takes the
 first record of each match id), so execution is at least once and saving exactly once.
 
@@ -174,7 +177,7 @@ def play_on_worker(job: MatchJob) -> WorkerReport:
             done = here.run(_TaskSignal())
         except BotCommandError as err:
             raise BotCommandError(f"on worker {address}: {err}") from None
-        return WorkerReport(done.record, {}, sandbox, address, done.line, written)
+        return WorkerReport(None, {}, sandbox, address, done.line, written)
     with tempfile.TemporaryDirectory(prefix="ct-match-") as tmp:
         here = dataclasses.replace(job, sandbox=sandbox, logs_dir=Path(tmp))
         try:
@@ -498,7 +501,7 @@ class ClusterRunner(Runner):
             except OSError as err:
                 return Failed(job, ClusterError(f"match {job.spec.id}: cannot move the record "
                                                 f"its worker wrote: {_one_line(err)}"))
-            return Finished(job, Done(played.line, played.record))
+            return Finished(job, Done(played.line))
         assert played.record is not None
         return Finished(job, job.finish(played.record))
 
