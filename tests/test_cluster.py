@@ -444,3 +444,60 @@ def test_a_worker_that_shares_the_output_folder_writes_the_record_there(
     assert sorted(p.name for p in (tmp_path / "logs" / spec.id).iterdir()) == \
         ["0-greedy.stderr", "1-greedy.stderr"]
     assert apart.record is not None and apart.written is None and len(apart.logs) == 2
+
+
+def dask_worker(address: str, cwd: Path, *wrap: str) -> subprocess.Popen[str]:
+    """A ``dask worker`` process of one match (behind ``wrap``, a command prefix), in a process
+    group of its own (:func:`stop_group`)."""
+    return start([*wrap, DASK, "worker", address, "--nthreads", "1", "--resources", "match=1",
+                  "--no-dashboard", "--death-timeout", "10"], cwd, start_new_session=True)
+
+
+def stop_group(proc: subprocess.Popen[str]) -> None:
+    """Stops ``proc`` and what it started (bubblewrap passes no signal on)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")
+def test_a_worker_that_does_not_see_the_output_folder_sends_records_the_coordinator_writes(
+    reference: tuple[Path, str], tmp_path: Path,
+) -> None:
+    """A worker whose output folder is another (bubblewrap mounts an empty one over it for the
+    worker process and everything it starts: a machine without the shared file system) sends
+    back each record and the bots' stderr; the coordinator writes them."""
+    path, standings = reference
+    (tmp_path / "flags").mkdir()
+    (tmp_path / "flags" / "blocked").write_text("0\n")  # the blocker does not block
+    out = tmp_path / "out"
+    out.mkdir()
+    config = load_config(write_config(tmp_path, tmp_path / "flags"), output=out)
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as bare:
+        worker = dask_worker(bare.scheduler_address, tmp_path,
+                             "bwrap", "--dev-bind", "/", "/", "--tmpfs", str(out), "--")
+        try:
+            with Client(bare.scheduler_address) as client:
+                client.wait_for_workers(1, timeout=60)
+                runner = ClusterRunner(bare.scheduler_address, sandbox=config.sandbox)
+                outcome = run(config, runner=runner, deal_secret=secret_of(path))
+                # what the worker sees there: its own empty folder, no deal secret
+                assert list(client.run(os.listdir, str(out)).values()) == [[]]
+            runner.close()
+        finally:
+            stop_group(worker)
+    assert outcome.finished and outcome.played == MATCHES
+    assert (out / "standings.json").read_text() == standings
+    ids = journal_ids(out)
+    assert len(ids) == len(set(ids)) == MATCHES
+    assert sorted(p.name for p in (out / "games").iterdir()) == sorted(f"{i}.json" for i in ids)
+    for line in (out / "results.jsonl").read_text().splitlines():
+        result = json.loads(line)
+        assert read_record(out / "games" / f"{result['id']}.json")["totals"] == result["totals"]
+    assert all(sorted(p.name for p in (out / "logs" / i).iterdir()) for i in ids)
+    assert sorted(p.name for p in (out / "logs" / "r1-g001-s01").iterdir()) == \
+        ["0-random.stderr", "1-greedy.stderr", "2-blocker.stderr"]
