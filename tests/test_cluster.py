@@ -5,6 +5,7 @@ or goes away."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ need_extra("distributed", extra="distributed")
 from distributed import Client, LocalCluster
 
 from referee.bots.process import bwrap_available
+from referee.match.job import MatchJob
 from referee.records.record import read_record
 from referee.runners.cluster import ClusterError, ClusterRunner
 from referee.runners.local import ProcessRunner, allowed_cpus
@@ -501,3 +503,76 @@ def test_a_worker_that_does_not_see_the_output_folder_sends_records_the_coordina
     assert all(sorted(p.name for p in (out / "logs" / i).iterdir()) for i in ids)
     assert sorted(p.name for p in (out / "logs" / "r1-g001-s01").iterdir()) == \
         ["0-random.stderr", "1-greedy.stderr", "2-blocker.stderr"]
+
+
+VICTIM = "victim.txt"
+"""A file beside the output folder that a forged worker report names as its record."""
+
+
+def _forge_reports(how: str) -> None:
+    """Run on a worker: from now on it plays each match as usual (writing its record under the
+    attempt's name in the shared folder) but reports the record at ``VICTIM``, beside the
+    output folder (``how``: ``elsewhere``), or at an attempt's name beside the record that is
+    a symbolic link to ``VICTIM`` (``link``), as a compromised worker could."""
+    import referee.runners.cluster as cluster
+
+    honest = cluster.play_on_worker
+
+    def forged(job: MatchJob) -> cluster.WorkerReport:
+        report = honest(job)
+        assert job.record_path is not None and report.written is not None  # a shared folder
+        victim = job.record_path.parent.parent.parent / VICTIM
+        if how == "link":
+            link = report.written.with_name(f".{job.record_path.name}.forged.tmp")
+            link.symlink_to(victim)
+            victim = link
+        return dataclasses.replace(report, written=victim)
+
+    cluster.play_on_worker = forged  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("how", ["elsewhere", "link"])
+def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
+                                                               tmp_path: Path) -> None:
+    """The coordinator moves a record a worker reports only from the attempt's temporary name
+    beside the match's record. A worker that names another file (here the real worker's own
+    code is replaced by :func:`_forge_reports`: no honest worker sends such a report) stops the
+    tournament with one ``error:`` line naming the match and the path; the file stays where it
+    is, untouched, and nothing is saved for the match. The same for a symbolic link at an
+    attempt's name (moved, the match's record would be a link to anywhere)."""
+    (tmp_path / "flags").mkdir()
+    (tmp_path / "flags" / "blocked").write_text("0\n")  # the blocker does not block
+    config = write_config(tmp_path, tmp_path / "flags")
+    victim = tmp_path / VICTIM
+    victim.write_text("not a record\n")
+    out = tmp_path / "out"
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      resources={"match": 1}, dashboard_address=None) as lone, \
+            Client(lone.scheduler_address) as client:
+        client.run(_forge_reports, how)
+        done = subprocess.run([*CLI, "tournament", str(config), "-o", str(out), "--scheduler",
+                               lone.scheduler_address], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("error: match r1-g001-s0"), done.stderr
+    match = first.split()[2].rstrip(":")
+    if how == "elsewhere":
+        assert first == (f"error: match {match}: its worker reported a record at "
+                         f"{str(victim)!r}, not beside {match}.json"), done.stderr
+    else:
+        link = out / "games" / f".{match}.json.forged.tmp"
+        assert first == (f"error: match {match}: its worker reported a record at "
+                         f"{str(link)!r}, which is not a plain file"), done.stderr
+    assert victim.read_text() == "not a record\n"
+    assert not (out / "results.jsonl").exists() or \
+        not (out / "results.jsonl").read_text().strip()
+    assert not [p for p in (out / "games").iterdir() if not p.name.startswith(".")]
+    # resumed here, the attempts' files the coordinator refused are cleared, and it completes
+    again = subprocess.run([*CLI, "tournament", str(config), "-o", str(out)],
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.name for p in (out / "games").iterdir()) == \
+        sorted(f"{i}.json" for i in journal_ids(out))
+    assert victim.read_text() == "not a record\n"

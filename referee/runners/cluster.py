@@ -24,6 +24,7 @@ import functools
 import json
 import logging
 import os
+import stat
 import tempfile
 import time
 import uuid
@@ -476,6 +477,9 @@ class ClusterRunner(Runner):
         except Exception as err:
             return Failed(job, ClusterError(f"match {job.spec.id} failed on a Dask worker: "
                                             f"{type(err).__name__}: {_one_line(err)}"))
+        if not isinstance(played, WorkerReport):  # a worker's word is not to be trusted
+            return Failed(job, ClusterError(f"match {job.spec.id}: its worker sent back a "
+                                            f"{type(played).__name__}, not a report"))
         if job.logs_dir is not None and played.logs:
             job.logs_dir.mkdir(parents=True, exist_ok=True)
             for name, data in played.logs.items():
@@ -489,15 +493,19 @@ class ClusterRunner(Runner):
                       f"run without a sandbox")
         if played.written is not None and played.line is not None \
                 and job.record_path is not None:  # written (synced) on the shared folder
-            written = Path(played.written)
-            if written.parent != job.record_path.parent or not (
+            written = played.written
+            if not isinstance(written, Path) or written.parent != job.record_path.parent or not (
                     written.name.startswith(f".{job.record_path.name}.")
                     and written.name.endswith(".tmp")):  # a worker's word is not a path to move
                 return Failed(job, ClusterError(f"match {job.spec.id}: its worker reported a "
                                                 f"record at {str(written)!r}, not beside "
                                                 f"{job.record_path.name}"))
             try:
-                os.replace(played.written, job.record_path)
+                if not stat.S_ISREG(os.lstat(written).st_mode):  # a link to anywhere, say
+                    return Failed(job, ClusterError(f"match {job.spec.id}: its worker reported "
+                                                    f"a record at {str(written)!r}, which is "
+                                                    f"not a plain file"))
+                os.replace(written, job.record_path)
             except OSError as err:
                 return Failed(job, ClusterError(f"match {job.spec.id}: cannot move the record "
                                                 f"its worker wrote: {_one_line(err)}"))
