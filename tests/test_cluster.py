@@ -576,3 +576,98 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
     assert sorted(p.name for p in (out / "games").iterdir()) == \
         sorted(f"{i}.json" for i in journal_ids(out))
     assert victim.read_text() == "not a record\n"
+
+
+SET_BLOCKER = f"""\
+'''The blocker, but it blocks (once, across processes) only in the second match it plays on a
+worker (its parent): a duplicate set played as one task is then midway, its first seating
+finished. Run: python3 set_blocker.py FOLDER'''
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, {str(BOTS)!r})
+import legal
+from blocker import block_once
+
+
+def main() -> None:
+    folder = Path(sys.argv[1])
+    first = True
+    for line in sys.stdin:
+        if line.startswith("chinese-ten"):
+            legal.say("ready blocker\\n")
+        elif line.startswith(("go", "pick")):
+            if first:
+                first = False
+                try:
+                    os.close(os.open(folder / f"seen-{{os.getppid()}}",
+                                     os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                except FileExistsError:
+                    block_once(folder)
+            legal.say(legal.answer(line) + "\\n")
+        elif line.startswith("quit"):
+            return
+
+
+main()
+"""
+
+
+def _close_soon(dask_worker: object) -> None:
+    """Run on a worker: it closes (as ``dask worker`` does on SIGTERM), once this returns."""
+    dask_worker.loop.add_callback(dask_worker.close)  # type: ignore[attr-defined]
+
+
+def test_a_worker_closed_midway_through_a_whole_set_loses_no_match(
+    reference: tuple[Path, str], tmp_path: Path,
+) -> None:
+    """On one host a duplicate set is one task (``by_set``). The worker playing it is closed
+    while the set's second seating is played (its first one finished in the same task): every
+    match is saved once, the seatings the closing worker did not finish are played again on
+    the other worker, and the standings are those of a local run."""
+    path, standings = reference
+    flags = tmp_path / "flags"
+    config_path = write_config(tmp_path, flags)
+    (tmp_path / "bots" / "set_blocker.py").write_text(SET_BLOCKER)
+    config_path.write_text(config_path.read_text().replace(
+        f"{BOTS}/blocker.py", f"{tmp_path}/bots/set_blocker.py"))
+    config = load_config(config_path, output=tmp_path / "out")
+    ended: list[Outcome | BaseException] = []
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      resources={"match": 1}, dashboard_address=None) as pair, \
+            Client(pair.scheduler_address) as client:
+        runner = ClusterRunner(pair.scheduler_address, sandbox=config.sandbox)
+        assert runner.by_set  # both workers on 127.0.0.1
+        workers = {pid: address for address, pid in client.run(os.getpid).items()}
+
+        def play() -> None:
+            try:
+                ended.append(run(config, runner=runner, deal_secret=secret_of(path)))
+            except BaseException as err:
+                ended.append(err)
+
+        thread = threading.Thread(target=play)
+        thread.start()
+        try:
+            wait_for(flags / "blocked", "the blocker start to move", line=True)
+            closing = workers[int((flags / "blocked").read_text())]
+            client.run(_close_soon, workers=[closing])
+            deadline = time.monotonic() + 60
+            while client.scheduler_info()["workers"].get(closing, {}).get("status") \
+                    == "running":
+                assert time.monotonic() < deadline, "the worker never closed"
+                time.sleep(0.02)
+        finally:
+            (flags / "go").write_text("")  # its bot moves; the match then sees the worker close
+            thread.join(timeout=300)
+        runner.close()
+    assert not thread.is_alive()
+    (outcome,) = ended
+    assert isinstance(outcome, Outcome), outcome
+    assert outcome.finished and outcome.played == MATCHES
+    out = tmp_path / "out"
+    ids = journal_ids(out)
+    assert len(ids) == len(set(ids)) == MATCHES
+    assert (out / "standings.json").read_text() == standings
+    assert sorted(p.name for p in (out / "games").iterdir()) == sorted(f"{i}.json" for i in ids)

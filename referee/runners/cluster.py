@@ -306,6 +306,8 @@ class ClusterRunner(Runner):
         self._hosts: OrderedDict[tuple[int, int], set[str]] = OrderedDict()
         self._aborted: list[RunnerEvent] = []
         self._attempts: dict[str, int] = {}
+        self._moved_into: set[Path] = set()
+        """Folders a worker's record was moved into since the last :meth:`_sweep`."""
         try:
             self.client: Client = Client(address, timeout=timeout, set_as_default=False)
         except Exception as err:
@@ -453,7 +455,24 @@ class ClusterRunner(Runner):
             if task.whole_set and again:  # one after another again, never at once
                 self._submit_set(again, f"{task_key(again[0])}-set{len(again)}-again"
                                         f"{self._attempts[again[0].spec.id]}")
+        if not self._futures:
+            self._sweep()
         return events
+
+    def _sweep(self) -> None:
+        """Removes the attempts' files of matches already saved from the folders records were
+        moved into: an attempt whose result never came back (its worker closed: Dask drops a
+        closing worker's results and plays its task again elsewhere) leaves its record under
+        its own name. Done when no task is out (a round's end, the run's): one look at each
+        folder, and no attempt still running of this runner is touched."""
+        for folder in self._moved_into:
+            with contextlib.suppress(OSError), os.scandir(folder) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.startswith(".") and name.endswith(".tmp") \
+                            and (folder / name[1:].rsplit(".", 2)[0]).is_file():
+                        Path(entry.path).unlink(missing_ok=True)
+        self._moved_into.clear()
 
     def _outcome(self, future: Future[Any], result: _Result, job: MatchJob,
                  lost: bool = False, index: int | None = None) -> RunnerEvent | Requeued:
@@ -506,6 +525,7 @@ class ClusterRunner(Runner):
                                                     f"a record at {str(written)!r}, which is "
                                                     f"not a plain file"))
                 os.replace(written, job.record_path)
+                self._moved_into.add(written.parent)
             except OSError as err:
                 return Failed(job, ClusterError(f"match {job.spec.id}: cannot move the record "
                                                 f"its worker wrote: {_one_line(err)}"))
