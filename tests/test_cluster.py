@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,7 @@ from referee.runners.cluster import ClusterError, ClusterRunner
 from referee.runners.local import ProcessRunner, allowed_cpus
 from referee.tournament.run import (
     SECRET,
+    Config,
     Outcome,
     TournamentError,
     load_config,
@@ -96,6 +98,29 @@ def journal_ids(out: Path) -> list[str]:
     return [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines()]
 
 
+class InBackground:
+    """A tournament :func:`run` in a thread of this process, for a test to act on mid-run."""
+
+    def __init__(self, config: Config, runner: ClusterRunner, **kw: Any) -> None:
+        self.ended: list[Outcome | BaseException] = []
+        self.thread = threading.Thread(target=self._play, args=(config, runner, kw))
+        self.thread.start()
+
+    def _play(self, config: Config, runner: ClusterRunner, kw: dict[str, Any]) -> None:
+        try:
+            self.ended.append(run(config, runner=runner, **kw))
+        except BaseException as err:
+            self.ended.append(err)
+
+    def outcome(self, timeout: float = 300) -> Outcome:
+        """The run's outcome, once it ends (within ``timeout`` seconds)."""
+        self.thread.join(timeout=timeout)
+        assert not self.thread.is_alive()
+        (outcome,) = self.ended
+        assert isinstance(outcome, Outcome), outcome
+        return outcome
+
+
 def test_a_two_worker_cluster_gives_the_standings_of_a_local_run(
     reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
 ) -> None:
@@ -141,16 +166,7 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
     runner = ClusterRunner(cluster.scheduler_address, sandbox=config.sandbox)
     with Client(cluster.scheduler_address) as client:
         workers = set(client.run(os.getpid).values())
-    ended: list[Outcome | BaseException] = []
-
-    def play() -> None:
-        try:
-            ended.append(run(config, runner=runner, deal_secret=secret_of(path)))
-        except BaseException as err:
-            ended.append(err)
-
-    thread = threading.Thread(target=play)
-    thread.start()
+    playing = InBackground(config, runner, deal_secret=secret_of(path))
     try:
         wait_for(flags / "blocked", "the blocker start to move", line=True)
         pid = int((flags / "blocked").read_text())
@@ -158,10 +174,7 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
         os.kill(pid, signal.SIGKILL)
     finally:
         (flags / "go").write_text("")  # the orphaned bot reads the end of its input
-        thread.join(timeout=300)
-    assert not thread.is_alive()
-    (outcome,) = ended
-    assert isinstance(outcome, Outcome), outcome
+        outcome = playing.outcome()
     assert outcome.finished and outcome.played == MATCHES
     ids = journal_ids(tmp_path / "out")
     assert len(ids) == len(set(ids)) == MATCHES
@@ -286,26 +299,14 @@ def test_stop_cancels_the_cluster_tasks_and_a_resume_completes(
     flags = tmp_path / "flags"
     config = load_config(write_config(tmp_path, flags), output=tmp_path / "out")
     stop = threading.Event()
-    ended: list[Outcome | BaseException] = []
-
-    def play() -> None:
-        try:
-            ended.append(run(config, deal_secret=secret_of(path), stop=stop,
-                             runner=ClusterRunner(cluster.scheduler_address)))
-        except BaseException as err:
-            ended.append(err)
-
-    thread = threading.Thread(target=play)
-    thread.start()
+    playing = InBackground(config, ClusterRunner(cluster.scheduler_address),
+                           deal_secret=secret_of(path), stop=stop)
     try:
         wait_for(flags / "blocked", "the blocker start to move", line=True)
         stop.set()
-        thread.join(timeout=120)
+        outcome = playing.outcome(timeout=120)
     finally:
         (flags / "go").write_text("")  # the cancelled match stops at its next turn
-    assert not thread.is_alive()
-    (outcome,) = ended
-    assert isinstance(outcome, Outcome), outcome
     assert not outcome.finished and outcome.standings is None
     assert not (tmp_path / "out" / "standings.json").exists()
     again = run(config, runner=ClusterRunner(cluster.scheduler_address))
@@ -633,22 +634,13 @@ def test_a_worker_closed_midway_through_a_whole_set_loses_no_match(
     config_path.write_text(config_path.read_text().replace(
         f"{BOTS}/blocker.py", f"{tmp_path}/bots/set_blocker.py"))
     config = load_config(config_path, output=tmp_path / "out")
-    ended: list[Outcome | BaseException] = []
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       resources={"match": 1}, dashboard_address=None) as pair, \
             Client(pair.scheduler_address) as client:
         runner = ClusterRunner(pair.scheduler_address, sandbox=config.sandbox)
         assert runner.by_set  # both workers on 127.0.0.1
         workers = {pid: address for address, pid in client.run(os.getpid).items()}
-
-        def play() -> None:
-            try:
-                ended.append(run(config, runner=runner, deal_secret=secret_of(path)))
-            except BaseException as err:
-                ended.append(err)
-
-        thread = threading.Thread(target=play)
-        thread.start()
+        playing = InBackground(config, runner, deal_secret=secret_of(path))
         try:
             wait_for(flags / "blocked", "the blocker start to move", line=True)
             closing = workers[int((flags / "blocked").read_text())]
@@ -660,11 +652,8 @@ def test_a_worker_closed_midway_through_a_whole_set_loses_no_match(
                 time.sleep(0.02)
         finally:
             (flags / "go").write_text("")  # its bot moves; the match then sees the worker close
-            thread.join(timeout=300)
+            outcome = playing.outcome()
         runner.close()
-    assert not thread.is_alive()
-    (outcome,) = ended
-    assert isinstance(outcome, Outcome), outcome
     assert outcome.finished and outcome.played == MATCHES
     out = tmp_path / "out"
     ids = journal_ids(out)
