@@ -514,7 +514,8 @@ def _forge_reports(how: str) -> None:
     """Run on a worker: from now on it plays each match as usual (writing its record under the
     attempt's name in the shared folder) but reports the record at ``VICTIM``, beside the
     output folder (``how``: ``elsewhere``), or at an attempt's name beside the record that is
-    a symbolic link to ``VICTIM`` (``link``), as a compromised worker could."""
+    a symbolic link to ``VICTIM`` (``link``), or reports neither a record written nor one sent
+    (``nothing``), as a compromised worker could."""
     import referee.runners.cluster as cluster
 
     honest = cluster.play_on_worker
@@ -527,12 +528,14 @@ def _forge_reports(how: str) -> None:
             link = report.written.with_name(f".{job.record_path.name}.forged.tmp")
             link.symlink_to(victim)
             victim = link
+        elif how == "nothing":
+            return dataclasses.replace(report, written=None, line=None)
         return dataclasses.replace(report, written=victim)
 
     cluster.play_on_worker = forged  # type: ignore[assignment]
 
 
-@pytest.mark.parametrize("how", ["elsewhere", "link"])
+@pytest.mark.parametrize("how", ["elsewhere", "link", "nothing"])
 def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
                                                                tmp_path: Path) -> None:
     """The coordinator moves a record a worker reports only from the attempt's temporary name
@@ -540,7 +543,8 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
     code is replaced by :func:`_forge_reports`: no honest worker sends such a report) stops the
     tournament with one ``error:`` line naming the match and the path; the file stays where it
     is, untouched, and nothing is saved for the match. The same for a symbolic link at an
-    attempt's name (moved, the match's record would be a link to anywhere)."""
+    attempt's name (moved, the match's record would be a link to anywhere), and for a report
+    of no record at all."""
     (tmp_path / "flags").mkdir()
     (tmp_path / "flags" / "blocked").write_text("0\n")  # the blocker does not block
     config = write_config(tmp_path, tmp_path / "flags")
@@ -562,6 +566,8 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
     if how == "elsewhere":
         assert first == (f"error: match {match}: its worker reported a record at "
                          f"{str(victim)!r}, not beside {match}.json"), done.stderr
+    elif how == "nothing":
+        assert first == f"error: match {match}: its worker sent back no record", done.stderr
     else:
         link = out / "games" / f".{match}.json.forged.tmp"
         assert first == (f"error: match {match}: its worker reported a record at "

@@ -530,7 +530,9 @@ class ClusterRunner(Runner):
                 return Failed(job, ClusterError(f"match {job.spec.id}: cannot move the record "
                                                 f"its worker wrote: {_one_line(err)}"))
             return Finished(job, Done(played.line))
-        assert played.record is not None
+        if played.record is None:  # neither written on the shared folder nor sent
+            return Failed(job, ClusterError(f"match {job.spec.id}: its worker sent back no "
+                                            f"record"))
         return Finished(job, job.finish(played.record))
 
     def _again(self, job: MatchJob, *, submit: bool = True) -> RunnerEvent | Requeued:
