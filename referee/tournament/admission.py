@@ -234,9 +234,10 @@ class _Held:
 
     def new_pass(self) -> None:
         self._cursor = -1
-        self._queued |= self._later
-        self._now = sorted(self._queued)
-        self._later = set()
+        if self._later:
+            self._queued |= self._later
+            self._now = sorted(self._queued)
+            self._later = set()
 
     def next_dirty(self) -> int | None:
         """The next held set of this pass to decide again (``None``: the pass is over)."""
@@ -258,6 +259,9 @@ class _Held:
 
     def _look(self) -> None:
         """Marks what changed since the last look."""
+        if not self.sets:  # nothing to mark: a set taken now is decided as it is
+            self.touched.clear()
+            return
         fl = self.limit
         while self._firsts and (fl._next is None or self._firsts[0][0] <= fl._next.index):
             key = heapq.heappop(self._firsts)[1]
