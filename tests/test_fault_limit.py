@@ -48,13 +48,16 @@ def faults_of(spec: MatchSpec, benched: dict[int, str]) -> list[dict[str, Any]]:
 
 def play(limit: int, slots: int, seed: int, rounds: int = 2, *, ahead: bool = False,
          kind: type[FaultLimit] = FaultLimit, entrants: int = len(NAMES),
-         leave_out: int | None = None) -> tuple[dict[str, list[int]], list[Run]]:
+         leave_out: int | None = None, kept: int = 0
+         ) -> tuple[dict[str, list[int]], list[Run]]:
     """Plays ``rounds`` rounds of a round robin of ``entrants`` through a dispatcher that keeps
     ``slots`` matches running and ends a random one each step; returns the benched entrants by
     match id, and each stream's run. ``ahead``: every round in one stream, each added as the
     one before is taken (a round robin's rounds are planned so: matches of two rounds run at
     once), else one round after the other. ``leave_out``: entrant 4 is left out as that many
-    matches have started (as a sealed entrant's changed folder is)."""
+    matches have started (as a sealed entrant's changed folder is). ``kept``: one match in
+    about ``kept`` (a hash of its id picks it) is kept from an earlier run, as a resume does:
+    finished as the plan takes it, never played."""
     fl = kind([f"e{i}" for i in range(entrants)], limit)
     benched_by_id: dict[str, list[int]] = {}
     started = 0
@@ -80,7 +83,14 @@ def play(limit: int, slots: int, seed: int, rounds: int = 2, *, ahead: bool = Fa
 
     streams: Iterable[Iterable[MatchSpec]] = (
         [itertools.chain.from_iterable(planned())] if ahead else planned())
-    runs = [dispatch(fl, fl.plan(in_play_order(specs)), slots, lasts, faults)
+    def missing(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
+        for spec in specs:
+            if kept and hashlib.sha256(spec.id.encode()).digest()[1] % kept == 0:
+                fl.finished(spec, faults_of(spec, {}))
+            else:
+                yield spec
+
+    runs = [dispatch(fl, fl.plan(in_play_order(missing(specs))), slots, lasts, faults)
             for specs in streams]
     return benched_by_id, runs
 
@@ -129,16 +139,18 @@ def test_the_plan_answers_as_deciding_every_held_set_again_did(
         limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Answer for answer (each match, who is benched in it, each wait), the same as the plan
     that decided every held set again each time it was asked (:class:`fault_sim.Rescan`), with
-    rounds added while earlier ones play, an entrant left out as play goes on, and as many sets
-    held as may be (a :data:`LOOKAHEAD` of 4 in the last case)."""
+    rounds added while earlier ones play, an entrant left out as play goes on, matches kept
+    from an earlier run (a resume), and as many sets held as may be (a :data:`LOOKAHEAD` of 4
+    in the last case)."""
     waits = 0
-    for entrants, slots, ahead, leave_out, lookahead in (
-            (5, 3, False, None, 256), (9, 2, False, 7, 256), (12, 8, True, None, 256),
-            (12, 32, True, 40, 256), (16, 16, True, None, 4)):
+    for entrants, slots, ahead, leave_out, kept, lookahead in (
+            (5, 3, False, None, 0, 256), (9, 2, False, 7, 0, 256), (12, 8, True, None, 0, 256),
+            (12, 32, True, 40, 0, 256), (8, 6, True, None, 3, 256),
+            (16, 16, True, None, 0, 4)):
         monkeypatch.setattr(admission, "LOOKAHEAD", lookahead)
         for seed in range(3):
             cases = [play(limit, slots, seed, 3, ahead=ahead, kind=kind, entrants=entrants,
-                          leave_out=leave_out) for kind in (Rescan, FaultLimit)]
+                          leave_out=leave_out, kept=kept) for kind in (Rescan, FaultLimit)]
             assert cases[0][0] == cases[1][0], (entrants, slots, seed)
             logs = [[run.log for run in case[1]] for case in cases]
             assert logs[0] == logs[1], (entrants, slots, seed)
