@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fault_sim import Rescan, Run, dispatch  # noqa: E402
-
 from referee.match.job import MatchSpec  # noqa: E402
 from referee.tournament.admission import FaultLimit  # noqa: E402
 from referee.tournament.audit import in_play_order  # noqa: E402

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_sim import Rescan, Run, dispatch
 
 from conftest import PY, ROOT
+from fault_sim import Rescan, Run, dispatch
 from referee.match.job import MatchSpec
 from referee.tournament import admission
 from referee.tournament.admission import BENCHED, FaultLimit
