@@ -5,6 +5,7 @@ or goes away."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,11 +26,13 @@ need_extra("distributed", extra="distributed")
 from distributed import Client, LocalCluster
 
 from referee.bots.process import bwrap_available
+from referee.match.job import MatchJob
 from referee.records.record import read_record
 from referee.runners.cluster import ClusterError, ClusterRunner
 from referee.runners.local import ProcessRunner, allowed_cpus
 from referee.tournament.run import (
     SECRET,
+    Config,
     Outcome,
     TournamentError,
     load_config,
@@ -94,6 +98,29 @@ def journal_ids(out: Path) -> list[str]:
     return [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines()]
 
 
+class InBackground:
+    """A tournament :func:`run` in a thread of this process, for a test to act on mid-run."""
+
+    def __init__(self, config: Config, runner: ClusterRunner, **kw: Any) -> None:
+        self.ended: list[Outcome | BaseException] = []
+        self.thread = threading.Thread(target=self._play, args=(config, runner, kw))
+        self.thread.start()
+
+    def _play(self, config: Config, runner: ClusterRunner, kw: dict[str, Any]) -> None:
+        try:
+            self.ended.append(run(config, runner=runner, **kw))
+        except BaseException as err:
+            self.ended.append(err)
+
+    def outcome(self, timeout: float = 300) -> Outcome:
+        """The run's outcome, once it ends (within ``timeout`` seconds)."""
+        self.thread.join(timeout=timeout)
+        assert not self.thread.is_alive()
+        (outcome,) = self.ended
+        assert isinstance(outcome, Outcome), outcome
+        return outcome
+
+
 def test_a_two_worker_cluster_gives_the_standings_of_a_local_run(
     reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
 ) -> None:
@@ -139,16 +166,7 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
     runner = ClusterRunner(cluster.scheduler_address, sandbox=config.sandbox)
     with Client(cluster.scheduler_address) as client:
         workers = set(client.run(os.getpid).values())
-    ended: list[Outcome | BaseException] = []
-
-    def play() -> None:
-        try:
-            ended.append(run(config, runner=runner, deal_secret=secret_of(path)))
-        except BaseException as err:
-            ended.append(err)
-
-    thread = threading.Thread(target=play)
-    thread.start()
+    playing = InBackground(config, runner, deal_secret=secret_of(path))
     try:
         wait_for(flags / "blocked", "the blocker start to move", line=True)
         pid = int((flags / "blocked").read_text())
@@ -156,10 +174,7 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
         os.kill(pid, signal.SIGKILL)
     finally:
         (flags / "go").write_text("")  # the orphaned bot reads the end of its input
-        thread.join(timeout=300)
-    assert not thread.is_alive()
-    (outcome,) = ended
-    assert isinstance(outcome, Outcome), outcome
+        outcome = playing.outcome()
     assert outcome.finished and outcome.played == MATCHES
     ids = journal_ids(tmp_path / "out")
     assert len(ids) == len(set(ids)) == MATCHES
@@ -284,26 +299,14 @@ def test_stop_cancels_the_cluster_tasks_and_a_resume_completes(
     flags = tmp_path / "flags"
     config = load_config(write_config(tmp_path, flags), output=tmp_path / "out")
     stop = threading.Event()
-    ended: list[Outcome | BaseException] = []
-
-    def play() -> None:
-        try:
-            ended.append(run(config, deal_secret=secret_of(path), stop=stop,
-                             runner=ClusterRunner(cluster.scheduler_address)))
-        except BaseException as err:
-            ended.append(err)
-
-    thread = threading.Thread(target=play)
-    thread.start()
+    playing = InBackground(config, ClusterRunner(cluster.scheduler_address),
+                           deal_secret=secret_of(path), stop=stop)
     try:
         wait_for(flags / "blocked", "the blocker start to move", line=True)
         stop.set()
-        thread.join(timeout=120)
+        outcome = playing.outcome(timeout=120)
     finally:
         (flags / "go").write_text("")  # the cancelled match stops at its next turn
-    assert not thread.is_alive()
-    (outcome,) = ended
-    assert isinstance(outcome, Outcome), outcome
     assert not outcome.finished and outcome.standings is None
     assert not (tmp_path / "out" / "standings.json").exists()
     again = run(config, runner=ClusterRunner(cluster.scheduler_address))
@@ -444,3 +447,222 @@ def test_a_worker_that_shares_the_output_folder_writes_the_record_there(
     assert sorted(p.name for p in (tmp_path / "logs" / spec.id).iterdir()) == \
         ["0-greedy.stderr", "1-greedy.stderr"]
     assert apart.record is not None and apart.written is None and len(apart.logs) == 2
+
+
+def dask_worker(address: str, cwd: Path, *wrap: str) -> subprocess.Popen[str]:
+    """A ``dask worker`` process of one match (behind ``wrap``, a command prefix), in a process
+    group of its own (:func:`stop_group`)."""
+    return start([*wrap, DASK, "worker", address, "--nthreads", "1", "--resources", "match=1",
+                  "--no-dashboard", "--death-timeout", "10"], cwd, start_new_session=True)
+
+
+def stop_group(proc: subprocess.Popen[str]) -> None:
+    """Stops ``proc`` and what it started (bubblewrap passes no signal on)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")
+def test_a_worker_that_does_not_see_the_output_folder_sends_records_the_coordinator_writes(
+    reference: tuple[Path, str], tmp_path: Path,
+) -> None:
+    """A worker whose output folder is another (bubblewrap mounts an empty one over it for the
+    worker process and everything it starts: a machine without the shared file system) sends
+    back each record and the bots' stderr; the coordinator writes them."""
+    path, standings = reference
+    (tmp_path / "flags").mkdir()
+    (tmp_path / "flags" / "blocked").write_text("0\n")  # the blocker does not block
+    out = tmp_path / "out"
+    out.mkdir()
+    config = load_config(write_config(tmp_path, tmp_path / "flags"), output=out)
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as bare:
+        worker = dask_worker(bare.scheduler_address, tmp_path,
+                             "bwrap", "--dev-bind", "/", "/", "--tmpfs", str(out), "--")
+        try:
+            with Client(bare.scheduler_address) as client:
+                client.wait_for_workers(1, timeout=60)
+                runner = ClusterRunner(bare.scheduler_address, sandbox=config.sandbox)
+                outcome = run(config, runner=runner, deal_secret=secret_of(path))
+                # what the worker sees there: its own empty folder, no deal secret
+                assert list(client.run(os.listdir, str(out)).values()) == [[]]
+            runner.close()
+        finally:
+            stop_group(worker)
+    assert outcome.finished and outcome.played == MATCHES
+    assert (out / "standings.json").read_text() == standings
+    ids = journal_ids(out)
+    assert len(ids) == len(set(ids)) == MATCHES
+    assert sorted(p.name for p in (out / "games").iterdir()) == sorted(f"{i}.json" for i in ids)
+    for line in (out / "results.jsonl").read_text().splitlines():
+        result = json.loads(line)
+        assert read_record(out / "games" / f"{result['id']}.json")["totals"] == result["totals"]
+    assert all(sorted(p.name for p in (out / "logs" / i).iterdir()) for i in ids)
+    assert sorted(p.name for p in (out / "logs" / "r1-g001-s01").iterdir()) == \
+        ["0-random.stderr", "1-greedy.stderr", "2-blocker.stderr"]
+
+
+VICTIM = "victim.txt"
+"""A file beside the output folder that a forged worker report names as its record."""
+
+
+def _forge_reports(how: str) -> None:
+    """Run on a worker: from now on it plays each match as usual (writing its record under the
+    attempt's name in the shared folder) but reports the record at ``VICTIM``, beside the
+    output folder (``how``: ``elsewhere``), or at an attempt's name beside the record that is
+    a symbolic link to ``VICTIM`` (``link``), or reports neither a record written nor one sent
+    (``nothing``), as a compromised worker could."""
+    import referee.runners.cluster as cluster
+
+    honest = cluster.play_on_worker
+
+    def forged(job: MatchJob) -> cluster.WorkerReport:
+        report = honest(job)
+        assert job.record_path is not None and report.written is not None  # a shared folder
+        victim = job.record_path.parent.parent.parent / VICTIM
+        if how == "link":
+            link = report.written.with_name(f".{job.record_path.name}.forged.tmp")
+            link.symlink_to(victim)
+            victim = link
+        elif how == "nothing":
+            return dataclasses.replace(report, written=None, line=None)
+        return dataclasses.replace(report, written=victim)
+
+    cluster.play_on_worker = forged  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("how", ["elsewhere", "link", "nothing"])
+def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
+                                                               tmp_path: Path) -> None:
+    """The coordinator moves a record a worker reports only from the attempt's temporary name
+    beside the match's record. A worker that names another file (here the real worker's own
+    code is replaced by :func:`_forge_reports`: no honest worker sends such a report) stops the
+    tournament with one ``error:`` line naming the match and the path; the file stays where it
+    is, untouched, and nothing is saved for the match. The same for a symbolic link at an
+    attempt's name (moved, the match's record would be a link to anywhere), and for a report
+    of no record at all."""
+    (tmp_path / "flags").mkdir()
+    (tmp_path / "flags" / "blocked").write_text("0\n")  # the blocker does not block
+    config = write_config(tmp_path, tmp_path / "flags")
+    victim = tmp_path / VICTIM
+    victim.write_text("not a record\n")
+    out = tmp_path / "out"
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      resources={"match": 1}, dashboard_address=None) as lone, \
+            Client(lone.scheduler_address) as client:
+        client.run(_forge_reports, how)
+        done = subprocess.run([*CLI, "tournament", str(config), "-o", str(out), "--scheduler",
+                               lone.scheduler_address], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("error: match r1-g001-s0"), done.stderr
+    match = first.split()[2].rstrip(":")
+    if how == "elsewhere":
+        assert first == (f"error: match {match}: its worker reported a record at "
+                         f"{str(victim)!r}, not beside {match}.json"), done.stderr
+    elif how == "nothing":
+        assert first == f"error: match {match}: its worker sent back no record", done.stderr
+    else:
+        link = out / "games" / f".{match}.json.forged.tmp"
+        assert first == (f"error: match {match}: its worker reported a record at "
+                         f"{str(link)!r}, which is not a plain file"), done.stderr
+    assert victim.read_text() == "not a record\n"
+    assert not (out / "results.jsonl").exists() or \
+        not (out / "results.jsonl").read_text().strip()
+    assert not [p for p in (out / "games").iterdir() if not p.name.startswith(".")]
+    # resumed here, the attempts' files the coordinator refused are cleared, and it completes
+    again = subprocess.run([*CLI, "tournament", str(config), "-o", str(out)],
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.name for p in (out / "games").iterdir()) == \
+        sorted(f"{i}.json" for i in journal_ids(out))
+    assert victim.read_text() == "not a record\n"
+
+
+SET_BLOCKER = f"""\
+'''The blocker, but it blocks (once, across processes) only in the second match it plays on a
+worker (its parent): a duplicate set played as one task is then midway, its first seating
+finished. Run: python3 set_blocker.py FOLDER'''
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, {str(BOTS)!r})
+import legal
+from blocker import block_once
+
+
+def main() -> None:
+    folder = Path(sys.argv[1])
+    first = True
+    for line in sys.stdin:
+        if line.startswith("chinese-ten"):
+            legal.say("ready blocker\\n")
+        elif line.startswith(("go", "pick")):
+            if first:
+                first = False
+                try:
+                    os.close(os.open(folder / f"seen-{{os.getppid()}}",
+                                     os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                except FileExistsError:
+                    block_once(folder)
+            legal.say(legal.answer(line) + "\\n")
+        elif line.startswith("quit"):
+            return
+
+
+main()
+"""
+
+
+def _close_soon(dask_worker: object) -> None:
+    """Run on a worker: it closes (as ``dask worker`` does on SIGTERM), once this returns."""
+    dask_worker.loop.add_callback(dask_worker.close)  # type: ignore[attr-defined]
+
+
+def test_a_worker_closed_midway_through_a_whole_set_loses_no_match(
+    reference: tuple[Path, str], tmp_path: Path,
+) -> None:
+    """On one host a duplicate set is one task (``by_set``). The worker playing it is closed
+    while the set's second seating is played (its first one finished in the same task): every
+    match is saved once, the seatings the closing worker did not finish are played again on
+    the other worker, and the standings are those of a local run."""
+    path, standings = reference
+    flags = tmp_path / "flags"
+    config_path = write_config(tmp_path, flags)
+    (tmp_path / "bots" / "set_blocker.py").write_text(SET_BLOCKER)
+    config_path.write_text(config_path.read_text().replace(
+        f"{BOTS}/blocker.py", f"{tmp_path}/bots/set_blocker.py"))
+    config = load_config(config_path, output=tmp_path / "out")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      resources={"match": 1}, dashboard_address=None) as pair, \
+            Client(pair.scheduler_address) as client:
+        runner = ClusterRunner(pair.scheduler_address, sandbox=config.sandbox)
+        assert runner.by_set  # both workers on 127.0.0.1
+        workers = {pid: address for address, pid in client.run(os.getpid).items()}
+        playing = InBackground(config, runner, deal_secret=secret_of(path))
+        try:
+            wait_for(flags / "blocked", "the blocker start to move", line=True)
+            closing = workers[int((flags / "blocked").read_text())]
+            client.run(_close_soon, workers=[closing])
+            deadline = time.monotonic() + 60
+            while client.scheduler_info()["workers"].get(closing, {}).get("status") \
+                    == "running":
+                assert time.monotonic() < deadline, "the worker never closed"
+                time.sleep(0.02)
+        finally:
+            (flags / "go").write_text("")  # its bot moves; the match then sees the worker close
+            outcome = playing.outcome()
+        runner.close()
+    assert outcome.finished and outcome.played == MATCHES
+    out = tmp_path / "out"
+    ids = journal_ids(out)
+    assert len(ids) == len(set(ids)) == MATCHES
+    assert (out / "standings.json").read_text() == standings
+    assert sorted(p.name for p in (out / "games").iterdir()) == sorted(f"{i}.json" for i in ids)

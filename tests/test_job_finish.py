@@ -1,7 +1,8 @@
 """What a finished match hands back (:meth:`MatchJob.finish`): the record is written where the
-job says and only the small result line travels; the record itself comes back only from a job
-that has nowhere to write it. A :class:`ThreadRunner` (the same process) holds no record either:
-a long tournament's memory does not grow with its records."""
+job says and only the small result line travels (:class:`Done` holds nothing else), so a long
+tournament's memory does not grow with its records. A cluster worker that does not share the
+output folder sends its record back in its report, and the coordinator writes it:
+tests/test_cluster.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from test_runners import events_until_done
 from conftest import ScriptedEntrant
 from referee.bots.limits import Limits, SandboxMode
 from referee.game.rules import Variant
-from referee.match.job import MatchJob, MatchSpec, result_line
+from referee.match.job import Done, MatchJob, MatchSpec, result_line
 from referee.records.record import read_record
 from referee.runners.local import Failed, Finished, Runner, ThreadRunner
 
@@ -41,19 +42,17 @@ def test_a_thread_runner_hands_back_the_line_and_leaves_the_record_on_disk(
         events = finished(runner, jobs)
     assert sorted(e.job.spec.id for e in events) == sorted(j.spec.id for j in jobs)
     for event in events:
-        assert event.done.record is None, event.job.spec.id  # not held in memory
         record = read_record(tmp_path / f"{event.job.spec.id}.json")
         assert record["snapshots"] == ["d" * 8, None]
         assert event.done.line == dict(result_line(record), snapshots=["d" * 8, None])
 
 
-def test_a_job_with_nowhere_to_write_hands_its_record_back(tmp_path: Path) -> None:
-    record = job(1, None).play()
-    done = job(1, None).finish(record)
-    assert done.record is record and record["snapshots"] == ["d" * 8, None]
-    assert done.line == dict(result_line(record), snapshots=["d" * 8, None])
-    again = job(1, tmp_path).play()
-    written = job(1, tmp_path).finish(again)
-    assert written.record is None and written.line == dict(result_line(again),
-                                                           snapshots=["d" * 8, None])
-    assert read_record(tmp_path / "r1-g001-s01.json") == again
+def test_finish_writes_the_record_and_hands_back_its_line(tmp_path: Path) -> None:
+    record = job(1, tmp_path).play()
+    done = job(1, tmp_path).finish(record)
+    assert done == Done(dict(result_line(record), snapshots=["d" * 8, None]))
+    assert read_record(tmp_path / "r1-g001-s01.json") == record
+    assert record["snapshots"] == ["d" * 8, None]
+    # a job of a test without a record path: the same line, and the record kept nowhere
+    assert job(1, None).finish(job(1, None).play()) == done
+    assert [p.name for p in tmp_path.iterdir()] == ["r1-g001-s01.json"]

@@ -91,13 +91,13 @@ def result_line(record: RecordDict) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Done:
-    """What a finished match hands back: its :func:`result_line`, and its record only when it
-    was written nowhere (a job without :attr:`MatchJob.record_path`), so that it is not lost.
-    A job of a tournament always has a record path: its record is on disk, never held in
-    memory once written (a long tournament's memory does not grow with its records)."""
+    """What a finished match hands back to the coordinator: its :func:`result_line`. The record
+    itself is on disk (:attr:`MatchJob.record_path`), never held in memory once written (a long
+    tournament's memory does not grow with its records); a cluster worker that does not share
+    the output folder sends its record back in its own report
+    (:class:`~referee.runners.cluster.WorkerReport`), and the coordinator writes it."""
 
     line: dict[str, Any]
-    record: RecordDict | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,8 @@ class MatchJob:
     hidden: tuple[Path, ...] = ()
     record_path: Path | None = None
     """Where the record is written by whoever plays the match (a worker process shares the
-    output folder); ``None``: the record itself is handed back."""
+    output folder); ``None`` only for jobs of tests that look at the result line alone: the
+    record is then kept nowhere."""
     shared: tuple[Path, str] | None = None
     """A file of the output folder and the text it holds: a worker that reads the same there
     shares the folder (a cluster's shared file system) and writes the record and the logs into
@@ -149,13 +150,11 @@ class MatchJob:
 
     def finish(self, record: RecordDict) -> Done:
         """Writes ``record`` to :attr:`record_path` (atomically, synced) when set, and returns
-        what goes back to the coordinator: the result line, and the record only if it was not
-        written."""
+        what goes back to the coordinator: the result line."""
         line = result_line(record)
         if self.snapshots is not None:
             record["snapshots"] = list(self.snapshots)
             line["snapshots"] = list(self.snapshots)
-        if self.record_path is None:
-            return Done(line, record)
-        write_record(record, self.record_path)
+        if self.record_path is not None:
+            write_record(record, self.record_path)
         return Done(line)

@@ -5,8 +5,11 @@ whose matches are tasks on the workers of a ``distributed`` scheduler (``dask sc
 Each match is one task, keyed by its match id (:func:`task_key`), needing one unit of the
 ``match`` resource (``dask worker ... --resources match=N``: a worker never plays more than N
 matches at once). The task (:func:`play_on_worker`) resolves the sandbox on the worker, plays
-the match with the job's limits, and returns the record with the bots' stderr: the
-coordinator alone writes records, logs, the journal and the standings. A worker that dies
+the match with the job's limits, and reports back (:class:`WorkerReport`): a worker that
+shares the output folder writes the record (under a name of its attempt, which the coordinator
+renames) and the logs there and sends the result line; one that does not sends the record with
+the bots' stderr, which the coordinator writes. The coordinator alone writes the journal and
+the standings. A worker that dies
 mid-match has its task played again on another (Dask reschedules it; the coordinator takes the
 first record of each match id), so execution is at least once and saving exactly once.
 
@@ -21,6 +24,7 @@ import functools
 import json
 import logging
 import os
+import stat
 import tempfile
 import time
 import uuid
@@ -174,7 +178,7 @@ def play_on_worker(job: MatchJob) -> WorkerReport:
             done = here.run(_TaskSignal())
         except BotCommandError as err:
             raise BotCommandError(f"on worker {address}: {err}") from None
-        return WorkerReport(done.record, {}, sandbox, address, done.line, written)
+        return WorkerReport(None, {}, sandbox, address, done.line, written)
     with tempfile.TemporaryDirectory(prefix="ct-match-") as tmp:
         here = dataclasses.replace(job, sandbox=sandbox, logs_dir=Path(tmp))
         try:
@@ -302,6 +306,8 @@ class ClusterRunner(Runner):
         self._hosts: OrderedDict[tuple[int, int], set[str]] = OrderedDict()
         self._aborted: list[RunnerEvent] = []
         self._attempts: dict[str, int] = {}
+        self._moved_into: set[Path] = set()
+        """Folders a worker's record was moved into since the last :meth:`_sweep`."""
         try:
             self.client: Client = Client(address, timeout=timeout, set_as_default=False)
         except Exception as err:
@@ -449,7 +455,24 @@ class ClusterRunner(Runner):
             if task.whole_set and again:  # one after another again, never at once
                 self._submit_set(again, f"{task_key(again[0])}-set{len(again)}-again"
                                         f"{self._attempts[again[0].spec.id]}")
+        if not self._futures:
+            self._sweep()
         return events
+
+    def _sweep(self) -> None:
+        """Removes the attempts' files of matches already saved from the folders records were
+        moved into: an attempt whose result never came back (its worker closed: Dask drops a
+        closing worker's results and plays its task again elsewhere) leaves its record under
+        its own name. Done when no task is out (a round's end, the run's): one look at each
+        folder, and no attempt still running of this runner is touched."""
+        for folder in self._moved_into:
+            with contextlib.suppress(OSError), os.scandir(folder) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.startswith(".") and name.endswith(".tmp") \
+                            and (folder / name[1:].rsplit(".", 2)[0]).is_file():
+                        Path(entry.path).unlink(missing_ok=True)
+        self._moved_into.clear()
 
     def _outcome(self, future: Future[Any], result: _Result, job: MatchJob,
                  lost: bool = False, index: int | None = None) -> RunnerEvent | Requeued:
@@ -473,6 +496,9 @@ class ClusterRunner(Runner):
         except Exception as err:
             return Failed(job, ClusterError(f"match {job.spec.id} failed on a Dask worker: "
                                             f"{type(err).__name__}: {_one_line(err)}"))
+        if not isinstance(played, WorkerReport):  # a worker's word is not to be trusted
+            return Failed(job, ClusterError(f"match {job.spec.id}: its worker sent back a "
+                                            f"{type(played).__name__}, not a report"))
         if job.logs_dir is not None and played.logs:
             job.logs_dir.mkdir(parents=True, exist_ok=True)
             for name, data in played.logs.items():
@@ -486,20 +512,27 @@ class ClusterRunner(Runner):
                       f"run without a sandbox")
         if played.written is not None and played.line is not None \
                 and job.record_path is not None:  # written (synced) on the shared folder
-            written = Path(played.written)
-            if written.parent != job.record_path.parent or not (
+            written = played.written
+            if not isinstance(written, Path) or written.parent != job.record_path.parent or not (
                     written.name.startswith(f".{job.record_path.name}.")
                     and written.name.endswith(".tmp")):  # a worker's word is not a path to move
                 return Failed(job, ClusterError(f"match {job.spec.id}: its worker reported a "
                                                 f"record at {str(written)!r}, not beside "
                                                 f"{job.record_path.name}"))
             try:
-                os.replace(played.written, job.record_path)
+                if not stat.S_ISREG(os.lstat(written).st_mode):  # a link to anywhere, say
+                    return Failed(job, ClusterError(f"match {job.spec.id}: its worker reported "
+                                                    f"a record at {str(written)!r}, which is "
+                                                    f"not a plain file"))
+                os.replace(written, job.record_path)
+                self._moved_into.add(written.parent)
             except OSError as err:
                 return Failed(job, ClusterError(f"match {job.spec.id}: cannot move the record "
                                                 f"its worker wrote: {_one_line(err)}"))
-            return Finished(job, Done(played.line, played.record))
-        assert played.record is not None
+            return Finished(job, Done(played.line))
+        if played.record is None:  # neither written on the shared folder nor sent
+            return Failed(job, ClusterError(f"match {job.spec.id}: its worker sent back no "
+                                            f"record"))
         return Finished(job, job.finish(played.record))
 
     def _again(self, job: MatchJob, *, submit: bool = True) -> RunnerEvent | Requeued:
