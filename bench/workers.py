@@ -74,7 +74,7 @@ def timed(job: MatchJob) -> Done:
     me1, kids1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
         resource.RUSAGE_CHILDREN)
     line["_t"] = [os.getpid(), t0, t1, t2, _cpu(me1) - _cpu(me0), _cpu(kids1) - _cpu(kids0)]
-    return Done(line, None)
+    return Done(line)
 
 
 class Timed(local.ProcessRunner):
