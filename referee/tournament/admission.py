@@ -59,6 +59,8 @@ class PreflightResult:
     ready: str = ""
     """The name it gave in ``ready``."""
     fault: str = ""
+    code: str = ""
+    """Why, within the fault (:class:`~referee.game.faults.Reason`)."""
     detail: str = ""
     log: Path | None = None
     """Its stderr file."""
@@ -81,8 +83,9 @@ class PreflightResult:
 def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher,
               logs_dir: Path, hidden: Sequence[Path] = (),
               stop: CancelSignal | None = None) -> list[PreflightResult]:
-    """Starts each entrant once (all at once) with ``launcher``, waits for its ``ready``
-    (within ``limits.startup_ms``), and stops it.
+    """Starts each entrant once (up to 8 at once) with ``launcher``, waits for its ``ready``
+    (within ``limits.startup_ms``), and stops it; one that ran out of time beside others is
+    started once more, alone (:data:`SLOW`).
 
     :raises referee.bots.bot.BotCommandError: if a command cannot be started at all.
     """
@@ -97,8 +100,8 @@ def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher
         except BotError as err:
             ms = (time.monotonic() - t0) * 1000
             player.close()
-            return PreflightResult(entrant.name, False, ms, fault=err.fault, detail=err.detail,
-                                   log=log, tail=stderr_tail(log))
+            return PreflightResult(entrant.name, False, ms, fault=err.fault, code=err.code,
+                                   detail=err.detail, log=log, tail=stderr_tail(log))
         except BaseException:
             player.close()
             raise
@@ -110,7 +113,19 @@ def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher
         return []
     with ThreadPoolExecutor(max_workers=min(8, len(entrants)),
                             thread_name_prefix="preflight") as pool:
-        return list(pool.map(fly, entrants))
+        results = list(pool.map(fly, entrants))
+    if len(entrants) > 1:  # beside others, one of which may have burned the CPU it needed
+        for i, result in enumerate(results):
+            if result.code in SLOW and not (stop is not None and stop.is_set()):
+                results[i] = fly(entrants[i])  # once more, alone
+    return results
+
+
+SLOW = (Reason.NO_ANSWER, Reason.PARTIAL_LINE)
+"""Why a pre-flight start that ran out of time is tried once more, alone, before its entrant
+is left out: started beside up to 7 others, at the full CPU weight every bot has until its
+``ready``, a bot that burns CPU and holds its own ``ready`` back could push a slow starter (a
+JVM, a bot loading tables) past ``startup_ms``, and out of the whole tournament."""
 
 
 
@@ -460,5 +475,5 @@ class FaultLimit:
                        detail=detail)
 
 
-__all__ = ["BENCHED", "LOOKAHEAD", "Benched", "FaultLimit", "Preflight", "PreflightResult",
+__all__ = ["BENCHED", "LOOKAHEAD", "SLOW", "Benched", "FaultLimit", "Preflight", "PreflightResult",
            "preflight"]
