@@ -36,6 +36,7 @@ from rich.progress import (
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.cli.hang import hang
 from referee.cli.pipes import ClosedPipeSafe
 from referee.game.rules import Variant
 from referee.match.job import MatchSpec
@@ -195,11 +196,13 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
     return f" (its stderr: {path})"
 
 
-def _header(config: Config, total: int, done: int, sandbox: str, where: str | None) -> str:
+def _header(config: Config, total: int, done: int, sandbox: str, where: str | None,
+            width: int) -> str:
     """What the organiser reads before the first match: a title line (name, entrants, matches),
     then short labelled lines: what is played, how it is judged, the bots' sandbox, how the
     matches run, where it is written. ``sandbox``: the run's ``; ``-separated account of the
-    bots' isolation."""
+    bots' isolation. A line longer than ``width`` wraps under its label's text (:func:`hang`).
+    """
     kept = f", {done} already played" if done else ""
     count = f"at most {total} matches" if config.stop is not None else f"{total} matches"
     per_set = set_size(config.players, config.seatings)
@@ -234,7 +237,8 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     run_on = where or f"concurrency {config.concurrency}"
     lines.append(f"  running:   {run_on}" + (f"; {parts[-1]}" if len(parts) > 1 else ""))
     lines.append(f"  output:    {escape_controls(str(config.output))}")
-    return "\n".join(lines)
+    return "\n".join(hang(line, width, 2 if i == 0 else len(pad))
+                     for i, line in enumerate(lines))
 
 
 class PlainReporter(Reporter):
@@ -256,7 +260,7 @@ class PlainReporter(Reporter):
         self.logs = config.output / "logs"
         self.total, self.kept, self.shown = total, done, done * 10 // max(total, 1)
         self.t0 = self.last = time.monotonic()
-        self._print(_header(config, total, done, sandbox, self.where))
+        self._print(_header(config, total, done, sandbox, self.where, self.console.width))
 
     def warn(self, message: str) -> None:
         self._print(f"warning: {message}")
@@ -305,23 +309,25 @@ class LiveReporter(Reporter):
 
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
         self.logs = config.output / "logs"
-        self.console.print(Text(_header(config, total, done, sandbox, self.where)),
-                           highlight=False)
+        self.console.print(Text(_header(config, total, done, sandbox, self.where,
+                                        self.console.width)), highlight=False)
         self.kept, self.t0 = done, time.monotonic()
         self.task = self.progress.add_task(config.name, total=total, completed=done, rate="")
         self.live = Live(self.progress, console=self.console, refresh_per_second=4)
         self.live.start()
 
+    def _print(self, line: str, indent: int) -> None:
+        """``line`` in yellow, wrapped under its text after ``indent`` cells."""
+        self.console.print(Text(hang(line, self.console.width, indent), style="yellow"))
+
     def warn(self, message: str) -> None:
-        self.console.print(Text(f"warning: {message}", style="yellow"))
+        self._print(f"warning: {message}", len("warning: "))
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
         if _benched_again(self.benched, name, fault):
             return
-        self.console.print(Text(_fault_line(spec, name, fault)
-                                + _log_note(self.logs, spec, name, fault)
-                                + _BENCHED_NOTE * str(fault["detail"]).startswith(BENCHED),
-                                style="yellow"))
+        self._print(_fault_line(spec, name, fault) + _log_note(self.logs, spec, name, fault)
+                    + _BENCHED_NOTE * str(fault["detail"]).startswith(BENCHED), len("fault: "))
 
     def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         assert self.task is not None and self.live is not None
@@ -331,7 +337,7 @@ class LiveReporter(Reporter):
         now = time.monotonic()
         if table.matches and now >= self.next_table:
             top = standings_table(table.standings(), limit=TOP, compact=True,
-                                  title=f"after {table.matches} matches",
+                                  title=f"after {table.matches} match{'es' * (table.matches != 1)}",
                                   width=self.console.width)
             self.live.update(Group(self.progress, top))
             took = time.monotonic() - now
@@ -512,8 +518,10 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
                                   title=f"{cfg.name}: final standings, {outcome.total} matches "
                                         f"({why})"))
     for q in outcome.questions or ():
-        console.print(Text(f"{escape_controls(q.upper)} vs {escape_controls(q.lower)}: "
-                           f"{_verdict(q, bound, short=False)}"), soft_wrap=True)
+        line = (f"{escape_controls(q.upper)} vs {escape_controls(q.lower)}: "
+                f"{_verdict(q, bound, short=False)}")
+        console.print(Text(hang(line, console.width, 2) if console.is_terminal else line),
+                      soft_wrap=True)
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
     console.print(Text(f"report: {report_path}"), soft_wrap=True)
