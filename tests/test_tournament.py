@@ -754,13 +754,13 @@ concurrency: 2
     head = next(line for line in lines if line.lstrip().startswith("#"))
     assert head.split()[:3] == ["#", "name", "mu-3σ"] and head.rstrip().endswith("vs next"), head
     doc = json.loads((tmp_path / "out" / "standings.json").read_text())
-    verdicts = {p["upper"]: pair_text(p, 240, short=True) for p in doc["pairs"]}
+    verdicts = {p["upper"]: pair_text(p, 240, short=True, confidence=0.95) for p in doc["pairs"]}
     for row in doc["standings"]:  # each row on one line, its name and verdict whole
         [line] = [x for x in lines if x.split()[:2] == [str(row["rank"]), row["name"]]]
         assert f"{row['score']:.2f}" in line.split(), line
         assert line.rstrip().endswith(verdicts.get(row["name"], "")), line
     said = " ".join(table.split())
-    assert "vs next: the sequential test's verdict" in said
+    assert "vs next: the verdict on the next row at confidence 0.95" in said
     assert "Left out at this width: mu, sigma, " in said and "No faults." in said
 
 
