@@ -200,12 +200,12 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
 
 
 def _header(config: Config, total: int, done: int, sandbox: str, where: str | None,
-            width: int) -> str:
+            width: int | None = None) -> str:
     """What the organiser reads before the first match: a title line (name, entrants, matches),
     then short labelled lines: what is played, how it is judged, the bots' sandbox, how the
     matches run, where it is written. ``sandbox``: the run's ``; ``-separated account of the
-    bots' isolation. A line longer than ``width`` wraps under its label's text (:func:`hang`).
-    """
+    bots' isolation. A line longer than ``width`` (a terminal's) wraps under its label's text
+    (:func:`hang`); without one, each stays whole (a log)."""
     kept = f", {done} already played" if done else ""
     count = f"at most {total} matches" if config.stop is not None else f"{total} matches"
     per_set = set_size(config.players, config.seatings)
@@ -240,6 +240,8 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     run_on = where or f"concurrency {config.concurrency}"
     lines.append(f"  running:   {run_on}" + (f"; {parts[-1]}" if len(parts) > 1 else ""))
     lines.append(f"  output:    {escape_controls(str(config.output))}")
+    if width is None:
+        return "\n".join(lines)
     return "\n".join(hang(line, width, 2 if i == 0 else len(pad))
                      for i, line in enumerate(lines))
 
@@ -263,7 +265,7 @@ class PlainReporter(Reporter):
         self.logs = config.output / "logs"
         self.total, self.kept, self.shown = total, done, done * 10 // max(total, 1)
         self.t0 = self.last = time.monotonic()
-        self._print(_header(config, total, done, sandbox, self.where, self.console.width))
+        self._print(_header(config, total, done, sandbox, self.where))
 
     def warn(self, message: str) -> None:
         self._print(f"warning: {message}")
