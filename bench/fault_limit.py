@@ -4,7 +4,7 @@ disqualification waits for every match before it (the slots take no later match 
 Run:  .venv/bin/python bench/fault_limit.py                 # a second or two
       .venv/bin/python bench/fault_limit.py --entrants 30 --slots 1 2 8 32
 
-A simulated dispatcher (no processes, simulated time: the figures do not depend on the
+A simulated dispatcher (no processes, simulated time: the makespans do not depend on the
 machine's load) plays a round robin of ``--entrants`` in 2 seats, all seatings, through the
 real :class:`referee.tournament.admission.FaultLimit` and its job stream
 (:meth:`~referee.tournament.admission.FaultLimit.plan`, as :func:`referee.tournament.run.run`
@@ -19,15 +19,20 @@ the faulty one:
 * **faulty**: ``max_faults 3``, it faults in every match it plays: disqualified after its
   second set.
 
-For each: the makespan relative to **clean** at the same ``slots`` (1.00: no cost), and the
-share of slot time idle while matches were left to play. Printed as one line per scenario and
-slot count.
+For each: the makespan relative to **clean** at the same ``slots`` (1.00: no cost), the
+share of slot time idle while matches were left to play, and the limit's own cost to the
+coordinator: this thread's CPU time in the plan's answers and in ``finished``, a match (the
+clock's reading included, about 1 µs a call), before (``fault_sim.Rescan``: every held set
+decided again each time the plan is asked, the cost growing with the sets held) and now (only
+the held sets whose answer may have changed), in the same run, on the same plans (checked: the
+answers are the same). Printed as one line per scenario and slot count.
+
+The dispatcher is tests/fault_sim.py's ``dispatch``, the one tests/test_fault_limit.py uses.
 """
 
 from __future__ import annotations
 
 import argparse
-import heapq
 import random
 import sys
 from pathlib import Path
@@ -35,16 +40,19 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
+from fault_sim import Rescan, Run, dispatch  # noqa: E402
 from referee.match.job import MatchSpec  # noqa: E402
 from referee.tournament.admission import FaultLimit  # noqa: E402
 from referee.tournament.audit import in_play_order  # noqa: E402
 from referee.tournament.formats import RoundRobin, State, plan_round  # noqa: E402
 
 
-def simulate(entrants: int, slots: int, scenario: str, seed: int) -> tuple[float, float]:
-    """Makespan and idle share of one run."""
-    limit = FaultLimit([f"e{i}" for i in range(entrants)], 0 if scenario == "clean" else 3)
+def simulate(entrants: int, slots: int, scenario: str, seed: int,
+             kind: type[FaultLimit] = FaultLimit) -> Run:
+    """One run (``kind``: the plan to time)."""
+    limit = kind([f"e{i}" for i in range(entrants)], 0 if scenario == "clean" else 3)
     specs = list(plan_round(RoundRobin(entrants, 2), State(entrants, 1), players=2,
                             seatings="all", seed=seed, secret=bytes(32)))
     limit.add_round(specs)
@@ -62,34 +70,10 @@ def simulate(entrants: int, slots: int, scenario: str, seed: int) -> tuple[float
             return [{"seat": seat, "fault": "crash", "detail": "x"}]
         return []
 
-    todo = limit.plan(in_play_order(specs))
-    running: list[tuple[float, int, MatchSpec, dict[int, str]]] = []
-    now, idle, ended, order = 0.0, 0.0, False, 0
+    def lasts(spec: MatchSpec) -> float:
+        return random.Random(f"{seed}:{spec.id}").expovariate(1.0)
 
-    def top_up() -> None:
-        nonlocal ended, order
-        while not ended and len(running) < slots:
-            item = next(todo, "end")
-            if item == "end":
-                ended = True
-            elif item is None:
-                return
-            else:
-                assert isinstance(item, tuple)
-                order += 1
-                lasts = random.Random(f"{seed}:{item[0].id}").expovariate(1.0)
-                heapq.heappush(running, (now + lasts, order, *item))
-
-    top_up()
-    while running:
-        end, _, spec, benched = heapq.heappop(running)
-        if not ended:
-            idle += (slots - len(running) - 1) * (end - now)
-        now = end
-        top_up()  # as play_jobs: the next match starts before the one that ended is saved
-        limit.finished(spec, faults(spec, benched))
-        top_up()  # and again once it is (what waited on it)
-    return now, idle / (now * slots)
+    return dispatch(limit, limit.plan(in_play_order(specs)), slots, lasts, faults)
 
 
 def main() -> None:
@@ -100,14 +84,22 @@ def main() -> None:
     args = parser.parse_args()
     print(f"bench/fault_limit.py --entrants {args.entrants} --slots "
           f"{' '.join(map(str, args.slots))} --reps {args.reps}: round robin, 2 seats, all "
-          f"seatings; makespan relative to clean, mean over reps")
+          f"seatings; makespan relative to clean, mean over reps; the limit's CPU a match "
+          f"(this thread's, in plan and finished), before (every held set decided again) and "
+          f"now, summed over reps")
     for slots in args.slots:
-        base = [simulate(args.entrants, slots, "clean", s)[0] for s in range(args.reps)]
+        base = [simulate(args.entrants, slots, "clean", s).makespan for s in range(args.reps)]
         for scenario in ("clean", "unused", "near", "faulty"):
             runs = [simulate(args.entrants, slots, scenario, s) for s in range(args.reps)]
-            ratio = sum(r[0] / b for r, b in zip(runs, base, strict=True)) / args.reps
-            idle = sum(r[1] for r in runs) / args.reps
-            print(f"slots {slots:3d}  {scenario:<7} makespan x{ratio:5.2f}  idle {idle:6.1%}")
+            before = [simulate(args.entrants, slots, scenario, s, Rescan)
+                      for s in range(args.reps)]
+            assert [r.log for r in runs] == [r.log for r in before], "the plans differ"
+            ratio = sum(r.makespan / b for r, b in zip(runs, base, strict=True)) / args.reps
+            idle = sum(r.idle for r in runs) / args.reps
+            matches = sum(r.matches for r in runs)
+            cpu = [sum(r.cpu_ns for r in rs) / matches / 1000 for rs in (before, runs)]
+            print(f"slots {slots:3d}  {scenario:<7} makespan x{ratio:5.2f}  idle {idle:6.1%}  "
+                  f"CPU a match {cpu[0]:6.1f} -> {cpu[1]:5.1f} us (x{cpu[1] / cpu[0]:4.2f})")
 
 
 if __name__ == "__main__":

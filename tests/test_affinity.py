@@ -5,19 +5,22 @@ processes that write the CPUs they may run on (``Cpus_allowed_list`` of
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import CLI, PY, ROOT
-from referee.bots.process import default_spawner
-from referee.runners.local import ThreadRunner, allowed_cpus
+from referee.bots.limits import SandboxMode
+from referee.bots.process import ThreadSpawner, default_spawner
+from referee.runners.local import ThreadRunner, allowed_cpus, auto_affinity
 from referee.tournament.config import ConfigError
-from referee.tournament.run import load_config, run
+from referee.tournament.run import _affinity, load_config, run
 
 SECRET = bytes(range(32))
 CPUS = allowed_cpus()
@@ -117,10 +120,7 @@ def test_one_match_at_a_time_keeps_to_the_last_cpu_and_gives_the_rest_back(
     assert allowed(tmp_path / "out") and \
         all(s == {CPUS[-1]} for s in allowed(tmp_path / "out"))
     # closed: a bot forked by this process from now on may use every CPU again
-    probe = default_spawner().run(lambda: subprocess.Popen(
-        ["grep", "Cpus_allowed_list", "/proc/self/status"], stdout=subprocess.PIPE))
-    text = probe.communicate()[0].decode()
-    assert cpu_list(text.split(":", 1)[1].strip()) == set(CPUS)
+    assert allowed_to_bots(default_spawner()) == set(CPUS)
 
 
 def test_affinity_is_true_or_false(tmp_path: Path) -> None:
@@ -141,3 +141,55 @@ def test_the_command_line_turns_it_on_and_says_so(tmp_path: Path) -> None:
     assert "each match on one CPU" in proc.stdout
     doc = json.loads((tmp_path / "out" / "standings.json").read_text())
     assert len(doc["standings"]) == 3
+
+
+def test_auto_pins_only_an_even_split_and_only_where_sharing_a_cpu_is_fair(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auto``: as many matches on each CPU (at 3 on 2 CPUs, two would share one while the
+    third had one to itself); and a sandbox without a cpu controller gives its bots no weights,
+    so a bot burning CPU between its turns would slow an opponent on its CPU: not pinned."""
+    n = len(CPUS)
+    assert auto_affinity(n) and auto_affinity(2 * n)
+    assert not auto_affinity(n + 1) or n == 1
+    config = load_config(write(tmp_path, concurrency=n, affinity=None))
+    assert _affinity(config)  # sandbox: none: trusted bots
+    sandboxed = dataclasses.replace(config, sandbox=SandboxMode.BWRAP)
+    run_module = sys.modules["referee.tournament.run"]  # the module (``run`` here: its function)
+    monkeypatch.setattr(run_module, "capabilities", lambda: Caps(cpu=False))
+    assert not _affinity(sandboxed)
+    monkeypatch.setattr(run_module, "capabilities", lambda: Caps(cpu=True))
+    assert _affinity(sandboxed)
+    assert not _affinity(dataclasses.replace(sandboxed, affinity=False))
+
+
+@dataclasses.dataclass
+class Caps:
+    """What :func:`_affinity` asks of the sandbox's capabilities."""
+
+    cpu: bool
+
+    def cgroup_ok(self, controller: str) -> bool:
+        return controller == "cpu" and self.cpu
+
+
+def allowed_to_bots(spawner: ThreadSpawner) -> set[int]:
+    """The CPUs a process that ``spawner`` forks may use."""
+    probe = spawner.run(lambda: subprocess.Popen(
+        ["grep", "Cpus_allowed_list", "/proc/self/status"], stdout=subprocess.PIPE))
+    return cpu_list(probe.communicate()[0].decode().split(":", 1)[1].strip())
+
+
+@pytest.mark.process
+def test_the_spawner_is_free_again_after_the_last_of_overlapping_pins() -> None:
+    """Two pinning runners of one process (tests, a notebook) overlap: the first to close
+    must not free the second's bots, nor the last leave the spawner pinned."""
+    spawner = ThreadSpawner()
+    try:
+        spawner.pin({CPUS[-1]})
+        spawner.pin({CPUS[-1]})
+        spawner.release()
+        assert allowed_to_bots(spawner) == {CPUS[-1]}
+        spawner.release()
+        assert allowed_to_bots(spawner) == set(CPUS)
+    finally:
+        spawner.close()

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from conftest import PY, ROOT
+from fault_sim import Rescan, Run, dispatch
 from referee.match.job import MatchSpec
+from referee.tournament import admission
 from referee.tournament.admission import BENCHED, FaultLimit
 from referee.tournament.audit import in_play_order
 from referee.tournament.formats import RoundRobin, State, plan_round
@@ -25,8 +27,9 @@ from referee.tournament.run import Reporter, load_config, run
 NAMES = ["a", "b", "c", "d", "e"]
 
 
-def round_specs(round_: int = 1, matches: int = 0) -> list[MatchSpec]:
-    return list(plan_round(RoundRobin(len(NAMES), 2), State(len(NAMES), round_, matches),
+def round_specs(round_: int = 1, matches: int = 0, entrants: int = len(NAMES)
+                ) -> list[MatchSpec]:
+    return list(plan_round(RoundRobin(entrants, 2), State(entrants, round_, matches),
                            players=2, seatings="all", seed=1, secret=bytes(32)))
 
 
@@ -43,47 +46,59 @@ def faults_of(spec: MatchSpec, benched: dict[int, str]) -> list[dict[str, Any]]:
     return out
 
 
-def simulate(limit: int, slots: int, seed: int, rounds: int = 2, *,
-             ahead: bool = False) -> dict[str, list[int]]:
-    """Plays ``rounds`` rounds through a dispatcher that keeps ``slots`` matches running and
-    ends a random one each step; returns the benched entrants by match id. ``ahead``: every
-    round in one stream, each added as the one before is taken (a round robin's rounds are
-    planned so: matches of two rounds run at once), else one round after the other."""
-    rng = random.Random(seed)
-    fl = FaultLimit(NAMES, limit)
+def play(limit: int, slots: int, seed: int, rounds: int = 2, *, ahead: bool = False,
+         kind: type[FaultLimit] = FaultLimit, entrants: int = len(NAMES),
+         leave_out: int | None = None, kept: int = 0
+         ) -> tuple[dict[str, list[int]], list[Run]]:
+    """Plays ``rounds`` rounds of a round robin of ``entrants`` through a dispatcher that keeps
+    ``slots`` matches running and ends a random one each step; returns the benched entrants by
+    match id, and each stream's run. ``ahead``: every round in one stream, each added as the
+    one before is taken (a round robin's rounds are planned so: matches of two rounds run at
+    once), else one round after the other. ``leave_out``: entrant 4 is left out as that many
+    matches have started (as a sealed entrant's changed folder is). ``kept``: one match in
+    about ``kept`` (a hash of its id picks it) is kept from an earlier run, as a resume does:
+    finished as the plan takes it, never played."""
+    fl = kind([f"e{i}" for i in range(entrants)], limit)
     benched_by_id: dict[str, list[int]] = {}
+    started = 0
 
     def planned() -> Iterator[list[MatchSpec]]:
         matches = 0
         for r in range(1, rounds + 1):
-            specs = round_specs(r, matches)
+            specs = round_specs(r, matches, entrants)
             matches += len(specs)
             fl.add_round(specs)
             yield specs
 
+    def lasts(spec: MatchSpec) -> float:
+        nonlocal started
+        started += 1
+        if started == leave_out:
+            fl.left_out[4] = "its folder changed"
+        return random.Random(f"{seed}:{spec.id}").expovariate(1.0)
+
+    def faults(spec: MatchSpec, benched: dict[int, str]) -> list[dict[str, Any]]:
+        benched_by_id[spec.id] = sorted(benched)
+        return faults_of(spec, benched)
+
     streams: Iterable[Iterable[MatchSpec]] = (
         [itertools.chain.from_iterable(planned())] if ahead else planned())
-    for specs in streams:
-        todo = fl.plan(in_play_order(specs))
-        running: list[tuple[MatchSpec, dict[int, str]]] = []
-        ended = False
-        while True:
-            while not ended and len(running) < slots:
-                item = next(todo, "end")
-                if item == "end":
-                    ended = True
-                elif item is None:
-                    break
-                else:
-                    assert isinstance(item, tuple)
-                    running.append(item)
-            if not running:
-                assert ended, "the schedule waits on no running match"
-                break
-            spec, benched = running.pop(rng.randrange(len(running)))
-            benched_by_id[spec.id] = sorted(benched)
-            fl.finished(spec, faults_of(spec, benched))
-    return benched_by_id
+    def missing(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
+        for spec in specs:
+            if kept and hashlib.sha256(spec.id.encode()).digest()[1] % kept == 0:
+                fl.finished(spec, faults_of(spec, {}))
+            else:
+                yield spec
+
+    runs = [dispatch(fl, fl.plan(in_play_order(missing(specs))), slots, lasts, faults)
+            for specs in streams]
+    return benched_by_id, runs
+
+
+def simulate(limit: int, slots: int, seed: int, rounds: int = 2, *,
+             ahead: bool = False) -> dict[str, list[int]]:
+    """The benched entrants by match id (:func:`play`)."""
+    return play(limit, slots, seed, rounds, ahead=ahead)[0]
 
 
 def by_the_rule(limit: int, rounds: int = 2) -> dict[str, list[int]]:
@@ -117,6 +132,30 @@ def test_benched_sets_follow_the_schedule_whatever_the_finish_order(limit: int) 
         for seed in range(5):
             assert simulate(limit, slots, seed) == expected, (slots, seed)
             assert simulate(limit, slots, seed, ahead=True) == expected, (slots, seed)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 5])
+def test_the_plan_answers_as_deciding_every_held_set_again_did(
+        limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answer for answer (each match, who is benched in it, each wait), the same as the plan
+    that decided every held set again each time it was asked (:class:`fault_sim.Rescan`), with
+    rounds added while earlier ones play, an entrant left out as play goes on, matches kept
+    from an earlier run (a resume), and as many sets held as may be (a :data:`LOOKAHEAD` of 4
+    in the last case)."""
+    waits = 0
+    for entrants, slots, ahead, leave_out, kept, lookahead in (
+            (5, 3, False, None, 0, 256), (9, 2, False, 7, 0, 256), (12, 8, True, None, 0, 256),
+            (12, 32, True, 40, 0, 256), (8, 6, True, None, 3, 256),
+            (16, 16, True, None, 0, 4)):
+        monkeypatch.setattr(admission, "LOOKAHEAD", lookahead)
+        for seed in range(3):
+            cases = [play(limit, slots, seed, 3, ahead=ahead, kind=kind, entrants=entrants,
+                          leave_out=leave_out, kept=kept) for kind in (Rescan, FaultLimit)]
+            assert cases[0][0] == cases[1][0], (entrants, slots, seed)
+            logs = [[run.log for run in case[1]] for case in cases]
+            assert logs[0] == logs[1], (entrants, slots, seed)
+            waits += sum(item is None for run in cases[1][1] for item in run.log)
+    assert waits > 100  # the case is not empty: the plan waited, often
 
 
 def test_the_disqualification_names_the_schedules_last_fault_not_the_last_to_finish() -> None:

@@ -265,20 +265,33 @@ class ThreadSpawner:
 
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="bot-spawner")
+        self._pins = 0  # pin calls not released yet (read and written on the pool's thread)
+        self._free: set[int] | None = None  # the CPUs before the first of them
 
     def run(self, popen: PopenCall) -> subprocess.Popen[bytes]:
         """Call ``popen`` on the spawner thread."""
         return self._pool.submit(popen).result()
 
-    def pin(self, cpus: Collection[int]) -> set[int]:
+    def pin(self, cpus: Collection[int]) -> None:
         """Bots forked from now on may run on ``cpus`` only (they inherit the spawner thread's
-        CPU affinity); returns the set they were allowed before."""
-        def move() -> set[int]:
-            before = os.sched_getaffinity(0)  # 0: this thread
+        CPU affinity), until every :meth:`pin` is matched by a :meth:`release`."""
+        def move() -> None:
+            if self._pins == 0:
+                self._free = os.sched_getaffinity(0)  # 0: this thread
             os.sched_setaffinity(0, cpus)
-            return before
+            self._pins += 1
 
-        return self._pool.submit(move).result()
+        self._pool.submit(move).result()
+
+    def release(self) -> None:
+        """Undoes one :meth:`pin`; after the last, bots may run where they could before the
+        first."""
+        def back() -> None:
+            self._pins -= 1
+            if self._pins == 0 and self._free is not None:
+                os.sched_setaffinity(0, self._free)
+
+        self._pool.submit(back).result()
 
     def close(self) -> None:
         """Stop the thread; sandboxed bots it forked are killed with it."""

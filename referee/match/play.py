@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import random
 import secrets
 from collections.abc import Callable, Sequence
@@ -161,6 +162,15 @@ def fallback_rng(key: bytes, match_id: str, seat: int) -> random.Random:
                                   hashlib.sha256).digest())
 
 
+def _one_cpu() -> bool:
+    """Whether this thread, and so the bots it starts (the spawner of a pinned worker is
+    pinned with it), may run on one CPU only."""
+    try:
+        return len(os.sched_getaffinity(0)) == 1
+    except (AttributeError, OSError):  # no affinity here (not Linux)
+        return False
+
+
 class _MatchRunner:
     def __init__(
         self, match_id: str, entrants: Sequence[Entrant], deals: DealSource, *, variant: Variant,
@@ -212,6 +222,11 @@ class _MatchRunner:
     # Start-up.
 
     def _start(self) -> None:
+        """Starts every seat's bot: all at once, or, where this match's bots share one CPU
+        (``affinity``, a one-CPU machine), one after another in seat order. A bot keeps its
+        full CPU weight until its ``ready`` (:meth:`referee.bots.cgroups.Cgroup.on_move`):
+        started together on one CPU, a bot that burns CPU and holds its ``ready`` back would
+        take half the CPU from the others' start-up, whose clocks run."""
         limits = self.limits
         for i, e in enumerate(self.entrants):
             stderr = seat_log(self.logs_dir, i, e.name) if self.logs_dir else None
@@ -219,8 +234,11 @@ class _MatchRunner:
                              hidden=self.hidden)
             rng = fallback_rng(self.fallback_key, self.match_id, i)
             self.seats.append(_Seat(i, e.name, player, rng, float(limits.bank_ms)))
-        with ThreadPoolExecutor(max_workers=len(self.seats)) as pool:
-            results = list(pool.map(self._start_one, self.seats))
+        if _one_cpu():  # one after another: each start-up has the CPU to itself
+            results = [self._start_one(seat) for seat in self.seats]
+        else:
+            with ThreadPoolExecutor(max_workers=len(self.seats)) as pool:
+                results = list(pool.map(self._start_one, self.seats))
         if self.stop is not None and self.stop.is_set():
             raise MatchAborted(f"match {self.match_id} stopped")
         for seat, error in zip(self.seats, results, strict=True):
@@ -230,6 +248,8 @@ class _MatchRunner:
                 self._fault(seat, error.fault, error.detail)
 
     def _start_one(self, seat: _Seat) -> BotError | BotCommandError | None:
+        if self.stop is not None and self.stop.is_set():
+            return None  # the match is abandoned (checked after the start-ups)
         assert seat.player is not None
         try:
             seat.player.start(self.limits.startup_ms, self.stop)

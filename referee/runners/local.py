@@ -283,7 +283,7 @@ class ThreadRunner(_PoolRunner):
         self._stop = threading.Event()
         super().__init__(concurrency, self._stop)
         self._cpu = allowed_cpus()[-1] if affinity else None
-        self._unpin: set[int] | None = None
+        self._pinned = False  # the default spawner, until close
 
     @property
     def isolation(self) -> str:
@@ -296,7 +296,8 @@ class ThreadRunner(_PoolRunner):
         if self._executor is None:
             pin = None
             if self._cpu is not None:
-                self._unpin = default_spawner().pin({self._cpu})
+                default_spawner().pin({self._cpu})
+                self._pinned = True
                 pin = functools.partial(os.sched_setaffinity, 0, {self._cpu})
             self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="match",
                                                 initializer=pin)
@@ -306,9 +307,9 @@ class ThreadRunner(_PoolRunner):
     def close(self) -> None:
         """See :meth:`Runner.close`: the bots forked later may use every CPU again."""
         super().close()
-        if self._unpin is not None:
-            default_spawner().pin(self._unpin)
-            self._unpin = None
+        if self._pinned:
+            default_spawner().release()
+            self._pinned = False
 
 
 # -- worker processes --------------------------------------------------------------------------
@@ -351,8 +352,9 @@ def _init_worker(stop: SharedFlag, umask: int, coordinator: int,
             k = counter.value
             counter.value += 1
         cpu = {cpus[k % len(cpus)]}
-        os.sched_setaffinity(0, cpu)
-        default_spawner().pin(cpu)  # the thread that forks the bots
+        with contextlib.suppress(OSError):  # the CPU was taken away meanwhile: unpinned
+            os.sched_setaffinity(0, cpu)
+            default_spawner().pin(cpu)  # the thread that forks the bots
     _die_with_parent()
     _die_with(coordinator)
     _worker_stop = stop
@@ -528,13 +530,21 @@ class ProcessRunner(_PoolRunner):
         self._track(job, future)
 
 
+def auto_affinity(concurrency: int) -> bool:
+    """``affinity: auto`` for ``concurrency`` matches at once: pinned where they take every CPU
+    this process may use, as many on each (the concurrency a multiple of the CPUs: at 3 on 2
+    CPUs, two matches would share one CPU while the third had one to itself)."""
+    cpus = len(allowed_cpus())
+    return concurrency >= cpus and concurrency % cpus == 0
+
+
 def local_runner(concurrency: int, *,
                  affinity: bool | None = None) -> ThreadRunner | ProcessRunner:
     """The runner for ``concurrency`` matches at once on this machine: this process for one,
     worker processes for more; ``affinity``: each match's referee and bots on one CPU
-    (``None``: where the matches take every CPU this process may use, none left spare)."""
+    (``None``: :func:`auto_affinity`)."""
     if affinity is None:
-        affinity = concurrency >= len(allowed_cpus())
+        affinity = auto_affinity(concurrency)
     if concurrency <= 1:
         return ThreadRunner(1, affinity=affinity)
     return ProcessRunner(concurrency, affinity=affinity)

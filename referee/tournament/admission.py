@@ -19,9 +19,10 @@ Which matches it is benched in depends on the schedule alone, never on the order
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -171,6 +172,121 @@ class Benched(Entrant):
         return _Bench(self.detail)
 
 
+class _Held:
+    """The sets one :meth:`FaultLimit.plan` holds back, and which of them to decide again.
+
+    A held set was undecided when last decided: some entrant of it, not benched there, had a
+    load (:meth:`FaultLimit._load`) and matches in the held sets before (ahead) that together
+    reached the limit, and not every match before the set was counted. That answer stands
+    until the counted prefix reaches the set, or such an entrant is disqualified or left out,
+    or its load drops (a match of its ends): a load that grows (a match admitted) or a held set
+    before admitted (its matches move from ahead to running) changes no ``None``. So a match that
+    ends (:meth:`FaultLimit.finished` lists its seats in :attr:`touched`) marks, for each of
+    its entrants, the held sets of that entrant where its load and ahead are below the limit
+    (the first few of them: at most ``limit``); a disqualified or left-out entrant marks all of
+    its held sets, once; the counted prefix marks the sets it reaches.
+
+    The plan goes through the held sets in order (a pass), deciding the marked ones: a set
+    marked while the pass is past it waits for the next pass, as when every held set was
+    decided again in each pass (the same answers, in the same order)."""
+
+    def __init__(self, limit: FaultLimit) -> None:
+        self.limit = limit
+        self.sets: dict[int, list[MatchSpec]] = {}
+        """The sets held, by key (the order they were taken in: the plan's)."""
+        self.touched: set[int] = set()
+        """Entrants whose load may have dropped, or disqualified, since the last look."""
+        self._index: list[dict[int, int]] = [{} for _ in limit.names]  # key: matches, in order
+        self._firsts: list[tuple[int, int]] = []  # heap: a set's first schedule index, key
+        self._known = set(limit.left_out)
+        self._settled: set[int] = set()  # disqualified or left out: every held set marked
+        self._key = 0
+        self._cursor = -1  # the pass is past the sets up to this key
+        self._now: list[int] = []  # heap: marked, after the cursor
+        self._queued: set[int] = set()  # what _now holds
+        self._later: set[int] = set()  # marked, for the next pass
+
+    def add(self, members: list[MatchSpec]) -> None:
+        key, self._key = self._key, self._key + 1
+        self.sets[key] = members
+        for i in members[0].seats:
+            self._index[i][key] = len(members)
+        heapq.heappush(self._firsts, (members[0].index - members[0].seating + 1, key))
+
+    def remove(self, key: int) -> list[MatchSpec]:
+        members = self.sets.pop(key)
+        for i in members[0].seats:
+            self._index[i].pop(key, None)
+        return members
+
+    def ahead(self, key: int | None) -> Callable[[int], int]:
+        """An entrant's matches in the held sets before ``key`` (``None``: all), counted as far
+        as what its load leaves to the limit (enough to compare)."""
+        def count(i: int) -> int:
+            need = self.limit.limit - self.limit._load(i)
+            n = 0
+            for k, matches in self._index[i].items():
+                if n >= need or (key is not None and k >= key):
+                    break
+                n += matches
+            return n
+        return count
+
+    def new_pass(self) -> None:
+        self._cursor = -1
+        if self._later:
+            self._queued |= self._later
+            self._now = sorted(self._queued)
+            self._later = set()
+
+    def next_dirty(self) -> int | None:
+        """The next held set of this pass to decide again (``None``: the pass is over)."""
+        self._look()
+        while self._now:
+            key = heapq.heappop(self._now)
+            self._queued.discard(key)
+            if key in self.sets:
+                self._cursor = key
+                return key
+        return None
+
+    def _mark(self, key: int) -> None:
+        if key <= self._cursor:
+            self._later.add(key)
+        elif key not in self._queued:
+            self._queued.add(key)
+            heapq.heappush(self._now, key)
+
+    def _look(self) -> None:
+        """Marks what changed since the last look."""
+        if not self.sets:  # nothing to mark: a set taken now is decided as it is
+            self.touched.clear()
+            return
+        fl = self.limit
+        while self._firsts and (fl._next is None or self._firsts[0][0] <= fl._next.index):
+            key = heapq.heappop(self._firsts)[1]
+            if key in self.sets:
+                self._mark(key)
+        if len(fl.left_out) != len(self._known):
+            self.touched |= fl.left_out.keys() - self._known
+            self._known = set(fl.left_out)
+        touched, self.touched = self.touched, set()
+        for i in touched:
+            if i in self._settled:
+                continue
+            if i in fl.left_out or i in fl.disqualified:
+                self._settled.add(i)
+                for key in self._index[i]:
+                    self._mark(key)
+                continue
+            need, n = fl.limit - fl._load(i), 0
+            for key, matches in self._index[i].items():
+                if n >= need:
+                    break
+                self._mark(key)
+                n += matches
+
+
 class FaultLimit:
     """Each entrant's faults, counted in schedule order; at ``limit`` (0: never) it is
     disqualified, from the next duplicate set on.
@@ -202,6 +318,7 @@ class FaultLimit:
         self._cursor: Iterator[MatchSpec] = iter(())
         self._rounds: deque[Iterator[MatchSpec]] = deque()  # planned after the cursor's
         self._next: MatchSpec | None = None  # the first match of the schedule not counted yet
+        self._watchers: list[_Held] = []  # the plans asked (their held sets)
 
     def add_round(self, specs: Iterable[MatchSpec]) -> None:
         """The matches of the next round, in schedule order (the rounds before may still be in
@@ -239,6 +356,8 @@ class FaultLimit:
             while self._next is None and self._rounds:
                 self._cursor = self._rounds.popleft()
                 self._next = next(self._cursor, None)
+        for watcher in self._watchers:
+            watcher.touched.update(spec.seats, newly)
         return newly
 
     @staticmethod
@@ -265,40 +384,44 @@ class FaultLimit:
         A set whose seating depends on matches not counted yet is held back, and the sets
         after it go ahead where they can (up to :data:`LOOKAHEAD` sets held): so a limit costs
         throughput only where an entrant has about as many matches running as faults left.
-        Every seating of a set gets the same answer."""
+        Every seating of a set gets the same answer.
+
+        Each time it is asked, it goes through the held sets in order, as if deciding each
+        again, but decides again only those whose answer may have changed since (see
+        :class:`_Held`): the others wait still."""
         sets = _sets(specs)
-        held: list[list[MatchSpec]] = []
-        ended = False
-        while True:
-            moved = False
-            ahead = [0] * len(self.names)  # matches of the held sets before, an entrant's
-            k = 0
-            while k < len(held):
-                benched = self._decide(held[k][0], ahead)
-                if benched is None:
-                    for i in held[k][0].seats:
-                        ahead[i] += len(held[k])
-                    k += 1
-                    continue
-                moved = True
-                for spec in held.pop(k):
-                    yield spec, self._admit(spec, benched)
-            if not ended and len(held) < LOOKAHEAD:
-                members = next(sets, None)
-                if members is None:
-                    ended = True
-                    continue
-                benched = self._decide(members[0], ahead)
-                if benched is None:
-                    held.append(members)
-                else:
-                    for spec in members:
+        held = _Held(self)
+        self._watchers.append(held)
+        try:
+            ended = False
+            while True:
+                moved = False
+                held.new_pass()
+                while (key := held.next_dirty()) is not None:
+                    benched = self._decide(held.sets[key][0], held.ahead(key))
+                    if benched is None:
+                        continue
+                    moved = True
+                    for spec in held.remove(key):
                         yield spec, self._admit(spec, benched)
-                continue
-            if ended and not held:
-                return
-            if not moved:
-                yield None
+                if not ended and len(held.sets) < LOOKAHEAD:
+                    members = next(sets, None)
+                    if members is None:
+                        ended = True
+                        continue
+                    benched = self._decide(members[0], held.ahead(None))
+                    if benched is None:
+                        held.add(members)
+                    else:
+                        for spec in members:
+                            yield spec, self._admit(spec, benched)
+                    continue
+                if ended and not held.sets:
+                    return
+                if not moved:
+                    yield None
+        finally:
+            self._watchers = [w for w in self._watchers if w is not held]
 
     def _admit(self, spec: MatchSpec, benched: dict[int, str]) -> dict[int, str]:
         self._admitted.add(spec.id)
@@ -306,11 +429,12 @@ class FaultLimit:
             self._open[i] += 1
         return {i: why for i, why in benched.items() if i in spec.seats}
 
-    def _decide(self, spec: MatchSpec, ahead: Sequence[int]) -> dict[int, str] | None:
+    def _decide(self, spec: MatchSpec, ahead: Callable[[int], int]) -> dict[int, str] | None:
         """Who is benched in ``spec``'s set: an entrant whose N-th fault (schedule order)
         lies before the set; ``None`` while that is not known: not every match before the set
         is counted, and an entrant's faults counted, finished, running and in the ``ahead``
-        matches (held back, not started) could add up to the limit."""
+        matches (held back, not started; counted as far as the limit) could add up to the
+        limit."""
         first = spec.index - spec.seating + 1  # a set's seatings follow each other
         counted = self._next is None or self._next.index >= first
         benched = {i: BENCHED[1] + self.left_out[i] for i in spec.seats if i in self.left_out}
@@ -319,10 +443,13 @@ class FaultLimit:
                 continue
             if i in self.disqualified and self._at[i] < first:
                 benched[i] = BENCHED[0] + self.disqualified[i]
-            elif not counted and self.limit and self.counts[i] + self._early[i] + \
-                    self._open[i] + ahead[i] >= self.limit:
+            elif not counted and self.limit and self._load(i) + ahead(i) >= self.limit:
                 return None  # it may reach the limit in a match before the set
         return benched
+
+    def _load(self, i: int) -> int:
+        """Entrant ``i``'s faults counted and finished, and its matches running."""
+        return self.counts[i] + self._early[i] + self._open[i]
 
     def entrant(self, entrant: Entrant, detail: str | None) -> Entrant:
         """Who sits for ``entrant`` in a match: itself, or benched with ``detail`` (from

@@ -40,7 +40,7 @@ from referee.match.job import Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
 from referee.records.match_id import MatchId
 from referee.records.record import FaultDict, RecordDict, RecordError, read_record
-from referee.runners.local import CancelSignal, Runner, local_runner
+from referee.runners.local import CancelSignal, Runner, auto_affinity, local_runner
 from referee.tournament.admission import BENCHED, FaultLimit, Preflight, preflight
 from referee.tournament.audit import Audit, in_play_order
 from referee.tournament.config import Config, ConfigError, load_config
@@ -281,6 +281,16 @@ def uid_isolation(config: Config) -> str:
     return f"every bot as uid {os.geteuid()} (bot_uids: shared)"
 
 
+def _affinity(config: Config) -> bool:
+    """The configuration's ``affinity``, ``auto`` resolved: pinned where the matches take every
+    CPU, as many on each, and sharing a CPU is fair (bots not on move at the least CPU weight:
+    a sandbox with a cpu controller; or no sandbox, whose bots are trusted anyway)."""
+    if config.affinity is not None:
+        return config.affinity
+    fair = config.sandbox is SandboxMode.NONE or capabilities().cgroup_ok("cpu")
+    return fair and auto_affinity(config.concurrency)
+
+
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: CancelSignal | None = None,
@@ -311,9 +321,8 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
     reporter = reporter or Reporter()
     stop = stop or threading.Event()
     with contextlib.ExitStack() as stack:
-        where = stack.enter_context(contextlib.closing(runner or
-                                                       local_runner(config.concurrency,
-                                                                   affinity=config.affinity)))
+        where = stack.enter_context(contextlib.closing(runner or local_runner(
+            config.concurrency, affinity=_affinity(config))))
         remote = where.remote  # bots spawned on other machines
         hidden: dict[str, tuple[Path, ...]] = {}
         if config.sandbox is not SandboxMode.NONE:  # auto or bwrap: never a silent fall-back
