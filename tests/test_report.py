@@ -240,7 +240,7 @@ def test_the_report_renders_in_chromium_and_every_link_leads_somewhere(
     assert "<img src=x" in text  # the evil bot's answer, as text
     # one duplicate set per pair: no interval measures anything yet, and the page says it in
     # words, not with a ± figure as wide as a hand's points
-    assert "open: too early to tell, 1 set (" in text and " \u00b1 " not in text
+    assert "open: too early to tell at 95%, 1 set (" in text and " \u00b1 " not in text
     assert data(folder)["audit"] and "too few sets" in text.split("Fair-play audit", 1)[1]
     assert "\u221e" not in text and "240.0]" not in text
     assert assert_links_resolve(index, links) > 12

@@ -196,12 +196,12 @@ def test_a_gauntlets_answers_audit_flags_and_left_out_entrants_reach_the_data() 
     assert data["headline"] == ("cand: stronger than a (+50.0 pts/hand), after 1 match "
                                 "(differences adjusted for luck)")
     assert data["questions"] == [{"upper": "cand", "lower": "a", "verdict": "stronger",
-                                  "text": "stronger +50.0 ± 30.0 pts/hand, 1 set"}]
+                                  "text": "stronger +50.0 ± 30.0 pts/hand, 95% sure, 1 set"}]
     assert data["audit"][0] == {"name": "cand", "later_minus_first": 9.5, "low": 2.0,
                                 "high": 17.0, "flag": "suspect", "sets": None}
     assert [r[-1] for r in data["rows"]] == ["audit", "", "left out"]
     assert data["rows"][0][-2] == ["stronger", 50.0, 20.0, 80.0, 1,
-                                   "stronger +50.0 ± 30.0 pts/hand, 1 set"]
+                                   "stronger +50.0 ± 30.0 pts/hand, 95% sure, 1 set"]
     assert data["rows"][2][-2] == "left out"
     assert data["order_note"] is None  # a left-out entrant is last whatever its score
     assert "format: gauntlet" in data["settings"]
@@ -225,11 +225,12 @@ def test_an_interval_still_at_the_range_of_a_hands_points_reads_too_few_sets() -
                                pair("a", "c", "stronger", 30.0, 12.5, 240.0, 6)]}
     data = page_data(s, name="t", rows=rows, standings=standings, config={"variant": "classic"},
                      preflight={})
-    early = "open: too early to tell, 1 set"
+    early = "open: too early to tell at 95%, 1 set"  # no stop: the interval's own verdicts
     assert data["rows"][0][-2] == ["open", 14.3, None, None, 1, f"{early} (+14.3 pts/hand so far)"]
     assert data["rows"][1][-2] == ["open", 2.0, None, None, 1, f"{early} (+2.0 pts/hand so far)"]
     assert [q["text"] for q in data["questions"]] == [
-        f"{early} (+14.3 pts/hand so far)", "stronger +30.0 pts/hand (at least +12.5), 6 sets"]
+        f"{early} (+14.3 pts/hand so far)",
+        "stronger +30.0 pts/hand (at least +12.5), 95% sure, 6 sets"]
     assert [(a["low"], a["high"]) for a in data["audit"]] == [
         (None, None), (-60.5, None), (-3.0, 9.0)]
     # a red frog hand has 218 points: 240 is no bound there, 218 is

@@ -754,11 +754,60 @@ concurrency: 2
     head = next(line for line in lines if line.lstrip().startswith("#"))
     assert head.split()[:3] == ["#", "name", "mu-3σ"] and head.rstrip().endswith("vs next"), head
     doc = json.loads((tmp_path / "out" / "standings.json").read_text())
-    verdicts = {p["upper"]: pair_text(p, 240, short=True) for p in doc["pairs"]}
+    verdicts = {p["upper"]: pair_text(p, 240, short=True, confidence=0.95) for p in doc["pairs"]}
     for row in doc["standings"]:  # each row on one line, its name and verdict whole
         [line] = [x for x in lines if x.split()[:2] == [str(row["rank"]), row["name"]]]
         assert f"{row['score']:.2f}" in line.split(), line
         assert line.rstrip().endswith(verdicts.get(row["name"], "")), line
     said = " ".join(table.split())
-    assert "vs next: the sequential test's verdict" in said
+    assert "vs next: the verdict on the next row at confidence 0.95" in said
     assert "Left out at this width: mu, sigma, " in said and "No faults." in said
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("columns", [80, 60])
+def test_long_lines_wrap_under_their_label_on_a_terminal(tmp_path: Path, columns: int) -> None:
+    """On a terminal of 80 columns the header's long lines (the running line, the sandbox's,
+    a long title or path) wrapped to column 0, under the labels: now each wraps under its own
+    text (the labels' column, 13), the title under itself (2), and a fault line under the
+    text after ``fault: `` (7); nothing is lost in the wrapping."""
+    path = quitter_tournament(tmp_path)
+    title = "a-tournament-whose-name-is-long-" + "n" * 38
+    path.write_text(f"name: {title}\n" + path.read_text())
+    out = "out-" + "x" * 70
+    shown = on_a_terminal([*CLI, "tournament", str(path), "-o", out, "-j", "2", "--affinity"],
+                          columns, tmp_path)
+    lines = shown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("a-tournament"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("  output:"))
+    while end + 1 < len(lines) and lines[end + 1].startswith(" " * 13):
+        end += 1
+    header = lines[start:end + 1]
+    assert all(len(line) <= columns for line in header), header
+    assert header[1].startswith("  ") and not header[1].startswith("   "), header
+    assert "".join(header[:2]).replace(" ", "").startswith(title + ":2entrants"), header
+    label = re.compile(r"  [a-z]+: +")
+    for line in header[2:]:
+        assert line.startswith(" " * 13) or (label.match(line)
+                                             and label.match(line).end() == 13), header  # type: ignore[union-attr]
+    said = " ".join(line.strip() for line in header)
+    assert "concurrency 2; the seatings of a set never at once, each match on one CPU" in said
+    assert "at confidence 0.95" in said
+    output = header.index(next(line for line in header if line.startswith("  output:")))
+    assert "".join(header[output:]).replace(" ", "") == f"output:{tmp_path / out}", header
+    assert any(line.startswith(" " * 13) for line in header[output + 1:]), header
+    # each fault line wraps under its text (the progress bar may share its first line)
+    faults = [i for i, line in enumerate(lines) if "fault: r1-" in line]
+    assert len(faults) == 2, shown
+    for i in faults:
+        first = lines[i][lines[i].index("fault: "):]
+        rest = []
+        for line in lines[i + 1:]:
+            if not line.startswith(" " * 7) or line.startswith(" " * 8):
+                break
+            rest.append(line)
+        assert len(first) <= columns and all(len(line) <= columns for line in rest), lines
+        assert "".join([first, *(line[7:] for line in rest)]).replace(" ", "") == (
+            first.split(" in hand")[0] + " in hand 1: exited with code 3 (its stderr: "
+            + f"{out}/logs/{first.split()[1]}/{int(first.split('seat ')[1][0])}-quitter.stderr)"
+        ).replace(" ", ""), lines

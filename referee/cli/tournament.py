@@ -36,6 +36,7 @@ from rich.progress import (
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.cli.hang import hang
 from referee.cli.pipes import ClosedPipeSafe
 from referee.game.rules import Variant
 from referee.match.job import MatchSpec
@@ -80,13 +81,14 @@ DROPPED = ("sigma", "mu", "avg#", "P>next", "games", "wins", "faults", "pts/h")
 def standings_table(rows: list[Standing], *, title: str | None = None, limit: int | None = None,
                     compact: bool = False, pairs: Sequence[Pair] = (),
                     legend: Mapping[str, str] | None = None, bound: float | None = None,
-                    width: int | None = None) -> RichTable:
+                    width: int | None = None, confidence: float | None = None) -> RichTable:
     """The standings as a rich table (the first ``limit`` rows; ``compact``: ratings only;
     ``pairs``: a ``vs next`` column with each row's verdict on the next). ``width``: the
     columns it has room for (:data:`DROPPED` says which go first), every cell on one line;
     a name too long for what is left is cut with an ellipsis (to no fewer than 8 characters).
     ``legend``: a sentence on each column that needs one, the caption (of the columns shown,
-    and which were left out)."""
+    and which were left out). ``confidence``: the verdicts are their interval's own, at this
+    confidence (no ``stop``, or margin 0: :func:`referee.web.folder.interval_confidence`)."""
     cols = ["#", "name", "mu", "sigma", "mu-3σ", "games", "wins", "avg#", "pts/h", "faults",
             "P>next", "vs next"]
     if compact:
@@ -105,7 +107,7 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
             "pts/h": "-" if row.points_per_hand is None else f"{row.points_per_hand:.1f}",
             "faults": ", ".join(f"{k} {n}" for k, n in row.faults.items() if n) or "-",
             "P>next": "" if row.p_above_next is None else f"{row.p_above_next:.0%}",
-            "vs next": _verdict(verdicts.get(row.name), bound),
+            "vs next": _verdict(verdicts.get(row.name), bound, confidence=confidence),
         })
 
     all_cols = list(cols)
@@ -159,10 +161,12 @@ def _natural_width(table: RichTable) -> int:
         table.title, table.caption = saved
 
 
-def _verdict(pair: Pair | None, bound: float, *, short: bool = True) -> str:
+def _verdict(pair: Pair | None, bound: float, *, short: bool = True,
+             confidence: float | None = None) -> str:
     """The verdict in words (:func:`referee.web.folder.pair_text`): ``too early to tell``
     while its interval measures nothing yet."""
-    return "" if pair is None else escape_controls(pair_text(pair.to_json(), bound, short=short))
+    return "" if pair is None else escape_controls(
+        pair_text(pair.to_json(), bound, short=short, confidence=confidence))
 
 
 _BENCHED_NOTE = " (the same in each of its matches: shown once)"
@@ -195,11 +199,13 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
     return f" (its stderr: {path})"
 
 
-def _header(config: Config, total: int, done: int, sandbox: str, where: str | None) -> str:
+def _header(config: Config, total: int, done: int, sandbox: str, where: str | None,
+            width: int | None = None) -> str:
     """What the organiser reads before the first match: a title line (name, entrants, matches),
     then short labelled lines: what is played, how it is judged, the bots' sandbox, how the
     matches run, where it is written. ``sandbox``: the run's ``; ``-separated account of the
-    bots' isolation."""
+    bots' isolation. A line longer than ``width`` (a terminal's) wraps under its label's text
+    (:func:`hang`); without one, each stays whole (a log)."""
     kept = f", {done} already played" if done else ""
     count = f"at most {total} matches" if config.stop is not None else f"{total} matches"
     per_set = set_size(config.players, config.seatings)
@@ -234,7 +240,10 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     run_on = where or f"concurrency {config.concurrency}"
     lines.append(f"  running:   {run_on}" + (f"; {parts[-1]}" if len(parts) > 1 else ""))
     lines.append(f"  output:    {escape_controls(str(config.output))}")
-    return "\n".join(lines)
+    if width is None:
+        return "\n".join(lines)
+    return "\n".join(hang(line, width, 2 if i == 0 else len(pad))
+                     for i, line in enumerate(lines))
 
 
 class PlainReporter(Reporter):
@@ -305,23 +314,25 @@ class LiveReporter(Reporter):
 
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
         self.logs = config.output / "logs"
-        self.console.print(Text(_header(config, total, done, sandbox, self.where)),
-                           highlight=False)
+        self.console.print(Text(_header(config, total, done, sandbox, self.where,
+                                        self.console.width)), highlight=False)
         self.kept, self.t0 = done, time.monotonic()
         self.task = self.progress.add_task(config.name, total=total, completed=done, rate="")
         self.live = Live(self.progress, console=self.console, refresh_per_second=4)
         self.live.start()
 
+    def _print(self, line: str, indent: int) -> None:
+        """``line`` in yellow, wrapped under its text after ``indent`` cells."""
+        self.console.print(Text(hang(line, self.console.width, indent), style="yellow"))
+
     def warn(self, message: str) -> None:
-        self.console.print(Text(f"warning: {message}", style="yellow"))
+        self._print(f"warning: {message}", len("warning: "))
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
         if _benched_again(self.benched, name, fault):
             return
-        self.console.print(Text(_fault_line(spec, name, fault)
-                                + _log_note(self.logs, spec, name, fault)
-                                + _BENCHED_NOTE * str(fault["detail"]).startswith(BENCHED),
-                                style="yellow"))
+        self._print(_fault_line(spec, name, fault) + _log_note(self.logs, spec, name, fault)
+                    + _BENCHED_NOTE * str(fault["detail"]).startswith(BENCHED), len("fault: "))
 
     def match_done(self, spec: MatchSpec, result: object, done: int, table: Standings) -> None:
         assert self.task is not None and self.live is not None
@@ -331,7 +342,7 @@ class LiveReporter(Reporter):
         now = time.monotonic()
         if table.matches and now >= self.next_table:
             top = standings_table(table.standings(), limit=TOP, compact=True,
-                                  title=f"after {table.matches} matches",
+                                  title=f"after {table.matches} match{'es' * (table.matches != 1)}",
                                   width=self.console.width)
             self.live.update(Group(self.progress, top))
             took = time.monotonic() - now
@@ -345,6 +356,13 @@ class LiveReporter(Reporter):
         if self.live is not None:
             self.live.stop()
             self.live = None
+
+
+def _say(console: Console, line: str, indent: int) -> None:
+    """``line``, on a terminal wrapped under its text after ``indent`` cells (:func:`hang`),
+    piped whole."""
+    console.print(Text(hang(line, console.width, indent) if console.is_terminal else line),
+                  soft_wrap=True)
 
 
 def error_lines(e: Exception) -> str:
@@ -440,7 +458,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         err.print(Text(error_lines(e)), soft_wrap=True)
         sys.exit(2)
     for warning in cfg.warnings:
-        err.print(Text(f"warning: {warning}"), soft_wrap=True)
+        _say(err, f"warning: {warning}", len("warning: "))
     stdout = ClosedPipeSafe(sys.stdout)
     if not console.is_terminal:
         console = Console(file=stdout, highlight=False, emoji=False, width=120)  # type: ignore[arg-type]
@@ -456,8 +474,8 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         sys.exit(2)
     if scheduler is not None or scheduler_file is not None:
         if cfg.affinity is True:
-            err.print(Text("warning: affinity: has no effect on a cluster (its workers place "
-                           "their own processes)"), soft_wrap=True)
+            _say(err, "warning: affinity: has no effect on a cluster (its workers place their "
+                 "own processes)", len("warning: "))
         try:
             # a tournament's auto requires a sandbox: a worker without one refuses
             runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=reporter.warn,
@@ -495,25 +513,29 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         err.print(Text(f"report: {report_path}"), soft_wrap=True)
         sys.exit(130)
     rule = cfg.stop or Stop()
+    confidence = rule.confidence if rule.margin == 0 else None  # the interval's own verdicts
+    test = (f"the sequential test's verdict on the next row (confidence {rule.confidence:g}, "
+            f"margin {rule.margin:g} points a hand)" if confidence is None else
+            f"the verdict on the next row at confidence {rule.confidence:g} (stronger: its "
+            f"interval lies above 0; open: it does not yet)")
     legend = {
         "pts/h": "pts/h: raw points a hand.",
         "P>next": "P>next: TrueSkill's probability, a description only (no error control).",
-        "vs next": f"vs next: the sequential test's verdict on the next row (confidence "
-                   f"{rule.confidence:g}, margin {rule.margin:g} points a hand), its difference "
-                   f"in points a hand adjusted for luck (minus the luck of the stock's cards) "
-                   f"and the duplicate sets they shared.",
+        "vs next": f"vs next: {test}, its difference in points a hand adjusted for luck (minus "
+                   f"the luck of the stock's cards) and the duplicate sets they shared.",
     }
     why = {Stopped.SETTLED: "stopped: settled, every pair decided",
            Stopped.CAP: "stopped at the cap",
            Stopped.COMPLETE: "complete"}[outcome.stopped or Stopped.COMPLETE]
     bound = float(cfg.variant.hand_total)
     console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), legend=legend,
-                                  bound=bound, width=console.width,
+                                  bound=bound, width=console.width, confidence=confidence,
                                   title=f"{cfg.name}: final standings, {outcome.total} matches "
                                         f"({why})"))
     for q in outcome.questions or ():
-        console.print(Text(f"{escape_controls(q.upper)} vs {escape_controls(q.lower)}: "
-                           f"{_verdict(q, bound, short=False)}"), soft_wrap=True)
+        line = (f"{escape_controls(q.upper)} vs {escape_controls(q.lower)}: "
+                f"{_verdict(q, bound, short=False, confidence=confidence)}")
+        _say(console, line, 2)
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
     console.print(Text(f"report: {report_path}"), soft_wrap=True)

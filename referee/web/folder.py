@@ -19,8 +19,8 @@ from typing import Any
 
 from referee.game.rules import Variant
 
-__all__ = ["CHUNK", "CROSS_TOP", "EXAMPLES", "FaultGroup", "Summary", "headline", "order_note",
-           "page_data", "pair_text"]
+__all__ = ["CHUNK", "CROSS_TOP", "EXAMPLES", "FaultGroup", "Summary", "headline",
+           "interval_confidence", "order_note", "page_data", "pair_text"]
 
 CHUNK = 1000
 """Matches per file of the match list (``report/matches/<k>.js``)."""
@@ -232,14 +232,37 @@ def early(low: float | None, high: float | None, bound: float) -> bool:
     return low is None or high is None or high - low > EARLY_WIDTH * bound
 
 
-def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False) -> str:
+def interval_confidence(config: Mapping[str, Any] | None) -> float | None:
+    """The confidence at which a tournament's verdicts are its interval's own (no ``stop``, or
+    one with margin 0: ``stronger`` exactly when the interval is above 0), ``None`` when they
+    are a margin's sequential test or the configuration is unknown."""
+    if config is None:
+        return None
+    stop = config.get("stop")
+    if stop is None:
+        return 0.95
+    if not isinstance(stop, Mapping) or _num(stop.get("margin")):
+        return None
+    conf = _num(stop.get("confidence"))
+    return conf if conf is not None and 0 < conf < 1 else None
+
+
+def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
+              confidence: float | None = None) -> str:
     """A verdict in words: ``stronger +5.6 ± 2.1 pts/hand, 3 sets``; ``open: too early to tell,
     2 sets (+7.4 pts/hand so far)`` while the interval is too wide to measure (:func:`early`),
     or ``stronger +40.0 pts/hand (at least +2.0), 2 sets`` when only its lower end says
     something (a ``stronger`` from the sign test of a margin, while the interval still spans 0:
     ``stronger +5.9 pts/hand, 2 sets``). ``pair``: a pair or a question of ``standings.json``
     (its ends as written, ``bound``: a hand's points, :func:`hand_bound`); ``short``: for a
-    terminal's column (``/h``, nothing said so far)."""
+    terminal's column (``/h``, nothing said so far, no confidence).
+
+    ``confidence``: the verdict is the interval's own at this confidence
+    (:func:`interval_confidence`: no ``stop``, or margin 0), said as such: ``stronger ...,
+    95% sure``, ``weaker ..., 95% sure`` where the interval lies below 0 (a question asked out
+    of order, whose verdict says ``open``), and a too-wide interval that spans 0 is named:
+    ``open: too early to tell at 95%, 2 sets (+33.9 pts/hand so far, between -121.9 and
+    +185.6)``."""
     verdict = str(pair.get("verdict", ""))
     diff = _num(pair.get("diff"))
     low, high = _end(pair.get("low"), bound), _end(pair.get("high"), bound)
@@ -249,13 +272,32 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False) -> 
     if diff is None:
         return f"{verdict} (never met)"
     unit = "/h" if short else " pts/hand"
+    sure = ""
+    if confidence is not None:
+        sure = "" if short else f", {confidence:.0%} sure"
+        if high is not None and high < 0 and verdict == "open":
+            verdict = "weaker"
+    plus_minus = ""  # the measurement, once the interval is narrow enough to be one
     if low is not None and high is not None and not early(low, high, bound):
-        return f"{verdict} {diff:+.1f} ± {(high - low) / 2:.1f}{unit}{tail}"
+        plus_minus = f"{diff:+.1f} ± {(high - low) / 2:.1f}{unit}"
+    if plus_minus and (verdict != "open" or confidence is None or short):
+        return f"{verdict} {plus_minus}{sure if verdict != 'open' else ''}{tail}"
     if verdict == "stronger" and low is not None and low > 0:
-        return f"{verdict} {diff:+.1f}{unit} (at least {low:+.1f}){tail}"
+        return f"{verdict} {diff:+.1f}{unit} (at least {low:+.1f}){sure}{tail}"
+    if verdict == "weaker" and high is not None:
+        return f"{verdict} {diff:+.1f}{unit} (at most {high:+.1f}){sure}{tail}"
     if verdict != "open":
         return f"{verdict} {diff:+.1f}{unit}{tail}"
-    return f"{verdict}: too early to tell{tail}" + ("" if short else f" ({diff:+.1f}{unit} so far)")
+    if short:
+        return f"{verdict}: too early to tell{tail}"
+    if confidence is None:
+        return f"{verdict}: too early to tell{tail} ({diff:+.1f}{unit} so far)"
+    if plus_minus:
+        return f"{verdict}: too early to tell at {confidence:.0%}{tail} ({plus_minus})"
+    where = (f", between {low:+.1f} and {high:+.1f}" if low is not None and high is not None
+             else "")
+    return (f"{verdict}: too early to tell at {confidence:.0%}{tail} ({diff:+.1f}{unit} so far"
+            f"{where})")
 
 
 LUCK_NOTE = " (differences adjusted for luck)"
@@ -332,7 +374,7 @@ COLUMNS = ["rank", "name", "mu", "sigma", "score", "matches", "wins", "mean_rank
 
 
 def _row(k: int, row: dict[str, Any], pair: dict[str, Any] | None,
-         left_out: dict[str, str], bound: float) -> list[Any]:
+         left_out: dict[str, str], bound: float, confidence: float | None) -> list[Any]:
     name = str(row.get("name", "?"))
     faults = row.get("faults")
     nfaults = sum(v for v in faults.values() if isinstance(v, int) and not isinstance(v, bool)
@@ -352,7 +394,7 @@ def _row(k: int, row: dict[str, Any], pair: dict[str, Any] | None,
         sets = pair.get("sets")
         verdict = [str(pair.get("verdict", "")), _r(pair.get("diff"), 1), _r(pair.get("low"), 1),
                    _r(pair.get("high"), 1), sets if isinstance(sets, int) else None,
-                   pair_text(pair, bound)]
+                   pair_text(pair, bound, confidence=confidence)]
     rank = row.get("rank")
     return [rank if isinstance(rank, int) else k + 1, name, _r(row.get("mu")),
             _r(row.get("sigma")), _r(row.get("score")), row.get("matches"), row.get("wins"),
@@ -361,13 +403,14 @@ def _row(k: int, row: dict[str, Any], pair: dict[str, Any] | None,
 
 
 def standings_rows(rows: list[dict[str, Any]], pairs: list[dict[str, Any]],
-                   left_out: dict[str, str], *, bound: float | None = None) -> list[list[Any]]:
+                   left_out: dict[str, str], *, bound: float | None = None,
+                   confidence: float | None = None) -> list[list[Any]]:
     """The standings as the page's rows (:data:`COLUMNS`), each with its verdict on the next
     (an end of its interval ``None`` where the data bound nothing yet: ``bound``, the points
-    of a hand, :func:`hand_bound`)."""
+    of a hand, :func:`hand_bound`; ``confidence``: :func:`interval_confidence`)."""
     bound = hand_bound(None) if bound is None else bound
     by_upper = {str(p.get("upper")): bounded(p, bound) for p in pairs}
-    return [_row(k, r, by_upper.get(str(r.get("name"))), left_out, bound)
+    return [_row(k, r, by_upper.get(str(r.get("name"))), left_out, bound, confidence)
             for k, r in enumerate(rows)]
 
 
@@ -432,6 +475,7 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
     doc = standings or {}
     final = standings is not None
     bound = hand_bound(config)
+    confidence = interval_confidence(config)
     pairs = [bounded(p, bound) for p in doc.get("pairs") or () if isinstance(p, dict)]
     questions = [bounded(q, bound) for q in doc.get("questions") or () if isinstance(q, dict)]
     left_out = {str(k): str(v) for k, v in (doc.get("left_out") or {}).items()} \
@@ -452,7 +496,8 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
     shown = sorted(summary.faults.values(),
                    key=lambda g: (place.get(g.name, len(order)), g.kind))[:FAULT_GROUPS]
     groups = [group_data(g, examples) for g in shown]
-    all_rows = standings_rows(rows, pairs, left_out, bound=bound) if table is None else table
+    all_rows = (standings_rows(rows, pairs, left_out, bound=bound, confidence=confidence)
+                if table is None else table)
     return {
         "name": name, "final": final, "matches": matches,
         "entrants": len(order),
@@ -466,7 +511,8 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
         "rows": all_rows[:ROWS_FILE], "row_files": math.ceil(len(all_rows) / ROWS_FILE)
         if len(all_rows) > ROWS_FILE else 0, "rows_total": len(all_rows),
         "questions": [{"upper": str(q.get("upper")), "lower": str(q.get("lower")),
-                       "verdict": str(q.get("verdict")), "text": pair_text(q, bound)}
+                       "verdict": str(q.get("verdict")),
+                       "text": pair_text(q, bound, confidence=confidence)}
                       for q in questions],
         "left_out": left_out, "preflight": preflight, "audit": audit,
         "cross": {"names": top, "cells": cross},

@@ -46,6 +46,7 @@ from referee.web.folder import (
     Summary,
     group_data,
     hand_bound,
+    interval_confidence,
     page_data,
     standings_rows,
 )
@@ -202,10 +203,10 @@ class Report:
                 self._page(m[0])
             self.all_pages = True
         left_out = (standings or {}).get("left_out")
+        config = self.config if isinstance(self.config, dict) else None
         table = standings_rows(self.rows, data_pairs(standings),
                                left_out if isinstance(left_out, dict) else {},
-                               bound=hand_bound(self.config if isinstance(self.config, dict)
-                                                else None))
+                               bound=hand_bound(config), confidence=interval_confidence(config))
         data = page_data(self.summary, name=self.name, rows=self.rows, standings=standings,
                          config=self.config if isinstance(self.config, dict) else None,
                          preflight=self._preflight(standings), chart=self._chart(), pages="all",

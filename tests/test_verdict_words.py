@@ -1,0 +1,98 @@
+"""How a verdict on a pair is worded, from the records of real tournaments of the example bots
+(greedy against random, through the command line): without ``stop`` a verdict is its interval's
+own at confidence 0.95, and the words say so: ``95% sure`` when the interval lies above 0,
+``too early to tell at 95%`` with the interval's ends only when it does not."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import PY, ROOT
+from referee.web.folder import interval_confidence, pair_text
+
+CLI = [PY, "-c", "from referee.cli import main; main()"]
+
+
+def played(tmp_path: Path, rounds: int) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """greedy against random, 2 seats, ``rounds`` duplicate sets of the same fixed deals
+    (a fixed deal secret; the random bot seeds itself from the match id): the pair of
+    ``standings.json``, the report's data and what the command printed (piped)."""
+    config = tmp_path / "t.yaml"
+    config.write_text(
+        "name: gr\nentrants:\n"
+        f"  - {{name: random, command: [{PY}, {ROOT / 'bots' / 'random_bot.py'}]}}\n"
+        f"  - {{name: greedy, command: [{PY}, {ROOT / 'bots' / 'greedy_bot.py'}]}}\n"
+        "players: 2\ntarget: 1000\nsandbox: none\nconcurrency: 2\n")
+    secret = tmp_path / "secret"
+    secret.write_text(f"{7:064x}\n")
+    out = tmp_path / f"out{rounds}"
+    done = subprocess.run([*CLI, "tournament", str(config), "-o", str(out), "--rounds",
+                           str(rounds), "--deal-secret", str(secret)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [pair] = json.loads((out / "standings.json").read_text())["pairs"]
+    text = (out / "report" / "data.js").read_text()
+    data = json.loads(text[len("window.CT_REPORT = "):-2])
+    return pair, data, done.stdout
+
+
+def row_words(data: dict[str, Any], name: str) -> str:
+    [row] = [r for r in data["rows"] if r[data["columns"].index("name")] == name]
+    words = row[data["columns"].index("verdict")][5]
+    assert isinstance(words, str)
+    return words
+
+
+@pytest.mark.process
+@pytest.mark.slow
+def test_without_stop_the_words_say_what_the_interval_says_at_95(tmp_path: Path) -> None:
+    # 2 sets: greedy ahead by some 58 points a hand, but an interval on ±240-point deals
+    # that holds for any distribution still spans 0 (about -116 to +225): not yet 95% sure
+    pair, data, shown = played(tmp_path, 2)
+    assert pair["verdict"] == "open" and pair["low"] < 0 < pair["high"] and pair["diff"] > 30
+    words = row_words(data, "greedy")
+    assert words == (f"open: too early to tell at 95%, 2 sets ({pair['diff']:+.1f} pts/hand so "
+                     f"far, between {pair['low']:+.1f} and {pair['high']:+.1f})"), words
+    said = " ".join(shown.split())
+    assert "vs next: the verdict on the next row at confidence 0.95 (stronger: its interval " \
+           "lies above 0; open: it does not yet)" in said, shown
+    assert "sequential test" not in said, shown
+    # 10 sets: the interval lies above 0, and the words say how sure
+    pair, data, shown = played(tmp_path, 10)
+    assert pair["verdict"] == "stronger" and pair["low"] > 0
+    half = (pair["high"] - pair["low"]) / 2
+    assert row_words(data, "greedy") == (
+        f"stronger {pair['diff']:+.1f} ± {half:.1f} pts/hand, 95% sure, 10 sets")
+    assert f"stronger {pair['diff']:+.1f} ± {half:.1f}/h, 10 sets" in shown, shown
+
+
+def test_a_verdict_is_the_intervals_own_without_stop_or_at_margin_0() -> None:
+    assert interval_confidence({"name": "t"}) == 0.95
+    assert interval_confidence({"stop": {"confidence": 0.99, "margin": 0}}) == 0.99
+    assert interval_confidence({"stop": {"confidence": 0.95, "margin": 3}}) is None
+    assert interval_confidence(None) is None  # unknown: the words of old
+    assert interval_confidence({"stop": "nonsense"}) is None
+
+
+def test_an_interval_below_0_says_weaker_not_too_early() -> None:
+    """A gauntlet's question asked out of order (the candidate below): ``judge`` reports
+    ``open`` where the interval says ``weaker``; with the interval's own verdicts the words say
+    what it says, with or without a ± figure."""
+    wide = {"upper": "cand", "lower": "a", "verdict": "open", "diff": -70.0, "low": -138.0,
+            "high": -2.0, "sets": 2}
+    assert pair_text(wide, 240, confidence=0.95) == (
+        "weaker -70.0 pts/hand (at most -2.0), 95% sure, 2 sets")
+    assert pair_text(wide, 240, short=True, confidence=0.95) == (
+        "weaker -70.0/h (at most -2.0), 2 sets")
+    assert pair_text(wide, 240).startswith("open: too early to tell")  # a margin's test
+    narrow = wide | {"diff": -7.0, "low": -12.0, "high": -2.0, "sets": 9}
+    assert pair_text(narrow, 240, confidence=0.95) == "weaker -7.0 ± 5.0 pts/hand, 95% sure, 9 sets"
+    spans = narrow | {"diff": 5.5, "low": -20.0, "high": 31.0}
+    assert pair_text(spans, 240, confidence=0.95) == (
+        "open: too early to tell at 95%, 9 sets (+5.5 ± 25.5 pts/hand)")
+    assert pair_text(spans, 240) == "open +5.5 ± 25.5 pts/hand, 9 sets"
