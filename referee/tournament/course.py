@@ -72,9 +72,6 @@ class TournamentProgress:
         """Matches rated so far."""
         self.planned = 0
         """Matches planned so far (every round planned): :attr:`matches` once they are rated."""
-        self.current: Sequence[MatchSpec] = []
-        """The last planned round's matches (computed as they are read: see
-        :class:`~referee.tournament.formats.RoundSpecs`)."""
         self.stopped: Stopped | None = None
         """Why the tournament ends, once no round is left to plan (the rounds planned may
         still be in play: it ended once they are :meth:`complete`)."""
@@ -152,10 +149,8 @@ class TournamentProgress:
                 self.stopped = Stopped.COMPLETE
             else:
                 self.stopped = Stopped.CAP
-            self.current = []
             return []
         self.round = state.round
-        self.current = specs
         self.planned += len(specs)
         if self._next is None:  # every match before is rated
             self._cursor = iter(specs)
