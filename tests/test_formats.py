@@ -13,6 +13,7 @@ from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import (
     Gauntlet,
     Ladder,
+    Prefix,
     RoundRobin,
     State,
     capped_total,
@@ -255,3 +256,22 @@ def test_a_plan_results_change_waits_for_its_round() -> None:
         course.next_round()
         with pytest.raises(RuntimeError, match="not complete"):
             course.next_round()
+
+
+def test_a_prefix_hands_matches_back_in_schedule_order_across_rounds_added_late() -> None:
+    fmt = RoundRobin(3, 2)
+    one = list(plan_round(fmt, State.initial(3, 1), players=2, seatings="all", seed=1,
+                          secret=KEY))
+    two = list(plan_round(fmt, State(3, 2, len(one)), players=2, seatings="all", seed=1,
+                          secret=KEY))
+    prefix: Prefix[int] = Prefix()
+    prefix.add_round(one)
+    assert prefix.finish(one[1].id, 1) == []  # the first is still out
+    prefix.add_round([])  # an empty round (a cap) changes nothing
+    prefix.add_round(two)
+    assert prefix.finish(two[0].id, 10) == []
+    assert prefix.finish(one[0].id, 0) == [(one[0], 0), (one[1], 1)]
+    for k, spec in enumerate(one[2:], 2):
+        assert prefix.finish(spec.id, k) == ([(spec, k), (two[0], 10)] if spec is one[-1]
+                                             else [(spec, k)])
+    assert prefix.next == two[1]

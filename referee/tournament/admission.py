@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from referee.game.faults import Reason
 from referee.match.job import MatchSpec
 from referee.match.play import Entrant, Player
 from referee.protocol.escape import escape_controls
+from referee.tournament.formats import Prefix
 
 
 class Preflight(StrEnum):
@@ -278,7 +278,8 @@ class _Held:
             self.touched.clear()
             return
         fl = self.limit
-        while self._firsts and (fl._next is None or self._firsts[0][0] <= fl._next.index):
+        while self._firsts and ((after := fl._prefix.next) is None
+                                or self._firsts[0][0] <= after.index):
             key = heapq.heappop(self._firsts)[1]
             if key in self.sets:
                 self._mark(key)
@@ -326,23 +327,16 @@ class FaultLimit:
         self.left_out: dict[int, str] = {}
         """Entrant index: why the pre-flight left it out (it gets no process either)."""
         self._at: dict[int, int] = {}  # disqualified: the schedule index of its last fault
-        self._stored: dict[str, Sequence[Any]] = {}  # finished, not counted yet: faults by id
         self._early = [0] * len(self.names)  # faults of those, an entrant's
         self._open = [0] * len(self.names)  # matches admitted, not finished yet, an entrant's
         self._admitted: set[str] = set()
-        self._cursor: Iterator[MatchSpec] = iter(())
-        self._rounds: deque[Iterator[MatchSpec]] = deque()  # planned after the cursor's
-        self._next: MatchSpec | None = None  # the first match of the schedule not counted yet
+        self._prefix: Prefix[Sequence[Any]] = Prefix()  # faults, counted in schedule order
         self._watchers: list[_Held] = []  # the plans asked (their held sets)
 
     def add_round(self, specs: Iterable[MatchSpec]) -> None:
         """The matches of the next round, in schedule order (the rounds before may still be in
         play), before any of them is planned (:meth:`plan`) or finished."""
-        if self._next is None:  # every match before is counted
-            self._cursor = iter(specs)
-            self._next = next(self._cursor, None)
-        else:
-            self._rounds.append(iter(specs))
+        self._prefix.add_round(specs)
 
     def finished(self, spec: MatchSpec, faults: Sequence[Any]) -> list[int]:
         """A match of a round added ended (played now, or kept from an earlier run), with its
@@ -351,15 +345,13 @@ class FaultLimit:
         seen = self._faulted(spec, faults)
         for i in seen:
             self._early[i] += 1
-        self._stored[spec.id] = faults
         if spec.id in self._admitted:
             self._admitted.discard(spec.id)
             for i in spec.seats:
                 self._open[i] -= 1
         newly = []
-        while self._next is not None and self._next.id in self._stored:
-            done = self._next
-            for i in self._faulted(done, self._stored.pop(done.id)):
+        for done, counted in self._prefix.finish(spec.id, faults):
+            for i in self._faulted(done, counted):
                 self._early[i] -= 1
                 self.counts[i] += 1
                 if self.limit and self.counts[i] >= self.limit and i not in self.disqualified:
@@ -367,10 +359,6 @@ class FaultLimit:
                                             f"{self.limit}), the last in {done.id}")
                     self._at[i] = done.index
                     newly.append(i)
-            self._next = next(self._cursor, None)
-            while self._next is None and self._rounds:
-                self._cursor = self._rounds.popleft()
-                self._next = next(self._cursor, None)
         for watcher in self._watchers:
             watcher.touched.update(spec.seats, newly)
         return newly
@@ -451,7 +439,8 @@ class FaultLimit:
         matches (held back, not started; counted as far as the limit) could add up to the
         limit."""
         first = spec.index - spec.seating + 1  # a set's seatings follow each other
-        counted = self._next is None or self._next.index >= first
+        after = self._prefix.next
+        counted = after is None or after.index >= first
         benched = {i: BENCHED[1] + self.left_out[i] for i in spec.seats if i in self.left_out}
         for i in spec.seats:
             if i in benched:

@@ -14,15 +14,14 @@ set (:class:`referee.tournament.stopping.Evidence`), and says why the tournament
 from __future__ import annotations
 
 import dataclasses
-from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 import trueskill
 
 from referee.match.job import MatchSpec
-from referee.tournament.formats import Format, Ladder, State, plan_round, set_size
+from referee.tournament.formats import Format, Ladder, Prefix, State, plan_round, set_size
 from referee.tournament.ratings import MatchResult, RatingConfig, Standing, Standings, p_stronger
 from referee.tournament.stopping import Evidence, Judge, Pair, Stop, adjacent
 
@@ -76,13 +75,9 @@ class TournamentProgress:
         """Why the tournament ends, once no round is left to plan (the rounds planned may
         still be in play: it ended once they are :meth:`complete`)."""
         self._last: frozenset[tuple[int, ...]] = frozenset()
-        self._results: dict[str, tuple[MatchResult, Sequence[Sequence[int]],
-                                       Sequence[Sequence[float]] | None]] = {}
-        self._rounds: deque[Iterator[MatchSpec]] = deque()
-        """The rounds planned after the one being rated, each as an iterator of its matches."""
-        self._cursor: Iterator[MatchSpec] = iter(())
-        self._next: MatchSpec | None = None
-        """The first match of the schedule not rated yet."""
+        self._prefix: Prefix[tuple[MatchResult, Sequence[Sequence[int]],
+                                   Sequence[Sequence[float]] | None]] = Prefix()
+        """Finished matches, rated once every match before them is."""
         self._sets: dict[tuple[int, int], list[tuple[
             MatchSpec, MatchResult, Sequence[Sequence[int]],
             Sequence[Sequence[float]] | None]]] = {}
@@ -152,11 +147,7 @@ class TournamentProgress:
             return []
         self.round = state.round
         self.planned += len(specs)
-        if self._next is None:  # every match before is rated
-            self._cursor = iter(specs)
-            self._next = next(self._cursor, None)
-        else:
-            self._rounds.append(iter(specs))
+        self._prefix.add_round(specs)
         if isinstance(self.format, Ladder):  # the one format that avoids the round before's
             self._last = frozenset(tuple(sorted(s.seats)) for s in specs)
         return specs
@@ -172,16 +163,10 @@ class TournamentProgress:
         if luck is not None and not result.luck:
             result = dataclasses.replace(result, luck=tuple(
                 sum(h[seat] for h in luck) for seat in range(spec.players)))
-        self._results[spec.id] = (result, hand_scores, luck)
-        while self._next is not None and self._next.id in self._results:
-            done = self._next
-            res, hands, flips = self._results.pop(done.id)
+        for done, (res, hands, flips) in self._prefix.finish(spec.id,
+                                                             (result, hand_scores, luck)):
             self.table.add(res, rate=not self.per_set)
             self.matches += 1
-            self._next = next(self._cursor, None)
-            while self._next is None and self._rounds:
-                self._cursor = self._rounds.popleft()
-                self._next = next(self._cursor, None)
             members = self._sets.setdefault(done.deals_key, [])
             members.append((done, res, hands, flips))
             if len(members) == self._size:

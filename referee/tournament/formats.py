@@ -27,9 +27,10 @@ import itertools
 import math
 import random
 import statistics
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, overload
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from referee.match.job import MatchSpec
 from referee.records.match_id import MatchId
@@ -462,3 +463,41 @@ class RoundSpecs(Sequence[MatchSpec]):
 
 
 _seatings = seatings
+
+
+T = TypeVar("T")
+
+
+class Prefix(Generic[T]):
+    """The finished prefix of a schedule whose rounds are added as they are planned (the
+    rounds before may still be in play): matches finish in any order, and :meth:`finish`
+    hands each back once every match before it in the schedule has."""
+
+    def __init__(self) -> None:
+        self._rounds: deque[Iterator[MatchSpec]] = deque()  # added after the current one
+        self._current: Iterator[MatchSpec] = iter(())
+        self._waiting: dict[str, T] = {}  # finished, beyond the prefix: by match id
+        self.next: MatchSpec | None = None
+        """The first match of the schedule not finished yet (``None``: every match added)."""
+
+    def add_round(self, specs: Iterable[MatchSpec]) -> None:
+        """The next round's matches, in schedule order."""
+        self._rounds.append(iter(specs))
+        if self.next is None:
+            self._advance()
+
+    def finish(self, match_id: str, value: T) -> list[tuple[MatchSpec, T]]:
+        """Match ``match_id`` of a round added finished with ``value``: the matches the prefix
+        now reaches, in schedule order, each with its value."""
+        self._waiting[match_id] = value
+        out = []
+        while self.next is not None and self.next.id in self._waiting:
+            out.append((self.next, self._waiting.pop(self.next.id)))
+            self._advance()
+        return out
+
+    def _advance(self) -> None:
+        self.next = next(self._current, None)
+        while self.next is None and self._rounds:
+            self._current = self._rounds.popleft()
+            self.next = next(self._current, None)
