@@ -55,7 +55,13 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench.cpu import tree_seconds  # noqa: E402
 from referee.runners.cluster import ClusterRunner  # noqa: E402
-from referee.runners.local import ProcessRunner, Runner, ThreadRunner, local_runner  # noqa: E402
+from referee.runners.local import (  # noqa: E402
+    ProcessRunner,
+    Runner,
+    ThreadRunner,
+    auto_affinity,
+    local_runner,
+)
 from referee.tournament.run import (  # noqa: E402
     SECRET,
     Config,
@@ -248,12 +254,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp, \
             contextlib.ExitStack() as stack:
         settings: dict[str, tuple[Callable[[], Runner], int]] = {
-            "concurrency 1 (this process, the default affinity)": (lambda: local_runner(1), 1),
+            "concurrency 1 (this process, the default affinity)": (
+                lambda: local_runner(1, affinity=auto_affinity(1, fair=True)), 1),
             "concurrency 2 in threads (before)": (lambda: ThreadRunner(2), 2),
             "concurrency 2 (worker processes spawned at the first match: before)":
                 (lambda: SpawnedAtFirstMatch(2), 2),
             "concurrency 2 (worker processes, the default affinity)": (
-                lambda: local_runner(2), 2),
+                lambda: local_runner(2, affinity=auto_affinity(2, fair=True)), 2),
             "concurrency 1 with affinity": (lambda: ThreadRunner(1, affinity=True), 1),
             "concurrency 2 without affinity": (lambda: ProcessRunner(2, affinity=False), 2),
         }

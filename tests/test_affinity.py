@@ -149,8 +149,9 @@ def test_auto_pins_only_an_even_split_and_only_where_sharing_a_cpu_is_fair(
     third had one to itself); and a sandbox without a cpu controller gives its bots no weights,
     so a bot burning CPU between its turns would slow an opponent on its CPU: not pinned."""
     n = len(CPUS)
-    assert auto_affinity(n) and auto_affinity(2 * n)
-    assert not auto_affinity(n + 1) or n == 1
+    assert auto_affinity(n, fair=True) and auto_affinity(2 * n, fair=True)
+    assert not auto_affinity(n + 1, fair=True) or n == 1
+    assert not auto_affinity(n, fair=False)
     config = load_config(write(tmp_path, concurrency=n, affinity=None))
     assert _affinity(config)  # sandbox: none: trusted bots
     sandboxed = dataclasses.replace(config, sandbox=SandboxMode.BWRAP)

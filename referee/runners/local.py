@@ -335,8 +335,8 @@ class SharedFlag:
 _worker_stop: SharedFlag | None = None
 
 
-def _init_worker(stop: SharedFlag, umask: int, coordinator: int,
-                 cpus: list[int] | None = None, counter: Any = None) -> None:
+def _init_worker(stop: SharedFlag, umask: int, coordinator: int, cpus: list[int] | None,
+                 counter: Any) -> None:
     """Runs first in each worker process: Ctrl-C (sent to the whole foreground process group)
     is the coordinator's to handle; the worker learns of it through ``stop``. The files it
     makes get the coordinator's umask when its pool was made (a fork server, started once, may
@@ -347,7 +347,7 @@ def _init_worker(stop: SharedFlag, umask: int, coordinator: int,
     os.umask(umask)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since its start
-    if cpus and counter is not None:  # before any thread: each inherits it
+    if cpus:  # before any thread: each inherits it
         with counter.get_lock():
             k = counter.value
             counter.value += 1
@@ -488,7 +488,8 @@ class ProcessRunner(_PoolRunner):
                 pool = ProcessPoolExecutor(self.concurrency, mp_context=self._context,
                                            initializer=_init_worker,
                                            initargs=(self._stop, current_umask(), os.getpid(),
-                                                     self._cpus, self._context.Value("i", 0)))
+                                                     self._cpus, self._context.Value("i", 0)
+                                                     if self._cpus else None))
                 # Every process of the pool starts here, Ctrl-C held back (:func:`_sigint_blocked`).
                 # A ``spawn`` ed worker inherits the blocked signal through its exec. A fork
                 # server's worker is forked by the server, not by this thread, and gets the
@@ -530,21 +531,18 @@ class ProcessRunner(_PoolRunner):
         self._track(job, future)
 
 
-def auto_affinity(concurrency: int) -> bool:
+def auto_affinity(concurrency: int, *, fair: bool) -> bool:
     """``affinity: auto`` for ``concurrency`` matches at once: pinned where they take every CPU
     this process may use, as many on each (the concurrency a multiple of the CPUs: at 3 on 2
-    CPUs, two matches would share one CPU while the third had one to itself)."""
+    CPUs, two matches would share one CPU while the third had one to itself), and sharing a
+    CPU is ``fair`` (bots not on move at the least CPU weight, or trusted bots)."""
     cpus = len(allowed_cpus())
-    return concurrency >= cpus and concurrency % cpus == 0
+    return fair and concurrency >= cpus and concurrency % cpus == 0
 
 
-def local_runner(concurrency: int, *,
-                 affinity: bool | None = None) -> ThreadRunner | ProcessRunner:
+def local_runner(concurrency: int, *, affinity: bool) -> ThreadRunner | ProcessRunner:
     """The runner for ``concurrency`` matches at once on this machine: this process for one,
-    worker processes for more; ``affinity``: each match's referee and bots on one CPU
-    (``None``: :func:`auto_affinity`)."""
-    if affinity is None:
-        affinity = auto_affinity(concurrency)
+    worker processes for more; ``affinity``: each match's referee and bots on one CPU."""
     if concurrency <= 1:
         return ThreadRunner(1, affinity=affinity)
     return ProcessRunner(concurrency, affinity=affinity)

@@ -287,8 +287,8 @@ def _affinity(config: Config) -> bool:
     a sandbox with a cpu controller; or no sandbox, whose bots are trusted anyway)."""
     if config.affinity is not None:
         return config.affinity
-    fair = config.sandbox is SandboxMode.NONE or capabilities().cgroup_ok("cpu")
-    return fair and auto_affinity(config.concurrency)
+    return auto_affinity(config.concurrency, fair=config.sandbox is SandboxMode.NONE
+                         or capabilities().cgroup_ok("cpu"))
 
 
 def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
