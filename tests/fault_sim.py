@@ -20,7 +20,8 @@ from typing import Any
 
 from referee.match.job import MatchSpec
 from referee.tournament import admission
-from referee.tournament.admission import FaultLimit, _sets
+from referee.tournament.admission import FaultLimit
+from referee.tournament.audit import cut_sets
 
 Item = tuple[MatchSpec, dict[int, str]]
 Faults = Callable[[MatchSpec, dict[int, str]], list[dict[str, Any]]]
@@ -87,7 +88,7 @@ class Rescan(FaultLimit):
     of what changed)."""
 
     def plan(self, specs: Iterable[MatchSpec]) -> Iterator[Item | None]:
-        sets = _sets(specs)
+        sets = cut_sets(specs)
         held: list[list[MatchSpec]] = []
         ended = False
         while True:

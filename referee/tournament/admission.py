@@ -35,6 +35,7 @@ from referee.game.faults import Reason
 from referee.match.job import MatchSpec
 from referee.match.play import Entrant, Player
 from referee.protocol.escape import escape_controls
+from referee.tournament.audit import cut_sets
 from referee.tournament.formats import Prefix
 
 
@@ -134,18 +135,6 @@ JVM, a bot loading tables) past ``startup_ms``, and out of the whole tournament.
 
 LOOKAHEAD = 256
 """Sets :meth:`FaultLimit.plan` holds back at most while later ones go ahead."""
-
-
-def _sets(specs: Iterable[MatchSpec]) -> Iterator[list[MatchSpec]]:
-    """``specs`` cut into sets (consecutive specs with one deals key)."""
-    group: list[MatchSpec] = []
-    for spec in specs:
-        if group and spec.deals_key != group[0].deals_key:
-            yield group
-            group = []
-        group.append(spec)
-    if group:
-        yield group
 
 
 BENCHED = ("disqualified: ", "left out: ")
@@ -392,7 +381,7 @@ class FaultLimit:
         Each time it is asked, it goes through the held sets in order, as if deciding each
         again, but decides again only those whose answer may have changed since (see
         :class:`_Held`): the others wait still."""
-        sets = _sets(specs)
+        sets = cut_sets(specs)
         held = _Held(self)
         self._watchers.append(held)
         try:

@@ -40,18 +40,26 @@ def play_key(spec: MatchSpec) -> bytes:
                     hashlib.sha256).digest()
 
 
-def in_play_order(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
-    """``specs`` in the order they are to be played: groups as they come, each group's
-    seatings in :func:`play_key` order (drawn from the deal secret: no bot knows whether it
-    plays a set first). A group's seatings follow each other in a schedule's round, so one
-    group is held at a time: a round of a million streams through."""
+def cut_sets(specs: Iterable[MatchSpec]) -> Iterator[list[MatchSpec]]:
+    """``specs`` cut into duplicate sets: runs of consecutive matches with one deals key (a
+    group's seatings follow each other in a schedule's round), one held at a time."""
     group: list[MatchSpec] = []
     for spec in specs:
         if group and spec.deals_key != group[0].deals_key:
-            yield from sorted(group, key=play_key)
+            yield group
             group = []
         group.append(spec)
-    yield from sorted(group, key=play_key)
+    if group:
+        yield group
+
+
+def in_play_order(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
+    """``specs`` in the order they are to be played: groups as they come, each group's
+    seatings in :func:`play_key` order (drawn from the deal secret: no bot knows whether it
+    plays a set first). One group is held at a time (:func:`cut_sets`): a round of a million
+    streams through."""
+    for group in cut_sets(specs):
+        yield from sorted(group, key=play_key)
 
 
 def play_order(specs: Iterable[MatchSpec]) -> list[MatchSpec]:
