@@ -104,9 +104,9 @@ def test_control_without_the_weights_the_burner_takes_a_share(
     assert on_move_share(one_cpu, tmp_path) > 0.5  # measured: 0.68-0.99 (load 5)
 
 
-def start_share(tmp_path: Path) -> float:
+def start_share(tmp_path: Path, hold_ms: int = 400, startup_ms: int = 10_000) -> float:
     """A real match on one CPU (as a pinned worker plays it): a bot that burns CPU and holds
-    its ``ready`` back 400 ms in seat 0, an honest bot that works before its ``ready`` in
+    its ``ready`` back ``hold_ms`` in seat 0, an honest bot that works before its ``ready`` in
     seat 1."""
     cpu = allowed_cpus()[-1]
     spawner = default_spawner()
@@ -114,12 +114,13 @@ def start_share(tmp_path: Path) -> float:
     before = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {cpu})  # this thread plays the match: pinned, as a worker
     try:
-        seats = [Entrant("holder", (sys.executable, str(BURNER), "hold", "400"),
+        seats = [Entrant("holder", (sys.executable, str(BURNER), "hold", str(hold_ms)),
                          BOTS / "hostile"),
                  Entrant("honest", (sys.executable, str(BURNER), "startwork", str(ROUNDS)),
                          BOTS / "hostile")]
         play_match("m", seats, lambda k: Deal.from_key(2, bytes(16), f"d:{k}"), target=10,
-                   launcher=launcher(), logs_dir=tmp_path)
+                   launcher=launcher(), logs_dir=tmp_path,
+                   limits=Limits(startup_ms=startup_ms, memory_mb=0))
     finally:
         os.sched_setaffinity(0, before)
         spawner.release()
@@ -137,3 +138,10 @@ def test_control_started_together_the_burner_takes_a_share(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(play, "_one_cpu", lambda: False)
     assert start_share(tmp_path) > 0.5  # measured: 0.68-0.99 (load 5)
+
+
+def test_a_bot_that_never_says_ready_burns_at_the_least_weight_too(tmp_path: Path) -> None:
+    """Its start fails (no ``ready`` within 1 s), it is faulted only once every seat has
+    started, and its burner lives on meanwhile: at the least weight from its failed start, not
+    the full weight of one starting (which took the honest bot's start-up past its limit)."""
+    assert start_share(tmp_path, hold_ms=5000, startup_ms=1000) < 0.25  # without: 0.93

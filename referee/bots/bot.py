@@ -190,6 +190,13 @@ class Bot:
                 except SpawnError as err:
                     raise BotStartupError(str(err), code=Reason.SPAWN_FAILED) from None
         try:
+            return self._handshake(startup_ms, stop)
+        finally:  # ready or not: a bot that failed its start burns at the least weight too
+            self._on_move(False)
+
+    def _handshake(self, startup_ms: float, stop: CancelSignal | None) -> str:
+        """``chinese-ten 1``, then ``ready [name]`` within ``startup_ms`` (see :meth:`start`)."""
+        try:
             deadline = time.monotonic() + startup_ms / 1000
             self._write(f"{protocol.HELLO}\n".encode(), deadline)
             line = self._wait_ready(deadline, stop)
@@ -206,7 +213,6 @@ class Bot:
             self.name = protocol.parse_ready(line)[:74].strip()
         except protocol.GarbledError as err:
             raise BotStartupError(str(err), code=Reason.NOT_READY, quoted=quote(line)) from None
-        self._on_move(False)
         return self.name
 
     def _on_move(self, moving: bool) -> None:
