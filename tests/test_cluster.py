@@ -530,12 +530,14 @@ def _forge_reports(how: str) -> None:
             victim = link
         elif how == "nothing":
             return dataclasses.replace(report, written=None, line=None)
+        elif how == "dotdot":  # a log named to write over the match's log folder
+            return dataclasses.replace(report, logs={"..": b"x"})
         return dataclasses.replace(report, written=victim)
 
     cluster.play_on_worker = forged  # type: ignore[assignment]
 
 
-@pytest.mark.parametrize("how", ["elsewhere", "link", "nothing"])
+@pytest.mark.parametrize("how", ["elsewhere", "link", "nothing", "dotdot"])
 def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
                                                                tmp_path: Path) -> None:
     """The coordinator moves a record a worker reports only from the attempt's temporary name
@@ -544,7 +546,8 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
     tournament with one ``error:`` line naming the match and the path; the file stays where it
     is, untouched, and nothing is saved for the match. The same for a symbolic link at an
     attempt's name (moved, the match's record would be a link to anywhere), and for a report
-    of no record at all."""
+    of no record at all, and for a log whose name is not a file's (``..``: an
+    ``IsADirectoryError`` traceback before)."""
     (tmp_path / "flags").mkdir()
     (tmp_path / "flags" / "blocked").write_text("0\n")  # the blocker does not block
     config = write_config(tmp_path, tmp_path / "flags")
@@ -568,6 +571,8 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
                          f"{str(victim)!r}, not beside {match}.json"), done.stderr
     elif how == "nothing":
         assert first == f"error: match {match}: its worker sent back no record", done.stderr
+    elif how == "dotdot":
+        assert first == f"error: match {match}: its worker sent a log named '..'", done.stderr
     else:
         link = out / "games" / f".{match}.json.forged.tmp"
         assert first == (f"error: match {match}: its worker reported a record at "

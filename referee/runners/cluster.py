@@ -445,12 +445,17 @@ class ClusterRunner(Runner):
             again: list[MatchJob] = []  # a set's seatings its closing worker stopped
             result = _Result(future)  # fetched once, not once per seating of a set
             for i, job in enumerate(task.jobs):
-                event = self._outcome(future, result, job, lost, task.index(i))
-                if isinstance(event, Requeued):
-                    again.append(job)
-                    continue
-                if isinstance(event, Finished):  # its faults, as they were recorded
-                    events += faulted(job, event.done.line)
+                try:
+                    event = self._outcome(future, result, job, lost, task.index(i))
+                    if isinstance(event, Requeued):
+                        again.append(job)
+                        continue
+                    if isinstance(event, Finished):  # its faults, as they were recorded
+                        events += faulted(job, event.done.line)
+                except Exception as err:  # a report no honest worker sends, or a full disk
+                    event = Failed(job, ClusterError(
+                        f"match {job.spec.id}: its worker's report cannot be taken: "
+                        f"{type(err).__name__}: {_one_line(err)}"))
                 events.append(event)
             if task.whole_set and again:  # one after another again, never at once
                 self._submit_set(again, f"{task_key(again[0])}-set{len(again)}-again"
@@ -502,7 +507,11 @@ class ClusterRunner(Runner):
         if job.logs_dir is not None and played.logs:
             job.logs_dir.mkdir(parents=True, exist_ok=True)
             for name, data in played.logs.items():
-                (job.logs_dir / Path(name).name).write_bytes(data)
+                if not isinstance(name, str) or name in ("", ".", "..") or \
+                        name != Path(name).name or not isinstance(data, bytes):
+                    return Failed(job, ClusterError(f"match {job.spec.id}: its worker sent "
+                                                    f"a log named {name!r}"))
+                (job.logs_dir / name).write_bytes(data)
         self._played_on(job, played.worker)
         if played.sandbox is SandboxMode.NONE and self.sandbox is SandboxMode.AUTO \
                 and self.warn is not None \
