@@ -15,6 +15,7 @@ from referee.bots.limits import Limits
 from referee.bots.process import Launcher
 from referee.game.faults import Reason
 from referee.match.play import Entrant
+from referee.tournament import admission
 from referee.tournament.admission import preflight
 
 pytestmark = pytest.mark.process
@@ -65,3 +66,17 @@ def test_alone_from_the_start_it_is_not_tried_again(tmp_path: Path) -> None:
                          launcher=Launcher.resolve("none", Limits(memory_mb=0)),
                          logs_dir=tmp_path / "logs")
     assert not result.ok and starts(tmp_path, "slow") == 1
+
+
+def test_the_retries_take_at_most_their_share_of_start_up_limits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many silent entrants do not hold the first match back by one limit each: past
+    ``RETRIES_FOR`` limits of retries, the rest keep their first answer, saying so."""
+    monkeypatch.setattr(admission, "RETRIES_FOR", 1)
+    entrants = [entrant(tmp_path, f"never{i}", NEVER) for i in range(3)]
+    results = preflight(entrants, limits=Limits(startup_ms=1000, memory_mb=0),
+                        launcher=Launcher.resolve("none", Limits(memory_mb=0)),
+                        logs_dir=tmp_path / "logs")
+    assert [starts(tmp_path, f"never{i}") for i in range(3)] == [2, 1, 1]
+    assert not any(r.ok for r in results)
+    assert "not tried again alone" in results[2].detail

@@ -19,6 +19,7 @@ Which matches it is benched in depends on the schedule alone, never on the order
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -116,10 +117,22 @@ def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher
                             thread_name_prefix="preflight") as pool:
         results = list(pool.map(fly, entrants))
     if len(entrants) > 1:  # beside others, one of which may have burned the CPU it needed
+        until = time.monotonic() + RETRIES_FOR * limits.startup_ms / 1000
         for i, result in enumerate(results):
-            if result.code in SLOW and not (stop is not None and stop.is_set()):
+            if result.code not in SLOW or (stop is not None and stop.is_set()):
+                continue
+            if time.monotonic() < until:
                 results[i] = fly(entrants[i])  # once more, alone
+            else:  # many silent entrants: their retries cost no more than 8 start-ups
+                results[i] = dataclasses.replace(
+                    result, detail=f"{result.detail} (not tried again alone: the pre-flight's "
+                                   f"retries took {RETRIES_FOR} start-up limits already)")
     return results
+
+
+RETRIES_FOR = 8
+"""The pre-flight's retries (:data:`SLOW`) take at most this many ``startup_ms``: a field of
+silent entrants does not hold the first match back by one limit each."""
 
 
 SLOW = (Reason.NO_ANSWER, Reason.PARTIAL_LINE)
@@ -453,5 +466,5 @@ class FaultLimit:
                        detail=detail)
 
 
-__all__ = ["BENCHED", "LOOKAHEAD", "SLOW", "Benched", "FaultLimit", "Preflight", "PreflightResult",
-           "preflight"]
+__all__ = ["BENCHED", "LOOKAHEAD", "RETRIES_FOR", "SLOW", "Benched", "FaultLimit", "Preflight",
+           "PreflightResult", "preflight"]
