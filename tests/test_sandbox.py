@@ -271,6 +271,7 @@ def test_cgroup_v2_files_on_a_fake_hierarchy(tmp_path: Path) -> None:
     assert (leaf / "memory.max").read_text() == str(256 << 20)
     assert (leaf / "pids.max").read_text() == "32"
     assert (leaf / "cpu.max").read_text() == "150000 100000"
+    assert (leaf / "cpu.weight").read_text() == "100"  # on move while it starts
     for where in (tmp_path, tmp_path / "ct-referee"):
         assert (where / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
     (leaf / "memory.events").write_text("low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n")

@@ -104,8 +104,8 @@ class Cgroup:
         self.layout = layout
         self.dirs: dict[str, Path] = {}  # controller -> its directory
         self._weight: int | None = None  # the open cpu.shares / cpu.weight (on_move)
+        self._weights = (b"", b"")  # what to write there: on move, not on move
         self._moving: bool | None = None
-        self._weightless = False
 
     @classmethod
     def create(cls, name: str, *, memory_mb: int, pids: int, cpu_cores: float,
@@ -162,6 +162,12 @@ class Cgroup:
                 _write(d / "cpu.cfs_quota_us", str(quota))
             else:
                 _write(d / "cpu.max", f"{quota} {CFS_PERIOD_US}")
+        if "cpu" in self.dirs:  # the weight (on_move), held open: as a limit, it must work
+            v1 = self.version("cpu") == "v1"
+            weight = self.dirs["cpu"] / ("cpu.shares" if v1 else "cpu.weight")
+            _write(weight, str(ON_MOVE[v1]))  # as it starts: on move
+            self._weight = os.open(weight, os.O_WRONLY | os.O_CLOEXEC)
+            self._weights = (str(ON_MOVE[v1]).encode(), str(OFF_MOVE[v1]).encode())
 
     def on_move(self, moving: bool) -> None:
         """The group's CPU weight: the default while its bot is on move (or starting), the
@@ -170,18 +176,10 @@ class Cgroup:
         move wants, so computing between its turns (pondering, or burning CPU on purpose)
         takes nothing from the bot whose clock runs. A write of a few bytes (about 1 µs);
         nothing without a cpu controller, or once the group is gone."""
-        if moving is self._moving or "cpu" not in self.dirs or self._weightless:
+        if moving is self._moving or self._weight is None:
             return
-        v1 = self.version("cpu") == "v1"
-        try:
-            if self._weight is None:
-                name = "cpu.shares" if v1 else "cpu.weight"
-                self._weight = os.open(self.dirs["cpu"] / name, os.O_WRONLY | os.O_CLOEXEC)
-            value = ON_MOVE[v1] if moving else OFF_MOVE[v1]
-            os.pwrite(self._weight, str(value).encode(), 0)
-        except OSError:  # not ours to weigh (a delegated tree without it): never again
-            self._weightless = True
-            return
+        with contextlib.suppress(OSError):  # removed meanwhile: nothing left to weigh
+            os.pwrite(self._weight, self._weights[0 if moving else 1], 0)
         self._moving = moving
 
     def attach(self, pid: int) -> None:
