@@ -100,7 +100,8 @@ def play(world: World, attack: str, limits: Limits = DEFAULT, *,
 
 
 @pytest.mark.parametrize("attack", ["remount", "umount", "output", "referee_proc", "rewrite",
-                                    "read", "locks", "pagecache", "pid1", "escape"])
+                                    "read", "locks", "pagecache", "pid1", "escape",
+                                    "affinity"])
 def test_attack_is_refused(world: World, attack: str) -> None:
     record, err = play(world, attack)
     assert f"refused {attack}" in err, err
@@ -108,7 +109,8 @@ def test_attack_is_refused(world: World, attack: str) -> None:
     assert (world.victim / "bot.py").read_text() == "STRATEGY = 'secret'\n"
 
 
-@pytest.mark.parametrize("attack", ["output", "read", "rewrite", "locks", "pagecache"])
+@pytest.mark.parametrize("attack", ["output", "read", "rewrite", "locks", "pagecache",
+                                    "affinity"])
 def test_control_without_the_sandbox_the_attack_works(world: World, attack: str) -> None:
     """The probes can fail: unsandboxed, the same attacks get through."""
     _, err = play(world, attack, sandbox="none")

@@ -48,6 +48,9 @@ DENIED = (
     # readahead, which only prefetches (as a read does) but no game bot needs. madvise is
     # judged by its advice (MADV_OK), preadv2/pwritev2 by their flags (RWF_NOWAIT)
     "fadvise64", "mincore", "readahead", "cachestat", "process_madvise",
+    # the CPUs it may run on (affinity: a match's bots share one; widened, a bot on move
+    # would take a share of another match's CPU, whose bots cannot move away)
+    "sched_setaffinity",
 )
 
 SYSCALLS: dict[str, dict[str, int]] = {
@@ -69,6 +72,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "lookup_dcookie": 212, "uselib": 134, "iopl": 172, "ioperm": 173,
         "fadvise64": 221, "mincore": 27, "readahead": 187, "cachestat": 451,
         "process_madvise": 440, "madvise": 28, "preadv2": 327, "pwritev2": 328,
+        "sched_setaffinity": 203,
     },
     "aarch64": {  # asm-generic numbering; no inotify_init, uselib, iopl, ioperm
         "fcntl": 25, "flock": 32, "clone": 220, "clone3": 435, "personality": 92,
@@ -87,7 +91,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "setdomainname": 162, "kcmp": 272, "move_pages": 239, "migrate_pages": 238,
         "lookup_dcookie": 18, "fadvise64": 223, "mincore": 232, "readahead": 213,
         "cachestat": 451, "process_madvise": 440, "madvise": 233, "preadv2": 286,
-        "pwritev2": 287,
+        "pwritev2": 287, "sched_setaffinity": 122,
     },
 }
 

@@ -245,6 +245,12 @@ def shm(mb: int = 1024) -> str | None:
     return f"wrote {mb} MiB to /dev/shm"
 
 
+def affinity() -> str | None:
+    """Widen the CPUs it may run on (with ``affinity`` a match's bots keep to one CPU: widened,
+    a bot on move would take a share of another match's CPU)."""
+    return _call(os.sched_setaffinity, 0, range(os.cpu_count() or 1))
+
+
 def burn(count: int = 4) -> str | None:
     """Start ``count`` setsid'd, double-forked CPU burners, let them burn a second (the
     referee sees their cgroup throttled), then return (they stay)."""
@@ -271,7 +277,7 @@ def orphan() -> str | None:
 
 
 ATTACKS = {f.__name__: f for f in (remount, umount, output, referee_proc, rewrite, read, locks,
-                                   pagecache, pid1, escape, forks, memory, shm)}
+                                   pagecache, pid1, escape, forks, memory, shm, affinity)}
 """What ``ct-referee sandbox`` runs: each must come back refused."""
 
 
