@@ -39,7 +39,7 @@ for line in sys.stdin:
         print("ready <i>evil</i>", flush=True)
     elif line.startswith(("go ", "pick ")):
         n += 1
-        sys.stderr.write("<script>alert('stderr')</script>\\n")
+        sys.stderr.write("\\x1b[31m<script>alert('stderr')</script>\\n")
         sys.stderr.flush()
         if n == 4:
             print("<img src=x onerror=alert(1)>", flush=True)
@@ -269,6 +269,7 @@ def test_a_fault_links_to_its_step(folder: Path, profile: Path) -> None:
     group = next(g for g in data(folder)["faults"] if g["name"] == "evil")  # type: ignore[attr-defined]
     example = group["examples"][0]
     assert example["log"].startswith("logs/") and "<script>" in example["tail"]
+    assert "\x1b" not in example["tail"] and "\\x1b[31m" in example["tail"]  # as a terminal
     page = folder / "report" / "games" / f"{example['id']}.html"
     got = measure(profile, page, f"hand={example['hand']}&turn={example['turn']}", (1000, 700),
                   DEEP)

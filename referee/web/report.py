@@ -37,6 +37,7 @@ from urllib.parse import unquote, urlsplit
 
 import yaml
 
+from referee.protocol.escape import escape_controls
 from referee.records.record import RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
 from referee.tournament.ratings import MatchResult, RatingConfig, Standings
@@ -299,8 +300,9 @@ class Report:
                 f.seek(max(0, size - TAIL_BYTES))
                 tail = f.read().decode("utf-8", "replace")
             extra["log"] = log.as_posix()
-            if tail.strip():
-                extra["tail"] = ("…" if size > TAIL_BYTES else "") + tail.rstrip()
+            if tail.strip():  # the bot's bytes: control characters escaped, as on a terminal
+                extra["tail"] = ("…" if size > TAIL_BYTES else "") + "\n".join(
+                    escape_controls(line) for line in tail.rstrip().splitlines())
         except (OSError, KeyError, TypeError, ValueError):
             pass
         self.examples[key] = extra
