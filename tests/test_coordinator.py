@@ -151,6 +151,26 @@ def test_off_a_terminal_the_leader_is_named_only_when_it_changes(
     assert "\x1b" not in buf.getvalue()
 
 
+def test_off_a_terminal_no_leader_is_named_before_a_rating_moved(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rated once per set, the matches of a set not finished yet leave every entrant at the
+    prior: no one leads yet (it said "leading: random (mu-3σ 0.00)")."""
+    from referee.tournament.ratings import MatchResult
+
+    buf = io.StringIO()
+    reporter = cli.PlainReporter(Console(file=buf, width=200))
+    reporter.total, reporter.kept = 4, 0
+    monkeypatch.setattr(cli, "PLAIN_EVERY_S", 0.0)
+    table = Standings(["random", "greedy"])
+    result = MatchResult(players=("random", "greedy"), totals=(5, 10), ranks=(2, 1), hands=1)
+    table.add(result, rate=False)
+    reporter.match_done(None, None, 1, table)  # type: ignore[arg-type]
+    table.rate(["greedy", "random"], [1, 2])  # the set's update
+    reporter.match_done(None, None, 2, table)  # type: ignore[arg-type]
+    first, second = buf.getvalue().splitlines()
+    assert "leading" not in first and "; leading: greedy (mu-3σ " in second, (first, second)
+
+
 def test_combinations_are_computed_in_order() -> None:
     from referee.tournament.formats import Combinations
 

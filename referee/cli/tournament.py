@@ -70,7 +70,9 @@ PLAIN_EVERY_S = 60.0
 """Off a terminal, a progress line at least this often (and at each tenth of the schedule)."""
 TABLE_EVERY_S = 0.5
 """On a terminal, the live table is redrawn at most this often, and at most a tenth of the
-time (its rows are sorted from the whole table: 0.3 s at 10,000 entrants)."""
+time (its rows are sorted from the whole table: 0.3 s at 10,000 entrants)..."""
+TABLE_MAX_S = 5.0
+"""... but at least this often."""
 
 
 DROPPED = ("sigma", "mu", "avg#", "P>next", "games", "wins", "faults", "pts/h")
@@ -287,7 +289,7 @@ class PlainReporter(Reporter):
         rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
         left = f", about {(total - done) / rate:.0f} s left" if rate and done < total else ""
         lead = ""
-        if table.matches:  # the leader only when it changed: a log of the same name is noise
+        if table.updates:  # rated at all; named when it changed (the same name is noise)
             top = table.standings()[0]
             if top.name != self.leader:
                 self.leader = top.name
@@ -340,20 +342,25 @@ class LiveReporter(Reporter):
         rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
         self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s")
         now = time.monotonic()
-        if table.matches and now >= self.next_table:
+        if table.updates and now >= self.next_table:  # before, every entrant at the prior
             top = standings_table(table.standings(), limit=TOP, compact=True,
                                   title=f"after {table.matches} match{'es' * (table.matches != 1)}",
                                   width=self.console.width)
             self.live.update(Group(self.progress, top))
             took = time.monotonic() - now
-            self.next_table = time.monotonic() + max(TABLE_EVERY_S, 10 * took)
+            # 10 times its cost at most (a large field), never longer than TABLE_MAX_S (a
+            # first table slowed by the machine's warming up kept one stale for the whole run)
+            self.next_table = time.monotonic() + min(max(TABLE_EVERY_S, 10 * took),
+                                                     TABLE_MAX_S)
 
     def finished(self, standings: list[Standing]) -> None:
         self.close()
 
     def close(self) -> None:
-        """Stops the live display (leaving its last frame on screen)."""
+        """Stops the live display, leaving the progress bar on screen (the table below it was
+        the last one drawn, not the final one, which follows)."""
         if self.live is not None:
+            self.live.update(self.progress)
             self.live.stop()
             self.live = None
 

@@ -135,6 +135,8 @@ class Standings:
         self.config = config
         self.env = config.env()
         self.matches = 0
+        self.updates = 0
+        """Rating updates so far (per set: one a finished set; 0: every entrant at the prior)."""
         self._tally = {n: _Tally(self.env.create_rating()) for n in self.names}
 
     def add(self, result: MatchResult, *, rate: bool = True) -> None:
@@ -166,6 +168,7 @@ class Standings:
         rated = self.env.rate([(t.rating,) for t in tallies], ranks=[r - 1 for r in ranks])
         for tally, (rating,) in zip(tallies, rated, strict=True):
             tally.rating = rating
+        self.updates += 1
 
     def standings(self) -> list[Standing]:
         """The table, best first: sorted by ``mu - 3 sigma``, then ``mu``, then entry order."""
