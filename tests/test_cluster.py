@@ -671,3 +671,16 @@ def test_a_worker_closed_midway_through_a_whole_set_loses_no_match(
     assert len(ids) == len(set(ids)) == MATCHES
     assert (out / "standings.json").read_text() == standings
     assert sorted(p.name for p in (out / "games").iterdir()) == sorted(f"{i}.json" for i in ids)
+
+
+def test_a_worker_asks_again_whether_it_shares_the_folder_until_it_does(tmp_path: Path) -> None:
+    """A "no" is not kept (a file system mounted late, a stale attribute cache would make the
+    worker send every record back for the run); a "yes" is (one read a worker)."""
+    from referee.runners.cluster import _holds
+
+    secret = tmp_path / ".deal-secret"
+    assert not _holds(secret, "abc")
+    secret.write_text("abc")
+    assert _holds(secret, "abc")
+    secret.unlink()
+    assert _holds(secret, "abc")  # kept: not read again

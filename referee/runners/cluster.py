@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import json
 import logging
 import os
@@ -192,17 +191,26 @@ def play_on_worker(job: MatchJob) -> WorkerReport:
 def shares_output(job: MatchJob) -> bool:
     """Whether this worker sees the coordinator's output folder (a shared file system): its
     :attr:`~referee.match.job.MatchJob.shared` file is there and holds the same text. Read
-    once per worker and tournament (:func:`_holds`), not once per match."""
+    once per worker and tournament once it is (:func:`_holds`), not once per match."""
     return job.shared is not None and _holds(*job.shared)
 
 
-@functools.lru_cache(maxsize=64)
+_SEEN: set[tuple[Path, str]] = set()
+"""The shared files this worker found holding their text (a "no" is asked again: a file
+system mounted late, or an attribute cache not yet fresh, would keep it for the run)."""
+
+
 def _holds(path: Path, text: str) -> bool:
-    """Whether the file at ``path`` holds ``text`` (the answer kept: one read a worker)."""
+    """Whether the file at ``path`` holds ``text`` (a yes kept: one read a worker)."""
+    if (path, text) in _SEEN:
+        return True
     try:
-        return path.read_text(encoding="utf-8") == text
+        held = path.read_text(encoding="utf-8") == text
     except (OSError, UnicodeDecodeError):
         return False
+    if held:
+        _SEEN.add((path, text))
+    return held
 
 
 def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseException]:
