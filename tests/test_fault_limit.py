@@ -74,7 +74,7 @@ def play(limit: int, slots: int, seed: int, rounds: int = 2, *, ahead: bool = Fa
         nonlocal started
         started += 1
         if started == leave_out:
-            fl.left_out[4] = "its folder changed"
+            fl.leave_out(4, "its folder changed")
         return random.Random(f"{seed}:{spec.id}").expovariate(1.0)
 
     def faults(spec: MatchSpec, benched: dict[int, str]) -> list[dict[str, Any]]:
@@ -192,7 +192,7 @@ def test_a_held_set_lets_later_ones_go_ahead() -> None:
 
 def test_no_limit_never_waits_and_benches_only_the_left_out() -> None:
     fl = FaultLimit(NAMES, 0)
-    fl.left_out[4] = "did not start"
+    fl.leave_out(4, "did not start")
     specs = round_specs()
     fl.add_round(specs)
     plan = fl.plan(specs)

@@ -215,7 +215,6 @@ class _Held:
         """Entrants whose load may have dropped, or disqualified, since the last look."""
         self._index: list[dict[int, int]] = [{} for _ in limit.names]  # key: matches, in order
         self._firsts: list[tuple[int, int]] = []  # heap: a set's first schedule index, key
-        self._known = set(limit.left_out)
         self._settled: set[int] = set()  # disqualified or left out: every held set marked
         self._key = 0
         self._cursor = -1  # the pass is past the sets up to this key
@@ -285,9 +284,6 @@ class _Held:
             key = heapq.heappop(self._firsts)[1]
             if key in self.sets:
                 self._mark(key)
-        if len(fl.left_out) != len(self._known):
-            self.touched |= fl.left_out.keys() - self._known
-            self._known = set(fl.left_out)
         touched, self.touched = self.touched, set()
         for i in touched:
             if i in self._settled:
@@ -327,13 +323,20 @@ class FaultLimit:
         self.disqualified: dict[int, str] = {}
         """Entrant index: why (``after 3 faults (max_faults 3), the last in r1-g004-s02``)."""
         self.left_out: dict[int, str] = {}
-        """Entrant index: why the pre-flight left it out (it gets no process either)."""
+        """Entrant index: why it was left out (it gets no process either): :meth:`leave_out`."""
         self._at: dict[int, int] = {}  # disqualified: the schedule index of its last fault
         self._early = [0] * len(self.names)  # faults of those, an entrant's
         self._open = [0] * len(self.names)  # matches admitted, not finished yet, an entrant's
         self._admitted: set[str] = set()
         self._prefix: Prefix[Sequence[Any]] = Prefix()  # faults, counted in schedule order
         self._watchers: list[_Held] = []  # the plans asked (their held sets)
+
+    def leave_out(self, entrant: int, why: str) -> None:
+        """``entrant`` sits in no later set (the pre-flight, or its folder changed mid-run):
+        the plans asked decide its held sets again."""
+        self.left_out[entrant] = why
+        for watcher in self._watchers:
+            watcher.touched.add(entrant)
 
     def add_round(self, specs: Iterable[MatchSpec]) -> None:
         """The matches of the next round, in schedule order (the rounds before may still be in

@@ -443,7 +443,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
             try:
                 entrants[i] = dataclasses.replace(entrants[i], sealed=seals.sealed(names[i]))
             except FolderChanged as err:
-                limit.left_out[i] = str(err)
+                limit.leave_out(i, str(err))
                 course.leave_out([i])
                 reporter.warn(f"entrant {names[i]!r}: {err}: it is left out (no process in "
                               f"its matches, which it loses by fault)")
@@ -456,8 +456,9 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         if config.preflight is not Preflight.OFF:  # every bot starts: every snapshot now
             for i in range(len(entrants)):
                 seat(i, None)
-        limit.left_out.update(_preflight(config, entrants, mode, reporter, stop,
-                                         skip=limit.left_out))
+        for i, why in _preflight(config, entrants, mode, reporter, stop,
+                                 skip=limit.left_out).items():
+            limit.leave_out(i, why)
         course.leave_out(limit.left_out)  # last at once; stop waits on no question of theirs
     refresher = pages(config.output) if pages is not None else _NoPages()
     total = config.total()
