@@ -811,3 +811,24 @@ def test_long_lines_wrap_under_their_label_on_a_terminal(tmp_path: Path, columns
             first.split(" in hand")[0] + " in hand 1: exited with code 3 (its stderr: "
             + f"{out}/logs/{first.split()[1]}/{int(first.split('seat ')[1][0])}-quitter.stderr)"
         ).replace(" ", ""), lines
+
+
+def test_a_wide_character_name_is_cut_by_cells_not_characters() -> None:
+    """A name of double-width characters gives way by the cells it takes: the table fills the
+    width (cut by characters, it was cut to half the room: 24 cells of 40)."""
+    import io
+
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    from referee.cli.tournament import standings_table
+    from referee.tournament.ratings import MatchResult, Standings
+
+    names = ["猫" * 20, "dog"]
+    table = Standings(names)
+    table.add(MatchResult(tuple(names), (10, 5), (1, 2), hands=1))
+    for width in (40, 50):
+        buf = io.StringIO()
+        Console(file=buf, width=width).print(standings_table(table.standings(), width=width))
+        lines = buf.getvalue().splitlines()
+        assert max(cell_len(line) for line in lines) == width, lines

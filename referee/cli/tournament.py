@@ -139,16 +139,14 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
     order = (["faults"] if empty else []) + [c for c in DROPPED if c != "faults" or not empty]
     # measured on one row of each column's widest cell: the same widths, at any number of rows
     widest = [{c: max((r[c] for r in cells), key=cell_len, default="") for c in all_cols}]
-    for col in order:
-        if _natural_width(build(cols, rows=widest)) <= width:
-            return build(cols)
-        if col in cols:
-            cols.remove(col)
+    order = [c for c in order if c in cols]  # the compact table has fewer to leave out
+    while order and _natural_width(build(cols, rows=widest)) > width:
+        cols.remove(order.pop(0))
     excess = _natural_width(build(cols, rows=widest)) - width
     if excess <= 0:
         return build(cols)
-    # the names give way, down to 8 characters: no other cell is cut
-    longest = max([len("name"), *(len(c["name"]) for c in cells)])
+    # the names give way, down to 8 cells: no other cell is cut
+    longest = max([cell_len("name"), *(cell_len(c["name"]) for c in cells)])
     return build(cols, name_width=max(8, longest - excess))
 
 
