@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.game.rules import Variant
+from referee.tournament.stopping import Stop
 
 __all__ = ["CHUNK", "CROSS_TOP", "EXAMPLES", "FaultGroup", "Summary", "headline",
            "interval_confidence", "order_note", "page_data", "pair_text"]
@@ -240,7 +241,7 @@ def interval_confidence(config: Mapping[str, Any] | None) -> float | None:
         return None
     stop = config.get("stop")
     if stop is None:
-        return 0.95
+        return Stop().confidence  # the judge's default
     if not isinstance(stop, Mapping) or _num(stop.get("margin")):
         return None
     conf = _num(stop.get("confidence"))
@@ -281,7 +282,7 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
     if low is not None and high is not None and not early(low, high, bound):
         plus_minus = f"{diff:+.1f} ± {(high - low) / 2:.1f}{unit}"
     if plus_minus and (verdict != "open" or confidence is None or short):
-        return f"{verdict} {plus_minus}{sure if verdict != 'open' else ''}{tail}"
+        return f"{verdict} {plus_minus}{sure}{tail}"  # open here: sure is empty
     if verdict == "stronger" and low is not None and low > 0:
         return f"{verdict} {diff:+.1f}{unit} (at least {low:+.1f}){sure}{tail}"
     if verdict == "weaker" and high is not None:

@@ -209,8 +209,8 @@ class Report:
                                left_out if isinstance(left_out, dict) else {},
                                bound=hand_bound(config), confidence=interval_confidence(config))
         data = page_data(self.summary, name=self.name, rows=self.rows, standings=standings,
-                         config=self.config if isinstance(self.config, dict) else None,
-                         preflight=self._preflight(standings), chart=self._chart(), pages="all",
+                         config=config, preflight=self._preflight(standings),
+                         chart=self._chart(), pages="all",
                          files=tuple(self._files(standings)), examples=self.examples,
                          table=table)
         for group in data["faults"]:  # the examples shown get their page (a bounded number)
