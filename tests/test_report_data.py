@@ -276,3 +276,20 @@ def test_the_settings_say_how_often_the_rating_is_updated() -> None:
     per_match = settings({}, {"rating": {"mu": 25, "sigma": 8.3, "per": "match"}})
     assert any("updated once per duplicate set" in line for line in per_set), per_set
     assert any("updated once per match" in line for line in per_match), per_match
+
+
+def test_the_rating_chart_has_one_point_a_number_of_matches(tmp_path: Path) -> None:
+    """A page written twice with no match rated between (the schedule's prefix waiting on one
+    match) adds no second point at the same x: the chart drew ``xs`` 0, 0, 3, 3, 4, 12."""
+    from referee.tournament.ratings import MatchResult, Standings
+    from referee.web.report import Report
+
+    report = Report(tmp_path)
+    table = Standings(["a", "b"])
+    report.snapshot(table)
+    report.snapshot(table)
+    table.add(MatchResult(("a", "b"), (10, 5), (1, 2), hands=1))
+    report.snapshot(table)
+    report.snapshot(table)
+    assert [x for x, _ in report.history] == [0, 1]
+    assert report.history[-1][1]["a"] > 25

@@ -162,8 +162,11 @@ class Report:
         """The running table's rows, and a point of the rating chart."""
         rows = table.standings()
         self.rows = [r.to_json() for r in rows]
-        self.history.append((table.matches, {r.name: round(r.mu, 2)
-                                             for r in rows[:3 * CHART_SERIES]}))
+        point = (table.matches, {r.name: round(r.mu, 2) for r in rows[:3 * CHART_SERIES]})
+        if self.history and self.history[-1][0] == table.matches:  # no match rated since
+            self.history[-1] = point
+        else:
+            self.history.append(point)
         if len(self.history) > 2 * CHART_POINTS:  # thin out: every other point, the last kept
             self.history = self.history[::2] if len(self.history) % 2 else \
                 self.history[1::2]
