@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import random
 import statistics
@@ -26,7 +25,6 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -155,7 +153,17 @@ def main() -> int:
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--rules", default="mixture,sign,normal,both")
     ap.add_argument("--raw-luck", action="store_true", help="the immediate-points luck only")
+    ap.add_argument("--piece-sd", type=float, default=stopping.PIECE_SD,
+                    help="the variance prior of the bets (stopping.PIECE_SD)")
+    ap.add_argument("--piece-prior", type=float, default=stopping.PIECE_PRIOR,
+                    help="its weight in pieces (stopping.PIECE_PRIOR)")
+    ap.add_argument("--bet-size", type=float, default=stopping.BET_SIZE,
+                    help="the mean prior without a margin (stopping.BET_SIZE)")
     args = ap.parse_args()
+    stopping.PIECE_SD, stopping.PIECE_PRIOR = args.piece_sd, args.piece_prior
+    stopping.BET_SIZE = args.bet_size
+    print(f"priors: piece sd {args.piece_sd:g} with the weight of {args.piece_prior:g} pieces, "
+          f"bets sized for {args.bet_size:g}")
     weights = ([1.0] + [0.0] * (len(luck_mod.FEATURES) - 1) if args.raw_luck
                else list(luck_mod.WEIGHTS))
     real = pools(args.sets, weights)

@@ -94,8 +94,8 @@ FEATURES = ("taken", "own_mover", "own_next", "own_later", "next_threat",
 """What :func:`flip_features` measures for a seat at each flip, on the table as the turned card
 leaves it (with its best target taken, as :func:`hand_luck` assumes): ``taken``, the points the
 mover takes with it (the seat is the mover); ``own_*``, the most points the seat could take next
-with one card of its hand, for a seat that is the mover, the next to move, or later; ``next_threat``,
-the most the next to move could take (for every other seat); ``table_*``, the points lying on the
+with one card of its hand, for a seat that is the mover, the next to move, or later;
+``next_threat``, the most the next to move could take (for every other seat); ``table_*``, the points lying on the
 table, by the seat's place as for ``own_*``."""
 NONE = -1
 
@@ -115,20 +115,124 @@ def _rank_tables(table: Sequence[int], pts: Sequence[int]) -> tuple[list[int], l
     return cnt, best, second, total
 
 
+def _takes(r: int, n: int, best: int, total: int, sweep: frozenset[int]) -> int:
+    """What a card pairing with table rank ``r`` takes beside itself, with ``n`` of it on the
+    table (``NONE``: nothing)."""
+    if n == 0:
+        return NONE
+    return total if (n == 3 and r in sweep) else best
+
+
+_Flip = tuple[int, list[int], int, float]
+"""What :func:`flip_features` measures for one candidate card of the stock: the points the mover
+takes, per seat the most it could take next with one card of its hand, the points on the
+table, and what the next card of the stock would take on average."""
+
+
+def _own_best(hand: Sequence[int], base: Sequence[int], pts: Sequence[int]
+              ) -> tuple[list[int], tuple[int, int, int]]:
+    """A seat's best card's points per table rank it pairs with, and the two best values of own
+    card plus what it takes, over the ranks (value, its rank, the runner-up)."""
+    held = [NONE] * 13
+    for y in hand:
+        p = PARTNER[y >> 2]
+        held[p] = max(held[p], pts[y])
+    b1 = b2 = NONE
+    r1 = -1
+    for r in range(13):
+        if held[r] != NONE and base[r] != NONE:
+            v = held[r] + base[r]
+            if v > b1:
+                b1, b2, r1 = v, b1, r
+            elif v > b2:
+                b2 = v
+    return held, (b1, r1, b2)
+
+
+def _candidates(table: Sequence[int], hands: Sequence[Sequence[int]], left: Sequence[int],
+                sweep: frozenset[int], pts: Sequence[int]) -> dict[tuple[int, int], _Flip]:
+    """:data:`_Flip` of every kind of card of ``left`` (the stock) turned on ``table``, by
+    (rank, points): cards of one kind measure the same. Each needs O(seats) work: the card
+    changes one rank of the table, the rest is worked out once."""
+    cnt, best, second, total = _rank_tables(table, pts)
+    tp = sum(total)
+    base = [_takes(r, cnt[r], best[r], total[r], sweep) for r in range(13)]
+    owns = [_own_best(h, base, pts) for h in hands]
+    cnt_s, sum_s = [0] * 13, [0] * 13  # the stock's cards by the table rank they take
+    for y in left:
+        cnt_s[PARTNER[y >> 2]] += 1
+        sum_s[PARTNER[y >> 2]] += pts[y]
+    terms = [sum_s[p] + cnt_s[p] * base[p] if base[p] != NONE else 0 for p in range(13)]
+    all_terms = sum(terms)
+    rest = max(1, len(left) - 1)
+    out: dict[tuple[int, int], _Flip] = {}
+    for x in left:
+        r, px = x >> 2, pts[x]
+        if (r, px) in out:
+            continue
+        p = PARTNER[r]
+        if cnt[p] and cnt[p] == 3 and p in sweep:
+            taken, changed, new, table_after = px + total[p], p, NONE, tp - total[p]
+        elif cnt[p]:
+            taken, changed = px + best[p], p
+            new = _takes(p, cnt[p] - 1, second[p], total[p] - best[p], sweep)
+            table_after = tp - best[p]
+        else:
+            taken, changed = 0, r
+            new = _takes(r, cnt[r] + 1, max(best[r], px), total[r] + px, sweep)
+            table_after = tp + px
+        own = []
+        for held, (b1, r1, b2) in owns:
+            h = held[changed]
+            here = h + new if h != NONE and new != NONE else NONE
+            own.append(max(b2 if r1 == changed else b1, here, 0))
+        after = all_terms - terms[changed] + (
+            sum_s[changed] + cnt_s[changed] * new if new != NONE else 0)
+        own_take = new if p == changed else base[p]
+        if own_take != NONE:  # the card itself is no longer in the stock
+            after -= px + own_take
+        out[(r, px)] = (taken, own, table_after, after / rest)
+    return out
+
+
+def _add_flip(out: list[list[float]], flips: Mapping[tuple[int, int], _Flip],
+              left: Sequence[int], turned: int, mover: int, pts: Sequence[int]) -> None:
+    """Adds each seat's features of the card turned minus their mean over the stock."""
+    players = len(out)
+    n = len(left)
+    kinds = [flips[(x >> 2, pts[x])] for x in left]
+    taken, own, table, next_flip = flips[(turned >> 2, pts[turned])]
+    nxt = (mover + 1) % players
+    mean_own = [sum(f[1][q] for f in kinds) / n for q in range(players)]
+    d_taken = taken - sum(f[0] for f in kinds) / n
+    d_table = table - sum(f[2] for f in kinds) / n
+    d_flip = next_flip - sum(f[3] for f in kinds) / n
+    for q in range(players):
+        o = (q - mover) % players
+        role = 0 if o == 0 else 1 if o == 1 else 2
+        row = out[q]
+        if o == 0:
+            row[0] += d_taken
+        row[1 + role] += own[q] - mean_own[q]
+        if q != nxt:
+            row[4] += own[nxt] - mean_own[nxt]
+        row[5 + role] += d_table
+        row[8 if o == 1 else 9] += d_flip
+
+
 def flip_features(entry: Mapping[str, Any], players: int,
                   variant: Variant) -> list[list[float]]:
     """For every seat, the sum over the hand's flips of each of :data:`FEATURES` for the card
     turned minus its mean over the cards then in the stock: each term has expectation exactly 0
     given everything before the flip, whatever the bots do (the turned card is uniform among
-    them), so any fixed weighting of them is a valid control variate (:func:`hand_luck_model`).
+    them), so any fixed weighting of them is a valid control variate (:func:`model_luck`).
 
     The record's turns are taken at their word (verify them first).
 
     :raises KeyError, TypeError, ValueError: for a malformed hand entry.
     """
     pts = variant.points
-    k = len(FEATURES)
-    out = [[0.0] * k for _ in range(players)]
+    out = [[0.0] * len(FEATURES) for _ in range(players)]
     table: list[int] = [Card.parse(c) for c in entry["layout"]]
     counts = [0] * 13
     for c in table:
@@ -153,100 +257,36 @@ def flip_features(entry: Mapping[str, Any], players: int,
         left = stock[j:]
         if not left:
             raise ValueError("more turns than stock cards")
-        cnt, best, second, total = _rank_tables(table, pts)
-        tp = sum(total)
-
-        def tval(r: int, n: int, b: int, s: int) -> int:
-            """What a card pairing with rank ``r`` takes beside itself (``NONE``: nothing)."""
-            if n == 0:
-                return NONE
-            return s if (n == 3 and r in sweep) else b
-
-        base = [tval(r, cnt[r], best[r], total[r]) for r in range(13)]
-        # per seat: the best own card's points for each table rank it pairs with, and the two
-        # best (value, rank) of own card + table over the ranks
-        own: list[list[int]] = []
-        tops: list[tuple[int, int, int]] = []
-        for q in range(players):
-            hv = [NONE] * 13
-            for y in hands[q]:
-                p = PARTNER[y >> 2]
-                if pts[y] > hv[p]:
-                    hv[p] = pts[y]
-            own.append(hv)
-            b1 = b2 = NONE
-            r1 = -1
-            for r in range(13):
-                if hv[r] != NONE and base[r] != NONE:
-                    v = hv[r] + base[r]
-                    if v > b1:
-                        b1, b2, r1 = v, b1, r
-                    elif v > b2:
-                        b2 = v
-            tops.append((b1, r1, b2))
-        nxt = (mover + 1) % players
-        cnt_s, sum_s = [0] * 13, [0] * 13  # the stock's cards by the table rank they take
-        for y in left:
-            cnt_s[PARTNER[y >> 2]] += 1
-            sum_s[PARTNER[y >> 2]] += pts[y]
-
-        def term(p: int, value: int) -> int:
-            return sum_s[p] + cnt_s[p] * value if value != NONE else 0
-
-        all_terms = sum(term(p, base[p]) for p in range(13))
-        feats: list[tuple[int, list[int], int, float]] = []
-        for x in left:
-            r = x >> 2
-            p = PARTNER[r]
-            if cnt[p]:
-                if cnt[p] == 3 and p in sweep:
-                    taken, changed, new = pts[x] + total[p], p, NONE
-                    table_after = tp - total[p]
-                else:
-                    taken, changed = pts[x] + best[p], p
-                    new = tval(p, cnt[p] - 1, second[p], total[p] - best[p])
-                    table_after = tp - best[p]
-            else:
-                taken, changed = 0, r
-                new = tval(r, cnt[r] + 1, max(best[r], pts[x]), total[r] + pts[x])
-                table_after = tp + pts[x]
-            g = []
-            for q in range(players):
-                b1, r1, b2 = tops[q]
-                rest = b2 if r1 == changed else b1
-                held = own[q][changed]
-                here = held + new if held != NONE and new != NONE else NONE
-                g.append(max(rest, here, 0))
-            after = all_terms - term(changed, base[changed]) + term(changed, new)
-            own_take = new if p == changed else base[p]
-            if own_take != NONE:
-                after -= pts[x] + own_take
-            feats.append((taken, g, table_after,
-                          after / (len(left) - 1) if len(left) > 1 else 0.0))
         turned = Card.parse(turn["turn"])
-        index = left.index(turned)
-        n_left = len(left)
-        for q in range(players):
-            o = (q - mover) % players
-            slot = 1 if o == 0 else 2 if o == 1 else 3
-            tslot = 5 if o == 0 else 6 if o == 1 else 7
-            mean_own = sum(f[1][q] for f in feats) / n_left
-            row = out[q]
-            row[slot] += feats[index][1][q] - mean_own
-            mean_tp = sum(f[2] for f in feats) / n_left
-            row[tslot] += feats[index][2] - mean_tp
-            if o == 0:
-                row[0] += feats[index][0] - sum(f[0] for f in feats) / n_left
-            if q != nxt:
-                row[4] += feats[index][1][nxt] - sum(f[1][nxt] for f in feats) / n_left
-            row[8 if o == 1 else 9] += feats[index][3] - sum(f[3] for f in feats) / n_left
+        _add_flip(out, _candidates(table, hands, left, sweep, pts), left, turned, mover, pts)
         land(turned, turn["turn_capture"])
     return out
 
 
-WEIGHTS: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+WEIGHTS: tuple[float, ...] = (0.394, 0.213, 0.225, 0.281, -0.225, -0.394, 0.157, 0.238, 0.399,
+                              -0.399)
 """The frozen weights of :data:`FEATURES` (fitted by ``bench/luck_fit.py`` on sets the
 tournaments it judges never played: docs/statistics.md)."""
+
+
+MODEL = 2
+"""The luck model new records are made with (the record's ``luck_model``): 1, the immediate points
+of each flip (:func:`hand_luck`, records before 2026-12-02, which name no model); 2,
+:data:`WEIGHTS` times :func:`flip_features`."""
+IMMEDIATE: tuple[float, ...] = (1.0,) + (0.0,) * (len(FEATURES) - 1)
+"""Model 1 as weights of :data:`FEATURES`: the immediate points alone."""
+
+
+def weights_of(model: int) -> tuple[float, ...]:
+    """The weights of luck model ``model``.
+
+    :raises ValueError: for a model this version does not know.
+    """
+    if model == 1:
+        return IMMEDIATE
+    if model == 2:
+        return WEIGHTS
+    raise ValueError(f"unknown luck model {model!r} (this version knows 1 and 2)")
 
 
 def model_luck(entry: Mapping[str, Any], players: int, variant: Variant,

@@ -238,11 +238,15 @@ class PairTest:
     down: float = 0.0
     normal_up: float = 0.0
     normal_down: float = 0.0
-    peak_up: float = 0.0
-    peak_down: float = 0.0
-    """The most either test has shown for each direction at once (the smaller of the two
-    averaged over directions, at a look where that direction leads): a verdict, once passed,
-    stays."""
+    sign_up: float = 0.0
+    sign_down: float = 0.0
+    """The most the sign bets have shown for each direction at any look (the log of the average
+    of the two directions' products, at a look where this direction leads)."""
+    normal_peak_up: float = 0.0
+    normal_peak_down: float = 0.0
+    """The most each direction's normal bets have shown at any look, less ``log 2`` (each side
+    of the confidence sequence has half the level): above ``log(1 / alpha)`` exactly when the
+    confidence sequence at ``alpha`` has left 0 on that side."""
     history: list[tuple[float, float, float, float, float, float]] = field(default_factory=list)
     """After each piece, the sums of the bets ``a``, of ``a x`` and of ``a^2 v / 2``, up and
     down."""
@@ -272,11 +276,23 @@ class PairTest:
             self.total += x
             self.squares += x * x
             sign = _logaddexp(self.up, self.down) - LOG2
-            normal = _logaddexp(self.normal_up, self.normal_down) - LOG2
-            if self.up >= self.down and self.normal_up >= self.normal_down:
-                self.peak_up = max(self.peak_up, min(sign, normal))
-            elif self.up <= self.down and self.normal_up <= self.normal_down:
-                self.peak_down = max(self.peak_down, min(sign, normal))
+            if self.up >= self.down:
+                self.sign_up = max(self.sign_up, sign)
+            else:
+                self.sign_down = max(self.sign_down, sign)
+            self.normal_peak_up = max(self.normal_peak_up, self.normal_up - LOG2)
+            self.normal_peak_down = max(self.normal_peak_down, self.normal_down - LOG2)
+
+    @property
+    def peak_up(self) -> float:
+        """The evidence for a mean above 0: the smaller of what the two tests have shown (each
+        at its most so far): a verdict, once given, stays."""
+        return min(self.sign_up, self.normal_peak_up)
+
+    @property
+    def peak_down(self) -> float:
+        """The evidence for a mean below 0 (see :attr:`peak_up`)."""
+        return min(self.sign_down, self.normal_peak_down)
 
     def interval(self, alpha: float) -> tuple[float, float]:
         """The confidence sequence on the mean at ``alpha`` (each side at ``alpha / 2``): the
@@ -544,21 +560,38 @@ def adjacent(order: Sequence[int]) -> list[tuple[int, int]]:
 
 
 TYPICAL_SD = 10.0
-"""The per-deal standard deviation of an adjusted difference the forecast assumes (measured:
-7 for greedy against mc, 20 for two random bots; docs/statistics.md)."""
+"""The per-deal standard deviation of a pair's piece the forecast assumes (measured, adjusted
+for luck: 7 for greedy against mc, 10 for two random bots; docs/statistics.md)."""
+LEARNING = 1.4
+"""The forecast's allowance for bets sized from the data so far, against a test told the true
+difference (measured on real sets: docs/statistics.md)."""
+
+
+def _deals_for(diff: float, level: float) -> float:
+    """Deals the test needs, about, for a pair ``diff`` points a hand apart."""
+    return LEARNING * math.log(1 / level) / (diff * diff / (2 * TYPICAL_SD ** 2))
 
 
 def forecast(stop: Stop, *, entrants: int, players: int, set_size: int, target: int,
-             growing: bool = False) -> str:
-    """Before play: the matches a pair of the ratio test needs on average to be decided, at
-    ``d = 0`` (a tie) and ``d = 2 margin`` (stronger), for :data:`TYPICAL_SD` and about as many
-    deals a set as a match has hands."""
-    if stop.margin <= 0:
-        return "no forecast: margin 0 (the interval needs what the differences need)"
+             growing: bool = False, cap: int | None = None) -> str:
+    """Before play: about how many matches a pair needs to be decided, for pairs 5 and 15 points
+    a hand apart (with :data:`TYPICAL_SD` and about as many deals a set as a match has hands),
+    with a margin the matches to a ``tie`` between equals, and with a cap (``max_matches``)
+    the closest pair it can decide: a planning figure, not a promise."""
     a = pair_alpha(stop, entrants, entrants - 2, entrants - 1, growing=growing)
     hands = max(1.0, target / (HAND_POINTS / players * 1.35))
-    per = [math.ceil(expected_deals(d, stop.margin, TYPICAL_SD, a / 2, a) / hands) * set_size
-           for d in (0.0, 2 * stop.margin)]
-    return (f"a pair takes about {per[0]} matches to settle as a tie (equal), {per[1]} as "
-            f"stronger (by {2 * stop.margin:g}/h), if a deal's difference varies by "
-            f"{TYPICAL_SD:g} points; longer between")
+
+    def matches(deals: float) -> int:
+        return max(1, math.ceil(deals / hands)) * set_size
+
+    parts = [f"a pair 15 points a hand apart takes about {matches(_deals_for(15, a))} matches, "
+             f"5 apart about {matches(_deals_for(5, a))}"]
+    if stop.margin > 0:
+        tie = expected_deals(0.0, stop.margin, TYPICAL_SD, a / 2, a)
+        parts.append(f"equals tie (within {stop.margin:g}) in about {matches(tie)}")
+    if cap is not None:
+        deals = cap / set_size * hands
+        closest = TYPICAL_SD * math.sqrt(2 * LEARNING * math.log(1 / a) / max(deals, 1.0))
+        parts.append(f"the cap of {cap} matches decides a pair at least about {closest:.0f} "
+                     f"points a hand apart; a closer one may end open")
+    return "; ".join(parts) + f" (if a deal's difference varies by {TYPICAL_SD:g} points)"
