@@ -101,7 +101,7 @@ def play(world: World, attack: str, limits: Limits = DEFAULT, *,
 
 @pytest.mark.parametrize("attack", ["remount", "umount", "output", "referee_proc", "rewrite",
                                     "read", "locks", "pagecache", "pid1", "escape",
-                                    "affinity"])
+                                    "affinity", "aio", "sockets", "odirect"])
 def test_attack_is_refused(world: World, attack: str) -> None:
     record, err = play(world, attack)
     assert f"refused {attack}" in err, err
@@ -110,7 +110,7 @@ def test_attack_is_refused(world: World, attack: str) -> None:
 
 
 @pytest.mark.parametrize("attack", ["output", "read", "rewrite", "locks", "pagecache",
-                                    "affinity"])
+                                    "affinity", "aio", "sockets", "odirect"])
 def test_control_without_the_sandbox_the_attack_works(world: World, attack: str) -> None:
     """The probes can fail: unsandboxed, the same attacks get through."""
     _, err = play(world, attack, sandbox="none")
