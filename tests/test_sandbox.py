@@ -267,7 +267,7 @@ def test_cgroup_v2_files_on_a_fake_hierarchy(tmp_path: Path) -> None:
     (tmp_path / "ct-referee" / "cgroup.subtree_control").write_text("")
     layout = find_layout(V2_MOUNTINFO.format(root=tmp_path))
     assert layout.v1 == {} and layout.v2 == tmp_path
-    assert layout.v2_controllers == ("memory", "pids", "cpu")
+    assert layout.v2_controllers == ("memory", "pids", "cpu", "io")
     group = Cgroup.create("bot-x", memory_mb=256, pids=32, cpu_cores=1.5, layout=layout)
     leaf = tmp_path / "ct-referee" / "bot-x"
     assert (leaf / "memory.max").read_text() == str(256 << 20)
@@ -275,11 +275,11 @@ def test_cgroup_v2_files_on_a_fake_hierarchy(tmp_path: Path) -> None:
     assert (leaf / "cpu.max").read_text() == "150000 100000"
     assert (leaf / "cpu.weight").read_text() == "100"  # on move while it starts
     for where in (tmp_path, tmp_path / "ct-referee"):
-        assert (where / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+        assert (where / "cgroup.subtree_control").read_text() == "+memory +pids +cpu +io"
     (leaf / "memory.events").write_text("low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n")
     assert group.oom_kills() == 2 and group.version("memory") == "v2"
     assert group.kill_all() and (leaf / "cgroup.kill").read_text() == "1"
-    assert find_layout("").missing.keys() == {"memory", "pids", "cpu"}
+    assert find_layout("").missing.keys() == {"memory", "pids", "cpu", "io"}
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="per-bot uids need a root referee")
