@@ -13,6 +13,7 @@ import random
 import pytest
 from test_sealed import World, cheater
 
+from referee.bots import hygiene
 from referee.game.rules import Hand, Variant
 from referee.match.job import MatchSpec
 from referee.tournament.audit import Audit, play_key, play_order
@@ -116,12 +117,14 @@ def test_the_interval_needs_a_few_values_and_stays_within_the_bound() -> None:
 
 @pytest.mark.process
 @pytest.mark.slow
-def test_the_page_cache_bot_is_flagged_and_an_honest_one_is_not() -> None:
+def test_the_page_cache_bot_is_flagged_and_an_honest_one_is_not(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Unsandboxed (the control: its channel works), 240 sets against greedy: the page-cache
     bot plays better in every later seating (by about 25 points a hand) and the audit flags it;
     random_bot over the same deals is not flagged. (The interval holds for any values within
     ±240, so it flags such a gain only after about 150 sets: at 120, its lower end was -0.8;
     at 240, +14.7.)"""
+    monkeypatch.setattr(hygiene, "can_drop", lambda *_: False)  # a root referee's drop erases it
     world = World()
     try:
         run(load_config(cheater(world, "none", rounds=240)), deal_secret=SECRET)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from referee.bots import hygiene
 from referee.bots.process import Launcher
 from referee.bots.sandbox import SandboxError, SandboxPolicy, capabilities
 from referee.bots.snapshot import Store, entrant_folder, match_copy, take_snapshot
@@ -311,7 +312,9 @@ def test_the_page_cache_remembers_nothing_between_seatings(world: World) -> None
 
 
 @pytest.mark.process
-def test_control_unsandboxed_the_page_cache_tells_the_opponents_cards(world: World) -> None:
+def test_control_unsandboxed_the_page_cache_tells_the_opponents_cards(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hygiene, "can_drop", lambda *_: False)  # a root referee's drop erases it
     run(load_config(cheater(world, "none")))
     right, named, _ = knew(world)
     assert right == named > 0  # each hand of the later seating: the opponent's exact cards

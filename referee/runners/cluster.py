@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.bots import hygiene
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, resolve_sandbox
 from referee.match.job import Done
@@ -216,12 +217,16 @@ def _holds(path: Path, text: str) -> bool:
 def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseException]:
     """The task of a whole duplicate set: plays its seatings one after another on this worker
     (they must never run at once anyway) and returns what became of each, in order: its report,
-    or the error that ended it (the seatings after a cancelled one are cancelled too)."""
+    or the error that ended it (the seatings after a cancelled one are cancelled too). Before
+    each seating after the first, a root worker drops its kernel's caches
+    (:mod:`referee.bots.hygiene`: what the seating before left there is gone)."""
     out: list[WorkerReport | BaseException] = []
     for job in jobs:
         if out and isinstance(out[-1], MatchAborted):
             out.append(MatchAborted(f"match {job.spec.id} stopped"))
             continue
+        if out and hygiene.can_drop():
+            hygiene.drop_caches()
         try:
             out.append(play_on_worker(job))
         except Exception as err:  # sent back as this seating's outcome
