@@ -1,6 +1,9 @@
 """What sealing an entrant costs: the snapshot (once per tournament) and the per-match copy
-(once per bot per match), for a small bot (the example bots' folder) and a 100 MB folder, and
-the start-up of a sandboxed bot run from its own folder vs from a sealed per-match copy.
+(once per bot per match), for a small bot (the example bots' folder), a 100 MB folder, a folder
+of 4,000 empty files (about the entry cap, 4,096), one of 10,000 (past it: ``cap_mb=0``) and a
+128 MiB sparse file; each per-match copy also as ``shutil.copytree`` made it before issue 29
+(for the comparison), with the blocks each takes; then the start-up of a sandboxed bot run
+from its own folder vs from a sealed per-match copy.
 
 ``python3 bench/snapshot.py [RUNS]``: ``RUNS`` (default 10) interleaved runs each; prints the
 median (and minimum) of each figure in ms, then the ratio of sealed to unsealed start-up
@@ -43,6 +46,11 @@ def show(label: str, values: list[float]) -> float:
     return med
 
 
+def blocks(folder: Path) -> int:
+    """KiB the files under ``folder`` take on disk."""
+    return sum(p.lstat().st_blocks for p in folder.rglob("*")) // 2
+
+
 def start(folder: Path, sealed: Sealed | None) -> float:
     """Spawn to ``ready``: the bot's first line."""
     t0 = time.perf_counter()
@@ -73,25 +81,48 @@ def main() -> None:
     shutil.copytree(small, big)
     for i in range(100):  # 100 files of 1 MB (a model, say)
         (big / f"weights-{i:03d}.bin").write_bytes(os.urandom(1 << 20))
-    for path in (work, small, big):
+    folders = [("small (example bots)", small), ("100 MB", big)]
+    for count in (4000, 10_000):
+        many = work / f"many{count}"
+        shutil.copytree(small, many)
+        for i in range(count):
+            (many / f"{i:05d}").touch()
+        folders.append((f"{count} empty files", many))
+    sparse = work / "sparse"
+    shutil.copytree(small, sparse)
+    with open(sparse / "sparse.bin", "wb") as f:
+        f.truncate(128 << 20)  # 128 MiB, no block written
+    folders.append(("a 128 MiB sparse file", sparse))
+    for path in (work, *(folder for _, folder in folders)):
         path.chmod(0o755)
     try:
         with Store() as store:
-            for name, folder in (("small (example bots)", small), ("100 MB", big)):
-                snaps, copies = [], []
+            for name, folder in folders:
+                snaps, copies, old = [], [], []
                 for i in range(RUNS):
                     t0 = time.perf_counter()
-                    snap = take_snapshot(folder, store, f"s{i}")
+                    snap = take_snapshot(folder, store, f"s{i}", cap_mb=0)
                     snaps.append((time.perf_counter() - t0) * 1000)
+                    if i < RUNS - 1:
+                        remove_copy(snap.copy)
                 size = snap.size
                 for _ in range(RUNS):
                     t0 = time.perf_counter()
                     made = match_copy(snap)
                     copies.append((time.perf_counter() - t0) * 1000)
+                    kib = blocks(made)
                     remove_copy(made)
-                print(f"{name}: {size / (1 << 20):.1f} MB in {snap.files} files")
+                    t0 = time.perf_counter()  # before issue 29: shutil.copytree
+                    shutil.copytree(snap.copy, made, symlinks=True)
+                    old.append((time.perf_counter() - t0) * 1000)
+                    old_kib = blocks(made)
+                    remove_copy(made)
+                print(f"{name}: {size / (1 << 20):.1f} MB in {snap.files} files, "
+                      f"{snap.entries} entries (estimate {snap.estimate * 1000:.0f} ms a copy)")
                 show("  snapshot (once per tournament)", snaps)
-                show("  per-match copy (once per bot per match)", copies)
+                show(f"  per-match copy ({kib} KiB on disk)", copies)
+                show(f"  per-match copy, shutil.copytree ({old_kib} KiB)", old)
+                remove_copy(snap.copy)
             if not capabilities().works:
                 print("no sandbox here: no start-up figures")
                 return

@@ -6,6 +6,7 @@ folder's owner was asked, and root may read everything). Real files and owners: 
 from __future__ import annotations
 
 import os
+import struct
 import sys
 from pathlib import Path
 
@@ -144,3 +145,28 @@ def test_the_entrants_own_files_are_copied_whatever_their_mode(world: World,
         snap = take_snapshot(world.attacker, store, "a")
         assert (snap.copy / "weights.bin").read_bytes() == b"w" * 10
         assert snap.files == 4 and not snap.skipped
+
+
+def acl(*entries: tuple[int, int, int]) -> bytes:
+    """``system.posix_acl_access`` as the kernel stores it: version 2, then (tag, perm, id)."""
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+
+
+def test_another_users_file_with_an_access_list_is_refused(world: World,
+                                                            tmp_path: Path) -> None:
+    """Mode 0644, yet its access control list refuses the entrant (``user:4343:---``): the
+    mode bits do not tell who may read it."""
+    up = upload(world, "owner")
+    theirs = up / "theirs.txt"
+    theirs.write_text("another user's\n")
+    os.chown(theirs, OTHER, OTHER)
+    try:
+        os.setxattr(theirs, "system.posix_acl_access",
+                    acl((1, 6, 0xFFFFFFFF), (2, 0, ENTRANT), (4, 4, 0xFFFFFFFF),
+                        (0x10, 4, 0xFFFFFFFF), (0x20, 4, 0xFFFFFFFF)))
+    except OSError as err:
+        pytest.skip(f"no access control lists here: {err}")
+    with Store(tmp_path) as store, pytest.raises(SandboxError) as info:
+        take_snapshot(world.attacker, store, "a")
+    assert "holds 'upload/theirs.txt', a file of uid 4242 with an access control list, and " \
+           f"uid {ENTRANT} may write 'upload'" in str(info.value)

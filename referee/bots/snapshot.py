@@ -50,12 +50,13 @@ ENTRIES_PER_MB = 8
 again, and an entry costs a copy far more than its bytes (``python3 bench/snapshot.py``: the
 figures are in ``docs/security.md``). Before, 64 a MiB let 32,768 through, and 10,000 empty
 files cost 10.5 s of copying a match."""
-COPY_S_PER_ENTRY = 80e-6
-"""What one file, folder or link adds to a per-match copy, about, on this 2-core ext4 machine
-under load (``python3 bench/snapshot.py``, the many-files folder)."""
-COPY_S_PER_MB = 2e-3
-"""What one MiB adds to a per-match copy, about (``python3 bench/snapshot.py``, the 100 MB
-folder)."""
+COPY_S_PER_ENTRY = 150e-6
+"""What one file, folder or link adds to a per-match copy, about: on this 2-core ext4 machine
+at a load average of 7, 4,000 empty files took 0.27-2.5 s a copy (``python3 bench/snapshot.py
+5``): the file system's work per file, which the load moves tenfold."""
+COPY_S_PER_MB = 1.5e-3
+"""What one MiB of data (holes not counted) adds to a per-match copy, about: 100 MB took
+77-121 ms a copy (``python3 bench/snapshot.py 5``)."""
 SLOW_COPY_S = 0.25
 """A folder whose per-match copy is estimated to take this long or more is named before play,
 with the estimate."""
@@ -210,11 +211,13 @@ class Snapshot:
     """What was left out (relative paths): protected paths, other entrants, special files."""
     entries: int = 0
     """Files, folders and links: what a per-match copy makes."""
+    stored: int = 0
+    """Bytes of data in its regular files, holes left out: what a per-match copy writes."""
 
     @property
     def estimate(self) -> float:
         """Seconds a per-match copy of it is expected to take (:func:`copy_estimate`)."""
-        return copy_estimate(self.entries, self.size)
+        return copy_estimate(self.entries, self.stored)
 
 
 class FolderChanged(SandboxError):
@@ -254,6 +257,7 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _NEW_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
+_EMPTY = hashlib.sha256(b"").digest()
 
 Writer = tuple[str, int]
 """Who may add entries to a folder: ``("u", uid)``, ``("g", gid)`` (its members) or
@@ -335,7 +339,7 @@ class _Copy:
                 st = os.stat(path)
                 self.exclude.add((st.st_dev, st.st_ino))
         self.digest = hashlib.sha256()
-        self.size = self.files = self.entries = 0
+        self.size = self.files = self.entries = self.stored = 0
         self.skipped: list[str] = []
         self.trusted = {0, os.geteuid()}
         self.dev = -1
@@ -430,14 +434,17 @@ class _Copy:
                     f"{'list' if is_dir else 'read'}, yet {who} may write {place}: a "
                     f"snapshot would show it to the bot; remove it, or make it readable")
         if fd is not None and ("u", st.st_uid) not in writers:
-            with contextlib.suppress(OSError):
-                if "system.posix_acl_access" in os.listxattr(fd):
-                    who, where = self._writer(writers)
-                    raise SandboxError(
-                        f"the entrant's folder {str(self.folder)!r} holds {str(here)!r}, a "
-                        f"file of uid {st.st_uid} with an access control list, and {who} may "
-                        f"write {where}: who may read it is not in its mode; remove "
-                        f"the list (setfacl -b) or the file")
+            try:
+                names = os.listxattr(fd)
+            except OSError:  # a file system without extended attributes
+                names = []
+            if "system.posix_acl_access" in names:
+                who, place = self._writer(writers)
+                raise SandboxError(
+                    f"the entrant's folder {str(self.folder)!r} holds {str(here)!r}, a file "
+                    f"of uid {st.st_uid} with an access control list, and {who} may write "
+                    f"{place}: who may read it is not in its mode; remove the list "
+                    f"(setfacl -b) or the file")
             if st.st_nlink > 1:
                 key = (st.st_dev, st.st_ino)
                 if key in self.links:
@@ -517,8 +524,12 @@ class _Copy:
                 # during the copy would pass the cap), then hash the copy, which only the
                 # referee can write: a write to the folder's file after this, through a
                 # shared writable mapping, say, changes neither what plays nor its digest
-                copy_data(src, out, st.st_size, st.st_blocks)
-                self.digest.update(_hash(out))
+                if st.st_size:
+                    copy_data(src, out, st.st_size, st.st_blocks)
+                    self.digest.update(_hash(out))
+                    self.stored += min(st.st_size, os.fstat(out).st_blocks * 512)
+                else:  # created empty here (O_EXCL), and nothing copied into it
+                    self.digest.update(_EMPTY)
             finally:
                 os.close(out)
         finally:
@@ -563,7 +574,7 @@ def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Pa
         shutil.rmtree(dest, ignore_errors=True)
         raise
     return Snapshot(folder, dest, "sha256:" + copy.digest.hexdigest(), copy.size, copy.files,
-                    time.perf_counter() - start, tuple(copy.skipped), copy.entries)
+                    time.perf_counter() - start, tuple(copy.skipped), copy.entries, copy.stored)
 
 
 def _walk(copy: _Copy) -> _Copy:
