@@ -7,7 +7,11 @@ from its own folder vs from a sealed per-match copy.
 
 ``python3 bench/snapshot.py [RUNS]``: ``RUNS`` (default 10) interleaved runs each; prints the
 median (and minimum) of each figure in ms, then the ratio of sealed to unsealed start-up
-(measured in this run). Needs a working sandbox for the start-up figures (``ct-referee
+(measured in this run). ``python3 bench/snapshot.py --start N``: what snapshotting every
+folder when a tournament starts costs an entrant, for N folders of one 16 KiB file each (a
+10,000-entrant ladder's), against the stat walk alone (issue 19's fingerprint, about).
+
+Needs a working sandbox for the start-up figures (``ct-referee
 sandbox``); the 100 MB folder is made in the default temporary folder (its file system decides
 the copy speed: ext4 copies the bytes; btrfs or XFS could clone them).
 """
@@ -36,7 +40,7 @@ from referee.bots.snapshot import (  # noqa: E402
     take_snapshot,
 )
 
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "--start" else 10
 BOT = ["python3", "instant_bot.py"]
 
 
@@ -72,7 +76,35 @@ def start(folder: Path, sealed: Sealed | None) -> float:
     return took
 
 
+def start_cost(count: int) -> None:
+    """Snapshots of ``count`` one-file folders against a stat walk of them, per entrant."""
+    work = Path(tempfile.mkdtemp(prefix="ct-bench-start-"))
+    data = os.urandom(16 << 10)
+    try:
+        for i in range(count):
+            (work / f"e{i}").mkdir()
+            (work / f"e{i}" / "bot").write_bytes(data)
+        with Store(work) as store:
+            t0 = time.perf_counter()
+            for i in range(count):
+                with os.scandir(work / f"e{i}") as it:
+                    for entry in it:
+                        entry.stat(follow_symlinks=False)
+            walk = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            for i in range(count):
+                take_snapshot(work / f"e{i}", store, f"e{i}")
+            took = time.perf_counter() - t0
+        print(f"{count} folders of one 16 KiB file: snapshot {took / count * 1000:.2f} ms an "
+              f"entrant ({took:.1f} s), stat walk {walk / count * 1000:.2f} ms an entrant")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--start"]:
+        start_cost(int(sys.argv[2]))
+        return
     work = Path(tempfile.mkdtemp(prefix="ct-bench-snapshot-"))
     small = work / "small"
     shutil.copytree(ROOT / "bots", small)
