@@ -399,11 +399,11 @@ def test_a_resume_says_when_an_entrant_changed_since(world: World) -> None:
     assert not any("'victim'" in w for w in warnings)
 
 
-def test_the_snapshot_follows_no_symlink_and_copies_nothing_its_owner_cannot_read(
+def test_the_snapshot_follows_no_symlink_and_refuses_what_its_owner_cannot_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An entrant with a login of its own swaps a folder for a symlink to a private one while
     the referee copies: the copy refuses it rather than follow it; and a file the folder's
-    owner could not read (a hard link to another user's 0600 file, say) is left out."""
+    owner could not read (a hard link to another user's 0600 file, say) is refused, naming it."""
     import referee.bots.snapshot as snapmod
 
     secret = tmp_path / "private"
@@ -439,5 +439,8 @@ def test_the_snapshot_follows_no_symlink_and_copies_nothing_its_owner_cannot_rea
         theirs.chmod(0o600)
         os.chown(theirs, 4242, 4242) if os.geteuid() == 0 else pytest.skip("needs root: chown")
         os.chown(folder, 4343, 4343)
-        snap = take_snapshot(folder, store, "b")
-        assert "theirs.txt" in snap.skipped and not (snap.copy / "theirs.txt").exists()
+        with pytest.raises(SandboxError, match=r"holds 'theirs.txt', a file of uid 4242 "
+                           r"\(mode -rw-------\) that uid 4343 may not read, yet uid 4343 may "
+                           r"write the folder itself: .*remove it"):
+            take_snapshot(folder, store, "b")
+        assert not list(store.path.rglob("theirs.txt"))
