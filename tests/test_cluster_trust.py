@@ -62,6 +62,7 @@ def won(line, seat):
     top = max(range(len(line["totals"])), key=lambda i: line["totals"][i])
     for key in ("totals", "ranks"):
         line[key][seat], line[key][top] = line[key][top], line[key][seat]
+    line["totals"][seat] += 10  # a forgery also where it won already
     return top
 
 
@@ -86,6 +87,7 @@ def forged(job):
         for hand in record["hands"]:
             s = hand["scores"]
             s[seat], s[top] = s[top], s[seat]
+        record["hands"][0]["scores"][seat] += 10  # the scores add up to the totals
     # sent back rather than written: the coordinator reads either
     return dataclasses.replace(report, record=record, written=None,
                                line=result_line(record) if how == "record" else None)
