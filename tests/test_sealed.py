@@ -317,7 +317,9 @@ def test_control_unsandboxed_the_page_cache_tells_the_opponents_cards(
     monkeypatch.setattr(hygiene, "can_drop", lambda *_: False)  # a root referee's drop erases it
     run(load_config(cheater(world, "none")))
     right, named, _ = knew(world)
-    assert right == named > 0  # each hand of the later seating: the opponent's exact cards
+    # the opponent's exact cards in most hands of the later seating (a timing channel: under a
+    # loaded machine a hand is sometimes misread, which makes it no less a channel)
+    assert named > 0 and 2 * right >= named, (right, named)
 
 
 # -- a referee that is not root ------------------------------------------------------------------
