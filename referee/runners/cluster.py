@@ -262,7 +262,7 @@ def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseExceptio
         if out and isinstance(out[-1], MatchAborted):
             out.append(MatchAborted(f"match {job.spec.id} stopped"))
             continue
-        if out and hygiene.can_drop():
+        if out and job.sandbox is not SandboxMode.NONE and hygiene.can_drop():
             hygiene.drop_caches()
         try:
             out.append(play_on_worker(job))

@@ -93,6 +93,10 @@ class Runner(Protocol):
     remote: bool = False
     """Whether its bots are spawned on other machines (the tournament then leaves the sandbox
     mode, the pre-flight and the sealed snapshots to them)."""
+    sandboxed: bool = True
+    """Whether its bots play in a sandbox (the tournament sets it): without one (``sandbox:
+    none``, trusted bots, which may write files anywhere) the caches are not dropped, which
+    would cost every process on the machine its page cache for nothing."""
 
     @property
     def isolation(self) -> str:
@@ -102,6 +106,8 @@ class Runner(Protocol):
     @property
     def caches_said(self) -> str:
         """The header's words on the kernel's caches between the seatings of a set."""
+        if not self.sandboxed:
+            return ""
         if self.clears_caches:
             return ", the kernel's caches dropped before each later seating"
         return (", the kernel's caches NOT dropped between seatings (that needs a root referee: a "
@@ -112,7 +118,7 @@ class Runner(Protocol):
         """Whether :meth:`clear_caches` works: the bots run on this machine and the referee
         may drop its kernel's caches (root). A cluster clears them, if at all, on its
         workers."""
-        return not self.remote and hygiene.can_drop()
+        return self.sandboxed and not self.remote and hygiene.can_drop()
 
     def clear_caches(self) -> None:
         """Drops the kernel's caches where the bots run (:func:`referee.bots.hygiene.drop_caches`):
