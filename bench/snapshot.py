@@ -1,10 +1,17 @@
 """What sealing an entrant costs: the snapshot (once per tournament) and the per-match copy
-(once per bot per match), for a small bot (the example bots' folder) and a 100 MB folder, and
-the start-up of a sandboxed bot run from its own folder vs from a sealed per-match copy.
+(once per bot per match), for a small bot (the example bots' folder), a 100 MB folder, a folder
+of 4,000 empty files (about the entry cap, 4,096), one of 10,000 (past it: ``cap_mb=0``) and a
+128 MiB sparse file; each per-match copy also as ``shutil.copytree`` made it before issue 29
+(for the comparison), with the blocks each takes; then the start-up of a sandboxed bot run
+from its own folder vs from a sealed per-match copy.
 
 ``python3 bench/snapshot.py [RUNS]``: ``RUNS`` (default 10) interleaved runs each; prints the
 median (and minimum) of each figure in ms, then the ratio of sealed to unsealed start-up
-(measured in this run). Needs a working sandbox for the start-up figures (``ct-referee
+(measured in this run). ``python3 bench/snapshot.py --start N``: what snapshotting every
+folder when a tournament starts costs an entrant, for N folders of one 16 KiB file each (a
+10,000-entrant ladder's), against the stat walk alone (issue 19's fingerprint, about).
+
+Needs a working sandbox for the start-up figures (``ct-referee
 sandbox``); the 100 MB folder is made in the default temporary folder (its file system decides
 the copy speed: ext4 copies the bytes; btrfs or XFS could clone them).
 """
@@ -33,7 +40,7 @@ from referee.bots.snapshot import (  # noqa: E402
     take_snapshot,
 )
 
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "--start" else 10
 BOT = ["python3", "instant_bot.py"]
 
 
@@ -41,6 +48,11 @@ def show(label: str, values: list[float]) -> float:
     med = statistics.median(values)
     print(f"{label:<46} median {med:8.1f} ms   min {min(values):8.1f} ms")
     return med
+
+
+def blocks(folder: Path) -> int:
+    """KiB the files under ``folder`` take on disk."""
+    return sum(p.lstat().st_blocks for p in folder.rglob("*")) // 2
 
 
 def start(folder: Path, sealed: Sealed | None) -> float:
@@ -64,7 +76,35 @@ def start(folder: Path, sealed: Sealed | None) -> float:
     return took
 
 
+def start_cost(count: int) -> None:
+    """Snapshots of ``count`` one-file folders against a stat walk of them, per entrant."""
+    work = Path(tempfile.mkdtemp(prefix="ct-bench-start-"))
+    data = os.urandom(16 << 10)
+    try:
+        for i in range(count):
+            (work / f"e{i}").mkdir()
+            (work / f"e{i}" / "bot").write_bytes(data)
+        with Store(work) as store:
+            t0 = time.perf_counter()
+            for i in range(count):
+                with os.scandir(work / f"e{i}") as it:
+                    for entry in it:
+                        entry.stat(follow_symlinks=False)
+            walk = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            for i in range(count):
+                take_snapshot(work / f"e{i}", store, f"e{i}")
+            took = time.perf_counter() - t0
+        print(f"{count} folders of one 16 KiB file: snapshot {took / count * 1000:.2f} ms an "
+              f"entrant ({took:.1f} s), stat walk {walk / count * 1000:.2f} ms an entrant")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--start"]:
+        start_cost(int(sys.argv[2]))
+        return
     work = Path(tempfile.mkdtemp(prefix="ct-bench-snapshot-"))
     small = work / "small"
     shutil.copytree(ROOT / "bots", small)
@@ -73,25 +113,48 @@ def main() -> None:
     shutil.copytree(small, big)
     for i in range(100):  # 100 files of 1 MB (a model, say)
         (big / f"weights-{i:03d}.bin").write_bytes(os.urandom(1 << 20))
-    for path in (work, small, big):
+    folders = [("small (example bots)", small), ("100 MB", big)]
+    for count in (4000, 10_000):
+        many = work / f"many{count}"
+        shutil.copytree(small, many)
+        for i in range(count):
+            (many / f"{i:05d}").touch()
+        folders.append((f"{count} empty files", many))
+    sparse = work / "sparse"
+    shutil.copytree(small, sparse)
+    with open(sparse / "sparse.bin", "wb") as f:
+        f.truncate(128 << 20)  # 128 MiB, no block written
+    folders.append(("a 128 MiB sparse file", sparse))
+    for path in (work, *(folder for _, folder in folders)):
         path.chmod(0o755)
     try:
         with Store() as store:
-            for name, folder in (("small (example bots)", small), ("100 MB", big)):
-                snaps, copies = [], []
+            for name, folder in folders:
+                snaps, copies, old = [], [], []
                 for i in range(RUNS):
                     t0 = time.perf_counter()
-                    snap = take_snapshot(folder, store, f"s{i}")
+                    snap = take_snapshot(folder, store, f"s{i}", cap_mb=0)
                     snaps.append((time.perf_counter() - t0) * 1000)
+                    if i < RUNS - 1:
+                        remove_copy(snap.copy)
                 size = snap.size
                 for _ in range(RUNS):
                     t0 = time.perf_counter()
                     made = match_copy(snap)
                     copies.append((time.perf_counter() - t0) * 1000)
+                    kib = blocks(made)
                     remove_copy(made)
-                print(f"{name}: {size / (1 << 20):.1f} MB in {snap.files} files")
+                    t0 = time.perf_counter()  # before issue 29: shutil.copytree
+                    shutil.copytree(snap.copy, made, symlinks=True)
+                    old.append((time.perf_counter() - t0) * 1000)
+                    old_kib = blocks(made)
+                    remove_copy(made)
+                print(f"{name}: {size / (1 << 20):.1f} MB in {snap.files} files, "
+                      f"{snap.entries} entries (estimate {snap.estimate * 1000:.0f} ms a copy)")
                 show("  snapshot (once per tournament)", snaps)
-                show("  per-match copy (once per bot per match)", copies)
+                show(f"  per-match copy ({kib} KiB on disk)", copies)
+                show(f"  per-match copy, shutil.copytree ({old_kib} KiB)", old)
+                remove_copy(snap.copy)
             if not capabilities().works:
                 print("no sandbox here: no start-up figures")
                 return

@@ -207,6 +207,18 @@ def test_a_cluster_without_the_match_resource_is_refused() -> None:
         ClusterRunner(plain.scheduler_address)
 
 
+UNAUTHENTICATED = "warning: the cluster at tcp://"
+"""How the coordinator's warning about a plain ``tcp://`` cluster starts."""
+
+
+def errors(stderr: str) -> list[str]:
+    """The lines of a coordinator's stderr after its warning that the cluster (plain tcp) is not
+    authenticated, which it must give once."""
+    lines = stderr.splitlines()
+    assert [line for line in lines if line.startswith(UNAUTHENTICATED)] == lines[:1], stderr
+    return lines[1:]
+
+
 def start(args: list[str], cwd: Path, **kw: object) -> subprocess.Popen[str]:
     return subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, **kw)  # type: ignore[call-overload]
@@ -249,7 +261,7 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
             proc.communicate(timeout=60)
     assert coordinator.returncode == 1, stderr
     assert "Traceback" not in stderr
-    lines = stderr.splitlines()
+    lines = errors(stderr)
     assert lines[0].startswith(f"error: lost the Dask scheduler {address!r}"), stderr
     assert lines[1] == (f"fix it, then resume with: ct-referee tournament {config} --output "
                         f"{out} --scheduler {address}")
@@ -563,7 +575,7 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
                               timeout=120, cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
-    first = done.stderr.splitlines()[0]
+    first = errors(done.stderr)[0]
     assert first.startswith("error: match r1-g001-s0"), done.stderr
     match = first.split()[2].rstrip(":")
     if how == "elsewhere":

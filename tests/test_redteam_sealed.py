@@ -122,7 +122,7 @@ def test_a_folder_too_deep_is_refused_in_one_line(world: World, tmp_path: Path,
 
 def test_a_folder_of_many_empty_files_is_refused(world: World, tmp_path: Path) -> None:
     """Empty files weigh nothing against ``snapshot_mb`` but every match copies each one again
-    (100,000 took 26 s a copy here): the cap counts them too, 64 a MiB."""
+    (100,000 took 26 s a copy here): the cap counts them too, 8 a MiB (4,096 at the default)."""
     many = world.attacker / "many"
     many.mkdir()
     for i in range(100):
@@ -130,7 +130,7 @@ def test_a_folder_of_many_empty_files_is_refused(world: World, tmp_path: Path) -
     with pytest.raises(ConfigError) as info:
         run(load_config(world.write(f"{sys.executable} snoop.py", snapshot_mb=1)))
     text = str(info.value)
-    assert "entrant 'attacker'" in text and "more than 64 files, folders and links" in text
+    assert "entrant 'attacker'" in text and "more than 8 files, folders and links" in text
     assert "snapshot_mb" in text and "\n" not in text
     assert not (world.output / "games").exists()
     # the control: without a cap every empty file is copied

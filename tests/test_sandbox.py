@@ -101,7 +101,7 @@ def play(world: World, attack: str, limits: Limits = DEFAULT, *,
 
 @pytest.mark.parametrize("attack", ["remount", "umount", "output", "referee_proc", "rewrite",
                                     "read", "locks", "pagecache", "pid1", "escape",
-                                    "affinity"])
+                                    "affinity", "aio", "sockets", "odirect"])
 def test_attack_is_refused(world: World, attack: str) -> None:
     record, err = play(world, attack)
     assert f"refused {attack}" in err, err
@@ -110,7 +110,7 @@ def test_attack_is_refused(world: World, attack: str) -> None:
 
 
 @pytest.mark.parametrize("attack", ["output", "read", "rewrite", "locks", "pagecache",
-                                    "affinity"])
+                                    "affinity", "aio", "sockets", "odirect"])
 def test_control_without_the_sandbox_the_attack_works(world: World, attack: str) -> None:
     """The probes can fail: unsandboxed, the same attacks get through."""
     _, err = play(world, attack, sandbox="none")
@@ -267,7 +267,7 @@ def test_cgroup_v2_files_on_a_fake_hierarchy(tmp_path: Path) -> None:
     (tmp_path / "ct-referee" / "cgroup.subtree_control").write_text("")
     layout = find_layout(V2_MOUNTINFO.format(root=tmp_path))
     assert layout.v1 == {} and layout.v2 == tmp_path
-    assert layout.v2_controllers == ("memory", "pids", "cpu")
+    assert layout.v2_controllers == ("memory", "pids", "cpu", "io")
     group = Cgroup.create("bot-x", memory_mb=256, pids=32, cpu_cores=1.5, layout=layout)
     leaf = tmp_path / "ct-referee" / "bot-x"
     assert (leaf / "memory.max").read_text() == str(256 << 20)
@@ -275,11 +275,11 @@ def test_cgroup_v2_files_on_a_fake_hierarchy(tmp_path: Path) -> None:
     assert (leaf / "cpu.max").read_text() == "150000 100000"
     assert (leaf / "cpu.weight").read_text() == "100"  # on move while it starts
     for where in (tmp_path, tmp_path / "ct-referee"):
-        assert (where / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+        assert (where / "cgroup.subtree_control").read_text() == "+memory +pids +cpu +io"
     (leaf / "memory.events").write_text("low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n")
     assert group.oom_kills() == 2 and group.version("memory") == "v2"
     assert group.kill_all() and (leaf / "cgroup.kill").read_text() == "1"
-    assert find_layout("").missing.keys() == {"memory", "pids", "cpu"}
+    assert find_layout("").missing.keys() == {"memory", "pids", "cpu", "io"}
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="per-bot uids need a root referee")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from referee.bots import hygiene
 from referee.bots.process import Launcher
 from referee.bots.sandbox import SandboxError, SandboxPolicy, capabilities
 from referee.bots.snapshot import Store, entrant_folder, match_copy, take_snapshot
@@ -311,10 +312,14 @@ def test_the_page_cache_remembers_nothing_between_seatings(world: World) -> None
 
 
 @pytest.mark.process
-def test_control_unsandboxed_the_page_cache_tells_the_opponents_cards(world: World) -> None:
+def test_control_unsandboxed_the_page_cache_tells_the_opponents_cards(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hygiene, "can_drop", lambda *_: False)  # a root referee's drop erases it
     run(load_config(cheater(world, "none")))
     right, named, _ = knew(world)
-    assert right == named > 0  # each hand of the later seating: the opponent's exact cards
+    # the opponent's exact cards in most hands of the later seating (a timing channel: under a
+    # loaded machine a hand is sometimes misread, which makes it no less a channel)
+    assert named > 0 and 2 * right >= named, (right, named)
 
 
 # -- a referee that is not root ------------------------------------------------------------------
@@ -396,11 +401,11 @@ def test_a_resume_says_when_an_entrant_changed_since(world: World) -> None:
     assert not any("'victim'" in w for w in warnings)
 
 
-def test_the_snapshot_follows_no_symlink_and_copies_nothing_its_owner_cannot_read(
+def test_the_snapshot_follows_no_symlink_and_refuses_what_its_owner_cannot_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An entrant with a login of its own swaps a folder for a symlink to a private one while
     the referee copies: the copy refuses it rather than follow it; and a file the folder's
-    owner could not read (a hard link to another user's 0600 file, say) is left out."""
+    owner could not read (a hard link to another user's 0600 file, say) is refused, naming it."""
     import referee.bots.snapshot as snapmod
 
     secret = tmp_path / "private"
@@ -436,5 +441,8 @@ def test_the_snapshot_follows_no_symlink_and_copies_nothing_its_owner_cannot_rea
         theirs.chmod(0o600)
         os.chown(theirs, 4242, 4242) if os.geteuid() == 0 else pytest.skip("needs root: chown")
         os.chown(folder, 4343, 4343)
-        snap = take_snapshot(folder, store, "b")
-        assert "theirs.txt" in snap.skipped and not (snap.copy / "theirs.txt").exists()
+        with pytest.raises(SandboxError, match=r"holds 'theirs.txt', a file of uid 4242 "
+                           r"\(mode -rw-------\) that uid 4343 may not read, yet uid 4343 may "
+                           r"write the folder itself: .*remove it"):
+            take_snapshot(folder, store, "b")
+        assert not list(store.path.rglob("theirs.txt"))

@@ -1,4 +1,4 @@
-"""Per-bot cgroups (memory, pids, cpu) on cgroup v1 and v2, without systemd.
+"""Per-bot cgroups (memory, pids, cpu; io where present) on cgroup v1 and v2, without systemd.
 
 v1: one directory per controller hierarchy, ``<mount>/ct-referee/<name>``. v2: one directory
 ``<mount>/ct-referee/<name>`` with the controllers enabled in ``cgroup.subtree_control`` of the
@@ -11,12 +11,22 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 CONTROLLERS = ("memory", "pids", "cpu")
+IO = "io"
+"""The disk controller, used where the machine has it (v1 ``blkio``, v2 ``io``) and never
+required: its limits are written best-effort (a device it refuses is left unlimited)."""
+IO_READ_BPS = 64 << 20
+IO_READ_IOPS = 400
+"""A bot's disk limits, per block device backing a mount (reads and writes alike): 64 MiB/s
+and 400 requests a second. A bot reads from the disk only what is not cached (its runtime
+cold, its own files once); past these it waits, so that no bot takes a shared disk from the
+host and its neighbours (``docs/security.md``, *The disk*)."""
 PARENT = "ct-referee"
 CFS_PERIOD_US = 100_000
 ON_MOVE = {True: 1024, False: 100}
@@ -36,6 +46,9 @@ class CgroupLayout:
     v2: Path | None = None
     v2_controllers: tuple[str, ...] = ()
     missing: dict[str, str] = field(default_factory=dict)
+    devices: tuple[str, ...] = ()
+    """The block devices (``major:minor``, whole disks) backing the mounts: what the io
+    controller limits."""
 
     def where(self, controller: str) -> str | None:
         """``v1``, ``v2`` or ``None`` for ``controller``."""
@@ -64,20 +77,46 @@ def find_layout(mountinfo: str | None = None) -> CgroupLayout:
             for opt in fs[2].split(","):
                 if opt in CONTROLLERS:
                     v1.setdefault(opt, Path(parts[4]))
+                elif opt == "blkio":
+                    v1.setdefault(IO, Path(parts[4]))
         elif fs[0] == "cgroup2":
             v2 = Path(parts[4])
     v2_ctrls: tuple[str, ...] = ()
     if v2 is not None:
         with contextlib.suppress(OSError):
             offered = (v2 / "cgroup.controllers").read_text().split()
-            v2_ctrls = tuple(c for c in CONTROLLERS if c in offered and c not in v1)
+            v2_ctrls = tuple(c for c in (*CONTROLLERS, IO) if c in offered and c not in v1)
     missing = {}
     for c in CONTROLLERS:
         if c not in v1 and c not in v2_ctrls:
             missing[c] = (f"no cgroup v1 hierarchy with {c} and the v2 hierarchy "
                           f"({v2 or 'not mounted'}) does not offer it: mount one "
                           f"(mount -t cgroup2 none /sys/fs/cgroup) or enable it in the kernel")
-    return CgroupLayout(v1=v1, v2=v2, v2_controllers=v2_ctrls, missing=missing)
+    if IO not in v1 and IO not in v2_ctrls:
+        missing[IO] = ("no cgroup v1 blkio hierarchy and the v2 hierarchy does not offer io: "
+                       "a bot's disk reads are not limited")
+    return CgroupLayout(v1=v1, v2=v2, v2_controllers=v2_ctrls, missing=missing,
+                        devices=block_devices(mountinfo))
+
+
+def block_devices(mountinfo: str, sys_block: Path = Path("/sys/dev/block")) -> tuple[str, ...]:
+    """The whole disks (``major:minor``) backing the mounts of ``mountinfo`` (a partition
+    counts as its disk: the io controller limits disks; a file system without a block device,
+    tmpfs or proc, counts as none)."""
+    found: set[str] = set()
+    for line in mountinfo.splitlines():
+        parts = line.split()
+        if len(parts) < 3 or not re.fullmatch(r"\d+:\d+", parts[2]):
+            continue
+        dev = sys_block / parts[2]
+        with contextlib.suppress(OSError):
+            if not dev.exists():
+                continue
+            if (dev / "partition").exists():
+                found.add((dev.resolve().parent / "dev").read_text().strip())
+            else:
+                found.add(parts[2])
+    return tuple(sorted(found, key=lambda d: tuple(int(n) for n in d.split(":"))))
 
 
 def _write(path: Path, value: str) -> None:
@@ -106,13 +145,17 @@ class Cgroup:
         self._weight: int | None = None  # the open cpu.shares / cpu.weight (on_move)
         self._weights = (b"", b"")  # what to write there: on move, not on move
         self._moving: bool | None = None
+        self.io_devices: tuple[str, ...] = ()  # the disks its io limits hold on
 
     @classmethod
     def create(cls, name: str, *, memory_mb: int, pids: int, cpu_cores: float,
-               layout: CgroupLayout | None = None) -> Cgroup:
-        """Create the directories and write the limits (0: no limit for that one).
+               layout: CgroupLayout | None = None, io_bps: int | None = None,
+               io_iops: int | None = None) -> Cgroup:
+        """Create the directories and write the limits (0: no limit for that one); the disk's
+        (``io_bps``, ``io_iops``; default :data:`IO_READ_BPS`, :data:`IO_READ_IOPS`) where an
+        io controller is present, best-effort.
 
-        :raises OSError: when a directory or limit cannot be written.
+        :raises OSError: when a directory or a memory, pids or cpu limit cannot be written.
         """
         group = cls(name, layout or find_layout())
         try:
@@ -121,6 +164,8 @@ class Cgroup:
         except OSError:
             group.remove()
             raise
+        group._limit_io(IO_READ_BPS if io_bps is None else io_bps,
+                        IO_READ_IOPS if io_iops is None else io_iops)
         return group
 
     def _make(self) -> None:
@@ -132,6 +177,8 @@ class Cgroup:
             for c in lay.v2_controllers:
                 self.dirs[c] = path
         for c, mount in lay.v1.items():
+            if c == IO and not lay.devices:
+                continue
             path = mount / PARENT / self.name
             if path not in self.dirs.values():
                 path.parent.mkdir(mode=0o755, exist_ok=True)
@@ -168,6 +215,37 @@ class Cgroup:
             _write(weight, str(ON_MOVE[v1]))  # as it starts: on move
             self._weight = os.open(weight, os.O_WRONLY | os.O_CLOEXEC)
             self._weights = (str(ON_MOVE[v1]).encode(), str(OFF_MOVE[v1]).encode())
+
+    def _limit_io(self, bps: int, iops: int) -> None:
+        """Limit reads and writes on every disk of the layout to ``bps`` bytes and ``iops``
+        requests a second (0: not limited); a controller that takes no device is dropped
+        (``io_limited`` then says so)."""
+        d = self.dirs.get(IO)
+        if d is None:
+            return
+        limited = []
+        for dev in self.layout.devices:
+            try:
+                if self.version(IO) == "v1":
+                    for what, value in (("bps", bps), ("iops", iops)):
+                        for way in ("read", "write"):
+                            if value > 0:
+                                _write(d / f"blkio.throttle.{way}_{what}_device", f"{dev} {value}")
+                else:
+                    words = [f"{k}={v}" for k, v in (("rbps", bps), ("wbps", bps),
+                                                     ("riops", iops), ("wiops", iops)) if v > 0]
+                    if words:
+                        _write(d / "io.max", f"{dev} {' '.join(words)}")
+            except OSError:
+                continue
+            limited.append(dev)
+        self.io_devices = tuple(limited)
+        if not limited or not (bps or iops):
+            self.io_devices = ()
+            if d not in (p for c, p in self.dirs.items() if c != IO):
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+            del self.dirs[IO]
 
     def on_move(self, moving: bool) -> None:
         """The group's CPU weight: the default while its bot is on move (or starting), the

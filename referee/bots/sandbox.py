@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import referee
-from referee.bots.cgroups import Cgroup, CgroupLayout, find_layout
+from referee.bots.cgroups import IO, IO_READ_BPS, IO_READ_IOPS, Cgroup, CgroupLayout, find_layout
 from referee.bots.expiring import expiring
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
 from referee.bots.subids import SubIds, mine, user_namespace
@@ -212,7 +212,44 @@ def probe_capabilities(uid: int = 65534, gid: int = 65534) -> Capabilities:
         else:
             mount = layout.v1[c] if where == "v1" else layout.v2
             checks.append(Check(f"cgroup {c}", True, f"{where} at {mount}"))
+    checks.append(io_check(layout, root, any(c.ok for c in checks if c.name in
+                                             ("cgroup memory", "cgroup pids", "cgroup cpu"))))
     return Capabilities(tuple(checks), layout, root)
+
+
+def io_check(layout: CgroupLayout, root: bool, cgroups: bool = True) -> Check:
+    """Whether each bot's disk reads and writes are limited here (:data:`~referee.bots.cgroups.
+    IO_READ_BPS`, :data:`~referee.bots.cgroups.IO_READ_IOPS` on every disk backing a mount:
+    v1 ``blkio``, v2 ``io``): never required, so a missing controller only says so.
+    ``cgroups``: whether a bot gets a cgroup at all (one of memory, pids, cpu works).
+
+    >>> from pathlib import Path
+    >>> io_check(CgroupLayout(v1={"io": Path("/sys/fs/cgroup/blkio")}, devices=("254:0",)),
+    ...          True).detail
+    'v1 (blkio) at /sys/fs/cgroup/blkio: 64 MiB/s and 400 requests/s a bot, on disk 254:0'
+    >>> io_check(CgroupLayout(missing={"io": "no io controller"}), True).ok
+    False
+    """
+    where = layout.where(IO)
+    if where is None:
+        return Check(f"cgroup {IO}", False, layout.missing.get(IO, "no io controller"),
+                     "mount the v1 blkio hierarchy, or let the v2 hierarchy offer io "
+                     "(optional: the disk limit is best-effort)")
+    name = "v1 (blkio)" if where == "v1" else "v2"
+    if not root:
+        return Check(f"cgroup {IO}", False, f"{name} present, the referee is not root: a "
+                     f"bot's disk reads are not limited", "run as root")
+    mount = layout.v1[IO] if where == "v1" else layout.v2
+    if not layout.devices:
+        return Check(f"cgroup {IO}", False, f"{name} at {mount}, but no disk backs a mount: "
+                     f"nothing to limit")
+    if not cgroups:
+        return Check(f"cgroup {IO}", False, f"{name} at {mount}, but a bot gets no cgroup "
+                     f"here (no memory, pids or cpu controller)",
+                     "mount cgroup2 (or the v1 controllers) on /sys/fs/cgroup")
+    disks = ("disks " if len(layout.devices) > 1 else "disk ") + ", ".join(layout.devices)
+    return Check(f"cgroup {IO}", True, f"{name} at {mount}: {IO_READ_BPS >> 20} MiB/s and "
+                 f"{IO_READ_IOPS} requests/s a bot, on {disks}")
 
 
 def subordinate_ids() -> SubIds | str:

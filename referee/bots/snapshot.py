@@ -4,9 +4,10 @@ Before a tournament plays, :func:`entrant_folder` works out the one folder an en
 lives in and refuses a command that names any path outside it (another entrant, ``/``,
 ``/proc``, ``/tmp``, a home, a symlink leading out), unless the path is in a system folder, in
 the organiser's ``shared`` list, or is the runtime that runs the bot. :func:`take_snapshot` then
-copies the folder once into a private store (a folder only the referee can open): every match
-runs from that copy, so a symlink swapped or a file changed during play changes nothing, and
-every match runs the same code (:attr:`Snapshot.digest` names it). :func:`match_copy` gives
+copies the folder once into a private store (a folder only the referee can open) and hashes the
+copy, never the folder: every match runs from that copy, so a file changed (even through a
+shared writable mapping, which moves no date) or a symlink swapped after it changes nothing,
+and every match runs the same code (:attr:`Snapshot.digest` names it). :func:`match_copy` gives
 each bot of each match a copy of its own (new inodes): the page cache of one match's files is
 not the page cache of the next match's, so a bot cannot leave itself marks there.
 
@@ -28,6 +29,7 @@ import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from referee.bots.expiring import expiring
 from referee.bots.sandbox import SYSTEM_DIRS, Binds, SandboxError, bot_binds, within
@@ -42,15 +44,28 @@ MAX_DEPTH = 64
 """The deepest folder an entrant's folder may hold (the copy walks it recursively)."""
 DEFAULT_CAP_MB = 512
 """The largest entrant folder snapshotted unless the configuration says otherwise."""
-ENTRIES_PER_MB = 64
-"""Files, folders and links a folder may hold per MiB of its cap: every match copies each one
-again: 100,000 empty files took 28 s to snapshot and 26 s per match copy on this 2-core
-machine at load 10 (``take_snapshot`` and ``match_copy`` timed by the red team), where 100 MB
-in a few files takes 83 ms."""
-HOT_S = 1.0
-"""A folder holding an entry changed this recently (or dated in the future) when its
-:func:`fingerprint` is taken is snapshotted at once: a file's times tick coarsely (a few ms),
-so an edit in the same tick as the fingerprint could leave every stat as it was."""
+ENTRIES_PER_MB = 8
+"""Files, folders and links a folder may hold per MiB of its cap (4,096 at the default
+512 MiB; a bot with its own venv and numpy holds about 2,000): every match copies each one
+again, and an entry costs a copy far more than its bytes (``python3 bench/snapshot.py``: the
+figures are in ``docs/security.md``). Before, 64 a MiB let 32,768 through, and 10,000 empty
+files cost 10.5 s of copying a match."""
+COPY_S_PER_ENTRY = 150e-6
+"""What one file, folder or link adds to a per-match copy, about: on this 2-core ext4 machine
+at a load average of 7, 4,000 empty files took 0.27-2.5 s a copy (``python3 bench/snapshot.py
+5``): the file system's work per file, which the load moves tenfold."""
+COPY_S_PER_MB = 1.5e-3
+"""What one MiB of data (holes not counted) adds to a per-match copy, about: 100 MB took
+77-121 ms a copy (``python3 bench/snapshot.py 5``)."""
+SLOW_COPY_S = 0.25
+"""A folder whose per-match copy is estimated to take this long or more is named before play,
+with the estimate."""
+
+
+def copy_estimate(entries: int, size: int) -> float:
+    """Seconds a per-match copy of a folder of ``entries`` files, folders and links holding
+    ``size`` bytes is expected to take (:data:`COPY_S_PER_ENTRY`, :data:`COPY_S_PER_MB`)."""
+    return entries * COPY_S_PER_ENTRY + size / (1 << 20) * COPY_S_PER_MB
 
 
 def _real(path: Path | str) -> Path:
@@ -177,14 +192,16 @@ def sealed_binds(argv: Sequence[str], workdir: Path, folder: Path,
 
 @dataclass(frozen=True)
 class Snapshot:
-    """An entrant folder as copied into the store (plain data: it travels with the entrant)."""
+    """An entrant folder as copied into the store when the tournament started (plain data: it
+    travels with the entrant)."""
 
     folder: Path
     """The folder as the bot sees it (its resolved path on the host)."""
     copy: Path
     """The copy in the store, which every match copies again."""
     digest: str
-    """``sha256:`` of every path, kind, executable bit and content, in path order."""
+    """``sha256:`` of every path, kind, executable bit and content, in path order: the content
+    as read back from :attr:`copy`, never from the folder."""
     size: int
     """Bytes of regular files."""
     files: int
@@ -192,27 +209,21 @@ class Snapshot:
     """How long the copy took."""
     skipped: tuple[str, ...] = field(default=())
     """What was left out (relative paths): protected paths, other entrants, special files."""
+    entries: int = 0
+    """Files, folders and links: what a per-match copy makes."""
+    stored: int = 0
+    """Bytes of data in its regular files, holes left out: what a per-match copy writes."""
 
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """An entrant folder as stated (never read) when a tournament starts: what its snapshot,
-    taken later, must find unchanged (plain data)."""
-
-    folder: Path
-    digest: str
-    """``stat:`` sha256 of every path, kind, inode, size, owner, mode, mtime and ctime, in path
-    order (an edit, a rename, a ``touch -d`` all change the ctime, which no user can set)."""
-    size: int
-    """Bytes of regular files."""
-    files: int
-    hot: bool
-    """An entry changed within :data:`HOT_S` of the fingerprint: snapshot it at once."""
+    @property
+    def estimate(self) -> float:
+        """Seconds a per-match copy of it is expected to take (:func:`copy_estimate`)."""
+        return copy_estimate(self.entries, self.stored)
 
 
 class FolderChanged(SandboxError):
-    """An entrant folder that no longer matches the :class:`Fingerprint` taken when the
-    tournament started (its snapshot is refused)."""
+    """An entrant folder that changed after the tournament started. Snapshots are taken when it
+    starts, from the bytes copied then, so none is refused for it any more; the class stays for
+    the callers that still name it."""
 
 
 class Store:
@@ -243,26 +254,82 @@ class Store:
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_NEW_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_CHUNK = 1 << 20
+_EMPTY = hashlib.sha256(b"").digest()
+
+Writer = tuple[str, int]
+"""Who may add entries to a folder: ``("u", uid)``, ``("g", gid)`` (its members) or
+``("o", -1)`` (every user)."""
 
 
-def _readable(st: os.stat_result, owner: os.stat_result) -> bool:
-    """Whether the folder's owner could read this file by its mode bits: the referee (root,
-    say) copies nothing its entrant could not read itself (a hard link to another user's
-    private file)."""
-    if owner.st_uid == 0 or st.st_uid == owner.st_uid:
-        return owner.st_uid == 0 or bool(st.st_mode & stat.S_IRUSR)
-    if st.st_gid == owner.st_gid:
-        return bool(st.st_mode & stat.S_IRGRP)
-    return bool(st.st_mode & stat.S_IROTH)
+def _copy_range(src: int, dst: int, start: int, end: int) -> bool:
+    """Copies bytes ``start`` to ``end`` of ``src`` to the same place in ``dst``, in the
+    kernel where it can (``copy_file_range``: a reflink on btrfs and XFS); ``False`` if
+    ``src`` ended first."""
+    pos = start
+    while pos < end:
+        try:
+            done = os.copy_file_range(src, dst, end - pos, pos, pos)
+        except OSError as err:
+            if err.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+            chunk = os.pread(src, min(end - pos, _CHUNK), pos)
+            done = len(chunk)
+            view = memoryview(chunk)
+            at = pos
+            while view:
+                wrote = os.pwrite(dst, view, at)
+                view, at = view[wrote:], at + wrote
+        if done == 0:
+            return False
+        pos += done
+    return True
+
+
+def copy_data(src: int, dst: int, size: int, st_blocks: int) -> None:
+    """Copies the first ``size`` bytes of ``src`` (no more, whatever it holds by then) into
+    the empty ``dst``: a sparse file (fewer blocks than its size) data run by data run
+    (``SEEK_DATA``/``SEEK_HOLE``), its holes left holes; a 128 MiB sparse file was written out
+    dense in the snapshot and in every per-match copy."""
+    if st_blocks * 512 >= size:
+        _copy_range(src, dst, 0, size)
+        return
+    pos = 0
+    while pos < size:
+        try:
+            start = os.lseek(src, pos, os.SEEK_DATA)
+        except OSError as err:
+            if err.errno != errno.ENXIO:  # past the last data: a hole to the end
+                raise
+            break
+        if start >= size:
+            break
+        end = min(os.lseek(src, start, os.SEEK_HOLE), size)
+        if not _copy_range(src, dst, start, end):
+            break
+        pos = end
+    os.ftruncate(dst, size)  # the hole at the end
+
+
+def _hash(fd: int) -> bytes:
+    """sha256 of everything ``fd`` holds, read from its start."""
+    h = hashlib.sha256()
+    pos = 0
+    while chunk := os.pread(fd, _CHUNK, pos):
+        h.update(chunk)
+        pos += len(chunk)
+    return h.digest()
 
 
 class _Copy:
-    """One snapshot being made (or, ``dest`` ``None``, a :class:`Fingerprint` taken): the walk,
-    file by file, through folder descriptors opened without following symlinks (a folder
-    swapped for a symlink during the copy is refused, not followed), with the digest, the
-    fingerprint of the stats it walked (the same walk either way) and the counts."""
+    """One snapshot being made: the walk, file by file, through folder descriptors opened
+    without following symlinks (a folder swapped for a symlink during the copy is refused, not
+    followed), judging every folder and file by its own stat (:meth:`_judge`), with the digest
+    of the copy and the counts."""
 
-    def __init__(self, folder: Path, dest: Path | None, exclude: Sequence[Path], cap_mb: int,
+    def __init__(self, folder: Path, dest: Path, exclude: Sequence[Path], cap_mb: int,
                  excluded: Collection[tuple[int, int]] = (), room: int = 0) -> None:
         self.folder, self.dest, self.cap_mb, self.room = folder, dest, cap_mb, room
         self.exclude = set()
@@ -272,31 +339,127 @@ class _Copy:
                 st = os.stat(path)
                 self.exclude.add((st.st_dev, st.st_ino))
         self.digest = hashlib.sha256()
-        self.stats = hashlib.sha256()
-        self.newest = 0  # ns: the latest mtime or ctime walked
-        self.moved = False  # a file changed while it was copied
-        self.size = self.files = self.entries = 0
+        self.size = self.files = self.entries = self.stored = 0
         self.skipped: list[str] = []
-        self.owner = os.stat(folder)
+        self.trusted = {0, os.geteuid()}
+        self.dev = -1
+        self._groups: dict[int, frozenset[int] | None] = {}
+        # hard links not vouched for: inode -> [names seen, the first, its stat, who may write]
+        self.links: dict[tuple[int, int], list[Any]] = {}
 
     def run(self) -> None:
         fd = os.open(self.folder, _DIR_FLAGS)
         try:
-            self._stat(Path(), os.fstat(fd))
-            self._folder(fd, Path())
+            top = os.fstat(fd)
+            self.dev = top.st_dev
+            self._folder(fd, Path(), self._writers(top, Path("."), {}))
         finally:
             os.close(fd)
+        for seen, here, st, writers in self.links.values():
+            if seen < st.st_nlink:
+                who, where = self._writer(writers)
+                raise SandboxError(
+                    f"the entrant's folder {str(self.folder)!r} holds {str(here)!r}, a hard "
+                    f"link to a file of uid {st.st_uid} with {st.st_nlink - seen} other "
+                    f"name(s) outside the folder, and {who} may write {where}: a file "
+                    f"linked in from elsewhere cannot be vouched for (another user's, "
+                    f"perhaps); replace it with a copy of its own, or remove it")
 
-    def _stat(self, here: Path, st: os.stat_result) -> None:
-        if self.dest is None and self.room + 1 + len(os.fsencode(here)) >= PATH_MAX:
+    # -- who may have put a file there, and may it read the file --------------------------
+
+    def _writers(self, st: os.stat_result, here: Path,
+                 above: dict[Writer, Path]) -> dict[Writer, Path]:
+        """Who may add entries to this folder (its owner always may: it can chmod it), with
+        those who may add entries to a folder above it (they may swap this one), each with
+        the first folder that lets it; root and the referee's uid are not counted."""
+        writers = dict(above)
+        if st.st_uid not in self.trusted:
+            writers.setdefault(("u", st.st_uid), here)
+        if st.st_mode & stat.S_IWGRP:
+            writers.setdefault(("g", st.st_gid), here)
+        if st.st_mode & stat.S_IWOTH:
+            writers.setdefault(("o", -1), here)
+        return writers
+
+    def _groups_of(self, uid: int) -> frozenset[int] | None:
+        if uid not in self._groups:
+            try:
+                user = pwd.getpwuid(uid)
+                self._groups[uid] = frozenset(os.getgrouplist(user.pw_name, user.pw_gid))
+            except (KeyError, OSError):
+                self._groups[uid] = None  # unknown: judged by the group and the other bits
+        return self._groups[uid]
+
+    def _may_read(self, who: Writer, st: os.stat_result, need: int) -> bool:
+        """Whether ``who`` (every member of it) may read (and, ``need`` 5, list) what ``st``
+        states by its mode bits; its own file, it may (it can chmod it)."""
+        kind, ident = who
+        group = (st.st_mode >> 3) & need == need
+        other = st.st_mode & need == need
+        if kind == "u":
+            if st.st_uid == ident:
+                return True
+            groups = self._groups_of(ident)
+            if groups is None:
+                return group and other
+            return group if st.st_gid in groups else other
+        if kind == "g" and st.st_gid == ident:
+            return group
+        return group and other
+
+    @staticmethod
+    def _writer(writers: dict[Writer, Path]) -> tuple[str, str]:
+        """The first of ``writers`` to name in an error: who, and the folder it may write."""
+        (kind, ident), where = next(iter(writers.items()))
+        who = {"u": f"uid {ident}", "g": f"group {ident}", "o": "every user"}[kind]
+        return who, ("the folder itself" if where == Path(".") else repr(str(where)))
+
+    def _judge(self, here: Path, st: os.stat_result, writers: dict[Writer, Path],
+               fd: int | None = None) -> None:
+        """Refuse a folder or file that someone who may write a folder on its way (and so may
+        have put it there: a hard link to another user's private file, in an upload folder
+        the entrant's login may write) could not read (or list) itself, or that carries an
+        access control list (which the mode bits do not tell); root's and the referee's own
+        folders vouch for everything in them."""
+        if not writers:
+            return
+        is_dir = stat.S_ISDIR(st.st_mode)
+        what = "a folder" if is_dir else "a file"
+        for who_is, where in writers.items():
+            if not self._may_read(who_is, st, 5 if is_dir else 4):
+                who, place = self._writer({who_is: where})
+                raise SandboxError(
+                    f"the entrant's folder {str(self.folder)!r} holds {str(here)!r}, {what} "
+                    f"of uid {st.st_uid} (mode {stat.filemode(st.st_mode)}) that {who} may not "
+                    f"{'list' if is_dir else 'read'}, yet {who} may write {place}: a "
+                    f"snapshot would show it to the bot; remove it, or make it readable")
+        if fd is not None and ("u", st.st_uid) not in writers:
+            try:
+                names = os.listxattr(fd)
+            except OSError:  # a file system without extended attributes
+                names = []
+            if "system.posix_acl_access" in names:
+                who, place = self._writer(writers)
+                raise SandboxError(
+                    f"the entrant's folder {str(self.folder)!r} holds {str(here)!r}, a file "
+                    f"of uid {st.st_uid} with an access control list, and {who} may write "
+                    f"{place}: who may read it is not in its mode; remove the list "
+                    f"(setfacl -b) or the file")
+            if st.st_nlink > 1:
+                key = (st.st_dev, st.st_ino)
+                if key in self.links:
+                    self.links[key][0] += 1
+                else:
+                    self.links[key] = [1, here, st, writers]
+
+    # -- the walk -----------------------------------------------------------------------------
+
+    def _room(self, here: Path) -> None:
+        if self.room + 1 + len(os.fsencode(here)) >= PATH_MAX:
             raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG),
-                          str(self.folder / here))  # as the copy would fail
-        self.newest = max(self.newest, st.st_mtime_ns, st.st_ctime_ns)
-        self.stats.update(f"{here}\0{st.st_mode:o} {st.st_dev} {st.st_ino} {st.st_size} "
-                          f"{st.st_uid} {st.st_gid} {st.st_mtime_ns} {st.st_ctime_ns}\0"
-                          .encode("utf-8", "surrogateescape"))
+                          str(self.folder / here))  # as a per-match copy would fail
 
-    def _folder(self, fd: int, rel: Path) -> None:
+    def _folder(self, fd: int, rel: Path, writers: dict[Writer, Path]) -> None:
         if len(rel.parts) > MAX_DEPTH:
             raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds folders more "
                                f"than {MAX_DEPTH} deep: flatten what the bot needs")
@@ -307,88 +470,68 @@ class _Copy:
             st = entry.stat(follow_symlinks=False)
             if (st.st_dev, st.st_ino) in self.exclude or (st.st_dev, st.st_ino) in self.excluded:
                 self.skipped.append(str(here))
-                self.stats.update(f"{here}\0x\0".encode("utf-8", "surrogateescape"))
                 continue  # another entrant's folder, the output: they change, it does not
-            if st.st_dev != self.owner.st_dev:  # a file system mounted inside the folder
+            if st.st_dev != self.dev:  # a file system mounted inside the folder
                 raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds another "
-                                   f"file system at {str(here)!r} (a mount point): its files' "
-                                   f"dates and sizes are that file system's to choose, so a "
-                                   f"change could not be seen; copy what the bot needs instead")
-            self._stat(here, st)
+                                   f"file system at {str(here)!r} (a mount point): its files "
+                                   f"are that file system's to serve as it likes; copy what "
+                                   f"the bot needs instead")
+            self._room(here)
             if stat.S_ISLNK(st.st_mode):
-                if self.dest is None:  # a symlink is never changed in place: its stat says it
-                    self._note("")
-                    continue
                 link = os.readlink(entry.name, dir_fd=fd)
                 (self.dest / here).symlink_to(link)
                 self._note(f"l {here}\0{link}\0")
             elif stat.S_ISDIR(st.st_mode):
                 sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
                 try:
-                    if self.dest is not None:
-                        (self.dest / here).mkdir()
-                        (self.dest / here).chmod(0o755)  # whatever the umask (a tournament's)
+                    opened = os.fstat(sub)
+                    self._judge(here, opened, writers)
+                    (self.dest / here).mkdir()
+                    (self.dest / here).chmod(0o755)  # whatever the umask (a tournament's)
                     self._note(f"d {here}\0")
-                    self._folder(sub, here)
+                    self._folder(sub, here, self._writers(opened, here, writers))
                 finally:
                     os.close(sub)
             elif stat.S_ISREG(st.st_mode):
-                if self.dest is None:
-                    if self._count(here, st):
-                        if not os.access(entry.name, os.R_OK, dir_fd=fd):
-                            # the entrant may read it, the referee may not: the copy would
-                            # fail at its first match, with nothing changed to blame
-                            raise OSError(errno.EACCES, os.strerror(errno.EACCES),
-                                          str(self.folder / here))
-                        self._note("")  # counted as the copy counts it
-                else:
-                    self._file(fd, entry.name, here, st)
+                self._file(fd, entry.name, here, writers)
             else:
                 self.skipped.append(str(here))  # fifos, sockets, devices
 
-    def _count(self, here: Path, st: os.stat_result) -> bool:
-        """Counts a regular file against the cap; whether it is copied."""
-        if not stat.S_ISREG(st.st_mode) or not _readable(st, self.owner):
-            self.skipped.append(str(here))
-            return False
+    def _count(self, st: os.stat_result) -> None:
+        """Counts a regular file against the cap."""
         self.size += st.st_size
         self.files += 1
         if self.cap_mb and self.size > self.cap_mb << 20:
             raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
                                f"{self.cap_mb} MiB: leave out what the bot does not need, "
                                f"or raise snapshot_mb")
-        return True
 
-    def _file(self, fd: int, name: str, here: Path, walked: os.stat_result) -> None:
-        assert self.dest is not None
+    def _file(self, fd: int, name: str, here: Path, writers: dict[Writer, Path]) -> None:
         src = os.open(name, _FILE_FLAGS, dir_fd=fd)
         try:
             st = os.fstat(src)
-            if not self._count(here, st):
+            if not stat.S_ISREG(st.st_mode):  # swapped since the scan
+                self.skipped.append(str(here))
                 return
+            self._judge(here, st, writers, src)
+            self._count(st)
             mode = 0o755 if st.st_mode & 0o111 else 0o644
             self._note(f"f {here} {mode:o}\0")
-            h = hashlib.sha256()
-            out = os.open(self.dest / here, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
-                          mode)
+            out = os.open(self.dest / here, _NEW_FLAGS, mode)
             try:
-                # no more than the size counted: a file its owner appends to during the
-                # copy would otherwise pass the cap (and fill the store's disk)
-                left = st.st_size
-                while left > 0 and (chunk := os.read(src, min(left, 1 << 20))):
-                    left -= len(chunk)
-                    h.update(chunk)
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(out, view):]
                 os.fchmod(out, mode)  # whatever the umask
+                # copy first (no more than the size counted: a file its owner appends to
+                # during the copy would pass the cap), then hash the copy, which only the
+                # referee can write: a write to the folder's file after this, through a
+                # shared writable mapping, say, changes neither what plays nor its digest
+                if st.st_size:
+                    copy_data(src, out, st.st_size, st.st_blocks)
+                    self.digest.update(_hash(out))
+                    self.stored += min(st.st_size, os.fstat(out).st_blocks * 512)
+                else:  # created empty here (O_EXCL), and nothing copied into it
+                    self.digest.update(_EMPTY)
             finally:
                 os.close(out)
-            self.digest.update(h.digest())
-            after = os.fstat(src)
-            self.moved |= any(getattr(s, k) != getattr(walked, k) for s in (st, after)
-                              for k in ("st_ino", "st_dev", "st_size", "st_mtime_ns",
-                                        "st_ctime_ns"))
         finally:
             os.close(src)
 
@@ -397,28 +540,28 @@ class _Copy:
         self.entries += 1
         if self.cap_mb and self.entries > self.cap_mb * ENTRIES_PER_MB:
             raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
-                               f"{self.cap_mb * ENTRIES_PER_MB} files, folders and links: "
-                               f"leave out what the bot does not need, or raise snapshot_mb "
-                               f"(each MiB allows {ENTRIES_PER_MB})")
+                               f"{self.cap_mb * ENTRIES_PER_MB} files, folders and links (each "
+                               f"of its bots copies every one again per match): leave out "
+                               f"what the bot does not need, or raise snapshot_mb (each MiB "
+                               f"allows {ENTRIES_PER_MB})")
         self.digest.update(text.encode("utf-8", "surrogateescape"))
 
 
 def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Path] = (),
                   cap_mb: int = DEFAULT_CAP_MB,
-                  excluded: Collection[tuple[int, int]] = (),
-                  expect: Fingerprint | None = None) -> Snapshot:
-    """Copy ``folder`` (resolved) into ``store``: regular files (readable by all, executable
-    where any execute bit was set), folders, symlinks as they are (never followed); left out:
-    ``exclude`` (the output folder, the configuration, other entrants), special files, and
-    files the folder's owner could not read itself. ``excluded``: more to leave out, as the
-    ``(st_dev, st_ino)`` of each (stated once for many snapshots).
+                  excluded: Collection[tuple[int, int]] = ()) -> Snapshot:
+    """Copy ``folder`` (resolved) into ``store``, then hash the copy (the folder is read once,
+    and never again): regular files (readable by all, executable where any execute bit was
+    set; sparse ones kept sparse), folders, symlinks as they are (never followed); left out:
+    ``exclude`` (the output folder, the configuration, other entrants), special files.
+    ``excluded``: more to leave out, as the ``(st_dev, st_ino)`` of each (stated once for many
+    snapshots).
 
-    ``expect``: the folder's :func:`fingerprint` when the tournament started; a folder that
-    no longer matches it (or a file that changes while it is copied) is refused.
-
-    :raises SandboxError: for a folder past ``cap_mb`` MiB (0: no cap) or one the referee
-        cannot read (or that changes under it), naming it and the fix.
-    :raises FolderChanged: for a folder unlike ``expect``.
+    :raises SandboxError: for a folder past ``cap_mb`` MiB (or its entries; 0: no cap), too
+        deep, one the referee cannot read (or that changes under it), a path too long for a
+        per-match copy, or a file or folder that someone who may write the folders on its way
+        could not read itself (or a hard link to a file from outside it): naming it and the
+        fix, in one line.
     """
     start = time.perf_counter()
     folder = _real(folder)
@@ -426,34 +569,12 @@ def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Pa
     dest.mkdir()
     dest.chmod(0o755)  # whatever the umask (a tournament's is 077)
     try:
-        copy = _walk(_Copy(folder, dest, exclude, cap_mb, excluded))
-        if expect is not None and ("stat:" + copy.stats.hexdigest() != expect.digest
-                                   or copy.moved):
-            raise FolderChanged(f"its folder {str(folder)!r} changed after the tournament "
-                                f"started (a file written, added, removed or renamed since "
-                                f"then): every match of an entrant plays the code it had at "
-                                f"the start")
+        copy = _walk(_Copy(folder, dest, exclude, cap_mb, excluded, store.room(name)))
     except SandboxError:
         shutil.rmtree(dest, ignore_errors=True)
         raise
     return Snapshot(folder, dest, "sha256:" + copy.digest.hexdigest(), copy.size, copy.files,
-                    time.perf_counter() - start, tuple(copy.skipped))
-
-
-def fingerprint(folder: Path, *, exclude: Sequence[Path] = (), cap_mb: int = DEFAULT_CAP_MB,
-                excluded: Collection[tuple[int, int]] = (), room: int = 0) -> Fingerprint:
-    """The :class:`Fingerprint` of ``folder`` (resolved): the walk :func:`take_snapshot`
-    makes, stating what it would copy (``exclude``, ``excluded``, ``cap_mb`` as there) but
-    reading and writing nothing. ``room``: the bytes of the path its copies start at
-    (:meth:`Store.room`): a path inside it that would not fit in ``PATH_MAX`` is refused.
-
-    :raises SandboxError: as :func:`take_snapshot` (the cap, the depth, an unreadable folder,
-        a path too long to copy).
-    """
-    folder = _real(folder)
-    copy = _walk(_Copy(folder, None, exclude, cap_mb, excluded, room))
-    hot = copy.newest >= time.time_ns() - int(HOT_S * 1e9)
-    return Fingerprint(folder, "stat:" + copy.stats.hexdigest(), copy.size, copy.files, hot)
+                    time.perf_counter() - start, tuple(copy.skipped), copy.entries, copy.stored)
 
 
 def _walk(copy: _Copy) -> _Copy:
@@ -469,6 +590,44 @@ def _walk(copy: _Copy) -> _Copy:
     return copy
 
 
+def _clone(src: int, dst: int) -> None:
+    """Copies the folder ``src`` (in the store: the referee's own) into the empty ``dst``,
+    through folder descriptors: per entry only the calls it needs (an empty file is one
+    ``open`` and a ``fchmod``; ``shutil.copytree`` also copied times, modes and extended
+    attributes, file by file), sparse files kept sparse."""
+    with os.scandir(src) as it:
+        for entry in it:
+            name = entry.name
+            if entry.is_symlink():
+                os.symlink(os.readlink(name, dir_fd=src), name, dir_fd=dst)
+            elif entry.is_dir(follow_symlinks=False):
+                os.mkdir(name, 0o755, dir_fd=dst)
+                os.chmod(name, 0o755, dir_fd=dst)  # whatever the umask
+                a = os.open(name, _DIR_FLAGS, dir_fd=src)
+                try:
+                    b = os.open(name, _DIR_FLAGS, dir_fd=dst)
+                    try:
+                        _clone(a, b)
+                    finally:
+                        os.close(b)
+                finally:
+                    os.close(a)
+            else:
+                st = entry.stat(follow_symlinks=False)
+                mode = st.st_mode & 0o777
+                out = os.open(name, _OUT_FLAGS, mode, dir_fd=dst)
+                try:
+                    os.fchmod(out, mode)
+                    if st.st_size:
+                        inp = os.open(name, _FILE_FLAGS, dir_fd=src)
+                        try:
+                            copy_data(inp, out, st.st_size, st.st_blocks)
+                        finally:
+                            os.close(inp)
+                finally:
+                    os.close(out)
+
+
 def match_copy(snapshot: Snapshot) -> Path:
     """A fresh copy of ``snapshot`` for one bot of one match (new inodes), next to it in the
     store; the caller removes it (:func:`remove_copy`) once the bot has stopped.
@@ -478,8 +637,18 @@ def match_copy(snapshot: Snapshot) -> Path:
     dest = snapshot.copy.parent / "m" / uuid.uuid4().hex
     dest.parent.mkdir(mode=0o700, exist_ok=True)
     try:
-        shutil.copytree(snapshot.copy, dest, symlinks=True)
-    except (OSError, shutil.Error):
+        dest.mkdir()
+        dest.chmod(0o755)
+        a = os.open(snapshot.copy, _DIR_FLAGS)
+        try:
+            b = os.open(dest, _DIR_FLAGS)
+            try:
+                _clone(a, b)
+            finally:
+                os.close(b)
+        finally:
+            os.close(a)
+    except OSError:
         shutil.rmtree(dest, ignore_errors=True)
         raise OSError(f"cannot copy the snapshot {str(snapshot.copy)!r} for a match") from None
     return dest

@@ -67,13 +67,14 @@ def _register() -> None:
     """Adds each command module's command to the group."""
     from referee.cli.bot import bot
     from referee.cli.check import check
+    from referee.cli.cluster_certs import cluster_certs
     from referee.cli.play import play
     from referee.cli.replay import replay
     from referee.cli.report import report
     from referee.cli.sandbox import sandbox
     from referee.cli.tournament import tournament
 
-    for command in (bot, check, play, replay, report, sandbox, tournament):
+    for command in (bot, check, cluster_certs, play, replay, report, sandbox, tournament):
         main.add_command(command)
 
 

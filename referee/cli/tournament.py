@@ -394,6 +394,10 @@ def error_lines(e: Exception) -> str:
 @click.option("--scheduler-file", type=click.Path(dir_okay=False, path_type=Path),
               help="As --scheduler, with the address in this file (dask scheduler "
                    "--scheduler-file FILE), checked to be the scheduler that wrote it.")
+@click.option("--tls", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Connect to a tls:// scheduler with the certificates in DIR (made by "
+                   "ct-referee cluster-certs DIR): only machines with a certificate of its "
+                   "authority are the cluster.")
 @click.option("--spread/--no-spread", default=True, show_default=True,
               help="On a cluster, play each seating of a duplicate set on another host than "
                    "the set's earlier ones where the cluster has enough hosts.")
@@ -411,7 +415,7 @@ def error_lines(e: Exception) -> str:
 @click.option("--max-matches", type=int, help="At most this many matches (overrides the file's).")
 def tournament(config: Path, output: Path | None, concurrency: int | None,
                affinity: bool | None, scheduler: str | None, scheduler_file: Path | None,
-               spread: bool, fresh: bool, secret_file: Path | None,
+               tls: Path | None, spread: bool, fresh: bool, secret_file: Path | None,
                rounds: int | None, seed: str | None, stop_at: str | None,
                max_matches: int | None) -> None:
     """Run the tournament described by CONFIG (YAML), or resume it where it stopped.
@@ -437,6 +441,8 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         resume += ["--scheduler", scheduler]
     if scheduler_file is not None:
         resume += ["--scheduler-file", str(scheduler_file)]
+    if tls is not None:
+        resume += ["--tls", str(tls)]
     if not spread:
         resume += ["--no-spread"]
     overrides: dict[str, Any] = {}
@@ -478,6 +484,10 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     if scheduler is not None and scheduler_file is not None:
         err.print(Text("error: --scheduler and --scheduler-file: give one"), soft_wrap=True)
         sys.exit(2)
+    if tls is not None and scheduler is None and scheduler_file is None:
+        err.print(Text("error: --tls is for a cluster: give --scheduler or --scheduler-file "
+                       "too"), soft_wrap=True)
+        sys.exit(2)
     if scheduler is not None or scheduler_file is not None:
         if cfg.affinity is True:
             _say(err, "warning: affinity: has no effect on a cluster (its workers place their "
@@ -485,10 +495,16 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         try:
             # a tournament's auto requires a sandbox: a worker without one refuses
             runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=reporter.warn,
-                                   scheduler_file=scheduler_file, spread=spread)
+                                   scheduler_file=scheduler_file, spread=spread, tls=tls)
         except ClusterError as e:
             err.print(Text(f"error: {e}"), soft_wrap=True)
             sys.exit(1)
+        if not runner.authenticated:
+            _say(err, f"warning: the cluster at {runner.address} is not authenticated (plain "
+                 f"tcp): any program that reaches its scheduler may join as a worker and is "
+                 f"sent matches (their results are checked before they count); use TLS: "
+                 f"ct-referee cluster-certs DIR, then --tls DIR (docs/cluster.md)",
+                 len("warning: "))
     try:
         with stop_on_sigint(stop):
             outcome = run(cfg, fresh=fresh, deal_secret=secret, reporter=reporter,

@@ -5,24 +5,38 @@ travel to a worker process or a cluster and be played there.
 >>> spec = MatchSpec("r1-g001-s01", 0, 1, 1, 1, (0, 1, 2), "1:1:1", bytes(32))
 >>> spec.deal(1) == MatchSpec("r1-g001-s02", 1, 1, 1, 2, (0, 2, 1), "1:1:1", bytes(32)).deal(1)
 True
+
+A job that travels to a machine not trusted with the tournament's deal secret (a cluster
+worker) is :meth:`MatchJob.sealed` first: its spec keeps no secret, and it carries instead what
+the secret gives this one match (:class:`MatchKeys`): its deals, every one it can need (a hand's
+points are fixed, so a match's hands are bounded: :func:`max_hands`), the id its bots are told
+and the key of its fallback's choices.
+
+>>> from referee.bots.limits import Limits
+>>> job = MatchJob(spec, (), Variant.CLASSIC, 1000, Limits(), "none", "t").sealed()
+>>> job.spec.secret, len(job.keys.deals), job.keys.deals[0] == spec.deal(1)
+(b'', 13, True)
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from referee.bots.bot import CancelSignal
 from referee.bots.limits import Limits, SandboxMode
 from referee.bots.process import Launcher
 from referee.game.rules import Deal, Variant
 from referee.match.play import Entrant, Observer, play_match
-from referee.records.record import RecordDict, write_record
+from referee.protocol.escape import escape_controls
+from referee.records.record import RecordDict, deal_to_json, write_record
+from referee.records.verify import first_discrepancy
 
-__all__ = ["Done", "MatchJob", "MatchSpec", "deal_seed", "result_line"]
+__all__ = ["Done", "MatchJob", "MatchKeys", "MatchSpec", "deal_seed", "max_hands",
+           "result_line"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +59,9 @@ class MatchSpec:
     seed: str
     """Deal label prefix of the group in this round (every seating): ``seed:round:group``."""
     secret: bytes = field(repr=False)
-    """The tournament's deal secret: with the label it keys every deal."""
+    """The tournament's deal secret: with the label it keys every deal; empty in a
+    :meth:`MatchJob.sealed` job's spec (where the deals travel instead), which then refuses
+    :meth:`deal` and :attr:`bot_id`."""
 
     @property
     def players(self) -> int:
@@ -55,19 +71,68 @@ class MatchSpec:
     def deal(self, hand_number: int) -> Deal:
         """The deal of the match's hand ``hand_number`` (1-based): the same in every seating of
         the group, keyed by :attr:`secret` (HMAC-SHA256 of ``seed:round:group:hand``)."""
-        return Deal.from_key(self.players, self.secret, deal_seed(self.seed, hand_number))
+        return Deal.from_key(self.players, self._secret(), deal_seed(self.seed, hand_number))
 
     @property
     def bot_id(self) -> str:
         """The id the bots are told: 12 hex digits of HMAC-SHA256(:attr:`secret`, ``id:<id>``),
         which say nothing of the round, group, seating or seed without the secret, and are the
         same when the match is played again (resumed) with the same secret."""
-        return hmac.new(self.secret, f"id:{self.id}".encode(), hashlib.sha256).hexdigest()[:12]
+        return hmac.new(self._secret(), f"id:{self.id}".encode(),
+                        hashlib.sha256).hexdigest()[:12]
+
+    @property
+    def fallback_key(self) -> bytes:
+        """The key of this match's fallback choices: HMAC-SHA256(:attr:`secret`,
+        ``fallback:<id>``), which tells nothing of another match's."""
+        return hmac.new(self._secret(), f"fallback:{self.id}".encode(), hashlib.sha256).digest()
+
+    def _secret(self) -> bytes:
+        if not self.secret:
+            raise ValueError(f"match {self.id}: its spec was sealed (no deal secret): its "
+                             f"deals are the job's keys")
+        return self.secret
 
     @property
     def deals_key(self) -> tuple[int, int]:
         """Round and group: matches with the same key play the same deals."""
         return (self.round, self.group)
+
+
+def max_hands(players: int, variant: Variant, target: int) -> int:
+    """The most hands a match can last: every hand hands out all its points
+    (:attr:`Variant.hand_total`), so after ``h`` hands some total is at least
+    ``h * total / players``, and the match is over once that reaches ``target``."""
+    return -(-players * target // variant.hand_total)
+
+
+@dataclass(frozen=True)
+class MatchKeys:
+    """What the deal secret gives one match, derived from it where the secret is (plain data
+    for a worker that must not hold the secret: from these, no other match's deals, bot id or
+    fallback choices follow)."""
+
+    deals: tuple[Deal, ...]
+    """The deals of hands 1, 2, ...: every hand the match can last (:func:`max_hands`)."""
+    bot_id: str
+    fallback_key: bytes = field(repr=False)
+
+    @classmethod
+    def of(cls, spec: MatchSpec, variant: Variant, target: int) -> MatchKeys:
+        """The keys of ``spec``'s match (``variant``, to ``target``)."""
+        hands = max_hands(spec.players, variant, target)
+        return cls(tuple(spec.deal(k) for k in range(1, hands + 1)), spec.bot_id,
+                   spec.fallback_key)
+
+    def deal(self, hand_number: int) -> Deal:
+        """The deal of hand ``hand_number`` (1-based).
+
+        :raises ValueError: past the last hand the match can last.
+        """
+        if not 1 <= hand_number <= len(self.deals):
+            raise ValueError(f"no deal for hand {hand_number}: the match was given "
+                             f"{len(self.deals)}")
+        return self.deals[hand_number - 1]
 
 
 def deal_seed(prefix: str, hand_number: int) -> str:
@@ -122,12 +187,72 @@ class MatchJob:
     output folder); ``None`` only for jobs of tests that look at the result line alone: the
     record is then kept nowhere."""
     shared: tuple[Path, str] | None = None
-    """A file of the output folder and the text it holds: a worker that reads the same there
-    shares the folder (a cluster's shared file system) and writes the record and the logs into
-    it itself."""
+    """A file of the output folder and the text it holds (a :meth:`sealed` job: its SHA-256
+    digest, ``sha256:<hex>``): a worker that reads the same there shares the folder (a
+    cluster's shared file system) and writes the record and the logs into it itself."""
     snapshots: tuple[str | None, ...] | None = None
     """By seat, the digest of the entrant's sealed snapshot its bot ran from: written into the
     record (``snapshots``) and the result line where the match ran."""
+    keys: MatchKeys | None = None
+    """What the deal secret gives this match, in a :meth:`sealed` job (its spec holds no
+    secret); ``None``: the spec's secret gives them where the match is played."""
+
+    def sealed(self) -> MatchJob:
+        """This job without the deal secret, for a machine not trusted with it: the spec's
+        secret emptied, the match's :class:`MatchKeys` in its place, and the :attr:`shared`
+        file's text (the secret's own file) as its SHA-256 digest (``sha256:<hex>``)."""
+        if self.keys is not None:
+            return self
+        shared = self.shared
+        if shared is not None and not shared[1].startswith("sha256:"):
+            shared = (shared[0], "sha256:" + hashlib.sha256(shared[1].encode()).hexdigest())
+        return replace(self, spec=replace(self.spec, secret=b""), shared=shared,
+                       keys=MatchKeys.of(self.spec, self.variant, self.target))
+
+    def refusal(self, record: Any, line: Any = None) -> str | None:
+        """Why ``record``, sent back by a machine that played this job (and the result
+        ``line`` it claims for it, where it sent one), is not a play of this match, in a few
+        words; ``None`` when it is. Checked where the deal secret is: the record's id, bot id,
+        tournament, variant, target and players are this job's, each hand's deal is the one the
+        secret gives (:meth:`MatchSpec.deal`), every turn, score, total and rank follows the
+        rules (:func:`~referee.records.verify.verify_record`), the snapshots are the job's, and
+        the line is the record's :func:`result_line`. What it cannot check: that the moves
+        were the bots' own and the faults theirs (the record is its referee's word)."""
+        if not isinstance(record, dict):
+            return f"a record is a JSON object, not {type(record).__name__}"
+        spec = self.spec
+        expected: dict[str, Any] = {
+            "id": spec.id, "bot_id": spec.bot_id, "tournament": self.tournament,
+            "variant": self.variant.value, "target": self.target,
+            "players": [e.name for e in self.entrants]}
+        for key, value in expected.items():
+            if record.get(key) != value:
+                return f"its {key} is {quote(record.get(key))}, not {quote(value)}"
+        hands = record.get("hands")
+        if not isinstance(hands, list):
+            return "it has no hands"
+        most = max_hands(spec.players, self.variant, self.target)
+        if len(hands) > most:
+            return f"it has {len(hands)} hands, more than the {most} this match can last"
+        for k, hand in enumerate(hands, 1):
+            dealt = deal_to_json(spec.deal(k), (k - 1) % spec.players)
+            if not isinstance(hand, dict) or any(hand.get(key) != dealt[key]
+                                                 for key in ("hands", "layout", "stock")):
+                return f"hand {k} is not the deal of hand {k} of this match"
+        found = first_discrepancy(record)
+        if found is not None:
+            return f"it breaks the rules: {found}"[:300]
+        if self.snapshots is not None and record.get("snapshots", list(self.snapshots)) \
+                != list(self.snapshots):
+            return "its snapshots are not the entrants' own"
+        if line is not None:
+            claimed = result_line(cast(RecordDict, record))
+            if self.snapshots is not None:
+                claimed["snapshots"] = list(self.snapshots)
+            if line != claimed:
+                return (f"the result it claims ({_summary(line)}) is not its record's "
+                        f"({_summary(claimed)})")
+        return None
 
     def play(self, stop: CancelSignal | None = None,
              observer: Observer | None = None) -> RecordDict:
@@ -138,11 +263,14 @@ class MatchJob:
             the sandbox does not work here).
         """
         launcher = Launcher.resolve(self.sandbox, self.limits)  # once for the match's bots
-        return play_match(self.spec.id, self.entrants, self.spec.deal, variant=self.variant,
+        keys = self.keys
+        deals, bot_id, fallback_key = (self.spec.deal, self.spec.bot_id, self.spec.fallback_key) \
+            if keys is None else (keys.deal, keys.bot_id, keys.fallback_key)
+        return play_match(self.spec.id, self.entrants, deals, variant=self.variant,
                           target=self.target, limits=self.limits, launcher=launcher,
                           tournament=self.tournament, logs_dir=self.logs_dir, hidden=self.hidden,
-                          observer=observer, stop=stop, bot_id=self.spec.bot_id,
-                          fallback_key=self.spec.secret)
+                          observer=observer, stop=stop, bot_id=bot_id,
+                          fallback_key=fallback_key)
 
     def run(self, stop: CancelSignal | None = None, observer: Observer | None = None) -> Done:
         """Plays the match (:meth:`play`) and :meth:`finish` es it."""
@@ -158,3 +286,16 @@ class MatchJob:
         if self.record_path is not None:
             write_record(record, self.record_path)
         return Done(line)
+
+
+def quote(value: Any) -> str:
+    """A value of a record for a one-line message, cut."""
+    text = escape_controls(repr(value))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _summary(line: Any) -> str:
+    """A result line's totals and ranks, for a one-line message."""
+    if not isinstance(line, dict):
+        return quote(line)
+    return f"totals {quote(line.get('totals'))}, ranks {quote(line.get('ranks'))}"

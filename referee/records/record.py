@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
@@ -79,6 +81,85 @@ class RecordDict(TypedDict):
 
 class RecordError(ValueError):
     """Raised for a file that is not a readable game record v1."""
+
+
+MAX_BYTES = 64 << 20
+"""The largest record file read: a long match with every ``info`` line a bot may write is a
+few MiB."""
+MAX_DEPTH = 32
+"""The deepest nesting of arrays and objects read (a record nests 5 deep); the standard
+parser recurses, and 100,000 nested brackets raised ``RecursionError``."""
+MAX_DIGITS = 32
+"""The longest number read, in characters (a record's numbers are points, milliseconds,
+luck); past Python's 4,300 digits ``int`` raised ``ValueError`` from the parser."""
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKETS = bytes(range(256)).translate(None, b"[]{}")  # the bytes that are not brackets
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def nesting_depth(data: bytes) -> int:
+    """How deep the arrays and objects of JSON text ``data`` nest, counted without parsing
+    (brackets inside strings skipped)."""
+    brackets = _STRING.sub(b"", data).translate(None, _BRACKETS)
+    return max(accumulate(_STEP[c] for c in brackets), default=0)
+
+
+def _number(text: str) -> float | int:
+    if len(text) > MAX_DIGITS:
+        raise RecordError(f"a number {len(text)} characters long; at most {MAX_DIGITS}")
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+def _constant(name: str) -> float:
+    raise RecordError(f"{name} is not a JSON number")
+
+
+def load_json(data: bytes, *, source: str = "record") -> Any:
+    """JSON ``data`` (at most :data:`MAX_BYTES`), nesting at most :data:`MAX_DEPTH` deep and
+    with numbers of at most :data:`MAX_DIGITS` characters, parsed.
+
+    :raises RecordError: naming ``source`` and what is wrong, in one line.
+    """
+    if len(data) > MAX_BYTES:
+        raise RecordError(f"{source}: too large ({len(data) >> 20} MiB; a record is at most "
+                          f"{MAX_BYTES >> 20} MiB)")
+    depth = nesting_depth(data)
+    if depth > MAX_DEPTH:
+        raise RecordError(f"{source}: not a game record (nested {depth} deep; a record "
+                          f"nests at most {MAX_DEPTH})")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RecordError(f"{source}: not a game record (not UTF-8 text)") from None
+    try:
+        return json.loads(text, parse_int=_number, parse_float=_number,
+                          parse_constant=_constant)
+    except RecordError as err:
+        raise RecordError(f"{source}: not a game record ({err})") from None
+    except json.JSONDecodeError as err:
+        raise RecordError(f"{source}: not JSON ({err})") from None
+    except (RecursionError, ValueError) as err:  # the checks above should leave none
+        raise RecordError(f"{source}: not a game record ({type(err).__name__})") from None
+
+
+def read_json(path: Path) -> Any:
+    """The JSON of file ``path``, read as :func:`load_json` bounds it (never more than
+    :data:`MAX_BYTES` and a byte read).
+
+    :raises RecordError: for a file that cannot be read or is not such JSON, in one line.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except IsADirectoryError:
+        raise RecordError(f"{path}: is a folder, not a record file (replay --verify reads "
+                          f"folders)") from None
+    except OSError as err:
+        raise RecordError(f"{path}: cannot read: {(err.strerror or str(err)).lower()}") from None
+    if len(data) > MAX_BYTES:
+        raise RecordError(f"{path}: too large (over {MAX_BYTES >> 20} MiB; a record is at "
+                          f"most {MAX_BYTES >> 20} MiB)")
+    return load_json(data, source=str(path))
 
 
 def deal_to_json(deal: Deal, dealer: int) -> HandDict:
@@ -160,18 +241,10 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
 def read_record(path: Path) -> RecordDict:
     """Reads a record and checks its format and version (not its content: see verification).
 
-    :raises RecordError: for a missing file, text that is not JSON, or another format or version.
+    :raises RecordError: for a missing file, text that is not JSON (or JSON too large, too
+        deep or with too long a number: :func:`load_json`), or another format or version.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except IsADirectoryError:
-        raise RecordError(f"{path}: is a folder, not a record file (replay --verify reads "
-                          f"folders)") from None
-    except OSError as err:
-        raise RecordError(f"{path}: cannot read: {(err.strerror or str(err)).lower()}") from None
-    except UnicodeDecodeError:
-        raise RecordError(f"{path}: not a game record (not UTF-8 text)") from None
-    return loads(text, source=str(path))
+    return _checked(read_json(path), str(path))
 
 
 def loads(text: str, *, source: str = "record") -> RecordDict:
@@ -179,10 +252,10 @@ def loads(text: str, *, source: str = "record") -> RecordDict:
 
     :raises RecordError: as :func:`read_record`.
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise RecordError(f"{source}: not JSON ({err})") from None
+    return _checked(load_json(text.encode("utf-8", "surrogatepass"), source=source), source)
+
+
+def _checked(data: Any, source: str) -> RecordDict:
     if not isinstance(data, dict):
         raise RecordError(f"{source}: not a game record (a JSON {type(data).__name__})")
     if "format" not in data:

@@ -13,7 +13,6 @@ The HTML page lives in :mod:`referee.web.replay_html`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from referee.protocol import wire as protocol
 from referee.protocol.escape import escape_controls
 from referee.records.display import cards_text, move_text
 from referee.records.positions import Dealt, ReplayedTurn, Scored, positions
-from referee.records.record import RecordDict, RecordError, read_record
+from referee.records.record import RecordDict, RecordError, read_json, read_record
 from referee.records.verify import Discrepancy, verify_record
 
 TELLABLE = frozenset({"scores", "totals", "ranks", "match end"})
@@ -237,8 +236,8 @@ def _not_a_record(path: Path) -> bool:
     """Whether ``path`` holds a JSON object without a ``format`` key (unreadable files and
     other JSON are left for :func:`verify_file` to report)."""
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        data = read_json(path)
+    except RecordError:
         return False
     return isinstance(data, dict) and "format" not in data
 
@@ -249,7 +248,11 @@ def verify_file(path: Path) -> Verified:
         record = read_record(path)
     except RecordError as err:
         return Verified(path, 0, str(err).removeprefix(f"{path}: "))
-    found = verify_record(record)
+    try:
+        found = verify_record(record)
+    except Exception as err:  # one bad record must not stop the others
+        return Verified(path, 0, f"cannot be checked ({type(err).__name__}: "
+                                 f"{str(err)[:200]})")
     hands = record.get("hands")
     count = len(hands) if isinstance(hands, list) else 0
     if not found:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import logging
 import os
@@ -33,10 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.bots import hygiene
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, resolve_sandbox
 from referee.match.job import Done
 from referee.match.play import MatchAborted
+from referee.protocol.escape import escape_controls
 from referee.records.record import RecordDict
 from referee.runners.local import Failed, Finished, Runner, RunnerError, RunnerEvent, faulted
 
@@ -45,8 +48,9 @@ if TYPE_CHECKING:
 
     from referee.match.job import MatchJob
 
-__all__ = ["CONNECT_TIMEOUT_S", "RESOURCE", "ClusterError", "ClusterRunner", "WorkerReport",
-           "play_on_worker", "read_scheduler_file", "task_key"]
+__all__ = ["CA_FILE", "CA_KEY_FILE", "CONNECT_TIMEOUT_S", "RESOURCE", "SCHEDULER_CERT",
+           "WORKER_CERT", "ClusterError", "ClusterRunner", "RefusedResult", "WorkerReport",
+           "play_on_worker", "read_scheduler_file", "security", "task_key"]
 
 RESOURCE = "match"
 """The Dask worker resource a match needs one unit of."""
@@ -54,6 +58,35 @@ CONNECT_TIMEOUT_S = 10.0
 """How long to try to reach the scheduler (and to wait for a first worker)."""
 SLOTS_REFRESH_S = 1.0
 """How often the cluster's capacity is asked of the scheduler."""
+
+
+CA_FILE = "ca.pem"
+"""In a ``--tls`` folder (``ct-referee cluster-certs``): the authority every machine of the
+cluster checks the others' certificates by."""
+CA_KEY_FILE = "ca-key.pem"
+"""Its key: issues certificates; it stays on the machine that made the folder."""
+SCHEDULER_CERT = "scheduler.pem"
+"""The scheduler's and the coordinator's certificate, with its key."""
+WORKER_CERT = "worker.pem"
+"""The workers' certificate, with its key."""
+
+
+def security(folder: Path) -> Any:
+    """The coordinator's Dask :class:`~distributed.security.Security` from a ``--tls`` folder:
+    its certificate (:data:`SCHEDULER_CERT`) checked by the cluster, the cluster's checked by
+    the folder's authority (:data:`CA_FILE`), and no connection without TLS.
+
+    :raises ClusterError: for a folder without those files.
+    """
+    from distributed.security import Security
+
+    for name in (CA_FILE, SCHEDULER_CERT):
+        if not (folder / name).is_file():
+            raise ClusterError(f"--tls {folder}: no {name} in it (make the certificates with: "
+                               f"ct-referee cluster-certs {folder})")
+    ca, cert = str(folder / CA_FILE), str(folder / SCHEDULER_CERT)
+    return Security(tls_ca_file=ca, tls_client_cert=cert, tls_client_key=cert,
+                    require_encryption=True)
 
 
 SPREAD_KEYS = 10_000
@@ -201,13 +234,18 @@ system mounted late, or an attribute cache not yet fresh, would keep it for the 
 
 
 def _holds(path: Path, text: str) -> bool:
-    """Whether the file at ``path`` holds ``text`` (a yes kept: one read a worker)."""
+    """Whether the file at ``path`` holds ``text``, or the text whose SHA-256 digest ``text``
+    is (``sha256:<hex>``: a :meth:`~referee.match.job.MatchJob.sealed` job's; the file is the
+    deal secret's) (a yes kept: one read a worker)."""
     if (path, text) in _SEEN:
         return True
     try:
-        held = path.read_text(encoding="utf-8") == text
+        found = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
+    if text.startswith("sha256:"):
+        found = "sha256:" + hashlib.sha256(found.encode()).hexdigest()
+    held = found == text
     if held:
         _SEEN.add((path, text))
     return held
@@ -216,12 +254,16 @@ def _holds(path: Path, text: str) -> bool:
 def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseException]:
     """The task of a whole duplicate set: plays its seatings one after another on this worker
     (they must never run at once anyway) and returns what became of each, in order: its report,
-    or the error that ended it (the seatings after a cancelled one are cancelled too)."""
+    or the error that ended it (the seatings after a cancelled one are cancelled too). Before
+    each seating after the first, a root worker drops its kernel's caches
+    (:mod:`referee.bots.hygiene`: what the seating before left there is gone)."""
     out: list[WorkerReport | BaseException] = []
     for job in jobs:
         if out and isinstance(out[-1], MatchAborted):
             out.append(MatchAborted(f"match {job.spec.id} stopped"))
             continue
+        if out and job.sandbox is not SandboxMode.NONE and hygiene.can_drop():
+            hygiene.drop_caches()
         try:
             out.append(play_on_worker(job))
         except Exception as err:  # sent back as this seating's outcome
@@ -285,7 +327,8 @@ class ClusterRunner(Runner):
     def __init__(self, address: str | None = None, *, sandbox: SandboxMode | None = None,
                  warn: Callable[[str], None] | None = None,
                  timeout: float = CONNECT_TIMEOUT_S, quiet: bool = True,
-                 scheduler_file: Path | None = None, spread: bool = True) -> None:
+                 scheduler_file: Path | None = None, spread: bool = True,
+                 tls: Path | None = None) -> None:
         try:
             from distributed import Client
         except ImportError:
@@ -299,7 +342,20 @@ class ClusterRunner(Runner):
         if address is None:
             raise ClusterError("no Dask scheduler address (--scheduler) or file "
                                "(--scheduler-file)")
+        secure = None
+        if tls is not None:
+            secure = security(tls)
+            if not address.startswith("tls://"):
+                raise ClusterError(f"--tls: the scheduler's address {address!r} is not tls:// "
+                                   f"(start the scheduler with --protocol tls and the "
+                                   f"certificates: docs/cluster.md)")
+        elif address.startswith("tls://"):
+            raise ClusterError(f"the scheduler {address!r} speaks TLS: give the folder of its "
+                               f"certificates with --tls DIR (ct-referee cluster-certs DIR)")
         self.address = address
+        self.authenticated = secure is not None
+        """Whether every machine of the cluster proved itself with a certificate of the
+        ``--tls`` folder's authority (a plain ``tcp://`` cluster admits any worker)."""
         self.sandbox = sandbox
         self.warn = warn
         self.spread = spread
@@ -317,7 +373,8 @@ class ClusterRunner(Runner):
         self._moved_into: set[Path] = set()
         """Folders a worker's record was moved into since the last :meth:`_sweep`."""
         try:
-            self.client: Client = Client(address, timeout=timeout, set_as_default=False)
+            self.client: Client = Client(address, timeout=timeout, set_as_default=False,
+                                         security=secure)
         except Exception as err:
             raise ClusterError(f"cannot reach the Dask scheduler {address!r}: "
                                f"{_one_line(err)}") from None
@@ -404,8 +461,8 @@ class ClusterRunner(Runner):
         return job if self.sandbox is None else dataclasses.replace(job, sandbox=self.sandbox)
 
     def _submit_set(self, jobs: list[MatchJob], key: str) -> None:
-        future = self.client.submit(play_set_on_worker, jobs, key=key, pure=False,
-                                    resources={RESOURCE: 1})
+        future = self.client.submit(play_set_on_worker, [job.sealed() for job in jobs], key=key,
+                                    pure=False, resources={RESOURCE: 1})
         self._futures[future] = _Task(tuple(jobs), whole_set=True)
 
     def submit(self, job: MatchJob) -> None:
@@ -418,7 +475,7 @@ class ClusterRunner(Runner):
         if self.spread:
             used = self._hosts.get(job.spec.deals_key, set())
             workers = [a for a, host in self._workers.items() if host not in used] or None
-        future = self.client.submit(play_on_worker, job, key=key, pure=False,
+        future = self.client.submit(play_on_worker, job.sealed(), key=key, pure=False,
                                     resources={RESOURCE: 1}, workers=workers,
                                     allow_other_workers=workers is not None)
         self._futures[future] = _Task((job,), whole_set=False)
@@ -541,6 +598,9 @@ class ClusterRunner(Runner):
                     return Failed(job, ClusterError(f"match {job.spec.id}: its worker reported "
                                                     f"a record at {str(written)!r}, which is "
                                                     f"not a plain file"))
+                why = job.refusal(_read_record(written), played.line)
+                if why is not None:
+                    return Failed(job, refused(job, played.worker, why))
                 os.replace(written, job.record_path)
                 self._moved_into.add(written.parent)
             except OSError as err:
@@ -550,6 +610,9 @@ class ClusterRunner(Runner):
         if played.record is None:  # neither written on the shared folder nor sent
             return Failed(job, ClusterError(f"match {job.spec.id}: its worker sent back no "
                                             f"record"))
+        why = job.refusal(played.record, played.line)
+        if why is not None:
+            return Failed(job, refused(job, played.worker, why))
         return Finished(job, job.finish(played.record))
 
     def _again(self, job: MatchJob, *, submit: bool = True) -> RunnerEvent | Requeued:
@@ -583,6 +646,37 @@ class ClusterRunner(Runner):
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class RefusedResult(ClusterError):
+    """What a worker sent back for a match is not a play of that match under the rules with
+    the coordinator's own deals (:meth:`~referee.match.job.MatchJob.refusal`): the match is not
+    counted, and the tournament stops naming it and the worker."""
+
+
+def refused(job: MatchJob, worker: Any, why: str) -> RefusedResult:
+    """The one-line error of a refused result."""
+    return RefusedResult(escape_controls(
+        f"match {job.spec.id}: refused the result worker {worker!s:.80} sent back, not "
+        f"counted: {why}"))
+
+
+MAX_RECORD_BYTES = 64 << 20
+"""The largest record file a worker may report (a record is well under a megabyte)."""
+
+
+def _read_record(path: Path) -> Any:
+    """The JSON in a record file a worker wrote (opened without following a link, at most
+    :data:`MAX_RECORD_BYTES`); a string saying what it is instead when it is not JSON."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as file:
+        data = file.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        return f"a file of more than {MAX_RECORD_BYTES >> 20} MiB"
+    try:
+        return json.loads(data)
+    except ValueError:
+        return "a file that is not JSON"
 
 
 def _quiet_dask() -> None:

@@ -29,6 +29,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from referee.bots import hygiene
 from referee.bots.bot import CancelSignal
 from referee.bots.process import default_spawner
 from referee.match.play import MatchAborted, Observer
@@ -80,6 +81,10 @@ class Faulted:
 RunnerEvent = Finished | Failed | Faulted
 
 
+SET_APART = "the seatings of a set never at once"
+"""What every runner does (:func:`referee.tournament.dispatch.play_jobs`), for the header."""
+
+
 class Runner(Protocol):
     """Where matches run: the one seam between the tournament and the machines. A runner
     subclasses it to inherit the defaults of the optional abilities (``remote``,
@@ -88,11 +93,38 @@ class Runner(Protocol):
     remote: bool = False
     """Whether its bots are spawned on other machines (the tournament then leaves the sandbox
     mode, the pre-flight and the sealed snapshots to them)."""
+    sandboxed: bool = True
+    """Whether its bots play in a sandbox (the tournament sets it): without one (``sandbox:
+    none``, trusted bots, which may write files anywhere) the caches are not dropped, which
+    would cost every process on the machine its page cache for nothing."""
 
     @property
     def isolation(self) -> str:
         """What keeps a duplicate set's seatings apart, for the tournament's header."""
-        return "the seatings of a set never at once"
+        return f"{SET_APART}{self.caches_said}"
+
+    @property
+    def caches_said(self) -> str:
+        """The header's words on the kernel's caches between the seatings of a set."""
+        if not self.sandboxed:
+            return ""
+        if self.clears_caches:
+            return ", the kernel's caches dropped before each later seating"
+        return (", the kernel's caches NOT dropped between seatings (that needs a root referee: a "
+                "bot may leave itself marks there)")
+
+    @property
+    def clears_caches(self) -> bool:
+        """Whether :meth:`clear_caches` works: the bots run on this machine and the referee
+        may drop its kernel's caches (root). A cluster clears them, if at all, on its
+        workers."""
+        return self.sandboxed and not self.remote and hygiene.can_drop()
+
+    def clear_caches(self) -> None:
+        """Drops the kernel's caches where the bots run (:func:`referee.bots.hygiene.drop_caches`):
+        what the bots of ended matches left in them is gone (called by the tournament before a
+        seating whose set played since the last drop). Default: this machine's."""
+        hygiene.drop_caches()
 
     @property
     def by_set(self) -> bool:
@@ -289,7 +321,7 @@ class ThreadRunner(_PoolRunner):
     def isolation(self) -> str:
         """See :attr:`Runner.isolation`."""
         cpus = None if self._cpu is None else [self._cpu]
-        return _pinned(super().isolation, cpus, 1)
+        return _pinned(SET_APART, cpus, 1) + self.caches_said
 
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
@@ -471,7 +503,7 @@ class ProcessRunner(_PoolRunner):
     @property
     def isolation(self) -> str:
         """See :attr:`Runner.isolation`."""
-        return _pinned(super().isolation, self._cpus, self.concurrency)
+        return _pinned(SET_APART, self._cpus, self.concurrency) + self.caches_said
 
     def start(self) -> None:
         """See :meth:`Runner.start`: every worker process starts now, from a thread of its

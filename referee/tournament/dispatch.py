@@ -2,8 +2,10 @@
 
 A :class:`~referee.runners.local.Runner` is only *where*; this module decides which match may
 start (never two that play the same deals at once), keeps the runner's slots full from a ready
-queue keyed by deals (no scan of the waiting matches), hands finished matches back in schedule
-order within what finished together, and says what an error means.
+queue keyed by deals (no scan of the waiting matches), has the runner drop the kernel's caches
+before a seating whose set played since the last drop (:class:`~referee.bots.hygiene.Hygiene`),
+hands finished matches back in schedule order within what finished together, and says what an
+error means.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
+from referee.bots.hygiene import Hygiene
 from referee.bots.process import BotCommandError
 from referee.match.job import Done, MatchJob
 from referee.match.play import MatchAborted
@@ -119,12 +122,15 @@ class ReadyQueue:
 
 def play_jobs(runner: Runner, jobs: Iterable[MatchJob | None], on_done: DoneCallback,
               stop: CancelSignal, on_fault: FaultCallback | None = None,
-              on_batch: BatchCallback | None = None) -> None:
+              on_batch: BatchCallback | None = None, hygiene: Hygiene | None = None) -> None:
     """The tournament's policy over where matches run: plays ``jobs`` through ``runner``
     (a whole duplicate set at a time, through its ``submit_set``, where its ``by_set`` says so),
     keeping :meth:`~referee.runners.local.Runner.slots` of them submitted but never two with the
     same :attr:`~referee.match.job.MatchSpec.deals_key` at once (they play the same deals: their
-    bots could learn the deals from each other's games as they are played), and calls
+    bots could learn the deals from each other's games as they are played), nor one whose set
+    played since the kernel's caches were last dropped without dropping them first, where the
+    runner can (:attr:`~referee.runners.local.Runner.clears_caches`; ``hygiene``, made here
+    otherwise, counts the drops), and calls
     ``on_done`` with each finished match, in schedule order within what finished together,
     then ``on_batch``, and ``on_fault`` as bots fault, from the calling thread. Once ``stop`` is
     set no new job starts and the runner is cancelled: abandoned matches are not reported.
@@ -135,6 +141,9 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob | None], on_done: DoneCall
         (after cancelling the rest; every match that finished all the same is reported first).
     """
     ready = ReadyQueue(jobs)
+    if hygiene is None:
+        hygiene = Hygiene(runner.clear_caches if runner.clears_caches and not runner.by_set
+                          else None)
     running: dict[str, MatchJob] = {}
     unit: dict[str, str] = {}  # match id: the id of the first match of its task
     left: dict[str, int] = {}  # per task: its matches still running (a task holds a slot)
@@ -147,6 +156,8 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob | None], on_done: DoneCall
             batch = ready.take_set() if by_set else [job for job in [ready.take()] if job]
             if not batch:
                 return
+            if not by_set:  # a whole set is one unit: where it runs keeps its seatings apart
+                hygiene.before(batch[0].spec.deals_key)
             for job in batch:
                 running[job.spec.id] = job
                 unit[job.spec.id] = batch[0].spec.id
@@ -175,6 +186,7 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob | None], on_done: DoneCall
                         on_fault(event.job, event.fault, event.name)
                 elif running.pop(event.job.spec.id, None) is not None:
                     finished.append(event)
+                    hygiene.ended(event.job.spec.deals_key)  # its bots are gone
                     ready.release(event.job)
                     ended(event.job)
             finished.sort(key=lambda event: event.job.spec.index)

@@ -419,6 +419,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     rounds_log.load(accept_round, collect=False)
     # A tournament's ``auto`` requires a sandbox: a worker without one refuses (bwrap).
     mode = config.sandbox.strict()
+    runner.sandboxed = mode is not SandboxMode.NONE
     if remote:  # the machine that spawns the bots checks it
         sandbox = f"{mode} (resolved on each worker)"
     else:

@@ -1,14 +1,13 @@
-"""A tournament's entrants sealed before play: one folder each, fingerprinted at the start and
-snapshotted the first time one of its matches is planned.
+"""A tournament's entrants sealed before play: one folder each, snapshotted when the run starts.
 
 :func:`seal` checks every entrant's command against its folder (:func:`referee.bots.snapshot.
-entrant_folder`) and the ``shared`` list and takes each folder's
-:func:`~referee.bots.snapshot.fingerprint` (stat only: the cap, the depth, an unreadable
-folder are refused before play, as a copy would refuse them). :meth:`Seals.sealed` copies a
-folder into the private store when its first match is planned, and refuses it
-(:class:`~referee.bots.snapshot.FolderChanged`) when it no longer matches its fingerprint: every
-match of an entrant plays the code it had when the tournament started, and a 10,000-entrant
-ladder starts with the three snapshots its first match needs, not 10,000.
+entrant_folder`) and the ``shared`` list, and copies each folder into the private store, then
+hashes the copy (:func:`~referee.bots.snapshot.take_snapshot`): what every match of an entrant
+plays is the bytes it had when the tournament started, whatever is written to its folder after
+(a write through a shared writable mapping moves no date, so no stat could see it). What the
+copy refuses (the caps, the depth, an unreadable file, a file linked in from another user) is
+refused before play, in one line naming the entrant. Entrants sharing a folder share its
+snapshot.
 """
 
 from __future__ import annotations
@@ -24,12 +23,11 @@ from pathlib import Path
 
 from referee.bots.sandbox import Binds, SandboxError, sealed_off
 from referee.bots.snapshot import (
-    Fingerprint,
-    FolderChanged,
+    SLOW_COPY_S,
     Sealed,
+    Snapshot,
     Store,
     entrant_folder,
-    fingerprint,
     forbidden,
     sealed_binds,
     take_snapshot,
@@ -42,28 +40,28 @@ LARGE_MB = 20
 
 @dataclass(frozen=True)
 class _Entrant:
-    """An entrant as checked before play: its folder's fingerprint and its sandbox's view."""
+    """An entrant as sealed before play: its snapshot and its sandbox's view."""
 
-    fingerprint: Fingerprint
-    binds: Binds
+    sealed: Sealed
+
+    @property
+    def binds(self) -> Binds:
+        return self.sealed.binds
 
 
 class Seals:
-    """Every entrant's seal, by name: checked and fingerprinted before play, snapshotted once,
-    the first time :meth:`sealed` asks (from any thread), with the header's line about them."""
+    """Every entrant's seal, by name, each snapshotted before play, with the header's line
+    about them."""
 
-    def __init__(self, config: Config, store: Store, warn: Callable[[str], None],
-                 entrants: dict[str, _Entrant], excluded: set[tuple[int, int]],
-                 summary: str) -> None:
-        self._config, self._store, self._warn = config, store, warn
-        self._entrants, self._excluded = entrants, excluded
+    def __init__(self, warn: Callable[[str], None], entrants: dict[str, _Entrant],
+                 summary: str, seconds: float = 0.0) -> None:
+        self._warn = warn
+        self._entrants = entrants
         self.summary = summary
-        self._taken: dict[str, Sealed | FolderChanged] = {}
         self._kept: dict[str, Counter[str]] = {}
         self._lock = threading.Lock()
-        self._loaded = False  # the kept matches all told (kept_loaded)
-        self.seconds = 0.0
-        """Spent on snapshots so far."""
+        self.seconds = seconds
+        """Spent on snapshots."""
 
     def __contains__(self, name: object) -> bool:
         return name in self._entrants
@@ -75,7 +73,7 @@ class Seals:
 
     def folder(self, name: str) -> Path:
         """The entrant's folder (resolved)."""
-        return self._entrants[name].fingerprint.folder
+        return self._entrants[name].sealed.snapshot.folder
 
     def binds(self, name: str) -> Binds:
         """What the entrant's sandbox shows (its folder served from its snapshot)."""
@@ -83,18 +81,15 @@ class Seals:
 
     def kept(self, name: str, digest: object) -> None:
         """A match kept from an earlier run says the entrant played the snapshot ``digest``:
-        its snapshot, once taken (and :meth:`kept_loaded`), warns if it is another (the folder
-        changed between runs)."""
+        :meth:`kept_loaded` warns if it is another (the folder changed between runs)."""
         if isinstance(digest, str) and name in self._entrants:
             self._kept.setdefault(name, Counter())[digest] += 1
 
     def kept_loaded(self) -> None:
-        """Every kept match is told: the snapshots taken already compare theirs."""
+        """Every kept match is told: each snapshot compares its digest with theirs."""
         with self._lock:
-            for name, taken in self._taken.items():
-                if isinstance(taken, Sealed):
-                    self._compare(name, taken.snapshot.digest)
-            self._loaded = True
+            for name, entrant in self._entrants.items():
+                self._compare(name, entrant.sealed.snapshot.digest)
 
     def _compare(self, name: str, digest: str) -> None:
         kept = self._kept.pop(name, Counter())
@@ -106,49 +101,13 @@ class Seals:
                        f"now")
 
     def digest(self, name: str) -> str | None:
-        """The digest of the entrant's snapshot, if taken."""
-        taken = self._taken.get(name)
-        return taken.snapshot.digest if isinstance(taken, Sealed) else None
+        """The digest of the entrant's snapshot."""
+        entrant = self._entrants.get(name)
+        return entrant.sealed.snapshot.digest if entrant is not None else None
 
     def sealed(self, name: str) -> Sealed:
-        """The entrant's snapshot and view, the snapshot taken the first time it is asked for
-        (checked against the fingerprint of the start).
-
-        :raises FolderChanged: the folder changed since the start (the same every time after).
-        :raises SandboxError: the copy failed, the folder as it was at the start (a full disk):
-            not the entrant's doing.
-        """
-        with self._lock:
-            taken = self._taken.get(name)
-            if taken is None:
-                taken = self._taken[name] = self._take(name)
-        if isinstance(taken, FolderChanged):
-            raise taken
-        return taken
-
-    def _take(self, name: str) -> Sealed | FolderChanged:
-        entrant = self._entrants[name]
-        folder = entrant.fingerprint.folder
-        try:
-            snap = take_snapshot(folder, self._store, name, cap_mb=self._config.snapshot_mb,
-                                 excluded=self._excluded, expect=entrant.fingerprint)
-        except FolderChanged as err:
-            return err
-        except SandboxError as err:  # a file gone mid-copy, a folder swapped, or a full disk
-            try:
-                now = fingerprint(folder, cap_mb=self._config.snapshot_mb,
-                                  excluded=self._excluded, room=self._store.room(name))
-            except SandboxError:
-                now = None
-            if now is not None and now.digest == entrant.fingerprint.digest:
-                raise  # the folder is as it was: the copy itself failed
-            return FolderChanged(f"its folder {str(folder)!r} changed after the tournament "
-                                 f"started ({err}): every match of an entrant plays the code "
-                                 f"it had at the start")
-        self.seconds += snap.seconds
-        if self._loaded:
-            self._compare(name, snap.digest)
-        return Sealed(snap, entrant.binds)
+        """The entrant's snapshot and view, taken when the tournament started."""
+        return self._entrants[name].sealed
 
 
 def _mb(size: int) -> str:
@@ -179,12 +138,12 @@ def check_shared(config: Config) -> None:
 
 
 def seal(config: Config, store: Store, warn: Callable[[str], None]) -> Seals:
-    """Check and fingerprint every entrant (in configuration order); snapshot at once those
-    whose folder changed within :data:`~referee.bots.snapshot.HOT_S` (the rest wait for
-    :meth:`Seals.sealed`).
+    """Check and snapshot every entrant (in configuration order; entrants sharing a folder
+    share its snapshot), naming before play those whose per-match copy will be slow.
 
     :raises ConfigError: for a command naming a path outside its entrant's folder, a folder
-        that may not be one, one past ``snapshot_mb``, or one the referee cannot read.
+        that may not be one, one past ``snapshot_mb``, one the referee cannot read, or one
+        holding what its entrant could not read itself: naming the entrant, in one line.
     """
     start = time.perf_counter()
     check_shared(config)
@@ -196,7 +155,6 @@ def seal(config: Config, store: Store, warn: Callable[[str], None]) -> Seals:
         except SandboxError as err:
             raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
     entrants: dict[str, _Entrant] = {}
-    size = 0
     # What every snapshot leaves out, stated once (not once per entrant: 10,000 entrants made
     # that 100 million stats); an entrant's own folder is among them, harmlessly: a copy of it
     # starts inside it and never meets it.
@@ -205,26 +163,28 @@ def seal(config: Config, store: Store, warn: Callable[[str], None]) -> Seals:
         with contextlib.suppress(OSError):
             st = os.stat(path)
             excluded.add((st.st_dev, st.st_ino))
+    taken: dict[Path, Snapshot] = {}
+    size = files = 0
+    copying = 0.0
     for e, folder in zip(config.entrants, folders, strict=True):
         try:
-            print_ = fingerprint(folder, cap_mb=config.snapshot_mb, excluded=excluded,
-                                 room=store.room(e.name))
+            snap = taken.get(folder)
+            if snap is None:
+                snap = taken[folder] = take_snapshot(folder, store, e.name,
+                                                     cap_mb=config.snapshot_mb,
+                                                     excluded=excluded)
+                size, files, copying = size + snap.size, files + snap.files, \
+                    copying + snap.seconds
             binds = sealed_binds(e.argv, e.workdir, folder, config.shared)
         except SandboxError as err:
             raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
-        if print_.size >= LARGE_MB << 20:
-            warn(f"entrant {e.name!r}: its folder {str(folder)!r} holds {_mb(print_.size)} "
-                 f"({print_.files} files); each of its bots copies it again per match")
-        entrants[e.name] = _Entrant(print_, binds)
-        size += print_.size
+        if snap.size >= LARGE_MB << 20 or snap.estimate >= SLOW_COPY_S:
+            warn(f"entrant {e.name!r}: its folder {str(folder)!r} holds {_mb(snap.size)} in "
+                 f"{snap.entries} files, folders and links; each of its bots copies it again "
+                 f"per match, about {snap.estimate:.2f} s a copy by its size (the snapshot "
+                 f"took {snap.seconds:.2f} s)")
+        entrants[e.name] = _Entrant(Sealed(snap, binds))
     seconds = time.perf_counter() - start
-    summary = (f"sealed: {len(entrants)} folders checked ({_mb(size)}, {seconds:.2f} s), each "
-               f"snapshotted before its first match, a copy per bot per match")
-    seals = Seals(config, store, warn, entrants, excluded, summary)
-    for name, entrant in entrants.items():
-        if entrant.fingerprint.hot:  # changed a moment ago: its stats may not tell the next
-            try:
-                seals.sealed(name)
-            except SandboxError as err:
-                raise ConfigError(f"{config.path}: entrant {name!r}: {err}") from None
-    return seals
+    summary = (f"sealed: {len(taken)} folders snapshotted ({_mb(size)} in {files} files, "
+               f"{seconds:.2f} s), a copy per bot per match")
+    return Seals(warn, entrants, summary, copying)

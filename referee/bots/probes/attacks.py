@@ -192,6 +192,119 @@ def _errno(f: Callable[[], object]) -> int:
     return ctypes.get_errno()
 
 
+_NR = {"x86_64": {"io_setup": 206, "io_destroy": 207, "io_getevents": 208, "io_submit": 209,
+                  "io_cancel": 210, "io_pgetevents": 333, "openat2": 437, "open": 2},
+       "aarch64": {"io_setup": 0, "io_destroy": 1, "io_submit": 2, "io_cancel": 3,
+                   "io_getevents": 4, "io_pgetevents": 292, "openat2": 437}}
+_O_DIRECT = {"x86_64": 0o40000, "aarch64": 0o200000}
+
+
+def _arch() -> str:
+    import platform
+
+    machine = platform.machine()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+
+
+def _syscall(nr: int, *args: object) -> int:
+    """``syscall(nr, ...)``: the result, or ``-errno``."""
+    libc.syscall.restype = ctypes.c_long
+    r = libc.syscall(ctypes.c_long(nr), *args)
+    return -ctypes.get_errno() if r == -1 else int(r)
+
+
+def _judge(results: dict[str, int], refused: tuple[int, ...]) -> str | None:
+    """``None`` when every call failed with an errno of ``refused``, else what got through."""
+    got = [f"{k} worked" if r >= 0 else f"{k} reached the kernel (errno {-r})"
+           for k, r in results.items() if r >= 0 or -r not in refused]
+    return ", ".join(got) or None
+
+
+def aio() -> str | None:
+    """Use Linux AIO: an io_submit with RWF_NOWAIT asks whether a page is cached, and io_setup
+    takes from the host-wide fs.aio-max-nr pool."""
+    nr = _NR.get(_arch(), {})
+    ctx = ctypes.c_ulong(0)
+    results = {"io_setup": _syscall(nr["io_setup"], 128, ctypes.byref(ctx))}
+    fd = os.open(sys.argv[0], os.O_RDONLY)
+    buf = ctypes.create_string_buffer(4096)
+    # struct iocb (little-endian): data, key, rw_flags, opcode, prio, fd, buf, nbytes, offset,
+    # reserved2, flags, resfd; IOCB_CMD_PREAD with RWF_NOWAIT
+    iocb = struct.pack("=QIiHhIQQqQII", 0, 0, 0x8, 0, 0, fd, ctypes.addressof(buf), 8, 0, 0,
+                       0, 0)
+    cb = ctypes.create_string_buffer(iocb, len(iocb))
+    cbs = (ctypes.c_void_p * 1)(ctypes.addressof(cb))
+    results["io_submit"] = _syscall(nr["io_submit"], ctx, 1, cbs)
+    events = ctypes.create_string_buffer(32 * 4)
+    zero = struct.pack("=qq", 0, 0)
+    results["io_getevents"] = _syscall(nr["io_getevents"], ctx, 0, 1, events, zero)
+    results["io_pgetevents"] = _syscall(nr["io_pgetevents"], ctx, 0, 1, events, zero, None)
+    results["io_cancel"] = _syscall(nr["io_cancel"], ctx, cb, events)
+    results["io_destroy"] = _syscall(nr["io_destroy"], ctx)
+    os.close(fd)
+    return _judge(results, (errno.ENOSYS, errno.EPERM))
+
+
+def sockets() -> str | None:
+    """Open sockets of families a game bot has no use for: AF_VSOCK (a hypervisor's host,
+    whatever the network namespace), AF_NETLINK, AF_PACKET, AF_ALG, AF_KEY, AF_BLUETOOTH."""
+    families = {"AF_VSOCK": 40, "AF_NETLINK": 16, "AF_PACKET": 17, "AF_ALG": 38, "AF_KEY": 15,
+                "AF_BLUETOOTH": 31}
+    results = {}
+    for name, family in families.items():
+        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_RAW,
+                     socket.SOCK_SEQPACKET):
+            try:
+                socket.socket(family, kind).close()
+                results[name] = 0
+                break
+            except OSError as e:  # the first family-level answer is what counts
+                results[name] = -(e.errno or 0)
+                if e.errno != errno.ESOCKTNOSUPPORT and e.errno != errno.EPROTONOSUPPORT:
+                    break
+    pair = (ctypes.c_int * 2)()
+    r = libc.socketpair(families["AF_VSOCK"], socket.SOCK_STREAM, 0, pair)
+    results["socketpair AF_VSOCK"] = -ctypes.get_errno() if r < 0 else 0
+    return _judge(results, (errno.EAFNOSUPPORT,))
+
+
+def odirect() -> str | None:
+    """Read its own file with O_DIRECT (open, openat, fcntl F_SETFL, openat2): the disk at its
+    full rate, past the page cache, starving the host's reads."""
+    arch = _arch()
+    flag = _O_DIRECT.get(arch, 0o40000)
+    path = os.path.abspath(sys.argv[0])
+    nr = _NR.get(arch, {})
+    results: dict[str, int] = {}
+
+    def opened(f: Callable[[], int]) -> int:
+        try:
+            fd = f()
+        except OSError as e:
+            return -(e.errno or 0)
+        if fd >= 0:
+            os.close(fd)
+        return fd
+
+    results["openat"] = opened(lambda: os.open(path, os.O_RDONLY | flag))
+    if "open" in nr:
+        results["open"] = _syscall(nr["open"], path.encode(), os.O_RDONLY | flag)
+        if results["open"] >= 0:
+            os.close(results["open"])
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETFL, flag)
+        results["fcntl F_SETFL"] = 0 if fcntl.fcntl(fd, fcntl.F_GETFL) & flag else -errno.EINVAL
+    except OSError as e:
+        results["fcntl F_SETFL"] = -(e.errno or 0)
+    os.close(fd)
+    how = struct.pack("=QQQ", os.O_RDONLY | flag, 0, 0)
+    results["openat2"] = _syscall(nr["openat2"], -100, path.encode(), how, len(how))
+    if results["openat2"] >= 0:
+        os.close(results["openat2"])
+    return _judge(results, (errno.EINVAL, errno.ENOSYS))
+
+
 def escape() -> str | None:
     """Regain privileges: capabilities, a user namespace, setuid 0, ptrace, the network."""
     got = []
@@ -277,7 +390,8 @@ def orphan() -> str | None:
 
 
 ATTACKS = {f.__name__: f for f in (remount, umount, output, referee_proc, rewrite, read, locks,
-                                   pagecache, pid1, escape, forks, memory, shm, affinity)}
+                                   pagecache, pid1, escape, forks, memory, shm, affinity, aio,
+                                   sockets, odirect)}
 """What ``ct-referee sandbox`` runs: each must come back refused."""
 
 
