@@ -44,7 +44,6 @@ import ranking  # noqa: E402
 from stopping import _entry  # noqa: E402
 
 from referee.game.rules import Match, Variant  # noqa: E402
-from referee.match.job import MatchSpec  # noqa: E402
 from referee.records.luck import model_luck  # noqa: E402
 from referee.tournament.audit import Audit, play_order  # noqa: E402
 from referee.tournament.schedule import schedule  # noqa: E402

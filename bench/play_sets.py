@@ -84,8 +84,8 @@ def main() -> int:
                     help="the entrants (random*, greedy, mc), as many as seats")
     args = ap.parse_args()
     field = args.field.split(",")
-    specs = schedule(len(field), players=len(field), rounds=args.sets, seatings="all", seed=args.seed,
-                     secret=args.seed.encode())
+    specs = schedule(len(field), players=len(field), rounds=args.sets, seatings="all",
+                     seed=args.seed, secret=args.seed.encode())
     groups = [[s for s in specs if s.round == r] for r in range(1, args.sets + 1)]
     with ProcessPoolExecutor(args.jobs) as pool, args.out.open("a") as out:
         for k, matches in enumerate(pool.map(

@@ -217,21 +217,24 @@ class _Series:
     squares: float = 0.0
     """Sum and sum of squares of the adjusted differences."""
     sets: int = 0
-    pieces: list[float] = field(default_factory=list)
-    """The tests' evidence, oriented ``low - high`` entrant index: per deal, the adjusted
+    pieces: list[list[float]] = field(default_factory=list)
+    """The tests' evidence, oriented ``low - high`` entrant index, per set and deal: the adjusted
     difference over the swap pairs that reached it (:func:`deal_pieces`)."""
     tests: dict[float, PairTest] = field(default_factory=dict)
 
 
 @dataclass
 class PairTest:
-    """The two bets of the module's test on a pair's pieces, extended piece by piece, sized for
+    """The two bets of the module's test on a pair's pieces, extended set by set, sized for
     a difference of ``margin`` (points a hand): per direction the log of the sign bets
     (``up``, ``down``, :func:`sign_bets`) and of the normal bets (``normal_up``,
     ``normal_down``), and what the confidence sequence needs."""
 
     margin: float
     n: int = 0
+    """Pieces so far."""
+    sets: int = 0
+    """Duplicate sets so far (:meth:`add_set`)."""
     total: float = 0.0
     squares: float = 0.0
     up: float = 0.0
@@ -253,25 +256,22 @@ class PairTest:
     _cs: dict[float, tuple[int, float, float]] = field(default_factory=dict)
 
     def add(self, values: Sequence[float]) -> None:
+        """Pieces, each a bet of its own, sized from the earlier ones only."""
         size = self.margin if self.margin > 0 else BET_SIZE
-        sums = self.history[-1] if self.history else (0.0,) * 6
-        a_sum, ax_sum, av_sum, d_sum, dx_sum, dv_sum = sums
+        shift = MEAN_PRIOR * size
         for x in values:
             var = _shrunk_var(self.n, self.total, self.squares, PIECE_SD, PIECE_PRIOR)
-            shift = MEAN_PRIOR * size
             a_up = max(size / 2, (self.total + shift) / (self.n + MEAN_PRIOR)) / var
             a_down = max(size / 2, (shift - self.total) / (self.n + MEAN_PRIOR)) / var
+            # 1 + tanh(a x): the likelihood ratio of N(m, v) against its mirror, a = m / v
             self.up += LOG2 - _softplus(-2 * a_up * x)
             self.down += LOG2 - _softplus(2 * a_down * x)
             self.normal_up += a_up * x - a_up * a_up * var / 2
             self.normal_down += -a_down * x - a_down * a_down * var / 2
-            a_sum += a_up
-            ax_sum += a_up * x
-            av_sum += a_up * a_up * var / 2
-            d_sum += a_down
-            dx_sum += a_down * x
-            dv_sum += a_down * a_down * var / 2
-            self.history.append((a_sum, ax_sum, av_sum, d_sum, dx_sum, dv_sum))
+            sums = self.history[-1] if self.history else (0.0,) * 6
+            self.history.append((sums[0] + a_up, sums[1] + a_up * x,
+                                 sums[2] + a_up * a_up * var / 2, sums[3] + a_down,
+                                 sums[4] + a_down * x, sums[5] + a_down * a_down * var / 2))
             self.n += 1
             self.total += x
             self.squares += x * x
@@ -282,6 +282,11 @@ class PairTest:
                 self.sign_down = max(self.sign_down, sign)
             self.normal_peak_up = max(self.normal_peak_up, self.normal_up - LOG2)
             self.normal_peak_down = max(self.normal_peak_down, self.normal_down - LOG2)
+
+    def add_set(self, values: Sequence[float]) -> None:
+        """One duplicate set's pieces (:meth:`add`), counted in :attr:`sets`."""
+        self.add(values)
+        self.sets += 1
 
     @property
     def peak_up(self) -> float:
@@ -408,7 +413,7 @@ class Evidence:
                 d = adjusted[a][k] - adjusted[b][k]
                 s.total += d
                 s.squares += d * d
-            s.pieces.extend(deal_pieces(a, b, seats, hand_scores, luck))
+            s.pieces.append(deal_pieces(a, b, seats, hand_scores, luck))
         return {e: sum(adjusted[e]) for e in members}
 
     def sets(self, a: int, b: int) -> int:
@@ -423,7 +428,8 @@ class Evidence:
         if s is None:
             return None
         t = s.tests.setdefault(margin, PairTest(margin))
-        t.add(s.pieces[t.n:])
+        for xs in s.pieces[t.sets:]:
+            t.add_set(xs)
         return t
 
     def interval(self, a: int, b: int, *, alpha: float, margin: float = 0.0) -> Interval:

@@ -479,7 +479,7 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
     top = order[:CROSS_TOP]
     cross = [[summary.cell(a, b) if a != b else None for b in top] for a in top]
     audit = [bounded({"name": str(r.get("name")), **{k: r["audit"].get(k) for k in (
-        "later_minus_first", "low", "high", "flag", "sets")}}, bound)
+        "later_minus_first", "low", "high", "flag", "sets", "why")}}, bound)
              for r in rows if isinstance(r.get("audit"), dict)]
     examples = examples or {}
     shown = sorted(summary.faults.values(),

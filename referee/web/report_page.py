@@ -74,13 +74,16 @@ kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <section id="about"><h2>Format and settings</h2><ul id="settings" class="settings"></ul>
 <p id="stopped" class="muted"></p></section>
 <section id="audit" hidden><h2>Fair-play audit</h2>
-<p class="muted">Per entrant, its points a hand in the later seatings of each duplicate set
-minus in the first-played one, with its interval: a bot that remembers the deals between the
-seatings of a set scores more in the later ones. Flagged when the interval lies above 0;
-<em>too few sets</em> while an end of it is still the whole range of a hand's points.</p>
+<p class="muted">Per entrant, its points a hand (adjusted for luck) in the later seatings of
+each duplicate set minus in the first-played one, and about where that lies: a bot that
+remembers the deals between the seatings of a set scores more in the later ones (or less, to
+feed an accomplice). The seatings are played in an order drawn at random, so for an honest
+bot the first is a seating like any other: the flag is a randomization test, exact, at the
+tournament's confidence over all entrants. In a set a cheat's gain is its opponents' loss: the
+entrant with the most evidence is judged first, the others on the sets without it; with two
+entrants the pair is flagged and either may be the cause.</p>
 <table class="data" id="audits"><thead><tr><th>entrant</th><th class="n">later − first</th>
-<th>interval</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></table>
-</section>
+<th>about</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></section>
 <section id="crosstable"><h2>Crosstable</h2>
 <p class="muted">Row against column, over the matches both played: the row's raw points a
 hand minus the column's (not adjusted for luck, unlike the verdicts), and below, its
