@@ -21,10 +21,13 @@ entrant's evidence. Over ``n`` entrants each is judged at ``alpha / n``, so an h
 flags someone with probability at most ``alpha``, at whatever look.
 
 **Who is the cause.** In a set a cheat's gain is the others' loss (the points of a hand are
-fixed), so its victims' ``T`` lean the other way in the sets they shared. The entrant with the
-most evidence is judged first; once it is flagged, the others are judged only on the sets
-without it, and so on (step-down). With two entrants and two seats nothing can tell the cheat
-from its victim: the pair is flagged, both named, "either may be the cause".
+fixed), so its victims' ``T`` lean the other way in the sets they shared. An entrant is judged
+on its *own* effect: the least of its evidence over its sets without each one of its opponents
+in turn (a victim's lean is gone once the cheat's sets are left out; a cheat's effect is there
+against every opponent). The entrant with the most such evidence is flagged first, the others
+are then judged on the sets without it, and so on (step-down). Where every set holds the same
+entrants (two entrants at two seats, three at three) nothing can tell the cheat from its
+victims: the pair (the group) is flagged, all named, "either may be the cause".
 
 >>> audit = Audit(["a", "b"], bound=240, per_set=2)
 >>> audit.result(alpha=0.05)["a"].flag
@@ -227,43 +230,47 @@ class Audit:
 
     def result(self, *, alpha: float) -> dict[str, Verdict]:
         """Every entrant's verdict at ``alpha`` over the whole tournament (see the module's
-        doc: each entrant at ``alpha / n``, judged step-down)."""
-        n = max(1, len(self.names))
-        level = alpha / n
+        doc: each entrant at ``alpha / n``, judged step-down, each on its own effect)."""
+        level = alpha / max(1, len(self.names))
         bar = math.log(1 / level)
         stats = {i: self.entrant_stats(i) for i in range(len(self.names))}
         flagged: dict[int, str] = {}
-        evidence: dict[int, _Evidence] = {}
         while True:
-            evidence = {}
-            for i in range(len(self.names)):
-                if i in flagged:
-                    continue
-                ev = _Evidence()
-                for st in stats[i]:
-                    if not flagged.keys() & set(st.members):
-                        ev.add(st)
-                evidence[i] = ev
-            if not evidence:
+            kept = {i: [st for st in stats[i] if not flagged.keys() & set(st.members)]
+                    for i in range(len(self.names)) if i not in flagged}
+            own = {i: _own_evidence(i, sts) for i, sts in kept.items()}
+            passed = [i for i in own if own[i][0].peak >= bar]
+            if not passed:
                 break
-            best = max(evidence, key=lambda i: evidence[i].peak)
-            if evidence[best].peak < bar:
-                break
-            members = {m for st in stats[best] for m in st.members}
-            if len(members) == 2 and len(self.names) == 2:
+            best = max(passed, key=lambda i: own[i][0].peak)
+            ev, alone = own[best]
+            if not alone:  # every set it played holds the same others: none can be told apart
+                members = {m for st in kept[best] for m in st.members}
                 for m in members:
-                    flagged[m] = "the pair differs"
-                break
-            flagged[best] = "gains later" if evidence[best].peak_side > 0 else "loses later"
+                    flagged[m] = "the pair differs" if len(members) == 2 else "the group differs"
+                continue
+            flagged[best] = "gains later" if ev.peak_side > 0 else "loses later"
         out = {}
         for i, name in enumerate(self.names):
             values = [st.observed for st in stats[i]]
             low, high = _about(values, level)
-            ev_i = evidence.get(i)
-            log_e = ev_i.peak if ev_i is not None else _evidence_of(stats[i]).peak
             out[name] = Verdict(math.fsum(values) / len(values) if values else None, low, high,
-                                i in flagged, len(values), log_e, flagged.get(i, ""))
+                                i in flagged, len(values), _evidence_of(stats[i]).peak,
+                                flagged.get(i, ""))
         return out
+
+
+def _own_evidence(entrant: int, stats: Sequence[SetStat]) -> tuple[_Evidence, bool]:
+    """An entrant's evidence of an effect of its own: the least of its evidence over its sets
+    without each one of its opponents in turn (a victim's later seatings lean the other way
+    only in the sets it shared with the cheat: without them, nothing is left; a cheat's effect
+    is there against every opponent), and whether it had two opponents to tell apart (if
+    every set holds the same others, its evidence over all its sets and ``False``)."""
+    opponents = {m for st in stats for m in st.members} - {entrant}
+    splits = [[st for st in stats if o not in st.members] for o in sorted(opponents)]
+    if len(opponents) < 2 or not all(splits):
+        return _evidence_of(stats), False
+    return min((_evidence_of(part) for part in splits), key=lambda ev: ev.peak), True
 
 
 def _evidence_of(stats: Sequence[SetStat]) -> _Evidence:
