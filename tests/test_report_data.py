@@ -205,7 +205,7 @@ def test_a_gauntlets_answers_audit_flags_and_left_out_entrants_reach_the_data() 
     assert data["questions"] == [{"upper": "cand", "lower": "a", "verdict": "stronger",
                                   "text": "stronger +50.0 ± 30.0 pts/hand, 95% sure, 1 set"}]
     assert data["audit"][0] == {"name": "cand", "later_minus_first": 9.5, "low": 2.0,
-                                "high": 17.0, "flag": "suspect", "sets": None}
+                                "high": 17.0, "flag": "suspect", "sets": None, "why": None}
     assert [r[-1] for r in data["rows"]] == ["audit", "", "left out"]
     assert data["rows"][0][-2] == ["stronger", 50.0, 20.0, 80.0, 1,
                                    "stronger +50.0 ± 30.0 pts/hand, 95% sure, 1 set"]

@@ -51,20 +51,22 @@ OUTPUT</code> writes it.</p>
 <dt>mu, σ</dt><dd>TrueSkill's estimate of the entrant's skill and its uncertainty, from the
 ranks of its matches.</dd>
 <dt>mu−3σ</dt><dd>a cautious skill: the entrant is very likely at least this good. The table
-is sorted by it.</dd>
+is sorted by it (rated once per duplicate set on luck-adjusted points), except that a decided
+verdict always wins over it. <em>wins</em> counts matches won, which the seat and the cards
+decide more than points a hand do: the two may disagree.</dd>
 <dt>pts/hand</dt><dd>raw points scored per hand played, over all its matches (not adjusted
 for luck).</dd>
 <dt>P(above next)</dt><dd>TrueSkill's probability that this entrant is stronger than the next
 row: a description, with no error control.</dd>
-<dt>verdict vs next</dt><dd>the stopping test on this row against the next, over the duplicate
+<dt>verdict vs next</dt><dd>the test on this row against the next, over the duplicate
 sets they shared (a <em>set</em>: the same deals in every seat order, so the luck of the cards
-cancels): <em>stronger</em> when its interval of the difference in points a hand lies above
-0, <em>tie</em> when it lies within the margin, else <em>open</em>; then the difference
-(adjusted for luck: each hand's points minus the luck of the stock's cards) and
-half the interval's width, and the sets. <em>Too early to tell</em>: the interval is still
-wider than half a hand's points (as after two or three sets), so it measures nothing yet;
-the difference so far is in brackets. <em>At least</em>: only the lower end says
-something.</dd>
+cancels): <em>stronger</em> once it is decided at the tournament's confidence (it stays so),
+<em>tie</em> (with a margin) when neither is stronger by the margin, else <em>open</em>: not
+yet told apart; then the difference in points a hand (adjusted for luck: each hand's points
+minus the luck of the stock's cards), its ± (valid however often it is looked at) and the
+sets. <em>Too early to tell</em>: the ± is still wider than half a hand's points, so it
+measures nothing yet; the difference so far is in brackets. What each verdict assumes:
+docs/statistics.md.</dd>
 <dt>faults</dt><dd>timeouts, illegal moves, garbled lines, crashes, failed starts, memory
 kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <dt>tags</dt><dd><em>left out</em>: did not start in the pre-flight, plays no match (last);
