@@ -803,7 +803,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
                 out += [*parents(p), "--symlink", dest, str(p)]
         bound.append(p)
     if stage:
-        ensure_stage()
+        ensure_stage(len(stage))
 
     def seen_as(item: Path) -> str:
         """Where the sandbox mounts ``item``, a path inside a bound folder."""
