@@ -806,9 +806,10 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         ensure_stage(len(stage))
 
     def seen_as(item: Path) -> str:
-        """Where the sandbox mounts ``item``, a path inside a bound folder."""
-        outer = max((q for q in seen if within(item, q)), key=lambda q: len(q.parts))
-        return str(Path(seen[outer]) / item.relative_to(outer))
+        """Where the sandbox mounts ``item`` (its own path outside the bound folders)."""
+        outer = max((q for q in seen if within(item, q)), key=lambda q: len(q.parts),
+                    default=None)
+        return str(item) if outer is None else str(Path(seen[outer]) / item.relative_to(outer))
     named = {Path(os.path.abspath(Path(workdir, a))) for a in argv}
     for item in hidden:
         item = Path(os.path.abspath(item))
@@ -826,7 +827,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
             out += ["--perms", "0444", "--ro-bind-data", str(fds[-1]), seen_as(item)]
     if not any(workdir.is_relative_to(b) for b in bound):
         out += [*parents(workdir), "--perms", "0755", "--dir", str(workdir)]
-    path = ":".join([*(str(p / "bin") for p in binds.runtime if (p / "bin").is_dir()),
+    path = ":".join([*(seen_as(p / "bin") for p in binds.runtime if (p / "bin").is_dir()),
                      BASE_PATH])
     out += ["--clearenv", "--setenv", "PATH", path, "--setenv", "HOME", "/tmp",
             "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp"]
@@ -837,14 +838,14 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     if policy.seccomp and caps.ok("seccomp"):
         fds.append(_seccomp_fd())
         out += ["--seccomp", str(fds[-1])]
-    out += ["--chdir", str(workdir), "--"]
+    out += ["--chdir", seen_as(workdir), "--"]
     if mode == "setpriv":
         out += [which("setpriv", BASE_PATH) or "setpriv", f"--reuid={uid}",
                 f"--regid={policy.gid}", "--clear-groups", "--inh-caps=-all",
                 "--bounding-set=-all", "--no-new-privs", "--"]
     elif mode == "subuid":
         out += [*_subuid_setpriv(), *limits]
-    out += [str(binds.exe), *argv[1:]]
+    out += [seen_as(binds.exe), *argv[1:]]
 
     def cleanup() -> None:
         for fd in fds:
