@@ -41,9 +41,10 @@ def folder() -> Iterator[Path]:
 
 
 def mount_table(folder: Path, code: str = "mi.py", *, hidden: Sequence[Path] = (),
-                sources: Mapping[Path, Path] | None = None) -> list[list[str]]:
+                sources: Mapping[Path, Path] | None = None,
+                policy: SandboxPolicy | None = None) -> list[list[str]]:
     proc = start_process([sys.executable, code], workdir=folder, hidden=hidden,
-                         sources=sources, launcher=Launcher(SandboxPolicy()))
+                         sources=sources, launcher=Launcher(policy or SandboxPolicy()))
     try:
         line = first_line(proc, 60)
     finally:
@@ -72,12 +73,23 @@ def test_the_table_is_the_sandboxs(folder: Path) -> None:
     assert not any(p.startswith("/sys") for p in points), points
 
 
+@pytest.mark.skipif(not CAPS.ok("staging"), reason="a referee that is not root (or no "
+                    "overlayfs) binds at the host paths: docs/security.md, What remains")
 def test_no_host_path_in_the_mount_table(folder: Path) -> None:
     rows = mount_table(folder)
     secret = [ROOT, Path(sys.prefix), Path(sys.base_prefix), folder, Path("/root")]
     assert host_paths(rows, secret) == []
 
 
+def test_control_binds_name_the_host_paths(folder: Path) -> None:
+    """The control: bind mounts at the host paths (``neutral_mounts=False``, what a referee
+    that is not root still does) name the bot's folder, as mount point and root."""
+    rows = mount_table(folder, policy=SandboxPolicy(neutral_mounts=False))
+    assert host_paths(rows, [folder]) == [str(folder)]
+
+
+@pytest.mark.skipif(not CAPS.ok("staging"), reason="a referee that is not root (or no "
+                    "overlayfs) binds at the host paths: docs/security.md, What remains")
 def test_a_sealed_entrants_copy_is_not_named(folder: Path) -> None:
     """A folder served from a copy (a sealed entrant's per-match copy in the store): neither
     the copy's path nor the folder's is in the table, and a hidden folder inside it is
