@@ -765,9 +765,11 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         return args
 
     out += ["--perms", "0755", "--dir", "/etc"]
+    host_binds = [Path(d) for d in SYSTEM_DIRS]  # read-only at their host paths
     for pattern in ETC_ENTRIES:
         for entry in sorted(Path("/etc").glob(pattern)):
             out += [*parents(entry), "--ro-bind", str(entry), str(entry)]
+            host_binds.append(entry)
     passwd = (f"root:x:0:0:root:/:/usr/sbin/nologin\nbot:x:{inner}:{inner}:bot:/tmp:"
               f"/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
     group = f"root:x:0:\nbot:x:{inner}:\nnogroup:x:65534:\n"
@@ -781,7 +783,8 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
             out += ["--size", str(policy.tmp_mb << 20)]
         out += ["--tmpfs", dest]
     # where each bound folder is mounted: its host path, or (staged) a neutral name with a
-    # symlink at its host path; a folder inside another is mounted inside the other's
+    # symlink at its host path (but inside a system folder, read-only: no symlink fits there);
+    # a folder inside another is mounted inside the other's
     staged = caps.root and policy.neutral_mounts and caps.ok("staging")
     stage: list[str] = []
     seen: dict[Path, str] = {}
@@ -789,7 +792,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     for p in sorted(binds.all, key=lambda b: len(b.parts)):
         source = str(sources.get(p) or os.path.realpath(p))
         outer = max((q for q in seen if within(p, q)), key=lambda q: len(q.parts), default=None)
-        if not staged or (outer is None and _system(p)):
+        if not staged or (outer is None and any(within(p, b) for b in host_binds)):
             out += [*parents(p), "--ro-bind", source, str(p)]
             seen[p] = str(p)
         else:
