@@ -73,7 +73,7 @@ def test_the_table_is_the_sandboxs(folder: Path) -> None:
     assert not any(p.startswith("/sys") for p in points), points
 
 
-@pytest.mark.skipif(not CAPS.ok("staging"), reason="a referee that is not root (or no "
+@pytest.mark.skipif(not CAPS.ok("mount table"), reason="a referee that is not root (or no "
                     "overlayfs) binds at the host paths: docs/security.md, What remains")
 def test_no_host_path_in_the_mount_table(folder: Path) -> None:
     rows = mount_table(folder)
@@ -88,7 +88,7 @@ def test_control_binds_name_the_host_paths(folder: Path) -> None:
     assert host_paths(rows, [folder]) == [str(folder)]
 
 
-@pytest.mark.skipif(not CAPS.ok("staging"), reason="a referee that is not root (or no "
+@pytest.mark.skipif(not CAPS.ok("mount table"), reason="a referee that is not root (or no "
                     "overlayfs) binds at the host paths: docs/security.md, What remains")
 def test_a_sealed_entrants_copy_is_not_named(folder: Path) -> None:
     """A folder served from a copy (a sealed entrant's per-match copy in the store): neither

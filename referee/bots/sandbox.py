@@ -207,7 +207,7 @@ def probe_capabilities(uid: int = 65534, gid: int = 65534) -> Capabilities:
         checks.append(_probe_subuid(bwrap, base))
     else:
         ok, detail = probe_staging()
-        checks.append(Check("staging", ok, detail, "util-linux (unshare, mount) and overlayfs "
+        checks.append(Check("mount table", ok, detail, "util-linux (unshare, mount) and overlayfs "
                             "(modprobe overlay): without them the mount table names host paths"))
     layout = find_layout()
     for c in ("memory", "pids", "cpu"):
@@ -785,7 +785,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     # where each bound folder is mounted: its host path, or (staged) a neutral name with a
     # symlink at its host path (but inside a system folder, read-only: no symlink fits there);
     # a folder inside another is mounted inside the other's
-    staged = caps.root and policy.neutral_mounts and caps.ok("staging")
+    staged = caps.root and policy.neutral_mounts and caps.ok("mount table")
     stage: list[str] = []
     seen: dict[Path, str] = {}
     tops = 0

@@ -90,4 +90,4 @@ def probe_staging() -> tuple[bool, str]:
     line = next((row for row in done.stdout.splitlines() if f" {mount_point(0)} " in row), "")
     if done.returncode != 0 or " / " not in line or "lowerdir=.:" not in line:
         return False, (done.stderr.strip().splitlines() or ["fails"])[-1]
-    return True, "overlays in a private mount namespace"
+    return True, "no host path in it (overlays in a private mount namespace)"
