@@ -156,6 +156,9 @@ class Capabilities:
                   if not self.cgroup_ok(c)]
         if not self.cgroup_ok("cpu"):
             limits.append("no cpu limit")
+        if self.root:  # a referee that is not root always binds at the host paths
+            (on if self.ok("mount table") else limits).append(
+                "neutral mounts" if self.ok("mount table") else "mount table names host paths")
         return ", ".join(x for x in [*on, *limits] if x)
 
 
@@ -806,7 +809,10 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
                 out += [*parents(p), "--symlink", dest, str(p)]
         bound.append(p)
     if stage:
-        ensure_stage(len(stage))
+        try:
+            ensure_stage(len(stage))
+        except OSError as err:
+            raise SandboxError(str(err)) from None
 
     def seen_as(item: Path) -> str:
         """Where the sandbox mounts ``item`` (its own path outside the bound folders)."""

@@ -66,6 +66,8 @@ def ensure_stage(count: int) -> None:
                           f"remove it")
         if stat.S_IMODE(st.st_mode) != 0o755:
             os.chmod(path, 0o755)
+    if os.listdir(f"{STAGE}/e"):  # a lower layer of every bot's folder: it would show
+        raise OSError(f"{STAGE}/e is not empty: empty it")
 
 
 def stage_command(folders: Sequence[str], argv: Sequence[str]) -> list[str]:
