@@ -4,7 +4,9 @@ A bot runs as an unprivileged host uid without capabilities (and no way to regai
 the system folders, its runtime's install prefix, the referee's own package and its own
 folders (all read-only), a bounded private ``/tmp`` and ``/dev/shm``, its own ``/proc``, no
 network and a cleared environment, under a seccomp filter (:mod:`referee.bots.seccomp`) and a
-cgroup of its own (:mod:`referee.bots.cgroups`) or, where there is none, rlimits.
+cgroup of its own (:mod:`referee.bots.cgroups`) or, where there is none, rlimits. A root
+referee shows the folders it binds through overlays at neutral names (``/ct/N``, a symlink at
+each host path), so that the bot's mount table names no host path (:mod:`referee.bots.staging`).
 
 Three ways to drop privileges (:class:`SandboxPolicy` ``mode``):
 
