@@ -61,6 +61,9 @@ from referee.bots.staging import NEUTRAL, ensure_stage, mount_point, probe_stagi
 from referee.bots.subids import SubIds, mine, user_namespace
 from referee.bots.uids import Lease, allocate, namespace_inode
 
+KERNEL_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
+"""The kernel's own file systems, which the sandbox mounts afresh: a folder in one that a
+command names is bound as it is (no overlay stacks on them, no symlink fits beside them)."""
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl",
                "ca-certificates", "localtime", "timezone", "nsswitch.conf", "host.conf",
@@ -797,7 +800,8 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     for p in sorted(binds.all, key=lambda b: len(b.parts)):
         source = str(sources.get(p) or os.path.realpath(p))
         outer = max((q for q in seen if within(p, q)), key=lambda q: len(q.parts), default=None)
-        if not staged or (outer is None and any(within(p, b) for b in host_binds)):
+        if not staged or (outer is None and any(within(p, b) for b in (*host_binds,
+                                                                         *KERNEL_FOLDERS))):
             out += [*parents(p), "--ro-bind", source, str(p)]
             seen[p] = str(p)
         else:

@@ -8,7 +8,9 @@ referee starts each sandboxed bot through :func:`stage_command`: ``unshare`` mak
 mount namespace (propagation private: nothing reaches the host, and the mounts are gone with
 the bot), and each folder to show gets a read-only overlay on ``STAGE/m<i>``, mounted from
 inside the folder (``cd``) with the lower layers ``.`` and ``STAGE/e`` (an empty folder: an
-overlay without an upper layer needs two). bwrap, run in that namespace, binds ``STAGE/m<i>``
+overlay without an upper layer needs two). A folder no overlay can be stacked on (``/proc``, or
+a file system already stacked twice) is bound as it is instead, naming its path as before.
+bwrap, run in that namespace, binds ``STAGE/m<i>``
 at a neutral name (``/ct/N``), and a symlink at the folder's host path points there, so that
 every path the bot's command, its runtime (a venv's ``bin/python``, ``pyvenv.cfg``) and its
 files name still resolves.
@@ -39,7 +41,8 @@ SCRIPT = f"""\
 n=$1; shift; i=0
 while [ "$i" -lt "$n" ]; do
   cd -P -- "$1" || exit {FAILED}
-  mount -n -t overlay ctro -o "ro,lowerdir=.:{STAGE}/e" "{STAGE}/m$i" || exit {FAILED}
+  mount -n -t overlay ctro -o "ro,lowerdir=.:{STAGE}/e" "{STAGE}/m$i" 2>/dev/null \
+    || mount -n --rbind . "{STAGE}/m$i" || exit {FAILED}
   shift; i=$((i+1))
 done
 cd / && exec "$@"
