@@ -1,11 +1,12 @@
 """What a sandboxed bot's mount table (``/proc/self/mountinfo``) says about the host.
 
-The sandbox binds the bot's folder, its runtime and the referee package at their host paths,
-and a bind mount's line also names the source's path inside its file system (the fourth
-field): both show the organiser's checkout, the venv, the Python install and the bot's folder
-(a sealed entrant's per-match copy: the store, in the output folder). Not fixed yet: this test
-lists what leaks, and fails strictly once it no longer does (``docs/security.md``, *What
-remains*, says what a fix takes)."""
+A bind mount's line names the source's path inside its file system (the fourth field) whatever
+its mount point, so binding the bot's folder, its runtime and the referee package at their
+host paths showed the organiser's checkout, the venv, the Python install and the bot's folder
+(a sealed entrant's per-match copy: the store, in the output folder). A root referee now
+serves each from a read-only overlay staged in a private mount namespace
+(:mod:`referee.bots.staging`), mounted at ``/ct/N`` with root ``/``, and a symlink at the host
+path; ``docs/security.md``, *What remains*, says what the bot can still read."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import ast
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -39,9 +40,11 @@ def folder() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def mount_table(folder: Path) -> list[list[str]]:
-    proc = start_process([sys.executable, "mi.py"], workdir=folder,
-                         launcher=Launcher(SandboxPolicy()))
+def mount_table(folder: Path, code: str = "mi.py", *, hidden: Sequence[Path] = (),
+                sources: Mapping[Path, Path] | None = None,
+                policy: SandboxPolicy | None = None) -> list[list[str]]:
+    proc = start_process([sys.executable, code], workdir=folder, hidden=hidden,
+                         sources=sources, launcher=Launcher(policy or SandboxPolicy()))
     try:
         line = first_line(proc, 60)
     finally:
@@ -70,9 +73,45 @@ def test_the_table_is_the_sandboxs(folder: Path) -> None:
     assert not any(p.startswith("/sys") for p in points), points
 
 
-@pytest.mark.xfail(strict=True, reason="bind mounts show their host paths: the bot's folder, "
-                                       "the venv, the Python install and the referee package")
+@pytest.mark.skipif(not CAPS.ok("mount table"), reason="a referee that is not root (or no "
+                    "overlayfs) binds at the host paths: docs/security.md, What remains")
 def test_no_host_path_in_the_mount_table(folder: Path) -> None:
     rows = mount_table(folder)
     secret = [ROOT, Path(sys.prefix), Path(sys.base_prefix), folder, Path("/root")]
     assert host_paths(rows, secret) == []
+
+
+def test_control_binds_name_the_host_paths(folder: Path) -> None:
+    """The control: bind mounts at the host paths (``neutral_mounts=False``, what a referee
+    that is not root still does) name the bot's folder, as mount point and root."""
+    rows = mount_table(folder, policy=SandboxPolicy(neutral_mounts=False))
+    assert host_paths(rows, [folder]) == [str(folder)]
+
+
+@pytest.mark.skipif(not CAPS.ok("mount table"), reason="a referee that is not root (or no "
+                    "overlayfs) binds at the host paths: docs/security.md, What remains")
+def test_a_sealed_entrants_copy_is_not_named(folder: Path) -> None:
+    """A folder served from a copy (a sealed entrant's per-match copy in the store): neither
+    the copy's path nor the folder's is in the table, and a hidden folder inside it is
+    mounted under the neutral name; the bot still reads its files at its folder's path."""
+    store = Path(tempfile.mkdtemp(prefix="ct-store-", dir="/var/tmp"))
+    try:
+        store.chmod(0o700)  # the store is the referee's own, as in a tournament
+        copy = store / "copy"
+        shutil.copytree(folder, copy)
+        (copy / "secret").mkdir()
+        (copy / "secret" / "x").write_text("hidden")
+        (copy / "look.py").write_text(
+            f"import os\nassert open({str(folder / 'mi.py')!r}).read() == {READ!r}\n"
+            f"assert os.listdir({str(folder / 'secret')!r}) == []\n" + READ)
+        for path in (copy, *copy.rglob("*")):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        (folder / "secret").mkdir()
+        rows = mount_table(folder, "look.py", hidden=[folder / "secret"],
+                           sources={folder: copy})
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+    assert host_paths(rows, [ROOT, Path(sys.prefix), Path(sys.base_prefix), folder, store,
+                             Path("/root"), Path("/var/tmp")]) == []
+    points = {row[4] for row in rows}
+    assert any(p.startswith("/ct/") and p.endswith("/secret") for p in points), points

@@ -4,7 +4,9 @@ A bot runs as an unprivileged host uid without capabilities (and no way to regai
 the system folders, its runtime's install prefix, the referee's own package and its own
 folders (all read-only), a bounded private ``/tmp`` and ``/dev/shm``, its own ``/proc``, no
 network and a cleared environment, under a seccomp filter (:mod:`referee.bots.seccomp`) and a
-cgroup of its own (:mod:`referee.bots.cgroups`) or, where there is none, rlimits.
+cgroup of its own (:mod:`referee.bots.cgroups`) or, where there is none, rlimits. A root
+referee shows the folders it binds through overlays at neutral names (``/ct/N``, a symlink at
+each host path), so that the bot's mount table names no host path (:mod:`referee.bots.staging`).
 
 Three ways to drop privileges (:class:`SandboxPolicy` ``mode``):
 
@@ -55,9 +57,13 @@ import referee
 from referee.bots.cgroups import IO, IO_READ_BPS, IO_READ_IOPS, Cgroup, CgroupLayout, find_layout
 from referee.bots.expiring import expiring
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
+from referee.bots.staging import NEUTRAL, ensure_stage, mount_point, probe_staging, stage_command
 from referee.bots.subids import SubIds, mine, user_namespace
 from referee.bots.uids import Lease, allocate, namespace_inode
 
+KERNEL_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
+"""The kernel's own file systems, which the sandbox mounts afresh: a folder in one that a
+command names is bound as it is (no overlay stacks on them, no symlink fits beside them)."""
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl",
                "ca-certificates", "localtime", "timezone", "nsswitch.conf", "host.conf",
@@ -106,6 +112,10 @@ class SandboxPolicy:
     seccomp: bool = True
     cgroups: bool = True
     env: tuple[tuple[str, str], ...] = ()
+    neutral_mounts: bool = True
+    """A root referee serves each bound folder from an overlay staged in a private mount
+    namespace, at a neutral name (``/ct/N``), so that the bot's mount table names no host path
+    (:mod:`referee.bots.staging`); ``False``: bind mounts at the host paths, as before."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +161,9 @@ class Capabilities:
                   if not self.cgroup_ok(c)]
         if not self.cgroup_ok("cpu"):
             limits.append("no cpu limit")
+        if self.root:  # a referee that is not root always binds at the host paths
+            (on if self.ok("mount table") else limits).append(
+                "neutral mounts" if self.ok("mount table") else "mount table names host paths")
         return ", ".join(x for x in [*on, *limits] if x)
 
 
@@ -200,6 +213,10 @@ def probe_capabilities(uid: int = 65534, gid: int = 65534) -> Capabilities:
                         "apt-get install util-linux" if root else "run the referee as root"))
     if not root:
         checks.append(_probe_subuid(bwrap, base))
+    else:
+        ok, detail = probe_staging()
+        checks.append(Check("mount table", ok, detail, "util-linux (unshare, mount) and overlayfs "
+                            "(modprobe overlay): without them the mount table names host paths"))
     layout = find_layout()
     for c in ("memory", "pids", "cpu"):
         where = layout.where(c)
@@ -638,6 +655,8 @@ class Spec:
     uid: int
     binds: Binds | None = None
     notes: list[str] = field(default_factory=list)
+    stage: tuple[str, ...] = ()
+    """The folders served from overlays, in order (``STAGE/m<i>``); empty: plain binds."""
 
 
 def _data_fd(data: bytes) -> int:
@@ -754,9 +773,11 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         return args
 
     out += ["--perms", "0755", "--dir", "/etc"]
+    host_binds = [Path(d) for d in SYSTEM_DIRS]  # read-only at their host paths
     for pattern in ETC_ENTRIES:
         for entry in sorted(Path("/etc").glob(pattern)):
             out += [*parents(entry), "--ro-bind", str(entry), str(entry)]
+            host_binds.append(entry)
     passwd = (f"root:x:0:0:root:/:/usr/sbin/nologin\nbot:x:{inner}:{inner}:bot:/tmp:"
               f"/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
     group = f"root:x:0:\nbot:x:{inner}:\nnogroup:x:65534:\n"
@@ -769,9 +790,41 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         if policy.tmp_mb > 0:
             out += ["--size", str(policy.tmp_mb << 20)]
         out += ["--tmpfs", dest]
-    for p in binds.all:
-        out += [*parents(p), "--ro-bind", str(sources.get(p) or os.path.realpath(p)), str(p)]
+    # where each bound folder is mounted: its host path, or (staged) a neutral name with a
+    # symlink at its host path (but inside a system folder, read-only: no symlink fits there);
+    # a folder inside another is mounted inside the other's
+    staged = caps.root and policy.neutral_mounts and caps.ok("mount table")
+    stage: list[str] = []
+    seen: dict[Path, str] = {}
+    tops = 0
+    for p in sorted(binds.all, key=lambda b: len(b.parts)):
+        source = str(sources.get(p) or os.path.realpath(p))
+        outer = max((q for q in seen if within(p, q)), key=lambda q: len(q.parts), default=None)
+        if not staged or (outer is None and any(within(p, b) for b in (*host_binds,
+                                                                         *KERNEL_FOLDERS))):
+            out += [*parents(p), "--ro-bind", source, str(p)]
+            seen[p] = str(p)
+        else:
+            dest = f"{NEUTRAL}/{tops}" if outer is None else \
+                str(Path(seen[outer]) / p.relative_to(outer))
+            tops += outer is None
+            out += [*parents(Path(dest)), "--ro-bind", mount_point(len(stage)), dest]
+            stage.append(source)
+            seen[p] = dest
+            if outer is None:
+                out += [*parents(p), "--symlink", dest, str(p)]
         bound.append(p)
+    if stage:
+        try:
+            ensure_stage(len(stage))
+        except OSError as err:
+            raise SandboxError(str(err)) from None
+
+    def seen_as(item: Path) -> str:
+        """Where the sandbox mounts ``item`` (its own path outside the bound folders)."""
+        outer = max((q for q in seen if within(item, q)), key=lambda q: len(q.parts),
+                    default=None)
+        return str(item) if outer is None else str(Path(seen[outer]) / item.relative_to(outer))
     named = {Path(os.path.abspath(Path(workdir, a))) for a in argv}
     for item in hidden:
         item = Path(os.path.abspath(item))
@@ -783,13 +836,13 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         if served and not os.path.lexists(served[0]):
             continue  # not in the copy the folder is served from
         if item.is_dir():
-            out += ["--tmpfs", str(item), "--remount-ro", str(item)]
+            out += ["--tmpfs", seen_as(item), "--remount-ro", seen_as(item)]
         elif item.exists():  # an empty file (a device node would not open: binds are nodev)
             fds.append(_data_fd(b""))
-            out += ["--perms", "0444", "--ro-bind-data", str(fds[-1]), str(item)]
+            out += ["--perms", "0444", "--ro-bind-data", str(fds[-1]), seen_as(item)]
     if not any(workdir.is_relative_to(b) for b in bound):
         out += [*parents(workdir), "--perms", "0755", "--dir", str(workdir)]
-    path = ":".join([*(str(p / "bin") for p in binds.runtime if (p / "bin").is_dir()),
+    path = ":".join([*(seen_as(p / "bin") for p in binds.runtime if (p / "bin").is_dir()),
                      BASE_PATH])
     out += ["--clearenv", "--setenv", "PATH", path, "--setenv", "HOME", "/tmp",
             "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp"]
@@ -800,14 +853,14 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     if policy.seccomp and caps.ok("seccomp"):
         fds.append(_seccomp_fd())
         out += ["--seccomp", str(fds[-1])]
-    out += ["--chdir", str(workdir), "--"]
+    out += ["--chdir", seen_as(workdir), "--"]
     if mode == "setpriv":
         out += [which("setpriv", BASE_PATH) or "setpriv", f"--reuid={uid}",
                 f"--regid={policy.gid}", "--clear-groups", "--inh-caps=-all",
                 "--bounding-set=-all", "--no-new-privs", "--"]
     elif mode == "subuid":
         out += [*_subuid_setpriv(), *limits]
-    out += [str(binds.exe), *argv[1:]]
+    out += [seen_as(binds.exe), *argv[1:]]
 
     def cleanup() -> None:
         for fd in fds:
@@ -816,7 +869,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
 
     user = uid if (caps.root and mode == "userns") else None
     return Spec(out, tuple(fds), cleanup, mode, user, policy.gid if user is not None else None,
-                uid if caps.root or mode == "subuid" else os.getuid(), binds)
+                uid if caps.root or mode == "subuid" else os.getuid(), binds, stage=tuple(stage))
 
 
 def _subuid_bwrap(userns: int) -> list[str]:
@@ -940,9 +993,17 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
             limits, active_limits = _rlimits(policy, set(cgroup.dirs))
             wrap = [prlimit, *(f"--{k}={v}" for k, v in limits.items()), "--"]
     active += active_limits
-    return Launch(["/bin/sh", "-c", GATE, "ct-referee-gate", *([] if inside else wrap),
-                   *spec.argv], spec.pass_fds, spec.user, spec.group, cgroup, active,
-                  spec.cleanup, lease)
+    command = [*([] if inside else wrap), *spec.argv]
+    user, group = spec.user, spec.group
+    if spec.stage:  # staged as root in a private mount namespace, then the bot's uid if
+        active.append("neutral mounts")  # bwrap runs as that
+        if user is not None:
+            command = [which("setpriv", BASE_PATH) or "setpriv", f"--reuid={user}",
+                       f"--regid={group}", "--clear-groups", "--", *command]
+        command = stage_command(spec.stage, command)
+        user = group = None
+    return Launch(["/bin/sh", "-c", GATE, "ct-referee-gate", *command], spec.pass_fds, user,
+                  group, cgroup, active, spec.cleanup, lease)
 
 
 def _rlimits(policy: SandboxPolicy, have: set[str]) -> tuple[dict[str, int], list[str]]:
