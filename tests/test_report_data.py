@@ -77,7 +77,7 @@ def test_the_headline_says_who_won_and_how_sure() -> None:
     assert demo == ("No decided winner after 12 matches: mc is first on the table, not yet "
                     "told apart from greedy (+7.4 points a hand so far, adjusted for luck)")
     assert headline(rows, [], 3, final=False, stopped=None) == (
-        "mc is first after 3 matches (the run is not over)")
+        "mc is first after 3 matches (provisional: the run is not over)")
     live = headline(rows, [pair("mc", "greedy", "open", 1.0, -3.0, 5.0)], 30, final=False,
                     stopped=None)  # 1,000 twins: the first row names no leader
     assert live.startswith("No decided leader yet after 30 matches: mc is first on the table")

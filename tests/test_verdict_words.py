@@ -1,7 +1,7 @@
 """How a verdict on a pair is worded, from the records of real tournaments of the example bots
-(greedy against random, through the command line): without ``stop`` a verdict is its interval's
-own at confidence 0.95, and the words say so: ``95% sure`` when the interval lies above 0,
-``too early to tell at 95%`` with the interval's ends only when it does not."""
+(greedy against random, through the command line, the defaults): two sets decide it, and the
+words say so (``95% sure``, the difference and its ±); ``open`` with its ± while a pair is not
+yet told apart, ``too early to tell`` only while the ± measures nothing."""
 
 from __future__ import annotations
 

@@ -287,6 +287,7 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
 
 
 LUCK_NOTE = " (differences adjusted for luck)"
+PROVISIONAL = " (provisional: the run is not over)"
 
 
 def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: int, *,
@@ -315,7 +316,7 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
     second = str(rows[1].get("name", "?"))
     pair = next((p for p in pairs if p.get("upper") == top), None)
     if pair is None or second in left_out:
-        return f"{top} is first after {played}" + ("" if final else " (the run is not over)")
+        return f"{top} is first after {played}" + ("" if final else PROVISIONAL)
     verdict = str(pair.get("verdict"))
     diff, low, high = _num(pair.get("diff")), _num(pair.get("low")), _num(pair.get("high"))
     when = "decided after" if stopped == "settled" else "after"
@@ -325,7 +326,7 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
                 else f" (at least {low:.1f})" if low is not None else "")
         if not final:
             return (f"{top} leads: decidedly stronger than {second} by {diff:.1f}{sure} points "
-                    f"a hand (adjusted for luck), after {played} (the run is not over)")
+                    f"a hand (adjusted for luck), after {played}{PROVISIONAL}")
         return (f"{top} wins: stronger than {second} by {diff:.1f}{sure} points a hand "
                 f"(adjusted for luck), {when} {played}")
     if verdict == "tie":
@@ -333,12 +334,13 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
     lead = "No decided leader yet" if not final else "No decided winner"
     unsure = (f"{lead} after {played}: {top} is first on the table, not yet told apart from "
               f"{second}")
+    tail = "" if final else PROVISIONAL
     if diff is None:
-        return unsure + " (they have not met)"
+        return f"{unsure} (they have not met){tail}"
     if low is not None and high is not None and not early(low, high, bound):
         return (f"{unsure} ({diff:+.1f} ± {(high - low) / 2:.1f} points a hand, adjusted for "
-                f"luck)")
-    return f"{unsure} ({diff:+.1f} points a hand so far, adjusted for luck)"
+                f"luck){tail}")
+    return f"{unsure} ({diff:+.1f} points a hand so far, adjusted for luck){tail}"
 
 
 def order_note(rows: list[dict[str, Any]]) -> str | None:
