@@ -1,25 +1,26 @@
-"""The fair-play audit (issue 18): the seatings of a set are played in an order drawn from the
-deal secret; an entrant whose later seatings beat its first-played one beyond chance is flagged.
-Honest play over many secrets is flagged at no more than the stated rate (in-process: the
-processes are not the point); the page-cache bot, unsandboxed, is flagged (real processes,
-240 sets)."""
+"""The fair-play audit: the seatings of a set are played in an order drawn from the deal secret;
+an entrant whose later seatings beat (or trail) its first-played one beyond chance is flagged,
+by a randomization test that is exact for honest bots. Honest play over many secrets is
+flagged at no more than the stated rate (in-process: the processes are not the point); a cheat
+in a field of three is named and its victims are not; with two entrants the pair is; the
+page-cache bot, unsandboxed, is flagged (real processes)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 
 import pytest
 from test_sealed import World, cheater
 
-from referee.bots import hygiene
 from referee.game.rules import Hand, Variant
 from referee.match.job import MatchSpec
-from referee.tournament.audit import Audit, play_key, play_order
+from referee.tournament.audit import Audit, SetStat, _Evidence, play_key, play_order
 from referee.tournament.config import load_config
 from referee.tournament.run import run
-from referee.tournament.stopping import interval
+from referee.tournament.schedule import schedule
 
 ALPHA = 0.05
 SECRET = bytes(range(32))
@@ -80,60 +81,101 @@ def test_the_play_order_is_drawn_from_the_secret() -> None:
     assert play_key(mixed[0]) < play_key(mixed[1])
 
 
-def test_a_bot_better_in_later_seatings_is_flagged() -> None:
-    """In-process: an entrant that gains 30 points a hand whenever it has seen the deals, over
-    120 sets. (The interval holds for any values within ±240, so it cannot flag +30 in 20 sets:
-    20 values of +30 are also what a mean-0 distribution with an 11 % chance of -240 shows 10 %
-    of the time, more than the 2.5 % allowed; docs/statistics.md.)"""
-    audit = Audit(["cheat", "honest"], bound=240, per_set=2)
+def _cheat_hands(spec: MatchSpec, cheat: int, gain: float, rng: random.Random,
+                 hands: int = 10) -> list[list[int]]:
+    """Two seats, points of a hand about 120 each (spread 25), the ``cheat`` entrant's seat
+    ``gain`` more (its opponent's less: a hand's points are fixed)."""
+    out = []
+    for _ in range(hands):
+        a = round(rng.gauss(120, 25))
+        pts = [a, 240 - a]
+        if cheat in spec.seats:
+            s = spec.seats.index(cheat)
+            pts[s] = round(min(240, max(0, pts[s] + gain)))
+            pts[1 - s] = 240 - pts[s]
+        out.append(pts)
+    return out
+
+
+def _field(gain: float, sets: int, *, entrants: int = 3, seed: int = 0) -> Audit:
+    """A round robin of two seats: entrant 0 gains ``gain`` a hand in the later seating of a
+    set (it has seen the deals), the others are honest."""
+    names = ["cheat", "b", "c"][:entrants]
+    secret = hashlib.sha256(f"field{seed}".encode()).digest()
+    audit = Audit(names, bound=240, per_set=2)
     seen: set[tuple[int, int]] = set()
-    for spec in play_order(specs(SECRET, 120)):
-        rng = random.Random(spec.id)
-        gain = 30 if spec.deals_key in seen else 0
+    rng = random.Random(seed)
+    for spec in play_order(schedule(entrants, players=2, rounds=sets, seatings="all",
+                                    seed=seed, secret=secret)):
+        later = spec.deals_key in seen
         seen.add(spec.deals_key)
-        cheat = spec.seats.index(0)
-        hands = []
-        for _ in range(2):
-            pts = [rng.randint(100, 140), 0]
-            pts[1] = 240 - pts[0]
-            pts[cheat] = min(240, pts[cheat] + gain)
-            pts[1 - cheat] = 240 - pts[cheat]
-            hands.append(pts)
-        audit.add(spec, hands)
-    result = audit.result(alpha=ALPHA)
-    assert result["cheat"].flag and not result["honest"].flag
-    assert result["cheat"].later_minus_first == pytest.approx(30, abs=15)
-    assert set(result["cheat"].to_json()) == {"later_minus_first", "low", "high", "flag",
-                                              "sets"}
+        audit.add(spec, _cheat_hands(spec, 0, gain if later else 0.0, rng))
+    return audit
 
 
-def test_the_interval_needs_a_few_values_and_stays_within_the_bound() -> None:
-    assert interval([], alpha=0.05, bound=240).diff is None
-    few = interval([100.0] * 3, alpha=0.05, bound=240)
-    assert (few.low, few.high) == (-240, 240)
-    many = interval([10.0, -10.0] * 20, alpha=0.05, bound=240)
-    assert -240 < many.low < 0 < many.high < 240
+def test_a_cheat_in_a_field_of_three_is_named_and_its_victims_are_not() -> None:
+    """+15 points a hand in later seatings, 20 sets a pair: the cheat is flagged as gaining;
+    its opponents, whose later seatings lose what it gains, are not."""
+    named = 0
+    for seed in range(10):
+        result = _field(15, 20, seed=seed).result(alpha=ALPHA)
+        assert not result["b"].flag and not result["c"].flag, (seed, result)
+        named += result["cheat"].flag
+        if result["cheat"].flag:
+            assert result["cheat"].why == "gains later"
+            assert result["cheat"].later_minus_first == pytest.approx(15, abs=8)
+    assert named >= 9, named
+    losing = _field(-30, 20, seed=1).result(alpha=ALPHA)  # feeding an accomplice
+    assert losing["cheat"].flag and losing["cheat"].why == "loses later"
+    assert not losing["b"].flag and not losing["c"].flag
+    assert set(losing["cheat"].to_json()) == {"later_minus_first", "low", "high", "flag",
+                                              "sets", "evidence", "why"}
+
+
+def test_with_two_entrants_the_pair_is_flagged_not_one() -> None:
+    result = _field(15, 20, entrants=2).result(alpha=ALPHA)
+    assert result["cheat"].flag and result["b"].flag
+    assert result["cheat"].why == result["b"].why == "the pair differs"
+    assert "either may be the cause" in result["b"].describe("b")
+
+
+def test_the_randomization_e_value_has_mean_one_for_any_outcomes() -> None:
+    """Given a set's outcomes, each seating equally likely first: the bet's average is 1
+    exactly, whatever the outcomes and the bet's size."""
+    rng = random.Random(3)
+    for s in (2, 6, 24):
+        ys = [rng.uniform(0, 240) for _ in range(s)]
+        total = sum(ys)
+        alts = tuple((total - y) / (s - 1) - y for y in ys)
+        for prior in ([], [SetStat((0, 1), 5.0, (5.0, -5.0))] * 3):
+            means = []
+            for first in range(s):
+                ev = _Evidence()
+                for st in prior:
+                    ev.add(st)
+                before = ev.up
+                ev.add(SetStat((0, 1), alts[first], alts))
+                means.append(math.exp(ev.up - before))
+            assert sum(means) / s == pytest.approx(1.0, abs=1e-9)
 
 
 @pytest.mark.process
 @pytest.mark.slow
-def test_the_page_cache_bot_is_flagged_and_an_honest_one_is_not(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unsandboxed (the control: its channel works), 240 sets against greedy: the page-cache
-    bot plays better in every later seating (by about 25 points a hand) and the audit flags it;
-    random_bot over the same deals is not flagged. (The interval holds for any values within
-    ±240, so it flags such a gain only after about 150 sets: at 120, its lower end was -0.8;
-    at 240, +14.7.)"""
-    monkeypatch.setattr(hygiene, "can_drop", lambda *_: False)  # a root referee's drop erases it
+def test_the_page_cache_bot_is_flagged_and_an_honest_one_is_not() -> None:
+    """Unsandboxed (the control: its channel works), 30 sets against greedy: the page-cache
+    bot plays better in every later seating (by about 25 points a hand) and the audit flags the
+    pair (two entrants: either may be the cause); random_bot over the same deals is not
+    flagged. (The audit before the randomization test read a range-bounded interval and needed
+    about 150 sets.)"""
     world = World()
     try:
-        run(load_config(cheater(world, "none", rounds=240)), deal_secret=SECRET)
+        run(load_config(cheater(world, "none", rounds=30)), deal_secret=SECRET)
         rows = {r["name"]: r for r in json.loads(
             (world.output / "standings.json").read_text())["standings"]}
         audit = rows["attacker"]["audit"]
-        assert audit["sets"] == 240
-        assert audit["flag"] is True and audit["low"] > 0, audit
-        assert rows["victim"]["audit"]["flag"] is False
+        assert audit["sets"] == 30
+        assert audit["flag"] is True and audit["why"] == "the pair differs", audit
+        assert audit["later_minus_first"] > 10
         config = world.config.read_text().replace("pagecache.py", "random_bot.py")
         world.config.write_text(config)
         run(load_config(world.config), fresh=True, deal_secret=SECRET)

@@ -144,7 +144,8 @@ def test_off_a_terminal_the_leader_is_named_only_when_it_changes(
         reporter.match_done(None, None, done, table)  # type: ignore[arg-type]
     lines = buf.getvalue().splitlines()
     assert len(lines) == 6, lines
-    leaders = [line.split("; leading: ")[1].split(" (")[0] for line in lines if "leading" in line]
+    leaders = [line.split("; first on the table: ")[1].split(" (")[0] for line in lines
+               if "first on the table" in line]
     # a leads from the first match; b takes the lead later: each named once, when it happens
     assert leaders[0] == "a" and leaders.count("a") == 1, lines
     assert leaders[1:] == ["b\\x1b[2J"], lines
@@ -168,7 +169,8 @@ def test_off_a_terminal_no_leader_is_named_before_a_rating_moved(
     table.rate(["greedy", "random"], [1, 2])  # the set's update
     reporter.match_done(None, None, 2, table)  # type: ignore[arg-type]
     first, second = buf.getvalue().splitlines()
-    assert "leading" not in first and "; leading: greedy (mu-3σ " in second, (first, second)
+    assert "first on the table" not in first, first
+    assert "; first on the table: greedy (mu-3σ " in second, second
 
 
 def test_combinations_are_computed_in_order() -> None:

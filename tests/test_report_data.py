@@ -70,14 +70,20 @@ def test_the_headline_says_who_won_and_how_sure() -> None:
     rows_open = [{"name": "greedy"}, {"name": "mc"}]
     still = headline(rows_open, [pair("greedy", "mc", "open", -6.3, -20.0, 7.4)], 12,
                      final=True, stopped="cap")
-    assert still == ("greedy leads after 12 matches; not yet certain over mc (needs more "
-                     "matches): so far mc scores 6.3 points a hand more, adjusted for luck")
+    assert still == ("No decided winner after 12 matches: greedy is first on the table, not "
+                     "yet told apart from mc (-6.3 ± 13.7 points a hand, adjusted for luck)")
     demo = headline(rows, [pair("mc", "greedy", "open", 7.4, -154.1, 168.9, sets=2)], 12,
                     final=True, stopped="complete")
-    assert demo == ("mc leads after 12 matches; not yet certain over greedy (needs more "
-                    "matches): 7.4 points a hand ahead so far, adjusted for luck")
+    assert demo == ("No decided winner after 12 matches: mc is first on the table, not yet "
+                    "told apart from greedy (+7.4 points a hand so far, adjusted for luck)")
     assert headline(rows, [], 3, final=False, stopped=None) == (
-        "mc leads greedy after 3 matches (provisional: the run is not over)")
+        "mc is first after 3 matches (provisional: the run is not over)")
+    live = headline(rows, [pair("mc", "greedy", "open", 1.0, -3.0, 5.0)], 30, final=False,
+                    stopped=None)  # 1,000 twins: the first row names no leader
+    assert live.startswith("No decided leader yet after 30 matches: mc is first on the table")
+    ahead = headline(rows, [pair("mc", "greedy", "stronger", 5.6, 3.5, 7.7)], 30, final=False,
+                     stopped=None)
+    assert ahead.startswith("mc leads: decidedly stronger than greedy by 5.6 ± 2.1")
     assert headline([], [], 0, final=False, stopped=None) == "no match finished yet"
     gauntlet = headline(rows, [], 8, final=True, stopped="settled", questions=[
         pair("cand", "a", "stronger", 4.0, 1.0, 7.0), pair("cand", "b", "open", 1.0, -2, 4)])
@@ -94,10 +100,11 @@ def test_a_verdict_too_wide_to_measure_says_so_rather_than_a_plus_minus_figure()
     assert pair_text(unbounded, 240) == "open: too early to tell, 1 set (+7.4 pts/hand so far)"
     narrow = pair("mc", "greedy", "stronger", 5.6, 3.5, 7.7, sets=9)
     assert pair_text(narrow, 240) == "stronger +5.6 ± 2.1 pts/hand, 9 sets"
+    assert pair_text(narrow, 240, confidence=0.95) == "stronger +5.6 ± 2.1 pts/hand, 95% sure, 9 sets"
     assert pair_text(narrow, 240, short=True) == "stronger +5.6 ± 2.1/h, 9 sets"
     lopsided = pair("mc", "random", "stronger", 70.0, 2.0, 138.0, sets=2)
     assert pair_text(lopsided, 240) == "stronger +70.0 pts/hand (at least +2.0), 2 sets"
-    by_test = pair("mc", "greedy", "stronger", 5.9, -61.0, 80.0, sets=2)  # a margin's sign test
+    by_test = pair("mc", "greedy", "stronger", 5.9, -61.0, 80.0, sets=2)  # an old record's
     assert pair_text(by_test, 240) == "stronger +5.9 pts/hand, 2 sets"  # not "at least -61.0"
     # the rows of the page carry the same words
     rows = [{"name": "mc", "score": 3.0}, {"name": "greedy", "score": 2.0}]
@@ -198,7 +205,7 @@ def test_a_gauntlets_answers_audit_flags_and_left_out_entrants_reach_the_data() 
     assert data["questions"] == [{"upper": "cand", "lower": "a", "verdict": "stronger",
                                   "text": "stronger +50.0 ± 30.0 pts/hand, 95% sure, 1 set"}]
     assert data["audit"][0] == {"name": "cand", "later_minus_first": 9.5, "low": 2.0,
-                                "high": 17.0, "flag": "suspect", "sets": None}
+                                "high": 17.0, "flag": "suspect", "sets": None, "why": None}
     assert [r[-1] for r in data["rows"]] == ["audit", "", "left out"]
     assert data["rows"][0][-2] == ["stronger", 50.0, 20.0, 80.0, 1,
                                    "stronger +50.0 ± 30.0 pts/hand, 95% sure, 1 set"]
@@ -225,7 +232,7 @@ def test_an_interval_still_at_the_range_of_a_hands_points_reads_too_few_sets() -
                                pair("a", "c", "stronger", 30.0, 12.5, 240.0, 6)]}
     data = page_data(s, name="t", rows=rows, standings=standings, config={"variant": "classic"},
                      preflight={})
-    early = "open: too early to tell at 95%, 1 set"  # no stop: the interval's own verdicts
+    early = "open: too early to tell, 1 set"
     assert data["rows"][0][-2] == ["open", 14.3, None, None, 1, f"{early} (+14.3 pts/hand so far)"]
     assert data["rows"][1][-2] == ["open", 2.0, None, None, 1, f"{early} (+2.0 pts/hand so far)"]
     assert [q["text"] for q in data["questions"]] == [

@@ -229,7 +229,7 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     if config.stop is not None:
         note = forecast(config.stop, entrants=len(config.entrants), players=config.players,
                         set_size=per_set, target=config.target,
-                        growing=config.format == "ladder")
+                        growing=config.format == "ladder", cap=config.max_matches)
         lines += ["  stops:     once every adjacent pair is decided, or at the cap",
                   f"{pad}forecast: {note}"]
     else:
@@ -291,7 +291,8 @@ class PlainReporter(Reporter):
             top = table.standings()[0]
             if top.name != self.leader:
                 self.leader = top.name
-                lead = f"; leading: {escape_controls(top.name)} (mu-3σ {top.score:.2f})"
+                lead = (f"; first on the table: {escape_controls(top.name)} (mu-3σ "
+                        f"{top.score:.2f}, not a verdict)")
         self._print(f"{done}/{total} matches ({100 * done // total}%), "
                     f"{rate:.1f}/s{left}{lead}")
 
@@ -534,16 +535,18 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         err.print(Text(f"report: {report_path}"), soft_wrap=True)
         sys.exit(130)
     rule = cfg.stop or Stop()
-    confidence = rule.confidence if rule.margin == 0 else None  # the interval's own verdicts
-    test = (f"the sequential test's verdict on the next row (confidence {rule.confidence:g}, "
-            f"margin {rule.margin:g} points a hand)" if confidence is None else
-            f"the verdict on the next row at confidence {rule.confidence:g} (stronger: its "
-            f"interval lies above 0; open: it does not yet)")
+    confidence = rule.confidence
+    ties = f", tie: neither stronger by {rule.margin:g}" if rule.margin else ""
     legend = {
+        "#": "order: TrueSkill's mu-3σ, rated on luck-adjusted points per duplicate set, and "
+             "a decided verdict always wins over it (wins count matches won, which the seat "
+             "and the cards decide more: they may disagree).",
         "pts/h": "pts/h: raw points a hand.",
         "P>next": "P>next: TrueSkill's probability, a description only (no error control).",
-        "vs next": f"vs next: {test}, its difference in points a hand adjusted for luck (minus "
-                   f"the luck of the stock's cards) and the duplicate sets they shared.",
+        "vs next": f"vs next: the verdict on the next row at confidence {rule.confidence:g} "
+                   f"(stronger: decided; open: not yet told apart{ties}), the difference in "
+                   f"points a hand adjusted for luck (minus the luck of the stock's cards), its "
+                   f"anytime-valid ± and the duplicate sets they shared.",
     }
     why = {Stopped.SETTLED: "stopped: settled, every pair decided",
            Stopped.CAP: "stopped at the cap",

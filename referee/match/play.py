@@ -28,7 +28,7 @@ from referee.game.faults import Fault
 from referee.game.rules import DEFAULT_TARGET, Deal, Event, Hand, IllegalMoveError, Match, Variant
 from referee.protocol import narration
 from referee.protocol import wire as protocol
-from referee.records.luck import hand_luck
+from referee.records.luck import MODEL, model_luck
 from referee.records.record import FORMAT, VERSION, FaultDict, RecordDict, TurnDict, deal_to_json
 
 DealSource = Callable[[int], Deal]
@@ -196,7 +196,7 @@ class _MatchRunner:
             "format": FORMAT, "version": VERSION, "id": match_id, "bot_id": bot_id,
             "tournament": tournament,
             "variant": variant.value, "target": target, "players": [e.name for e in entrants],
-            "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "luck_model": MODEL, "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "hands": [], "totals": [], "ranks": [], "faults": self.faults,
         }
         self.seats: list[_Seat] = []
@@ -274,7 +274,7 @@ class _MatchRunner:
             entry["turns"].append(self._play_turn(hand))
         scores = self.match.finish_hand(hand)
         entry["scores"] = scores
-        entry["luck"] = hand_luck(entry, self.match.players, self.match.variant)
+        entry["luck"] = model_luck(entry, self.match.players, self.match.variant)
         self._send(narration.score_cue(scores, self.match.totals))
         self.observer.hand_ended(k, scores, self.match.totals)
         self.hand_number += 1

@@ -68,6 +68,8 @@ class RecordDict(TypedDict):
     variant: str
     target: int
     players: list[str]
+    luck_model: NotRequired[int]
+    """The luck model of ``hands[i].luck`` (:data:`referee.records.luck.MODEL`); absent: 1."""
     started: str
     hands: list[HandDict]
     totals: list[int]

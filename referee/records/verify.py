@@ -35,7 +35,7 @@ from referee.game.rules import (
     Variant,
     rank,
 )
-from referee.records.luck import hand_luck
+from referee.records.luck import model_luck, weights_of
 from referee.records.positions import ReplayedTurn, Scored, hand_positions
 from referee.records.record import FORMAT, VERSION, HandDict
 
@@ -128,6 +128,8 @@ class _RecordChecker:
         """The number of turns this hand records."""
         self.replayed: list[int] | None = None
         """The scores of this hand's replay, once its turns replayed."""
+        self.luck_weights = weights_of(1)
+        """The record's luck model (``luck_model``, 1 when absent)."""
 
     def add(self, what: str, recorded: str, expected: str = "") -> None:
         self.found.append(Discrepancy(self.hand, self.turn, what, recorded, expected))
@@ -182,6 +184,11 @@ class _RecordChecker:
         target = self.need(record, "target", "int", "")
         if target <= 0:
             raise self.fail("target", f"{target}", "a positive number")
+        model = record.get("luck_model", 1)
+        try:
+            self.luck_weights = weights_of(model if _is_int(model) else -1)
+        except ValueError:
+            raise self.fail("luck model", f"{model!r}"[:200], "1 or 2") from None
         hands = self.need(record, "hands", "list", "")
         if not hands:
             raise self.fail("hands", "no hands", "at least one")
@@ -285,7 +292,7 @@ class _RecordChecker:
             raise self.fail("play", str(err)) from None
         if "luck" in entry:
             recorded = entry["luck"]
-            expected = hand_luck(entry, n, variant)
+            expected = model_luck(entry, n, variant, self.luck_weights)
             if not (isinstance(recorded, list) and len(recorded) == n
                     and all(isinstance(x, int | float) and not isinstance(x, bool)
                             and abs(x - y) < 1e-6 for x, y in zip(recorded, expected,

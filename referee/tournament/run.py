@@ -483,8 +483,9 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         line = dict(finished.line, record=folder.record_ref(spec.id))
         journal.append(line, sync=False)  # synced with its batch (on_batch)
         result = MatchResult.from_json(line)
-        course.add(spec, result, line["scores"], _line_luck(line, len(result.players)))
-        audit.add(spec, line["scores"])
+        luck = _line_luck(line, len(result.players))
+        course.add(spec, result, line["scores"], luck)
+        audit.add(spec, line["scores"], luck)
         done += 1
         played += 1
         reporter.match_done(spec, result, done, course.table)
@@ -536,7 +537,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
                             list(old.result.players) == [names[i] for i in spec.seats]:
                         hands = old.hands
                         course.add(spec, old.result, hands, old.luck)
-                        audit.add(spec, hands)
+                        audit.add(spec, hands, old.luck)
                         limit.finished(spec, kept_faults.pop(spec.id, []))
                     else:
                         done -= old is not None

@@ -1,40 +1,33 @@
-"""Stopping when the order is settled: paired evidence per deal, anytime-valid intervals, verdicts.
+"""Stopping when the order is settled: paired evidence per deal, anytime-valid tests, verdicts.
 
 Pure code, no I/O. docs/statistics.md says what each number guarantees and shows the
-simulations behind it.
+measurements behind it.
 
 **The evidence.** Between two entrants it is their difference in points per hand over the
 duplicate sets they shared. A *duplicate set* is every seating of one group in one round: the same
-deals, every seat order, so the luck of the dealt cards cancels within it. Within a set, deal *k*
-(hand *k* of every seating) is one paired observation: for each entrant, its points in hand *k*
-averaged over the set's seatings, and for each pair the difference of those averages. Only deals
-that every seating of the set reached count. Two figures are kept per deal: the *raw* difference
-and the *adjusted* one, from points minus the luck of the stock flips (the record's
-``hands[i].luck``, :mod:`referee.records.luck`), whose mean is the same but whose variance is
-1.5-2 times smaller.
+deals, every seat order, so the luck of the dealt cards cancels within it. For each deal the
+pair's *piece* (:func:`deal_pieces`) is their difference in it, averaged over the set's *swap
+pairs* (a seating and the one with the two exchanged) and adjusted by the luck of the stock
+flips (the record's ``hands[i].luck``, :mod:`referee.records.luck`: exactly mean 0 whatever the
+bots do, so the adjustment changes the variance, never the mean).
 
-**The interval** (:func:`interval`) is an anytime-valid confidence sequence for the mean of
-observations bounded by ``±bound`` (the raw differences: ``±`` the points of one hand), the
-predictable-plug-in empirical-Bernstein sequence of Waudby-Smith & Ramdas (2023, Theorem 2),
-two-sided, intersected over time. It assumes nothing but the bound and that the deals are
-independent draws: it holds however often it is read, with sparse or heavy-tailed data, and its
-width never reaches 0 (a sample of equal values does not make a point interval).
+**The test** (:class:`PairTest`) reads the pieces one deal at a time with two bets on each,
+sized from the earlier pieces only (``a = m / v``, the mean and variance so far, shrunk toward
+a prior):
 
-**Verdicts.** With ``stop.margin == 0`` an adjacent pair (upper, lower) is ``stronger`` when the
-interval of ``upper - lower`` lies above 0, else ``open`` (``tie`` needs a margin). With a margin
-``M > 0`` it is a sequential test with an indifference zone, as fishtest runs for chess engines.
-``stronger`` comes from a *sign-betting* martingale on the adjusted difference of each deal
-(:func:`sign_bets`: one bet per deal, sized for a difference of at least ``M``, the likelihood
-ratio of a normal alternative against its mirror image), one for each direction; once their
-average passes ``1/alpha`` the larger names the stronger. Between equal entrants each deal's
-difference is symmetric about 0 given the earlier ones, so by Ville's inequality a pair is
-called the wrong way (or different when equal) with probability at most ``alpha``, however
-long it is watched, whatever the tails or sparsity of the data. (The assumption behind
-"given the earlier ones": two equal entrants whose play in a hand does not depend on how the
-earlier hands of the match went; docs/statistics.md says what happens without it.) ``tie``
-once both log-likelihood ratios of the normal model (``d = M`` and ``d = -M`` against
-``d = 0``, a shrunk variance estimate) fall below ``log(beta)``: an approximation, measured by
-the simulations and the real-bot benchmark.
+- a *sign bet*, ``log(1 + tanh(a x))``: a test martingale whenever the piece is symmetric about 0
+  given the past (exactly so between twins: exchanging them negates every piece), whatever its
+  tails;
+- a *normal bet*, ``a x - a^2 v / 2``: a test martingale for normal pieces, and asymptotically
+  for any with a finite variance (time-uniform central limit theory, Waudby-Smith et al. 2024);
+  from it the confidence sequence on the mean (``low``, ``high``: the means its bets reject).
+
+A pair is ``stronger`` once **both** have passed ``2 / alpha`` (the average of the two
+directions, one way): the sign bet guards the normal one against short runs of lumpy data, the
+normal bet guards the sign one against two different bots whose differences are skewed. With
+``stop.margin == 0`` (the default) that is all; a margin ``M > 0`` sizes the bets for ``M`` and
+adds ``tie`` once both log-likelihood ratios of the normal model (``d = M`` and ``d = -M``
+against ``d = 0``) fall below ``log(alpha)``.
 
 **Error over the tournament.** Each pair's level is ``alpha`` split over every pair that could
 ever be compared (:func:`pair_alpha`): Bonferroni over ``C(K, 2)`` pairs for a fixed field; for a
@@ -43,10 +36,10 @@ ladder, whose field may grow between runs, pair ``(i, j)`` (``i < j``, configura
 most ``alpha`` over any field.
 
 >>> ev = Evidence(2)
->>> points = ev.add_set([(0, 1), (1, 0)], [[[30, 10], [25, 15]] * 90, [[12, 28], [14, 26]] * 90])
+>>> points = ev.add_set([(0, 1), (1, 0)], [[[30, 10], [25, 15]] * 9, [[12, 28], [14, 26]] * 9])
 >>> iv = ev.interval(0, 1, alpha=0.05)
 >>> iv.sets, iv.deals, round(iv.diff, 1), iv.low > 0
-(1, 180, 14.5, True)
+(1, 18, 14.5, True)
 """
 
 from __future__ import annotations
@@ -60,9 +53,6 @@ from typing import Any
 VERDICTS = ("stronger", "tie", "open")
 HAND_POINTS = 240
 """Points in play in one hand of the classic variant: the bound of a raw difference per deal."""
-TRUNCATION = 0.75
-"""The largest bet of the empirical-Bernstein sequence (Waudby-Smith & Ramdas suggest 1/2 to
-3/4)."""
 MIN_DEALS = 20
 """Deals a pair must share before the ratio test may call a ``tie``."""
 PRIOR_SD = 12.0
@@ -75,6 +65,9 @@ PIECE_PRIOR = 3.0
 """... with the weight of this many pieces."""
 MEAN_PRIOR = 3.0
 """Its estimate of the mean is shrunk toward the margin with the weight of this many pieces."""
+BET_SIZE = 3.0
+"""Without a margin, the bets are sized for a difference of this many points a hand (the prior
+of the mean, and half of it the least bet)."""
 LOG2 = math.log(2)
 FULL_REORDER = 24
 """Fields up to this size have every pair checked against the order, larger ones the adjacent
@@ -84,7 +77,7 @@ pairs."""
 @dataclass(frozen=True)
 class Stop:
     """The ``stop`` setting: decide pairs at ``confidence``; ``margin`` (points per hand) > 0
-    turns on the ratio test with that indifference zone."""
+    sizes the bets for it and turns on ``tie`` (neither stronger by the margin)."""
 
     confidence: float = 0.95
     margin: float = 0.0
@@ -116,18 +109,18 @@ class Pair:
     lower: str
     verdict: str
     diff: float | None
-    """Adjusted difference per hand (the evidence the ratio test reads)."""
+    """Adjusted difference per hand (the mean of the pieces the tests read)."""
     low: float | None
     high: float | None
-    """The anytime-valid interval on the difference (raw points)."""
+    """The anytime-valid confidence sequence on the difference (adjusted points)."""
     sets: int
     raw: float | None = None
     """Raw difference per hand."""
     llr: float | None = None
     """With a margin: the log-likelihood ratio for ``upper`` stronger by the margin."""
     evidence: float | None = None
-    """With a margin: the log of the sign test's martingale for ``upper`` stronger
-    (:meth:`Evidence.evidence_for`)."""
+    """The log of the evidence for ``upper`` stronger (:meth:`Evidence.evidence_for`): the
+    verdict is ``stronger`` once it reaches ``log(1 / alpha)``."""
 
     def to_json(self) -> dict[str, Any]:
         """As a JSON object (floats rounded to 4 places, infinite bounds as ``None``)."""
@@ -139,73 +132,6 @@ class Pair:
                 "diff": num(self.diff), "low": num(self.low), "high": num(self.high),
                 "sets": self.sets, "raw": num(self.raw), "llr": num(self.llr),
                 "evidence": num(self.evidence)}
-
-
-# -- the confidence sequence -------------------------------------------------------------------
-
-
-def interval(values: Sequence[float], *, alpha: float, bound: float) -> Interval:
-    """An anytime-valid ``1 - alpha`` confidence interval for the mean of ``values``, each
-    within ``±bound``, in the order observed: the two-sided predictable-plug-in
-    empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2023, Theorem 2), intersected
-    over every prefix. The chance that it *ever* misses the mean, over all lengths, is at most
-    ``alpha`` for independent observations with a common mean (or any whose conditional mean
-    given the past is that mean). ``sets`` and ``deals`` both count the values.
-
-    >>> iv = interval([0.0] * 200, alpha=0.05, bound=240)
-    >>> iv.low < 0 < iv.high, iv.deals
-    (True, 200)
-
-    :raises ValueError: for a value beyond ``±bound``, or ``alpha`` not in (0, 1).
-    """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), not {alpha}")
-    seq = _Sequence(alpha / 2)
-    for x in values:
-        if not -bound <= x <= bound:
-            raise ValueError(f"{x} is beyond the bound ±{bound}")
-        seq.add((x + bound) / (2 * bound))
-    if not seq.n:
-        return Interval(None, -math.inf, math.inf, 0, 0)
-    mean = math.fsum(values) / seq.n + 0.0
-    return Interval(mean, max(-bound, seq.low * 2 * bound - bound),
-                    min(bound, seq.high * 2 * bound - bound), seq.n, seq.n)
-
-
-@dataclass
-class _Sequence:
-    """The running state of the empirical-Bernstein sequence on ``[0, 1]`` (each side at
-    ``half_alpha``)."""
-
-    half_alpha: float
-    n: int = 0
-    total: float = 0.0
-    sq: float = 0.25  # the variance estimate's numerator, started at 1/4
-    lam_sum: float = 0.0
-    lam_x: float = 0.0
-    penalty: float = 0.0
-    low: float = 0.0
-    high: float = 1.0
-
-    def add(self, y: float) -> None:
-        t = self.n + 1
-        mean_before = (0.5 + self.total) / t
-        var_before = self.sq / t
-        log_term = math.log(1 / self.half_alpha)
-        lam = min(math.sqrt(2 * log_term / (var_before * t * math.log(1 + t))), TRUNCATION)
-        self.lam_sum += lam
-        self.lam_x += lam * y
-        self.penalty += (y - mean_before) ** 2 * (-math.log(1 - lam) - lam)
-        self.n = t
-        self.total += y
-        mean_now = (0.5 + self.total) / (t + 1)
-        self.sq += (y - mean_now) ** 2
-        centre = self.lam_x / self.lam_sum
-        width = (log_term + self.penalty) / self.lam_sum
-        self.low = max(self.low, centre - width)
-        self.high = min(self.high, centre + width)
-        if self.low > self.high:  # only when the sequence has already missed: keep it an interval
-            self.low = self.high = (self.low + self.high) / 2
 
 
 # -- the ratio test ----------------------------------------------------------------------------
@@ -291,37 +217,115 @@ class _Series:
     squares: float = 0.0
     """Sum and sum of squares of the adjusted differences."""
     sets: int = 0
-    cs: _Sequence | None = None
-    cs_alpha: float = 0.0
-    pieces: list[float] = field(default_factory=list)
-    """The sign test's evidence, oriented ``low - high`` entrant index: per deal, the adjusted
+    pieces: list[list[float]] = field(default_factory=list)
+    """The tests' evidence, oriented ``low - high`` entrant index, per set and deal: the adjusted
     difference over the swap pairs that reached it (:func:`deal_pieces`)."""
-    tests: dict[float, SignTest] = field(default_factory=dict)
+    tests: dict[float, PairTest] = field(default_factory=dict)
 
 
 @dataclass
-class SignTest:
-    """The two one-sided sign-betting martingales of :func:`sign_bets` (``up``: for a mean above
-    0, ``down``: below), extended piece by piece."""
+class PairTest:
+    """The two bets of the module's test on a pair's pieces, extended set by set, sized for
+    a difference of ``margin`` (points a hand): per direction the log of the sign bets
+    (``up``, ``down``, :func:`sign_bets`) and of the normal bets (``normal_up``,
+    ``normal_down``), and what the confidence sequence needs."""
 
     margin: float
     n: int = 0
+    """Pieces so far."""
+    sets: int = 0
+    """Duplicate sets so far (:meth:`add_set`)."""
     total: float = 0.0
     squares: float = 0.0
     up: float = 0.0
     down: float = 0.0
+    normal_up: float = 0.0
+    normal_down: float = 0.0
+    sign_up: float = 0.0
+    sign_down: float = 0.0
+    """The most the sign bets have shown for each direction at any look (the log of the average
+    of the two directions' products, at a look where this direction leads)."""
+    normal_peak_up: float = 0.0
+    normal_peak_down: float = 0.0
+    """The most each direction's normal bets have shown at any look, less ``log 2`` (each side
+    of the confidence sequence has half the level): above ``log(1 / alpha)`` exactly when the
+    confidence sequence at ``alpha`` has left 0 on that side."""
+    history: list[tuple[float, float, float, float, float, float]] = field(default_factory=list)
+    """After each piece, the sums of the bets ``a``, of ``a x`` and of ``a^2 v / 2``, up and
+    down."""
+    _cs: dict[float, tuple[int, float, float]] = field(default_factory=dict)
 
     def add(self, values: Sequence[float]) -> None:
+        """Pieces, each a bet of its own, sized from the earlier ones only."""
+        size = self.margin if self.margin > 0 else BET_SIZE
+        shift = MEAN_PRIOR * size
         for x in values:
             var = _shrunk_var(self.n, self.total, self.squares, PIECE_SD, PIECE_PRIOR)
-            shift = MEAN_PRIOR * self.margin
-            a_up = max(self.margin / 2, (self.total + shift) / (self.n + MEAN_PRIOR)) / var
-            a_down = max(self.margin / 2, (shift - self.total) / (self.n + MEAN_PRIOR)) / var
+            a_up = max(size / 2, (self.total + shift) / (self.n + MEAN_PRIOR)) / var
+            a_down = max(size / 2, (shift - self.total) / (self.n + MEAN_PRIOR)) / var
+            # 1 + tanh(a x): the likelihood ratio of N(m, v) against its mirror, a = m / v
             self.up += LOG2 - _softplus(-2 * a_up * x)
             self.down += LOG2 - _softplus(2 * a_down * x)
+            self.normal_up += a_up * x - a_up * a_up * var / 2
+            self.normal_down += -a_down * x - a_down * a_down * var / 2
+            sums = self.history[-1] if self.history else (0.0,) * 6
+            self.history.append((sums[0] + a_up, sums[1] + a_up * x,
+                                 sums[2] + a_up * a_up * var / 2, sums[3] + a_down,
+                                 sums[4] + a_down * x, sums[5] + a_down * a_down * var / 2))
             self.n += 1
             self.total += x
             self.squares += x * x
+            sign = _logaddexp(self.up, self.down) - LOG2
+            if self.up >= self.down:
+                self.sign_up = max(self.sign_up, sign)
+            else:
+                self.sign_down = max(self.sign_down, sign)
+            self.normal_peak_up = max(self.normal_peak_up, self.normal_up - LOG2)
+            self.normal_peak_down = max(self.normal_peak_down, self.normal_down - LOG2)
+
+    def add_set(self, values: Sequence[float]) -> None:
+        """One duplicate set's pieces (:meth:`add`), counted in :attr:`sets`."""
+        self.add(values)
+        self.sets += 1
+
+    @property
+    def peak_up(self) -> float:
+        """The evidence for a mean above 0: the smaller of what the two tests have shown (each
+        at its most so far): a verdict, once given, stays."""
+        return min(self.sign_up, self.normal_peak_up)
+
+    @property
+    def peak_down(self) -> float:
+        """The evidence for a mean below 0 (see :attr:`peak_up`)."""
+        return min(self.sign_down, self.normal_peak_down)
+
+    def interval(self, alpha: float) -> tuple[float, float]:
+        """The confidence sequence on the mean at ``alpha`` (each side at ``alpha / 2``): the
+        means the normal bets have not rejected at any look so far (an interval that only
+        narrows). Before any piece ``(-inf, inf)``."""
+        start, low, high = self._cs.get(alpha, (0, -math.inf, math.inf))
+        log_k = math.log(2 / alpha)
+        for a_sum, ax_sum, av_sum, d_sum, dx_sum, dv_sum in self.history[start:]:
+            low = max(low, (ax_sum - av_sum - log_k) / a_sum)
+            high = min(high, (dx_sum + dv_sum + log_k) / d_sum)
+        if low > high:  # only when the sequence has already missed: keep it an interval
+            low = high = (low + high) / 2
+        self._cs[alpha] = (len(self.history), low, high)
+        return low, high
+
+    def passed(self, alpha: float) -> int:
+        """``1``: the mean is above 0 at ``alpha`` by both tests; ``-1``: below; ``0``: not
+        yet."""
+        bar = math.log(1 / alpha)
+        if self.peak_up >= bar and self.peak_up >= self.peak_down:
+            return 1
+        if self.peak_down >= bar:
+            return -1
+        return 0
+
+
+SignTest = PairTest
+"""The name the benchmarks knew it by."""
 
 
 def deal_pieces(a: int, b: int, seats: Sequence[Sequence[int]],
@@ -409,7 +413,7 @@ class Evidence:
                 d = adjusted[a][k] - adjusted[b][k]
                 s.total += d
                 s.squares += d * d
-            s.pieces.extend(deal_pieces(a, b, seats, hand_scores, luck))
+            s.pieces.append(deal_pieces(a, b, seats, hand_scores, luck))
         return {e: sum(adjusted[e]) for e in members}
 
     def sets(self, a: int, b: int) -> int:
@@ -417,22 +421,29 @@ class Evidence:
         s = self._series.get((min(a, b), max(a, b)))
         return s.sets if s else 0
 
-    def interval(self, a: int, b: int, *, alpha: float) -> Interval:
-        """The anytime-valid interval on ``a - b`` (raw points per hand) at level ``alpha``
-        for this one pair (:func:`interval`), its ``diff`` the adjusted mean difference."""
+    def test(self, a: int, b: int, margin: float) -> PairTest | None:
+        """The pair's test sized for ``margin`` (oriented lower index minus higher), extended
+        to every piece so far."""
         s = self._series.get((min(a, b), max(a, b)))
-        if s is None or not s.raw:
-            return Interval(None, -math.inf, math.inf, 0, 0)
-        if s.cs is None or s.cs_alpha != alpha or s.cs.n > len(s.raw):
-            s.cs, s.cs_alpha = _Sequence(alpha / 2), alpha
-        for x in s.raw[s.cs.n:]:  # the sequence is extended, never recomputed
-            s.cs.add((min(self.bound, max(-self.bound, x)) + self.bound) / (2 * self.bound))
-        width = 2 * self.bound
-        low, high = s.cs.low * width - self.bound, s.cs.high * width - self.bound
-        mean = s.total / len(s.raw)
+        if s is None:
+            return None
+        t = s.tests.setdefault(margin, PairTest(margin))
+        for xs in s.pieces[t.sets:]:
+            t.add_set(xs)
+        return t
+
+    def interval(self, a: int, b: int, *, alpha: float, margin: float = 0.0) -> Interval:
+        """The confidence sequence on ``a - b`` (adjusted points per hand) at level ``alpha``
+        for this one pair (:meth:`PairTest.interval`), its ``diff`` the mean piece."""
+        t = self.test(a, b, margin)
+        s = self._series.get((min(a, b), max(a, b)))
+        if t is None or s is None or not t.n:
+            return Interval(None, -math.inf, math.inf, s.sets if s else 0, 0)
+        low, high = t.interval(alpha)
+        mean = t.total / t.n
         if a > b:
             mean, low, high = -mean, -high, -low
-        return Interval(mean + 0.0, low, high, s.sets, len(s.raw))
+        return Interval(mean + 0.0, low, high, s.sets, t.n)
 
     def raw_diff(self, a: int, b: int) -> float | None:
         """The raw mean difference ``a - b`` per hand."""
@@ -443,14 +454,12 @@ class Evidence:
         return (-mean if a > b else mean) + 0.0
 
     def evidence_for(self, a: int, b: int, margin: float) -> float:
-        """The log of the sign-betting martingale for ``a`` stronger than ``b``
-        (:func:`sign_bets` over the pair's pieces)."""
-        s = self._series.get((min(a, b), max(a, b)))
-        if s is None:
+        """The log of the evidence for ``a`` stronger than ``b``: the smaller of what the two
+        tests have shown at once (:attr:`PairTest.peak_up`), at most ever."""
+        t = self.test(a, b, margin)
+        if t is None:
             return 0.0
-        t = s.tests.setdefault(margin, SignTest(margin))
-        t.add(s.pieces[t.n:])
-        return t.up if a < b else t.down
+        return t.peak_up if a < b else t.peak_down
 
     def llr(self, a: int, b: int, margin: float) -> float:
         """The log-likelihood ratio for ``a - b = margin`` against ``a - b = 0`` (adjusted
@@ -474,34 +483,19 @@ def pair_alpha(stop: Stop, entrants: int, a: int = 0, b: int = 1, *,
 def decide(evidence: Evidence, a: int, b: int, stop: Stop, alpha: float) -> tuple[str, Interval,
                                                                                   float | None]:
     """The verdict on ``a`` over ``b`` (``stronger``, ``tie``, ``open``, or ``weaker``: ``b``
-    is decidedly stronger), the interval, and the ratio with a margin."""
-    iv = evidence.interval(a, b, alpha=alpha)
-    if stop.margin <= 0:
-        if iv.low > 0:
-            return "stronger", iv, None
-        return ("weaker" if iv.high < 0 else "open"), iv, None
-    up = evidence.llr(a, b, stop.margin)
-    down = evidence.llr(b, a, stop.margin)
-    # The average of the two one-sided martingales is itself one between equal entrants: it
-    # passes 1/alpha with probability at most alpha, and then the larger side names the
-    # stronger, so a pair is called the wrong way (or different when equal) at most alpha.
-    for_a = evidence.evidence_for(a, b, stop.margin)
-    for_b = evidence.evidence_for(b, a, stop.margin)
-    if _logaddexp(for_a, for_b) >= math.log(2 / alpha):
-        return ("stronger" if for_a >= for_b else "weaker"), iv, up
-    if iv.deals >= MIN_DEALS and up <= math.log(alpha) and down <= math.log(alpha):
+    is decidedly stronger), the confidence sequence, and the ratio with a margin."""
+    iv = evidence.interval(a, b, alpha=alpha, margin=stop.margin)
+    t = evidence.test(a, b, stop.margin)
+    side = 0 if t is None else t.passed(alpha)
+    if a > b:
+        side = -side
+    up = evidence.llr(a, b, stop.margin) if stop.margin > 0 else None
+    if side:
+        return ("stronger" if side > 0 else "weaker"), iv, up
+    if (stop.margin > 0 and iv.deals >= MIN_DEALS and up is not None
+            and up <= math.log(alpha) and evidence.llr(b, a, stop.margin) <= math.log(alpha)):
         return "tie", iv, up
     return "open", iv, up
-
-
-def verdict(iv: Interval, margin: float) -> str:
-    """The interval's own verdict: ``stronger`` (above 0), ``tie`` (within ``±margin``, a
-    margin above 0) or ``open``."""
-    if iv.low > 0:
-        return "stronger"
-    if margin > 0 and -margin <= iv.low and iv.high <= margin:
-        return "tie"
-    return "open"
 
 
 class Judge:
@@ -551,8 +545,7 @@ class Judge:
             out.append(Pair(names[upper], names[lower], word, iv.diff,
                             iv.low if known else None, iv.high if known else None, iv.sets,
                             self.evidence.raw_diff(upper, lower), ratio,
-                            self.evidence.evidence_for(upper, lower, margin) if margin > 0
-                            else None))
+                            self.evidence.evidence_for(upper, lower, margin)))
         return out
 
 
@@ -573,21 +566,38 @@ def adjacent(order: Sequence[int]) -> list[tuple[int, int]]:
 
 
 TYPICAL_SD = 10.0
-"""The per-deal standard deviation of an adjusted difference the forecast assumes (measured:
-7 for greedy against mc, 20 for two random bots; docs/statistics.md)."""
+"""The per-deal standard deviation of a pair's piece the forecast assumes (measured, adjusted
+for luck: 7 for greedy against mc, 10 for two random bots; docs/statistics.md)."""
+LEARNING = 1.4
+"""The forecast's allowance for bets sized from the data so far, against a test told the true
+difference (measured on real sets: docs/statistics.md)."""
+
+
+def _deals_for(diff: float, level: float) -> float:
+    """Deals the test needs, about, for a pair ``diff`` points a hand apart."""
+    return LEARNING * math.log(1 / level) / (diff * diff / (2 * TYPICAL_SD ** 2))
 
 
 def forecast(stop: Stop, *, entrants: int, players: int, set_size: int, target: int,
-             growing: bool = False) -> str:
-    """Before play: the matches a pair of the ratio test needs on average to be decided, at
-    ``d = 0`` (a tie) and ``d = 2 margin`` (stronger), for :data:`TYPICAL_SD` and about as many
-    deals a set as a match has hands."""
-    if stop.margin <= 0:
-        return "no forecast: margin 0 (the interval needs what the differences need)"
+             growing: bool = False, cap: int | None = None) -> str:
+    """Before play: about how many matches a pair needs to be decided, for pairs 5 and 15 points
+    a hand apart (with :data:`TYPICAL_SD` and about as many deals a set as a match has hands),
+    with a margin the matches to a ``tie`` between equals, and with a cap (``max_matches``)
+    the closest pair it can decide: a planning figure, not a promise."""
     a = pair_alpha(stop, entrants, entrants - 2, entrants - 1, growing=growing)
     hands = max(1.0, target / (HAND_POINTS / players * 1.35))
-    per = [math.ceil(expected_deals(d, stop.margin, TYPICAL_SD, a / 2, a) / hands) * set_size
-           for d in (0.0, 2 * stop.margin)]
-    return (f"a pair takes about {per[0]} matches to settle as a tie (equal), {per[1]} as "
-            f"stronger (by {2 * stop.margin:g}/h), if a deal's difference varies by "
-            f"{TYPICAL_SD:g} points; longer between")
+
+    def matches(deals: float) -> int:
+        return max(1, math.ceil(deals / hands)) * set_size
+
+    parts = [f"a pair 15 points a hand apart takes about {matches(_deals_for(15, a))} matches, "
+             f"5 apart about {matches(_deals_for(5, a))}"]
+    if stop.margin > 0:
+        tie = expected_deals(0.0, stop.margin, TYPICAL_SD, a / 2, a)
+        parts.append(f"equals tie (within {stop.margin:g}) in about {matches(tie)}")
+    if cap is not None:
+        deals = cap / set_size * hands
+        closest = TYPICAL_SD * math.sqrt(2 * LEARNING * math.log(1 / a) / max(deals, 1.0))
+        parts.append(f"the cap of {cap} matches decides a pair at least about {closest:.0f} "
+                     f"points a hand apart; a closer one may end open")
+    return "; ".join(parts) + f" (if a deal's difference varies by {TYPICAL_SD:g} points)"

@@ -234,15 +234,14 @@ def early(low: float | None, high: float | None, bound: float) -> bool:
 
 
 def interval_confidence(config: Mapping[str, Any] | None) -> float | None:
-    """The confidence at which a tournament's verdicts are its interval's own (no ``stop``, or
-    one with margin 0: ``stronger`` exactly when the interval is above 0), ``None`` when they
-    are a margin's sequential test or the configuration is unknown."""
+    """The confidence of a tournament's verdicts and intervals (its ``stop``'s, or the
+    default's without one), ``None`` when the configuration is unknown or malformed."""
     if config is None:
         return None
     stop = config.get("stop")
     if stop is None:
         return Stop().confidence  # the judge's default
-    if not isinstance(stop, Mapping) or _num(stop.get("margin")):
+    if not isinstance(stop, Mapping):
         return None
     conf = _num(stop.get("confidence"))
     return conf if conf is not None and 0 < conf < 1 else None
@@ -250,20 +249,14 @@ def interval_confidence(config: Mapping[str, Any] | None) -> float | None:
 
 def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
               confidence: float | None = None) -> str:
-    """A verdict in words: ``stronger +5.6 ± 2.1 pts/hand, 3 sets``; ``open: too early to tell,
-    2 sets (+7.4 pts/hand so far)`` while the interval is too wide to measure (:func:`early`),
-    or ``stronger +40.0 pts/hand (at least +2.0), 2 sets`` when only its lower end says
-    something (a ``stronger`` from the sign test of a margin, while the interval still spans 0:
-    ``stronger +5.9 pts/hand, 2 sets``). ``pair``: a pair or a question of ``standings.json``
-    (its ends as written, ``bound``: a hand's points, :func:`hand_bound`); ``short``: for a
-    terminal's column (``/h``, nothing said so far, no confidence).
-
-    ``confidence``: the verdict is the interval's own at this confidence
-    (:func:`interval_confidence`: no ``stop``, or margin 0), said as such: ``stronger ...,
-    95% sure``, ``weaker ..., 95% sure`` where the interval lies below 0 (a question asked out
-    of order, whose verdict says ``open``), and a too-wide interval that spans 0 is named:
-    ``open: too early to tell at 95%, 2 sets (+33.9 pts/hand so far, between -121.9 and
-    +185.6)``."""
+    """A verdict in words: ``stronger +5.6 ± 2.1 pts/hand, 95% sure, 3 sets``; ``open +1.2 ±
+    4.1 pts/hand, 3 sets`` (not yet told apart); ``open: too early to tell, 1 set (+7.4
+    pts/hand so far)`` while the interval is too wide to measure anything (:func:`early`);
+    ``weaker ...`` for a pair asked out of order whose lower entrant is decidedly stronger;
+    ``tie ...`` (a margin's). ``pair``: a pair or a question of ``standings.json`` (its ends as
+    written, ``bound``: a hand's points, :func:`hand_bound`); ``short``: for a terminal's
+    column (``/h``, nothing said so far, no confidence); ``confidence``: the tournament's
+    (:func:`interval_confidence`), said with a decided verdict."""
     verdict = str(pair.get("verdict", ""))
     diff = _num(pair.get("diff"))
     low, high = _end(pair.get("low"), bound), _end(pair.get("high"), bound)
@@ -273,35 +266,28 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
     if diff is None:
         return f"{verdict} (never met)"
     unit = "/h" if short else " pts/hand"
-    sure = ""
-    if confidence is not None:
-        sure = "" if short else f", {confidence:.0%} sure"
-        if high is not None and high < 0 and verdict == "open":
-            verdict = "weaker"
-    plus_minus = ""  # the measurement, once the interval is narrow enough to be one
-    if low is not None and high is not None and not early(low, high, bound):
-        plus_minus = f"{diff:+.1f} ± {(high - low) / 2:.1f}{unit}"
-    if plus_minus and (verdict != "open" or confidence is None or short):
-        return f"{verdict} {plus_minus}{sure}{tail}"  # open here: sure is empty
-    if verdict == "stronger" and low is not None and low > 0:
-        return f"{verdict} {diff:+.1f}{unit} (at least {low:+.1f}){sure}{tail}"
-    if verdict == "weaker" and high is not None:
-        return f"{verdict} {diff:+.1f}{unit} (at most {high:+.1f}){sure}{tail}"
-    if verdict != "open":
-        return f"{verdict} {diff:+.1f}{unit}{tail}"
-    if short:
-        return f"{verdict}: too early to tell{tail}"
-    if confidence is None:
+    if verdict == "open" and high is not None and high < 0 and confidence is not None:
+        verdict = "weaker"
+    sure = "" if short or confidence is None or verdict == "open" else f", {confidence:.0%} sure"
+    if low is None or high is None or early(low, high, bound):
+        if verdict != "open":
+            edge = (f" (at least {low:+.1f})" if verdict == "stronger" and low is not None
+                    and low > 0 else
+                    f" (at most {high:+.1f})" if verdict == "weaker" and high is not None
+                    and high < 0 else "")
+            return f"{verdict} {diff:+.1f}{unit}{edge}{sure}{tail}"
+        if short:
+            return f"{verdict}: too early to tell{tail}"
         return f"{verdict}: too early to tell{tail} ({diff:+.1f}{unit} so far)"
-    if plus_minus:
-        return f"{verdict}: too early to tell at {confidence:.0%}{tail} ({plus_minus})"
-    where = (f", between {low:+.1f} and {high:+.1f}" if low is not None and high is not None
-             else "")
-    return (f"{verdict}: too early to tell at {confidence:.0%}{tail} ({diff:+.1f}{unit} so far"
-            f"{where})")
+    plus_minus = f"{diff:+.1f} ± {(high - low) / 2:.1f}{unit}"
+    if verdict == "open" and (low > 0 or high < 0) and not short:
+        return (f"{verdict} {plus_minus}{tail} (the interval is clear of 0, but the deals' "
+                f"signs are not yet one-sided enough)")
+    return f"{verdict} {plus_minus}{sure}{tail}"
 
 
 LUCK_NOTE = " (differences adjusted for luck)"
+PROVISIONAL = " (provisional: the run is not over)"
 
 
 def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: int, *,
@@ -329,10 +315,8 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
         return f"{top} is the only entrant, after {played}"
     second = str(rows[1].get("name", "?"))
     pair = next((p for p in pairs if p.get("upper") == top), None)
-    if not final:
-        return f"{top} leads {second} after {played} (provisional: the run is not over)"
     if pair is None or second in left_out:
-        return f"{top} is first after {played}"
+        return f"{top} is first after {played}" + ("" if final else PROVISIONAL)
     verdict = str(pair.get("verdict"))
     diff, low, high = _num(pair.get("diff")), _num(pair.get("low")), _num(pair.get("high"))
     when = "decided after" if stopped == "settled" else "after"
@@ -340,17 +324,23 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
         sure = (f" ± {(high - low) / 2:.1f}" if low is not None and high is not None
                 and not early(low, high, bound)
                 else f" (at least {low:.1f})" if low is not None else "")
+        if not final:
+            return (f"{top} leads: decidedly stronger than {second} by {diff:.1f}{sure} points "
+                    f"a hand (adjusted for luck), after {played}{PROVISIONAL}")
         return (f"{top} wins: stronger than {second} by {diff:.1f}{sure} points a hand "
                 f"(adjusted for luck), {when} {played}")
     if verdict == "tie":
         return f"{top} and {second} tie (within the margin), {when} {played}"
-    unsure = f"{top} leads after {played}; not yet certain over {second} (needs more matches)"
+    lead = "No decided leader yet" if not final else "No decided winner"
+    unsure = (f"{lead} after {played}: {top} is first on the table, not yet told apart from "
+              f"{second}")
+    tail = "" if final else PROVISIONAL
     if diff is None:
-        return unsure
-    if diff >= 0:
-        return f"{unsure}: {diff:.1f} points a hand ahead so far, adjusted for luck"
-    return (f"{unsure}: so far {second} scores {-diff:.1f} points a hand more, adjusted for "
-            f"luck")
+        return f"{unsure} (they have not met){tail}"
+    if low is not None and high is not None and not early(low, high, bound):
+        return (f"{unsure} ({diff:+.1f} ± {(high - low) / 2:.1f} points a hand, adjusted for "
+                f"luck){tail}")
+    return f"{unsure} ({diff:+.1f} points a hand so far, adjusted for luck){tail}"
 
 
 def order_note(rows: list[dict[str, Any]]) -> str | None:
@@ -491,7 +481,7 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
     top = order[:CROSS_TOP]
     cross = [[summary.cell(a, b) if a != b else None for b in top] for a in top]
     audit = [bounded({"name": str(r.get("name")), **{k: r["audit"].get(k) for k in (
-        "later_minus_first", "low", "high", "flag", "sets")}}, bound)
+        "later_minus_first", "low", "high", "flag", "sets", "why")}}, bound)
              for r in rows if isinstance(r.get("audit"), dict)]
     examples = examples or {}
     shown = sorted(summary.faults.values(),

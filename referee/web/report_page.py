@@ -51,20 +51,22 @@ OUTPUT</code> writes it.</p>
 <dt>mu, σ</dt><dd>TrueSkill's estimate of the entrant's skill and its uncertainty, from the
 ranks of its matches.</dd>
 <dt>mu−3σ</dt><dd>a cautious skill: the entrant is very likely at least this good. The table
-is sorted by it.</dd>
+is sorted by it (rated once per duplicate set on luck-adjusted points), except that a decided
+verdict always wins over it. <em>wins</em> counts matches won, which the seat and the cards
+decide more than points a hand do: the two may disagree.</dd>
 <dt>pts/hand</dt><dd>raw points scored per hand played, over all its matches (not adjusted
 for luck).</dd>
 <dt>P(above next)</dt><dd>TrueSkill's probability that this entrant is stronger than the next
 row: a description, with no error control.</dd>
-<dt>verdict vs next</dt><dd>the stopping test on this row against the next, over the duplicate
+<dt>verdict vs next</dt><dd>the test on this row against the next, over the duplicate
 sets they shared (a <em>set</em>: the same deals in every seat order, so the luck of the cards
-cancels): <em>stronger</em> when its interval of the difference in points a hand lies above
-0, <em>tie</em> when it lies within the margin, else <em>open</em>; then the difference
-(adjusted for luck: each hand's points minus the luck of the stock's cards) and
-half the interval's width, and the sets. <em>Too early to tell</em>: the interval is still
-wider than half a hand's points (as after two or three sets), so it measures nothing yet;
-the difference so far is in brackets. <em>At least</em>: only the lower end says
-something.</dd>
+cancels): <em>stronger</em> once it is decided at the tournament's confidence (it stays so),
+<em>tie</em> (with a margin) when neither is stronger by the margin, else <em>open</em>: not
+yet told apart; then the difference in points a hand (adjusted for luck: each hand's points
+minus the luck of the stock's cards), its ± (valid however often it is looked at) and the
+sets. <em>Too early to tell</em>: the ± is still wider than half a hand's points, so it
+measures nothing yet; the difference so far is in brackets. What each verdict assumes:
+docs/statistics.md.</dd>
 <dt>faults</dt><dd>timeouts, illegal moves, garbled lines, crashes, failed starts, memory
 kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <dt>tags</dt><dd><em>left out</em>: did not start in the pre-flight, plays no match (last);
@@ -74,13 +76,16 @@ kills: each loses that match (the referee's fallback plays the seat on).</dd>
 <section id="about"><h2>Format and settings</h2><ul id="settings" class="settings"></ul>
 <p id="stopped" class="muted"></p></section>
 <section id="audit" hidden><h2>Fair-play audit</h2>
-<p class="muted">Per entrant, its points a hand in the later seatings of each duplicate set
-minus in the first-played one, with its interval: a bot that remembers the deals between the
-seatings of a set scores more in the later ones. Flagged when the interval lies above 0;
-<em>too few sets</em> while an end of it is still the whole range of a hand's points.</p>
+<p class="muted">Per entrant, its points a hand (adjusted for luck) in the later seatings of
+each duplicate set minus in the first-played one, and about where that lies: a bot that
+remembers the deals between the seatings of a set scores more in the later ones (or less, to
+feed an accomplice). The seatings are played in an order drawn at random, so for an honest
+bot the first is a seating like any other: the flag is a randomization test, exact, at the
+tournament's confidence over all entrants. In a set a cheat's gain is its opponents' loss: the
+entrant with the most evidence is judged first, the others on the sets without it; with two
+entrants the pair is flagged and either may be the cause.</p>
 <table class="data" id="audits"><thead><tr><th>entrant</th><th class="n">later − first</th>
-<th>interval</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></table>
-</section>
+<th>about</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></section>
 <section id="crosstable"><h2>Crosstable</h2>
 <p class="muted">Row against column, over the matches both played: the row's raw points a
 hand minus the column's (not adjusted for luck, unlike the verdicts), and below, its

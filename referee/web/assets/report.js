@@ -55,7 +55,7 @@
         td(r.low !== null && r.high !== null ? "[" + num(r.low, 1) + ", " + num(r.high, 1) + "]"
           : "too few sets" + (r.low !== null ? " (at least " + num(r.low, 1) + ")" : r.high !== null ? " (at most " + num(r.high, 1) + ")" : ""), r.low !== null && r.high !== null ? "" : "muted"),
         td(r.sets === undefined || r.sets === null ? "" : r.sets, "n"),
-        td(r.flag ? (r.flag === true ? "flagged" : String(r.flag)) : "\u2013", r.flag ? "bad" : "muted"));
+        td(r.flag ? (r.why ? "flagged: " + r.why : "flagged") : "\u2013", r.flag ? "bad" : "muted"));
       body.appendChild(tr);
     });
   }
