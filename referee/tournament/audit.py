@@ -21,13 +21,14 @@ entrant's evidence. Over ``n`` entrants each is judged at ``alpha / n``, so an h
 flags someone with probability at most ``alpha``, at whatever look.
 
 **Who is the cause.** In a set a cheat's gain is the others' loss (the points of a hand are
-fixed), so its victims' ``T`` lean the other way in the sets they shared. An entrant is judged
-on its *own* effect: the least of its evidence over its sets without each one of its opponents
-in turn (a victim's lean is gone once the cheat's sets are left out; a cheat's effect is there
-against every opponent). The entrant with the most such evidence is flagged first, the others
-are then judged on the sets without it, and so on (step-down). Where every set holds the same
-entrants (two entrants at two seats, three at three) nothing can tell the cheat from its
-victims: the pair (the group) is flagged, all named, "either may be the cause".
+fixed), so its victims' ``T`` lean the other way in the sets they shared. Among the entrants
+whose evidence passes, the one whose effect is most its own (the most evidence left without the
+opponent whose sets weigh most: a victim's lean is gone without the cheat's sets, a cheat's
+gain remains against the others) is flagged first, the others are then judged on the sets
+without it, and so on (step-down). If even that one shows next to nothing without its main
+opponent (:data:`OWN_EVIDENCE`), the two are flagged as a pair: either may be the cause. Where
+every set holds the same entrants (two entrants at two seats, three at three), nothing can tell
+the cheat from its victims: the pair (the group) is flagged, all named.
 
 >>> audit = Audit(["a", "b"], bound=240, per_set=2)
 >>> audit.result(alpha=0.05)["a"].flag
@@ -88,6 +89,9 @@ AUDIT_SD = 15.0
 """... and a spread of this many (the prior of the variance of ``T``)..."""
 AUDIT_PRIOR = 3.0
 """... each with the weight of this many sets."""
+OWN_EVIDENCE = 1.0
+"""The log evidence an entrant flagged alone must still show without the opponent whose sets
+weigh most; below it, the pair is flagged (either may be the cause)."""
 
 
 @dataclass(frozen=True)
@@ -238,18 +242,22 @@ class Audit:
         while True:
             kept = {i: [st for st in stats[i] if not flagged.keys() & set(st.members)]
                     for i in range(len(self.names)) if i not in flagged}
-            own = {i: _own_evidence(i, sts) for i, sts in kept.items()}
-            passed = [i for i in own if own[i][0].peak >= bar]
+            full = {i: _evidence_of(sts) for i, sts in kept.items()}
+            passed = [i for i in full if full[i].peak >= bar]
             if not passed:
                 break
-            best = max(passed, key=lambda i: own[i][0].peak)
-            ev, alone = own[best]
+            own = {i: _own_evidence(i, kept[i]) for i in passed}
+            best = max(passed, key=lambda i: (own[i][0].peak, full[i].peak))
+            robust, alone, strongest = own[best]
             if not alone:  # every set it played holds the same others: none can be told apart
                 members = {m for st in kept[best] for m in st.members}
                 for m in members:
                     flagged[m] = "the pair differs" if len(members) == 2 else "the group differs"
                 continue
-            flagged[best] = "gains later" if ev.peak_side > 0 else "loses later"
+            if robust.peak < OWN_EVIDENCE:  # against one opponent only: either may be the cause
+                flagged[best] = flagged[strongest] = "the pair differs"
+                continue
+            flagged[best] = "gains later" if full[best].peak_side > 0 else "loses later"
         out = {}
         for i, name in enumerate(self.names):
             values = [st.observed for st in stats[i]]
@@ -260,17 +268,19 @@ class Audit:
         return out
 
 
-def _own_evidence(entrant: int, stats: Sequence[SetStat]) -> tuple[_Evidence, bool]:
-    """An entrant's evidence of an effect of its own: the least of its evidence over its sets
-    without each one of its opponents in turn (a victim's later seatings lean the other way
-    only in the sets it shared with the cheat: without them, nothing is left; a cheat's effect
-    is there against every opponent), and whether it had two opponents to tell apart (if
-    every set holds the same others, its evidence over all its sets and ``False``)."""
-    opponents = {m for st in stats for m in st.members} - {entrant}
-    splits = [[st for st in stats if o not in st.members] for o in sorted(opponents)]
-    if len(opponents) < 2 or not all(splits):
-        return _evidence_of(stats), False
-    return min((_evidence_of(part) for part in splits), key=lambda ev: ev.peak), True
+def _own_evidence(entrant: int, stats: Sequence[SetStat]) -> tuple[_Evidence, bool, int]:
+    """An entrant's evidence of an effect of its own: its evidence over its sets without the
+    opponent whose sets weigh most (a victim's later seatings lean the other way only in the
+    sets it shared with the cheat: without them, nothing is left; a cheat's effect is there
+    against the others too), whether it had two opponents to tell apart (if every set holds
+    the same others: its evidence over all its sets and ``False``), and that opponent."""
+    opponents = sorted({m for st in stats for m in st.members} - {entrant})
+    splits = {o: [st for st in stats if o not in st.members] for o in opponents}
+    if len(opponents) < 2 or not all(splits.values()):
+        return _evidence_of(stats), False, opponents[0] if opponents else entrant
+    parts = {o: _evidence_of(part) for o, part in splits.items()}
+    strongest = min(parts, key=lambda o: parts[o].peak)
+    return parts[strongest], True, strongest
 
 
 def _evidence_of(stats: Sequence[SetStat]) -> _Evidence:
