@@ -89,8 +89,8 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
     columns it has room for (:data:`DROPPED` says which go first), every cell on one line;
     a name too long for what is left is cut with an ellipsis (to no fewer than 8 characters).
     ``legend``: a sentence on each column that needs one, the caption (of the columns shown,
-    and which were left out). ``confidence``: the verdicts are their interval's own, at this
-    confidence (no ``stop``, or margin 0: :func:`referee.web.folder.interval_confidence`)."""
+    and which were left out). ``confidence``: the verdicts' confidence, said with a decided one
+    (:func:`referee.web.folder.interval_confidence`)."""
     cols = ["#", "name", "mu", "sigma", "mu-3σ", "games", "wins", "avg#", "pts/h", "faults",
             "P>next", "vs next"]
     if compact:

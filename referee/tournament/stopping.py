@@ -54,13 +54,13 @@ VERDICTS = ("stronger", "tie", "open")
 HAND_POINTS = 240
 """Points in play in one hand of the classic variant: the bound of a raw difference per deal."""
 MIN_DEALS = 20
-"""Deals a pair must share before the ratio test may call a ``tie``."""
+"""Deals a pair must share before a ``tie`` (with a margin) may be called."""
 PRIOR_SD = 12.0
 """The test's variance estimate is shrunk toward this standard deviation per deal (points)..."""
 PRIOR_DEALS = 10.0
 """... with the weight of this many deals, so a few quiet deals never make it small."""
 PIECE_SD = 15.0
-"""The sign test's variance estimate of a piece is shrunk toward this standard deviation..."""
+"""The bets' variance estimate of a piece is shrunk toward this standard deviation..."""
 PIECE_PRIOR = 3.0
 """... with the weight of this many pieces."""
 MEAN_PRIOR = 3.0
@@ -134,7 +134,7 @@ class Pair:
                 "evidence": num(self.evidence)}
 
 
-# -- the ratio test ----------------------------------------------------------------------------
+# -- the normal model (ties, the forecast) ------------------------------------------------------
 
 
 def _shrunk_var(n: int, total: float, squares: float, sd: float, weight: float) -> float:
@@ -193,7 +193,7 @@ def llr(n: int, total: float, squares: float, margin: float) -> float:
 
 
 def expected_deals(diff: float, margin: float, sd: float, alpha: float, beta: float) -> float:
-    """Deals the ratio test needs on average to decide a pair whose true difference is
+    """Deals the normal model's ratio test needs on average to decide a pair whose true difference is
     ``diff`` (Wald's approximation, per-deal standard deviation ``sd``): ``inf`` near the middle
     of the indifference zone, where it may take long.
 
@@ -331,7 +331,7 @@ SignTest = PairTest
 def deal_pieces(a: int, b: int, seats: Sequence[Sequence[int]],
             hand_scores: Sequence[Sequence[Sequence[int]]],
             luck: Sequence[Sequence[Sequence[float]]] | None) -> list[float]:
-    """The pieces of ``a - b`` in one set, for the sign test: one per deal, the adjusted
+    """The pieces of ``a - b`` in one set, for the test: one per deal, the adjusted
     difference averaged over the set's *swap pairs* that reached the deal (a seating and the one
     with ``a`` and ``b`` exchanged, every other entrant in the same seat, so that the luck of the
     cards cancels between the two). A set of ``seatings: all`` has 1, 3 or 12 swap pairs for 2,

@@ -224,7 +224,7 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 EARLY_WIDTH = 0.5
 """An interval on a difference wider than this share of a hand's points (120 points, ± 60, in
 the classic game) measures nothing yet: a verdict says ``too early to tell`` instead of a
-``±`` figure (with 2 duplicate sets the interval is ± 150 or so)."""
+``±`` figure (as after one set of short matches)."""
 
 
 def early(low: float | None, high: float | None, bound: float) -> bool:
