@@ -95,8 +95,10 @@ FEATURES = ("taken", "own_mover", "own_next", "own_later", "next_threat",
 leaves it (with its best target taken, as :func:`hand_luck` assumes): ``taken``, the points the
 mover takes with it (the seat is the mover); ``own_*``, the most points the seat could take next
 with one card of its hand, for a seat that is the mover, the next to move, or later;
-``next_threat``, the most the next to move could take (for every other seat); ``table_*``, the points lying on the
-table, by the seat's place as for ``own_*``."""
+``next_threat``, the most the next to move could take (for every other seat); ``table_*``, the
+points lying on the table, by the seat's place as for ``own_*``; ``flip_*``, what the next card
+of the stock would take on average on that table (the next to move turns it), for the next to
+move and for the others."""
 NONE = -1
 
 

@@ -193,9 +193,9 @@ def llr(n: int, total: float, squares: float, margin: float) -> float:
 
 
 def expected_deals(diff: float, margin: float, sd: float, alpha: float, beta: float) -> float:
-    """Deals the normal model's ratio test needs on average to decide a pair whose true difference is
-    ``diff`` (Wald's approximation, per-deal standard deviation ``sd``): ``inf`` near the middle
-    of the indifference zone, where it may take long.
+    """Deals the normal model's ratio test needs on average to decide a pair whose true
+    difference is ``diff`` (Wald's approximation, per-deal standard deviation ``sd``): ``inf``
+    near the middle of the indifference zone, where it may take long.
 
     >>> round(expected_deals(5.0, 2.0, 7.0, 0.0167, 0.0167))
     25
