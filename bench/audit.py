@@ -111,9 +111,9 @@ def tournament(args: tuple[str, int, int, int, float]) -> dict[str, Any]:
             match.finish_hand(hand)
         audit.add(spec, match.hand_scores, luck)
         done_sets[spec.deals_key] = done_sets.get(spec.deals_key, 0) + 1
-        if done_sets[spec.deals_key] == 2 and first_flag is None and kind != "honest":
-            if audit.result(alpha=0.05)["cheat"].flag:
-                first_flag = spec.round
+        if (done_sets[spec.deals_key] == 2 and first_flag is None and kind != "honest"
+                and audit.result(alpha=0.05)["cheat"].flag):
+            first_flag = spec.round
     result = audit.result(alpha=0.05)
     cheat_values = audit.values(0)
     return {"kind": kind, "rep": rep, "flags": {n: v.flag for n, v in result.items()},
@@ -152,8 +152,16 @@ def summary(label: str, runs: list[dict[str, Any]]) -> str:
     firsts = sorted(r["first"] for r in runs if r.get("first") is not None)
     first = (f"; first flagged after a median of {firsts[len(firsts) // 2]} sets a pair"
              if firsts else "")
+    why: dict[str, int] = {}
+    for r in runs:
+        for name in NAMES:
+            if r["flags"][name]:
+                key = f"{name} {r['why'][name]}"
+                why[key] = why.get(key, 0) + 1
+    counts = ", ".join(f"{k}: {v}" for k, v in sorted(why.items()))
     return (f"audit {label}: {n} tournaments; flagged cheat {flags['cheat']}, greedy "
-            f"{flags['greedy']}, random {flags['random']}; the cheat's later-minus-first "
+            f"{flags['greedy']}, random {flags['random']} ({counts or 'none'}); the cheat's "
+            f"later-minus-first "
             f"{statistics.fmean(effects) if effects else float('nan'):+.1f} a hand{first}")
 
 
