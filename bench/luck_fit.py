@@ -76,7 +76,7 @@ def set_rows(matches: list[dict[str, Any]]) -> list[tuple[tuple[str, str], float
 def solve(a: list[list[float]], b: list[float]) -> list[float]:
     """Solves ``a x = b`` (Gaussian elimination with pivoting; ``a`` small and regular)."""
     n = len(b)
-    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    m = [[*row, b[i]] for i, row in enumerate(a)]
     for c in range(n):
         p = max(range(c, n), key=lambda r: abs(m[r][c]))
         m[c], m[p] = m[p], m[c]
