@@ -100,7 +100,8 @@ def test_a_verdict_too_wide_to_measure_says_so_rather_than_a_plus_minus_figure()
     assert pair_text(unbounded, 240) == "open: too early to tell, 1 set (+7.4 pts/hand so far)"
     narrow = pair("mc", "greedy", "stronger", 5.6, 3.5, 7.7, sets=9)
     assert pair_text(narrow, 240) == "stronger +5.6 ± 2.1 pts/hand, 9 sets"
-    assert pair_text(narrow, 240, confidence=0.95) == "stronger +5.6 ± 2.1 pts/hand, 95% sure, 9 sets"
+    assert pair_text(narrow, 240, confidence=0.95) == (
+        "stronger +5.6 ± 2.1 pts/hand, 95% sure, 9 sets")
     assert pair_text(narrow, 240, short=True) == "stronger +5.6 ± 2.1/h, 9 sets"
     lopsided = pair("mc", "random", "stronger", 70.0, 2.0, 138.0, sets=2)
     assert pair_text(lopsided, 240) == "stronger +70.0 pts/hand (at least +2.0), 2 sets"
