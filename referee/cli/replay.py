@@ -34,7 +34,8 @@ _RESOURCES = Limits(memory_mb=0)
 @click.argument("records", nargs=-1, required=True,
                 type=click.Path(exists=True, path_type=Path))
 @click.option("--verify", is_flag=True,
-              help="Re-play every record under the rules (files or folders of *.json).")
+              help="Re-play every record under the rules (files, or folders of *.json and "
+                   "*.json.gz).")
 @click.option("--hand", "hand_number", type=click.IntRange(min=1), default=None,
               help="Show only hand K.")
 @click.option("--seat", type=click.IntRange(min=0), default=None,

@@ -38,7 +38,7 @@ from urllib.parse import unquote, urlsplit
 import yaml
 
 from referee.protocol.escape import escape_controls
-from referee.records.record import RecordError, read_record, write_atomic
+from referee.records.record import RecordError, read_record, record_file, write_atomic
 from referee.records.replay import check_replayable
 from referee.tournament.ratings import MatchResult, RatingConfig, Standings
 from referee.tournament.run import Pages
@@ -266,7 +266,7 @@ class Report:
     def _page(self, match_id: str) -> dict[str, Any] | None:
         """Writes the match's replay page once; returns its record (``None``: unreadable)."""
         try:
-            record = read_record(self.out / "games" / f"{match_id}.json")
+            record = read_record(record_file(self.out / "games", match_id))
             check_replayable(record, strict=True)
             if match_id not in self.pages:
                 page = linked_page(record, assets="../", back="../index.html")
@@ -495,6 +495,14 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self._send((Path(self.directory) / REPORT / "data.js"), "window.CT_REPORT && "
                        "(window.CT_REPORT.pages = \"all\");\n")
             return
+        if route.startswith("/games/") and route.endswith(".json.gz"):  # shown, not downloaded
+            try:
+                gz = (Path(self.directory) / route.lstrip("/")).read_bytes()
+            except OSError:
+                self.send_error(404)
+                return
+            self._reply(gz, TYPES[".json"], encoding="gzip")
+            return
         prefix = f"/{REPORT}/games/"
         if route.startswith(prefix) and route.endswith(".html"):
             match_id = route[len(prefix):-len(".html")]
@@ -520,9 +528,11 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             return
         self._reply(body, TYPES[".js"])
 
-    def _reply(self, body: bytes, kind: str) -> None:
+    def _reply(self, body: bytes, kind: str, encoding: str | None = None) -> None:
         self.send_response(200)
         self.send_header("Content-Type", kind)
+        if encoding is not None:
+            self.send_header("Content-Encoding", encoding)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
@@ -534,7 +544,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 def _page_on_demand(out: Path, match_id: str) -> str | None:
     try:
-        record = read_record(out / "games" / f"{match_id}.json")
+        record = read_record(record_file(out / "games", match_id))
         check_replayable(record, strict=True)
         return linked_page(record, assets="../", back="../index.html")
     except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
