@@ -159,7 +159,7 @@ def test_a_worker_that_forges_results_is_refused_and_the_standings_stay_honest(
     saved = journal_ids(out) if (out / "results.jsonl").exists() else []
     assert match not in saved
     for i in saved:  # what was counted is honest: no match with random in it
-        assert "random" not in read_record(out / "games" / f"{i}.json")["players"]
+        assert "random" not in read_record(out / "games" / f"{i}.json.gz")["players"]
     if how != "record":
         return
     again = subprocess.run([*CLI, "tournament", str(config), "-o", str(out)],
