@@ -580,13 +580,13 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
     match = first.split()[2].rstrip(":")
     if how == "elsewhere":
         assert first == (f"error: match {match}: its worker reported a record at "
-                         f"{str(victim)!r}, not beside {match}.json"), done.stderr
+                         f"{str(victim)!r}, not beside {match}.json.gz"), done.stderr
     elif how == "nothing":
         assert first == f"error: match {match}: its worker sent back no record", done.stderr
     elif how == "dotdot":
         assert first == f"error: match {match}: its worker sent a log named '..'", done.stderr
     else:
-        link = out / "games" / f".{match}.json.forged.tmp"
+        link = out / "games" / f".{match}.json.gz.forged.tmp"
         assert first == (f"error: match {match}: its worker reported a record at "
                          f"{str(link)!r}, which is not a plain file"), done.stderr
     assert victim.read_text() == "not a record\n"
@@ -598,7 +598,7 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in (out / "games").iterdir()) == \
-        sorted(f"{i}.json" for i in journal_ids(out))
+        sorted(f"{i}.json.gz" for i in journal_ids(out))
     assert victim.read_text() == "not a record\n"
 
 

@@ -51,6 +51,7 @@ from pathlib import Path
 import referee.runners.cluster as cluster
 from referee.game.rules import Deal
 from referee.match.job import MatchKeys, result_line
+from referee.records.record import read_json
 
 honest = getattr(cluster, "honest", cluster.play_on_worker)  # dask may run a preload twice
 cluster.honest = honest
@@ -81,7 +82,7 @@ def forged(job):
         line = json.loads(json.dumps(report.line))
         won(line, seat)
         return dataclasses.replace(report, line=line)
-    record = json.loads(report.written.read_text())
+    record = read_json(report.written)  # compressed: games/<id>.json.gz
     if how == "record":
         top = won(record, seat)
         for hand in record["hands"]:
