@@ -62,7 +62,7 @@ from referee.tournament.run import (
 )
 from referee.tournament.stopping import Pair, Stop, forecast
 from referee.web.folder import hand_bound, pair_text
-from referee.web.report import Refresher
+from referee.web.report import Refresher, mark_stopped
 
 TOP = 8
 """Rows of the table shown while the tournament runs."""
@@ -515,6 +515,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     except TournamentError as e:
         err.print(Text(f"error: {e}"), soft_wrap=True)
         err.print(Text(f"fix it, then resume with: {shlex.join(resume)}"), soft_wrap=True)
+        with contextlib.suppress(OSError):
+            mark_stopped(cfg.output, why="stopped by an error", done=None, total=None,
+                         resume=shlex.join(resume))
         if (cfg.output / "report" / "index.html").is_file():
             err.print(Text(f"report: {(cfg.output / 'report' / 'index.html').absolute()}"),
                       soft_wrap=True)
@@ -524,6 +527,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         err.print(Text(f"error: cannot write{where}: {e.strerror or e}"), soft_wrap=True)
         err.print(Text(f"finished matches are kept; resume with: {shlex.join(resume)}"),
                   soft_wrap=True)
+        with contextlib.suppress(OSError):
+            mark_stopped(cfg.output, why="stopped by an error", done=None, total=None,
+                         resume=shlex.join(resume))
         sys.exit(1)
     finally:
         if isinstance(reporter, LiveReporter):
@@ -532,6 +538,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     if outcome.standings is None:
         err.print(Text(f"interrupted: {outcome.done} of {outcome.total} matches played and kept "
                        f"in {cfg.output}; resume with: {shlex.join(resume)}"), soft_wrap=True)
+        with contextlib.suppress(OSError):  # the page says so, and stops reloading
+            mark_stopped(cfg.output, why="interrupted", done=outcome.done, total=outcome.total,
+                         resume=shlex.join(resume))
         err.print(Text(f"report: {report_path}"), soft_wrap=True)
         sys.exit(130)
     rule = cfg.stop or Stop()

@@ -11,7 +11,7 @@ The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, 
   file is written once);
 - ``cross/<k>.js``: each entrant's results against every opponent, when the run ends;
 - ``games/<id>.html``: a match's replay page, for the examples of each fault (the step of the
-  fault), and for every match of a small tournament (at most :data:`ALL_PAGES`) when it ends;
+  fault), and for every match of a tournament of at most :data:`ALL_PAGES` when it ends;
   ``--serve`` draws any other on demand.
 
 While a tournament runs, :class:`Refresher` (the tournament's
@@ -43,6 +43,7 @@ from referee.records.replay import check_replayable
 from referee.tournament.ratings import MatchResult, RatingConfig, Standings
 from referee.tournament.run import Pages
 from referee.web.folder import (
+    PROVISIONAL,
     ROWS_FILE,
     Summary,
     group_data,
@@ -57,8 +58,11 @@ from referee.web.report_page import ASSETS
 
 REPORT = "report"
 """The report's folder inside the output folder."""
-ALL_PAGES = 200
-"""A tournament of at most this many matches gets every match's replay page when it ends."""
+ALL_PAGES = 999
+"""A tournament of at most this many matches gets every match's replay page when it ends (a page
+is about 60 KB and 9 ms of CPU: 60 MB and some 10 s at this size; the matches are those the
+summary holds, less than one chunk of the match list); a larger one's pages are drawn by
+``--serve`` on demand."""
 CHART_SERIES = 10
 """Entrants drawn in the rating chart (the top of the table)."""
 CHART_POINTS = 300
@@ -74,7 +78,8 @@ the CPU to spare)."""
 TAIL_BYTES = 600
 """The end of a fault example's stderr shown beside it."""
 
-__all__ = ["ALL_PAGES", "REPORT", "Refresher", "Report", "ReportError", "build", "serve"]
+__all__ = ["ALL_PAGES", "REPORT", "Refresher", "Report", "ReportError", "build", "mark_stopped",
+           "serve"]
 
 
 class ReportError(ValueError):
@@ -222,9 +227,11 @@ class Report:
                     self._example(ex)
                     ex.update(self.examples[f"{ex['id']}/{ex['seat']}"])
         data["pages"] = "all" if self.all_pages else sorted(self.pages)
+        data["record_suffix"] = self._suffix()
         if final:
             data["details"] = self._write_details(data["names"])
         self._write_rows(table)
+        data["written"] = round(time.time())
         write_atomic(self.root / "data.js", f"window.CT_REPORT = {script_json(data)};\n")
         return self.root / "index.html"
 
@@ -276,6 +283,14 @@ class Report:
         except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
             return None
         return dict(record)
+
+    def _suffix(self) -> str:
+        """How the folder's records are named (``.json.gz``; ``.json`` in older folders), for
+        the links of the matches without a page."""
+        if self.summary.matches:
+            return record_file(self.out / "games", str(self.summary.matches[0][0])).name[
+                len(str(self.summary.matches[0][0])):]
+        return ".json.gz"
 
     def _example(self, ex: dict[str, Any]) -> None:
         """A fault example's page (at the step of the fault), stderr path and its end."""
@@ -463,6 +478,30 @@ class Refresher(Pages):
         finally:
             self._took = time.thread_time() - start
             self._busy = False
+
+
+def mark_stopped(out: Path, *, why: str, done: int | None, total: int | None,
+                 resume: str) -> bool:
+    """Says on the report's last ``data.js`` that the run stopped before its end (``why``: the
+    words, ``interrupted`` for Ctrl-C), how far it got and the command that resumes it: the
+    page then says so instead of "provisional", and stops reloading itself. A resumed run's
+    first write makes it live again. ``False`` where there is no such page (none yet, or a
+    final one)."""
+    path = out / REPORT / "data.js"
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text[text.index("{"):text.rindex("}") + 1])
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, dict) or data.get("final"):
+        return False
+    data["halted"] = {"why": why, "done": done, "total": total, "resume": resume,
+                      "at": round(time.time())}
+    if isinstance(data.get("headline"), str):
+        data["headline"] = data["headline"].replace(
+            PROVISIONAL, f" (provisional: the run was {why} before its end)")
+    write_atomic(path, f"window.CT_REPORT = {script_json(data)};\n")
+    return True
 
 
 # -- serving ----------------------------------------------------------------------------------
