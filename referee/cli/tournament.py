@@ -61,7 +61,7 @@ from referee.tournament.run import (
     stop_on_sigint,
 )
 from referee.tournament.stopping import Pair, Stop, forecast
-from referee.web.folder import hand_bound, pair_text
+from referee.web.folder import hand_bound, limit_words, pair_text
 from referee.web.report import Refresher, mark_stopped
 
 TOP = 8
@@ -237,6 +237,8 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     parts = [p for p in sandbox.split("; ") if p]
     lines.append(f"  sandbox:   {parts[0] if parts else 'none'}")
     lines += [pad + p for p in parts[1:-1]]
+    lines += [f"  {w.split(': ', 1)[0] + ':':<11}{w.split(': ', 1)[1]}"  # 0 said "no limit"
+              for w in limit_words(config.resolved())]
     run_on = where or f"concurrency {config.concurrency}"
     lines.append(f"  running:   {run_on}" + (f"; {parts[-1]}" if len(parts) > 1 else ""))
     lines.append(f"  output:    {escape_controls(str(config.output))}")

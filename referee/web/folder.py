@@ -413,8 +413,51 @@ def group_data(group: FaultGroup, examples: dict[str, Any]) -> dict[str, Any]:
             "benched": group.benched, "examples": items}
 
 
-SETTINGS_KEYS = ("format", "players", "seatings", "rounds", "target", "variant", "max_matches",
-                 "concurrency", "max_faults", "preflight")
+SETTINGS_KEYS = ("format", "players", "seatings", "rounds", "target", "variant",
+                 "concurrency", "preflight")
+
+
+def _amount(value: object, unit: str) -> str | None:
+    n = _num(value)
+    if n == 1 and unit.startswith("cores"):
+        unit = "core" + unit[5:]
+    return None if n is None else f"{n:g} {unit}"
+
+
+def limit_words(config: dict[str, Any] | None) -> list[str]:
+    """Each limit of a resolved configuration in words, ``label: text``, ``0`` (where it means
+    none) said as ``no limit``: ``faults: no limit (max_faults 0: an entrant plays every match
+    whatever its faults)``, ``limits: a move 1000 ms, …, memory 512 MiB a bot, …``."""
+    config = config or {}
+    out = []
+    cap = config.get("max_matches")
+    if "max_matches" in config:
+        out.append("match cap: no limit (every planned match)" if cap in (None, 0) else
+                   f"match cap: at most {cap} matches (max_matches)")
+    faults = _num(config.get("max_faults"))
+    if faults is not None:
+        out.append("faults: no limit (max_faults 0: an entrant plays every match whatever its "
+                   "faults)" if faults == 0 else
+                   f"faults: at most {faults:g} (max_faults: an entrant is disqualified after "
+                   f"{faults:g} faults and sits out the rest)")
+    limits = config.get("limits")
+    if isinstance(limits, dict):
+        words = []
+        for key, label, unit, zero in (
+                ("move_ms", "a move", "ms", "no limit"),
+                ("startup_ms", "start-up", "ms", "no limit"),
+                ("bank_ms", "time bank", "ms a match", "none"),
+                ("memory_mb", "memory", "MiB a bot", "no limit"),
+                ("pids", "processes", "a bot", "no limit"),
+                ("cpus", "CPU", "cores a bot", "no limit"),
+                ("file_mb", "files", "MiB at most", "no limit")):
+            if key not in limits:
+                continue
+            n = _num(limits[key])
+            words.append(f"{label} {zero if n == 0 else _amount(limits[key], unit) or '?'}")
+        if words:
+            out.append("limits: " + ", ".join(words))
+    return out
 
 
 def settings(config: dict[str, Any] | None, standings: dict[str, Any] | None) -> list[str]:
@@ -425,6 +468,7 @@ def settings(config: dict[str, Any] | None, standings: dict[str, Any] | None) ->
         value = config.get(key)
         if value is not None and not isinstance(value, dict | list):
             out.append(f"{key.replace('_', ' ')}: {value}")
+    out += limit_words(config)
     stop = config.get("stop")
     if isinstance(stop, dict):
         conf, margin = _num(stop.get("confidence")), _num(stop.get("margin"))
