@@ -474,8 +474,8 @@ def measure(profile: Path, page: Path, fragment: str, size: tuple[int, int], pro
 
 def replay_page(folder: Path, *, faulted: bool) -> tuple[Path, dict[str, object]]:
     """A match page of the evil bot (``faulted``) or of two good bots, and its record."""
-    for record_path in sorted((folder / "games").glob("*.json")):
-        record = json.loads(record_path.read_text())
+    for record_path in sorted((folder / "games").glob("*.json.gz")):
+        record = dict(read_record(record_path))
         if ("evil" in record["players"]) == faulted:
             return folder / "report" / "games" / f"{record['id']}.html", record
     raise AssertionError("no such match")
@@ -608,11 +608,11 @@ def test_the_script_restores_every_step_the_page_left_out(
     page, record = replay_page(folder, faulted=faulted)
     got = measure(profile, page, "step=0&view=all", (1000, 700), STEPS)
     assert got["steps"] == json.loads(json.dumps(match_steps(read_record(
-        folder / "games" / f"{record['id']}.json"))))
+        folder / "games" / f"{record['id']}.json.gz"))))
 
 
 def test_compact_steps_leave_out_only_the_derived_cards(folder: Path) -> None:
-    record = read_record(next((folder / "games").glob("*.json")))
+    record = read_record(next((folder / "games").glob("*.json.gz")))
     full = match_steps(record)
     compact = match_steps(record, compact=True)
     assert compact == compact_steps(full)
@@ -730,3 +730,54 @@ def test_every_match_of_a_300_match_contest_has_its_page_from_disk(
     games = {t.split("#")[0] for t in links.targets if t.startswith("games/")}
     assert len(games) >= 50 and all(g.endswith(".html") for g in games), games
     assert_links_resolve(index, links)
+
+
+SIZES = """(w, d, out, done) => { w.setTimeout(() => {
+  const vw = d.documentElement.clientWidth;
+  out.overflow = d.documentElement.scrollWidth - vw;
+  let small = 99, where = "";
+  const walk = d.createTreeWalker(d.body, 4);  // text nodes
+  while (walk.nextNode()) {
+    const n = walk.currentNode, e = n.parentElement;
+    if (!n.textContent.trim() || !e) continue;
+    const r = e.getBoundingClientRect();
+    if (!r.width || !r.height) continue;  // not shown (a closed details, a hidden section)
+    let size = parseFloat(w.getComputedStyle(e).fontSize);
+    const svg = e.closest("svg");
+    if (svg) size *= svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    if (size < small) { small = size; where = n.textContent.slice(0, 40); }
+  }
+  out.small = Math.round(small * 10) / 10;
+  out.where = where;
+  const cross = d.getElementById("cross");
+  out.cross = cross.getBoundingClientRect().right <= vw + 0.5;
+  out.crossCut = cross.scrollWidth > cross.clientWidth + 0.5
+    && w.getComputedStyle(cross).overflowX !== "auto";
+  out.chart = !!d.querySelector("svg.chart");
+  done();
+}, 800); }"""
+
+
+@pytest.fixture(scope="module")
+def thousand(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("thousand") / "out"
+    large_ladder(out, 1000, 1500)
+    done = subprocess.run([*CLI, "report", str(out)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.mark.parametrize("width", [390, 1000, 1600])
+@pytest.mark.parametrize("which", ["four", "thousand"])
+def test_the_page_at_every_width_cuts_nothing_and_no_text_is_under_11_px(
+        request: pytest.FixtureRequest, profile: Path, width: int, which: str) -> None:
+    """A phone (390 px), a laptop, a wide screen; 4 entrants (the finished tournament) and
+    1,000 (a ladder): nothing wider than the window but inside a box of its own that scrolls
+    (the crosstable), and no text under 11 px (the chart's labels were about 6 at 390)."""
+    out = request.getfixturevalue("folder" if which == "four" else "thousand")
+    got = measure(profile, out / "report" / "index.html", "", (width, 800), SIZES)
+    assert got["overflow"] == 0, got
+    assert got["cross"] is True and got["crossCut"] is False, got
+    assert got["small"] >= 11, got
+    assert got["chart"] is True, got

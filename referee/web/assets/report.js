@@ -227,9 +227,13 @@
   function drawChart() {
     const ch = D.chart, box = $("chart");
     if (!ch || !ch.xs || ch.xs.length < 2) { box.appendChild(el("p", "muted", "no match rated yet")); return; }
-    const NS = "http://www.w3.org/2000/svg", w = 760, h = 300, L = 62, R = 12, T = 10, B = 46;
+    // drawn at the box's width (at most 760): a label of 11 px stays 11 px on a 390 px phone,
+    // where a 760-wide picture scaled down drew it at 6
+    const w = Math.max(280, Math.min(760, Math.floor(box.clientWidth || 760)));
+    const NS = "http://www.w3.org/2000/svg", h = w < 500 ? 260 : 300, L = 62, R = 12, T = 10, B = 46;
     const svg = document.createElementNS(NS, "svg");
     svg.setAttribute("viewBox", "0 0 " + w + " " + h); svg.setAttribute("class", "chart");
+    svg.style.maxWidth = w + "px";
     svg.setAttribute("role", "img"); svg.setAttribute("aria-label", "rating (mu) over the matches");
     const vals = ch.series.flatMap((s) => s[1].filter((v) => v !== null));
     let lo = Math.min(...vals), hi = Math.max(...vals);
