@@ -562,7 +562,11 @@ def test_the_header_is_short_labelled_lines(tmp_path: Path) -> None:
     lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
     assert lines[0] == "t: 2 entrants, 2 matches, 1 already played", lines
     labels = [line.split(":")[0].strip() for line in lines[1:] if line[2] != " "]
-    assert labels == ["played", "deals", "judged", "stops", "sandbox", "running", "output"], lines
+    assert labels == ["played", "deals", "judged", "stops", "sandbox", "faults", "clock",
+                      "a bot", "running", "output"], lines
+    # each limit in words: max_faults 0 is no limit (it read as "no fault allowed")
+    assert "  faults:    no limit (max_faults 0: no entrant is disqualified)" in lines, lines
+    assert not any("max faults" in line for line in lines), lines
     assert "  played:    round-robin, 1 round: 2-player matches to 100 points" in lines
     assert "  sandbox:   bwrap (bwrap, seccomp)" in lines
     assert "             each bot a uid of its own" in lines

@@ -419,15 +419,17 @@ SETTINGS_KEYS = ("format", "players", "seatings", "rounds", "target", "variant",
 
 def _amount(value: object, unit: str) -> str | None:
     n = _num(value)
-    if n == 1 and unit.startswith("cores"):
-        unit = "core" + unit[5:]
-    return None if n is None else f"{n:g} {unit}"
+    if n == 1 and unit == "cores":
+        unit = "core"
+    return None if n is None else f"{n:g} {unit}".rstrip()
 
 
 def limit_words(config: dict[str, Any] | None) -> list[str]:
-    """Each limit of a resolved configuration in words, ``label: text``, ``0`` (where it means
-    none) said as ``no limit``: ``faults: no limit (max_faults 0: an entrant plays every match
-    whatever its faults)``, ``limits: a move 1000 ms, …, memory 512 MiB a bot, …``."""
+    """Each limit of a resolved configuration in words, ``label: text`` (a label of at most 9
+    characters, a text of at most about 66: the terminal's header shows them as they are),
+    ``0`` where it means none said as ``no limit``: ``faults: no limit (max_faults 0: no entrant
+    is disqualified)``, ``clock: a move 1000 ms, start-up 10000 ms, time bank none``,
+    ``a bot: memory 512 MiB, processes 64, CPU 1 core, files 64 MiB``."""
     config = config or {}
     out = []
     cap = config.get("max_matches")
@@ -436,27 +438,23 @@ def limit_words(config: dict[str, Any] | None) -> list[str]:
                    f"match cap: at most {cap} matches (max_matches)")
     faults = _num(config.get("max_faults"))
     if faults is not None:
-        out.append("faults: no limit (max_faults 0: an entrant plays every match whatever its "
-                   "faults)" if faults == 0 else
-                   f"faults: at most {faults:g} (max_faults: an entrant is disqualified after "
-                   f"{faults:g} faults and sits out the rest)")
+        out.append("faults: no limit (max_faults 0: no entrant is disqualified)" if faults == 0
+                   else f"faults: an entrant is disqualified after {faults:g} (max_faults)")
     limits = config.get("limits")
     if isinstance(limits, dict):
-        words = []
-        for key, label, unit, zero in (
-                ("move_ms", "a move", "ms", "no limit"),
-                ("startup_ms", "start-up", "ms", "no limit"),
-                ("bank_ms", "time bank", "ms a match", "none"),
-                ("memory_mb", "memory", "MiB a bot", "no limit"),
-                ("pids", "processes", "a bot", "no limit"),
-                ("cpus", "CPU", "cores a bot", "no limit"),
-                ("file_mb", "files", "MiB at most", "no limit")):
-            if key not in limits:
-                continue
-            n = _num(limits[key])
-            words.append(f"{label} {zero if n == 0 else _amount(limits[key], unit) or '?'}")
-        if words:
-            out.append("limits: " + ", ".join(words))
+        for label, keys in (("clock", (("move_ms", "a move", "ms"),
+                                       ("startup_ms", "start-up", "ms"),
+                                       ("bank_ms", "time bank", "ms a match"))),
+                            ("a bot", (("memory_mb", "memory", "MiB"), ("pids", "processes", ""),
+                                       ("cpus", "CPU", "cores"), ("file_mb", "files", "MiB")))):
+            words = []
+            for key, name, unit in keys:
+                if key in limits:
+                    n = _num(limits[key])
+                    zero = "none" if key == "bank_ms" else "no limit"
+                    words.append(f"{name} {zero if n == 0 else _amount(limits[key], unit) or '?'}")
+            if words:
+                out.append(f"{label}: " + ", ".join(words))
     return out
 
 
