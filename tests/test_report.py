@@ -155,6 +155,11 @@ def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
             assert r.headers["Content-Type"] == "application/json"
             assert r.headers["Content-Encoding"] == "gzip"
             assert json.loads(gzip.decompress(r.read()))["id"] == match_id
+        (tmp_path / "outside.json.gz").write_bytes(gzip.compress(b"{}"))  # beside the folder
+        for escape in ("/games/%2E%2E/%2E%2E/outside.json.gz", "/games/../../outside.json.gz"):
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(f"{base}{escape}", timeout=30)
+            assert info.value.code == 404
         with urllib.request.urlopen(f"{base}/report/data.js", timeout=30) as r:
             assert r.read().endswith(b'(window.CT_REPORT.pages = "all");\n')
         for hidden in ("/.deal-secret", "/%2Edeal-secret", "/games/../.ct-referee.json"):

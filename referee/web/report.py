@@ -535,8 +535,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
                        "(window.CT_REPORT.pages = \"all\");\n")
             return
         if route.startswith("/games/") and route.endswith(".json.gz"):  # shown, not downloaded
-            try:
-                gz = (Path(self.directory) / route.lstrip("/")).read_bytes()
+            try:  # translate_path: within the folder, '..' dropped (as for every file served)
+                gz = Path(self.translate_path(self.path)).read_bytes()
             except OSError:
                 self.send_error(404)
                 return
