@@ -56,10 +56,10 @@ def replay(
 
     \b
     Examples:
-      ct-referee replay games/demo-17.json --hand 2 --seat 1
+      ct-referee replay games/demo-17.json.gz --hand 2 --seat 1
       ct-referee replay --verify out/games
-      ct-referee replay games/demo-17.json --html demo-17.html
-      ct-referee replay games/demo-17.json --bot "python3 my_bot.py" --seat 1
+      ct-referee replay games/demo-17.json.gz --html demo-17.html
+      ct-referee replay games/demo-17.json.gz --bot "python3 my_bot.py" --seat 1
 
     With --verify the exit status is 1 if any record is not valid.
     """

@@ -43,7 +43,7 @@ BENCHED = ("disqualified: ", "left out: ")
 
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-"""A match id the report takes: it names files (``games/<id>.json``, ``report/games/<id>.html``),
+"""A match id the report takes: it names files (``games/<id>.json.gz``, ``report/games/<id>.html``),
 so nothing that could leave their folder."""
 
 
