@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from referee.game.rules import Variant  # noqa: E402
 from referee.records import luck as luck_mod  # noqa: E402
+from referee.records.record import read_json  # noqa: E402
 from referee.tournament.stopping import deal_pieces  # noqa: E402
 
 K = len(luck_mod.FEATURES)
@@ -41,7 +42,7 @@ def read_sets(paths: Sequence[Path]) -> Iterator[list[dict[str, Any]]]:
         if path.is_dir():
             groups: dict[str, list[dict[str, Any]]] = {}
             for f in sorted((path / "games").glob("*.json*")):
-                rec = json.loads(f.read_text())
+                rec = read_json(f)  # plain or compressed (games/<id>.json.gz)
                 rnd, g, _ = rec["id"].split("-")
                 groups.setdefault(rnd + g, []).append(rec)
             yield from groups.values()

@@ -65,7 +65,7 @@ from referee.game.cards import Card  # noqa: E402
 from referee.game.rules import Deal, Hand, Match, Variant, rank  # noqa: E402
 from referee.match.job import MatchSpec  # noqa: E402
 from referee.records.luck import model_luck  # noqa: E402
-from referee.records.record import deal_to_json  # noqa: E402
+from referee.records.record import deal_to_json, read_json  # noqa: E402
 from referee.tournament.course import TournamentPlan, TournamentProgress  # noqa: E402
 from referee.tournament.formats import Format, Gauntlet, RoundRobin  # noqa: E402
 from referee.tournament.ratings import MatchResult  # noqa: E402
@@ -295,7 +295,7 @@ def real_run(kind: str, seed: int, args: argparse.Namespace, folder: Path) -> Re
     if done.returncode != 0:
         raise RuntimeError(f"{kind} {seed}: exit {done.returncode}: {done.stderr[-2000:]}")
     standings = json.loads((out / "standings.json").read_text())
-    records = [json.loads(p.read_text()) for p in sorted((out / "games").glob("*.json"))]
+    records = [read_json(p) for p in sorted((out / "games").glob("*.json*"))]
     shutil.rmtree(out, ignore_errors=True)
     return RealRun(kind, seed, standings["matches"], standings["stopped"], standings["pairs"],
                    records, time.perf_counter() - t0, margin)

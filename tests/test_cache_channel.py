@@ -19,6 +19,7 @@ import pytest
 from conftest import ROOT
 from referee.bots import hygiene
 from referee.bots.sandbox import capabilities
+from referee.records.record import read_record
 from referee.runners.local import ThreadRunner
 from referee.tournament.config import load_config
 from referee.tournament.run import run
@@ -63,7 +64,7 @@ def read_back(out: Path) -> dict[str, tuple[int, int, int, int]]:
     assert len(order) == 2, order
     found = {name: [0, 0, 0, 0] for name in CHANNELS}
     for n, match in enumerate(order):
-        record = json.loads((out / "games" / f"{match}.json").read_text())
+        record = read_record(out / "games" / f"{match}.json.gz")
         seat = record["players"].index("attacker")
         log = (out / "logs" / match / f"{seat}-attacker.stderr").read_text().splitlines()
         for line in log:
@@ -83,7 +84,7 @@ def read_back(out: Path) -> dict[str, tuple[int, int, int, int]]:
 
 
 def hands(out: Path) -> int:
-    return sum(len(json.loads(p.read_text())["hands"]) for p in (out / "games").glob("*.json"))
+    return sum(len(read_record(p)["hands"]) for p in (out / "games").glob("*.json.gz"))
 
 
 def test_the_later_seating_finds_no_mark_in_the_kernels_caches(config: Path) -> None:

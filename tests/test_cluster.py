@@ -181,7 +181,7 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
     assert (tmp_path / "out" / "standings.json").read_text() == standings
     # the workers share the folder: they wrote the records and logs, no attempt's file is left
     assert sorted(p.name for p in (tmp_path / "out" / "games").iterdir()) == \
-        sorted(f"{i}.json" for i in ids)
+        sorted(f"{i}.json.gz" for i in ids)
     assert all(any((tmp_path / "out" / "logs" / i).iterdir()) for i in ids)
 
 
@@ -509,10 +509,10 @@ def test_a_worker_that_does_not_see_the_output_folder_sends_records_the_coordina
     assert (out / "standings.json").read_text() == standings
     ids = journal_ids(out)
     assert len(ids) == len(set(ids)) == MATCHES
-    assert sorted(p.name for p in (out / "games").iterdir()) == sorted(f"{i}.json" for i in ids)
+    assert sorted(p.name for p in (out / "games").iterdir()) == sorted(f"{i}.json.gz" for i in ids)
     for line in (out / "results.jsonl").read_text().splitlines():
         result = json.loads(line)
-        assert read_record(out / "games" / f"{result['id']}.json")["totals"] == result["totals"]
+        assert read_record(out / "games" / f"{result['id']}.json.gz")["totals"] == result["totals"]
     assert all(sorted(p.name for p in (out / "logs" / i).iterdir()) for i in ids)
     assert sorted(p.name for p in (out / "logs" / "r1-g001-s01").iterdir()) == \
         ["0-random.stderr", "1-greedy.stderr", "2-blocker.stderr"]
@@ -580,13 +580,13 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
     match = first.split()[2].rstrip(":")
     if how == "elsewhere":
         assert first == (f"error: match {match}: its worker reported a record at "
-                         f"{str(victim)!r}, not beside {match}.json"), done.stderr
+                         f"{str(victim)!r}, not beside {match}.json.gz"), done.stderr
     elif how == "nothing":
         assert first == f"error: match {match}: its worker sent back no record", done.stderr
     elif how == "dotdot":
         assert first == f"error: match {match}: its worker sent a log named '..'", done.stderr
     else:
-        link = out / "games" / f".{match}.json.forged.tmp"
+        link = out / "games" / f".{match}.json.gz.forged.tmp"
         assert first == (f"error: match {match}: its worker reported a record at "
                          f"{str(link)!r}, which is not a plain file"), done.stderr
     assert victim.read_text() == "not a record\n"
@@ -598,7 +598,7 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in (out / "games").iterdir()) == \
-        sorted(f"{i}.json" for i in journal_ids(out))
+        sorted(f"{i}.json.gz" for i in journal_ids(out))
     assert victim.read_text() == "not a record\n"
 
 
@@ -682,7 +682,7 @@ def test_a_worker_closed_midway_through_a_whole_set_loses_no_match(
     ids = journal_ids(out)
     assert len(ids) == len(set(ids)) == MATCHES
     assert (out / "standings.json").read_text() == standings
-    assert sorted(p.name for p in (out / "games").iterdir()) == sorted(f"{i}.json" for i in ids)
+    assert sorted(p.name for p in (out / "games").iterdir()) == sorted(f"{i}.json.gz" for i in ids)
 
 
 def test_a_worker_asks_again_whether_it_shares_the_folder_until_it_does(tmp_path: Path) -> None:

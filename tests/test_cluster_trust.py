@@ -51,6 +51,7 @@ from pathlib import Path
 import referee.runners.cluster as cluster
 from referee.game.rules import Deal
 from referee.match.job import MatchKeys, result_line
+from referee.records.record import read_json
 
 honest = getattr(cluster, "honest", cluster.play_on_worker)  # dask may run a preload twice
 cluster.honest = honest
@@ -81,7 +82,7 @@ def forged(job):
         line = json.loads(json.dumps(report.line))
         won(line, seat)
         return dataclasses.replace(report, line=line)
-    record = json.loads(report.written.read_text())
+    record = read_json(report.written)  # compressed: games/<id>.json.gz
     if how == "record":
         top = won(record, seat)
         for hand in record["hands"]:
@@ -159,7 +160,7 @@ def test_a_worker_that_forges_results_is_refused_and_the_standings_stay_honest(
     saved = journal_ids(out) if (out / "results.jsonl").exists() else []
     assert match not in saved
     for i in saved:  # what was counted is honest: no match with random in it
-        assert "random" not in read_record(out / "games" / f"{i}.json")["players"]
+        assert "random" not in read_record(out / "games" / f"{i}.json.gz")["players"]
     if how != "record":
         return
     again = subprocess.run([*CLI, "tournament", str(config), "-o", str(out)],

@@ -46,7 +46,7 @@ def write_config(tmp_path: Path, entrants: list[tuple[str, str]], **extra: objec
 
 def deals(out: Path, match_id: str = "r1-g001-s01") -> list[dict[str, Any]]:
     """The deals of a tournament record: every hand without its turns and scores."""
-    record = read_record(out / "games" / f"{match_id}.json")
+    record = read_record(out / "games" / f"{match_id}.json.gz")
     return [{k: h[k] for k in ("dealer", "hands", "layout", "stock")} for h in record["hands"]]
 
 
@@ -66,13 +66,13 @@ def test_fresh_folders_deal_differently_and_a_resume_deals_the_same(tmp_path: Pa
     # Both seatings of the group play the same deals.
     assert deals(a)[0] == deals(a, "r1-g001-s02")[0]
     # A resume keeps the folder's secret: the match played again is dealt the same.
-    before = read_record(a / "games" / "r1-g001-s02.json")
+    before = read_record(a / "games" / "r1-g001-s02.json.gz")
     lines = (a / "results.jsonl").read_text().splitlines(keepends=True)
     (a / "results.jsonl").write_text("".join(x for x in lines if "r1-g001-s02" not in x))
-    (a / "games" / "r1-g001-s02.json").unlink()
+    (a / "games" / "r1-g001-s02.json.gz").unlink()
     again = run(load_config(path, output=a))
     assert again.played == 1 and again.finished
-    after = read_record(a / "games" / "r1-g001-s02.json")
+    after = read_record(a / "games" / "r1-g001-s02.json.gz")
     assert after["hands"][0]["hands"] == before["hands"][0]["hands"]
     assert after["bot_id"] == before["bot_id"] and after["totals"] == before["totals"]
     # Another folder given the secret deals the same; a folder with another secret refuses it.
@@ -125,7 +125,7 @@ def test_the_id_a_bot_is_told_reveals_nothing(tmp_path: Path) -> None:
             assert len(ids) == 1  # every seat of a match is told the same id
             bot_id = ids.pop()
             assert HEX12.fullmatch(bot_id), bot_id  # no round, group, seating or seed in it
-            record = read_record(out / "games" / f"{match_id}.json")
+            record = read_record(out / "games" / f"{match_id}.json.gz")
             assert record["id"] == match_id and record["bot_id"] == bot_id
             told[match_id] = {bot_id}
         assert len(set().union(*told.values())) == 6

@@ -3,7 +3,9 @@ refused in one line naming it, and the valid record beside it is still checked."
 
 from __future__ import annotations
 
+import gzip
 import json
+import resource
 import shutil
 import subprocess
 from pathlib import Path
@@ -34,7 +36,24 @@ def folder(tmp_path: Path) -> Path:
     (tmp_path / "f-shape.json").write_text(HEAD + '"hands": [[[[1]]]], "players": 7}')
     with open(tmp_path / "g-huge.json", "wb") as f:  # sparse: nothing written past the cap
         f.truncate(MAX_BYTES + 4096)
+    # compressed (a tournament's games/<id>.json.gz): a valid one, a bomb of 1 GiB of text in
+    # about 1 MiB, one cut short, one damaged, one whose text is too deep
+    valid = (DATA / "two-red.json").read_bytes()
+    (tmp_path / "n-valid.json.gz").write_bytes(gzip.compress(valid))
+    (tmp_path / "h-bomb.json.gz").write_bytes(bomb(1 << 30))
+    (tmp_path / "i-cut.json.gz").write_bytes(gzip.compress(valid)[:200])
+    damaged = bytearray(gzip.compress(valid))
+    damaged[40:60] = b"\xff" * 20
+    (tmp_path / "j-damaged.json.gz").write_bytes(bytes(damaged))
+    (tmp_path / "k-deep.json.gz").write_bytes(gzip.compress(b"[" * 100_000 + b"]" * 100_000))
     return tmp_path
+
+
+def bomb(size: int) -> bytes:
+    """gzip of a record's head then ``size`` bytes of spaces: one member a MiB, repeated (a
+    file of several members is gzip too)."""
+    mib = gzip.compress(b" " * (1 << 20), 9)
+    return gzip.compress(HEAD.encode()) + mib * (size >> 20)
 
 
 def test_verify_reports_each_hostile_record_in_one_line_and_checks_the_valid_one(
@@ -52,12 +71,31 @@ def test_verify_reports_each_hostile_record_in_one_line_and_checks_the_valid_one
     assert "NaN is not a JSON number" in by_name["e-nan.json"]
     assert by_name["f-shape.json"].startswith("BAD ")
     assert "too large" in by_name["g-huge.json"]
-    assert lines[-1] == "8 records: 1 ok, 7 bad"
-    assert all(line.startswith("BAD ") for name, line in by_name.items() if name != "m-valid.json")
+    assert by_name["n-valid.json.gz"].startswith("ok  "), lines
+    assert "decompresses to more than 64 MiB" in by_name["h-bomb.json.gz"]
+    assert "compressed, and cut short" in by_name["i-cut.json.gz"]
+    assert "compressed, and damaged" in by_name["j-damaged.json.gz"]
+    assert "nested 100000 deep" in by_name["k-deep.json.gz"]
+    assert lines[-1] == "13 records: 2 ok, 11 bad"
+    valid = ("m-valid.json", "n-valid.json.gz")
+    assert all(line.startswith("BAD ") for name, line in by_name.items() if name not in valid)
+
+
+def test_a_zip_bomb_is_refused_within_the_size_cap(folder: Path) -> None:
+    """1 GiB of text in a 1 MiB file: read no further than the cap (64 MiB) and refused."""
+    assert (folder / "h-bomb.json.gz").stat().st_size < 2 << 20
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    done = run(str(folder / "h-bomb.json.gz"))
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB, the largest child
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "too large (it decompresses to more than 64 MiB" in done.stderr
+    assert peak == before or peak < 400 << 10, peak  # never the gigabyte
 
 
 @pytest.mark.parametrize("name", ["a-deep.json", "b-digits.json", "c-float.json",
-                                  "d-deep-object.json", "e-nan.json", "g-huge.json"])
+                                  "d-deep-object.json", "e-nan.json", "g-huge.json",
+                                  "h-bomb.json.gz", "i-cut.json.gz", "j-damaged.json.gz",
+                                  "k-deep.json.gz"])
 def test_replay_of_a_hostile_record_is_one_error_line(folder: Path, name: str) -> None:
     done = run(str(folder / name))
     assert done.returncode == 1
@@ -68,6 +106,8 @@ def test_replay_of_a_hostile_record_is_one_error_line(folder: Path, name: str) -
 def test_the_valid_record_still_replays(folder: Path) -> None:
     done = run(str(folder / "m-valid.json"))
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    compressed = run(str(folder / "n-valid.json.gz"))
+    assert compressed.returncode == 0 and compressed.stdout == done.stdout, compressed.stderr
 
 
 def test_the_bounds_leave_real_records_alone() -> None:

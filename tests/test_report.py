@@ -5,13 +5,16 @@ report's data without a browser: ``test_report_data.py``."""
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,7 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from referee.records.record import read_record
+from referee.records.record import read_record, write_record
 from referee.web.replay_html import compact_steps, match_steps
 
 pytestmark = pytest.mark.process
@@ -82,6 +85,9 @@ sandbox: none
     assert "the difference in points a hand adjusted for luck" in said
     assert sum(line.startswith("fault: ") and " crasher " in line
                for line in done.stdout.splitlines()) == 1  # not once per match
+    # each limit in words: max_faults 0 is no limit, not "no fault allowed"
+    assert "  faults:    no limit (max_faults 0: no entrant is disqualified)\n" in done.stdout
+    assert "  clock:     a move 1000 ms, start-up 10000 ms, time bank none\n" in done.stdout
     done = subprocess.run([*CLI, "report", "out"], cwd=base, capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -139,10 +145,21 @@ def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
         with urllib.request.urlopen(f"{base}/{log}", timeout=30) as r:
             assert r.headers["Content-Type"].startswith("text/plain")
             assert b"<script>" in r.read()
-        match_id = next((copy / "games").glob("*.json")).stem
+        record = next((copy / "games").glob("*.json.gz"))
+        match_id = record.name.removesuffix(".json.gz")
         with urllib.request.urlopen(f"{base}/report/games/{match_id}.html", timeout=30) as r:
             assert r.headers["Content-Type"].startswith("text/html")
             assert b'id="ct-data"' in r.read()
+        with urllib.request.urlopen(f"{base}/games/{record.name}", timeout=30) as r:
+            # the compressed record, shown by the browser as JSON (it decompresses it)
+            assert r.headers["Content-Type"] == "application/json"
+            assert r.headers["Content-Encoding"] == "gzip"
+            assert json.loads(gzip.decompress(r.read()))["id"] == match_id
+        (tmp_path / "outside.json.gz").write_bytes(gzip.compress(b"{}"))  # beside the folder
+        for escape in ("/games/%2E%2E/%2E%2E/outside.json.gz", "/games/../../outside.json.gz"):
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(f"{base}{escape}", timeout=30)
+            assert info.value.code == 404
         with urllib.request.urlopen(f"{base}/report/data.js", timeout=30) as r:
             assert r.read().endswith(b'(window.CT_REPORT.pages = "all");\n')
         for hidden in ("/.deal-secret", "/%2Edeal-secret", "/games/../.ct-referee.json"):
@@ -439,8 +456,8 @@ f.addEventListener("load", () => {{
 </script></body></html>"""
 
 
-def measure(profile: Path, page: Path, fragment: str, size: tuple[int, int], probe: str
-            ) -> dict[str, object]:
+def measure(profile: Path, page: Path, fragment: str, size: tuple[int, int], probe: str,
+            budget: int = 20000) -> dict[str, object]:
     """Opens ``page#fragment`` in an iframe of ``size`` and returns what the JavaScript
     ``probe(window, document, out, done)`` put in ``out`` before calling ``done``."""
     harness = page.parent / "harness.html"
@@ -448,7 +465,7 @@ def measure(profile: Path, page: Path, fragment: str, size: tuple[int, int], pro
                                       probe=probe))
     try:
         dom = browse(profile, harness, "--dump-dom", "--allow-file-access-from-files",
-                     "--virtual-time-budget=20000")
+                     f"--virtual-time-budget={budget}")
     finally:
         harness.unlink()
     text = dom.split('<pre id="out">', 1)[1].split("</pre>", 1)[0]
@@ -460,8 +477,8 @@ def measure(profile: Path, page: Path, fragment: str, size: tuple[int, int], pro
 
 def replay_page(folder: Path, *, faulted: bool) -> tuple[Path, dict[str, object]]:
     """A match page of the evil bot (``faulted``) or of two good bots, and its record."""
-    for record_path in sorted((folder / "games").glob("*.json")):
-        record = json.loads(record_path.read_text())
+    for record_path in sorted((folder / "games").glob("*.json.gz")):
+        record = dict(read_record(record_path))
         if ("evil" in record["players"]) == faulted:
             return folder / "report" / "games" / f"{record['id']}.html", record
     raise AssertionError("no such match")
@@ -594,12 +611,176 @@ def test_the_script_restores_every_step_the_page_left_out(
     page, record = replay_page(folder, faulted=faulted)
     got = measure(profile, page, "step=0&view=all", (1000, 700), STEPS)
     assert got["steps"] == json.loads(json.dumps(match_steps(read_record(
-        folder / "games" / f"{record['id']}.json"))))
+        folder / "games" / f"{record['id']}.json.gz"))))
 
 
 def test_compact_steps_leave_out_only_the_derived_cards(folder: Path) -> None:
-    record = read_record(next((folder / "games").glob("*.json")))
+    record = read_record(next((folder / "games").glob("*.json.gz")))
     full = match_steps(record)
     compact = match_steps(record, compact=True)
     assert compact == compact_steps(full)
     assert all(("hands" in s) == (s["turn"] == 0) for s in compact)
+
+
+# -- a run stopped before its end; every match's page from disk ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A tournament stopped with Ctrl-C (SIGINT) after a few matches, and its resume command."""
+    base = tmp_path_factory.mktemp("interrupted")
+    (base / "t.yaml").write_text(f"""\
+name: cut-short
+entrants:
+  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
+  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
+  - {{name: random-b, command: {PY} {ROOT}/bots/random_bot.py --seed 3}}
+players: 2
+rounds: 8
+target: 1000
+sandbox: none
+""")
+    out = base / "out"
+    proc = subprocess.Popen([*CLI, "tournament", "t.yaml", "-o", "out"], cwd=base,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not ((out / "report" / "data.js").is_file() and (out / "results.jsonl").is_file()
+               and (out / "results.jsonl").read_text().count("\n") >= 3):
+        assert proc.poll() is None and time.monotonic() < deadline, "no progress"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    resume = stderr.split("resume with: ", 1)[1].split("\n", 1)[0]
+    return out, resume
+
+
+RELOADS = """(w, d, out, done) => {
+  window.loads = (window.loads || 0) + 1;
+  out.loads = window.loads;
+  out.sub = d.getElementById("sub").textContent;
+  out.halted = (d.querySelector("header .halted") || {textContent: ""}).textContent;
+  out.stopped = d.getElementById("stopped").textContent;
+  out.headline = d.getElementById("headline").textContent;
+  if (window.loads > 1) done();
+  else setTimeout(() => { if (window.loads === 1) done(); }, 33000);  // past the 30 s reload
+}"""
+
+
+def test_an_interrupted_run_says_so_and_how_to_resume_and_stops_reloading(
+        interrupted: tuple[Path, str], profile: Path) -> None:
+    out, resume = interrupted
+    said = data(out)
+    assert said["final"] is False and said["halted"]["why"] == "interrupted"  # type: ignore[index]
+    assert said["halted"]["resume"] == resume  # type: ignore[index]
+    assert "tournament t.yaml" in resume
+    got = measure(profile, out / "report" / "index.html", "", (1000, 700), RELOADS, 40000)
+    assert got["loads"] == 1, got  # still the same page after 33 s: no reload
+    assert "interrupted at " in str(got["sub"]) and "not reloading" in str(got["sub"]), got
+    assert "reloads every 30 s" not in str(got["sub"])
+    assert str(got["halted"]).startswith("The run was interrupted (") and resume in str(
+        got["halted"]), got
+    assert "the run is not over" not in str(got["headline"]), got
+    # the control: the same page of a run still going reloads itself every 30 s
+    live = out.parent / "live"
+    shutil.copytree(out, live)
+    page = data(live)
+    del page["halted"]
+    (live / "report" / "data.js").write_text(f"window.CT_REPORT = {json.dumps(page)};\n")
+    again = measure(profile, live / "report" / "index.html", "", (1000, 700), RELOADS, 40000)
+    assert again["loads"] == 2 and "reloads every 30 s" in str(again["sub"]), again
+
+
+def test_a_resumed_run_is_live_then_final_again(interrupted: tuple[Path, str],
+                                                 tmp_path: Path) -> None:
+    out, resume = interrupted
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    args = resume.split()[2:]  # ct-referee tournament CONFIG ...
+    done = subprocess.run([*CLI, "tournament", *args, "-o", str(copy)], cwd=out.parent,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert data(copy)["final"] is True and "halted" not in data(copy)
+
+
+def test_every_match_of_a_300_match_contest_has_its_page_from_disk(
+        folder: Path, tmp_path: Path, profile: Path) -> None:
+    """Past the 200 matches that used to have pages: each match of the list links to its page,
+    opened from the file system."""
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("report"))
+    lines = [json.loads(x) for x in (copy / "results.jsonl").read_text().splitlines()]
+    journal = []
+    for k in range(300):
+        line = dict(lines[k % len(lines)])
+        record = dict(read_record(copy / line["record"]))
+        logs = copy / "logs" / line["id"]
+        line["id"] = record["id"] = f"r{k + 1}-g001-s01"
+        if not (copy / "logs" / line["id"]).exists():  # its bots' stderr, linked from faults
+            shutil.copytree(logs, copy / "logs" / line["id"])
+        line["record"] = f"games/{line['id']}.json.gz"
+        write_record(record, copy / line["record"])  # type: ignore[arg-type]
+        journal.append(json.dumps(line) + "\n")
+    (copy / "results.jsonl").write_text("".join(journal))
+    done = subprocess.run([*CLI, "report", str(copy)], capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert data(copy)["pages"] == "all"
+    assert len(list((copy / "report" / "games").glob("*.html"))) == 300
+    index = copy / "report" / "index.html"
+    links = parse(browse(profile, index, "--dump-dom", "--allow-file-access-from-files",
+                         "--virtual-time-budget=10000"))
+    games = {t.split("#")[0] for t in links.targets if t.startswith("games/")}
+    assert len(games) >= 50 and all(g.endswith(".html") for g in games), games
+    assert_links_resolve(index, links)
+
+
+SIZES = """(w, d, out, done) => { w.setTimeout(() => {
+  const vw = d.documentElement.clientWidth;
+  out.overflow = d.documentElement.scrollWidth - vw;
+  let small = 99, where = "";
+  const walk = d.createTreeWalker(d.body, 4);  // text nodes
+  while (walk.nextNode()) {
+    const n = walk.currentNode, e = n.parentElement;
+    if (!n.textContent.trim() || !e) continue;
+    const r = e.getBoundingClientRect();
+    if (!r.width || !r.height) continue;  // not shown (a closed details, a hidden section)
+    let size = parseFloat(w.getComputedStyle(e).fontSize);
+    const svg = e.closest("svg");
+    if (svg) size *= svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    if (size < small) { small = size; where = n.textContent.slice(0, 40); }
+  }
+  out.small = Math.round(small * 10) / 10;
+  out.where = where;
+  const cross = d.getElementById("cross");
+  out.cross = cross.getBoundingClientRect().right <= vw + 0.5;
+  out.crossCut = cross.scrollWidth > cross.clientWidth + 0.5
+    && w.getComputedStyle(cross).overflowX !== "auto";
+  out.chart = !!d.querySelector("svg.chart");
+  done();
+}, 800); }"""
+
+
+@pytest.fixture(scope="module")
+def thousand(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("thousand") / "out"
+    large_ladder(out, 1000, 1500)
+    done = subprocess.run([*CLI, "report", str(out)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.mark.parametrize("width", [390, 1000, 1600])
+@pytest.mark.parametrize("which", ["four", "thousand"])
+def test_the_page_at_every_width_cuts_nothing_and_no_text_is_under_11_px(
+        request: pytest.FixtureRequest, profile: Path, width: int, which: str) -> None:
+    """A phone (390 px), a laptop, a wide screen; 4 entrants (the finished tournament) and
+    1,000 (a ladder): nothing wider than the window but inside a box of its own that scrolls
+    (the crosstable), and no text under 11 px (the chart's labels were about 6 at 390)."""
+    out = request.getfixturevalue("folder" if which == "four" else "thousand")
+    got = measure(profile, out / "report" / "index.html", "", (width, 800), SIZES)
+    assert got["overflow"] == 0, got
+    assert got["cross"] is True and got["crossCut"] is False, got
+    assert got["small"] >= 11, got
+    assert got["chart"] is True, got

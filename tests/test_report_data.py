@@ -286,6 +286,21 @@ def test_the_settings_say_how_often_the_rating_is_updated() -> None:
     assert any("updated once per match" in line for line in per_match), per_match
 
 
+def test_each_limit_is_said_in_words_and_0_as_no_limit() -> None:
+    """``max faults: 0`` read as "no fault allowed"; it means no limit."""
+    from referee.web.folder import settings
+    limits = {"startup_ms": 10000, "move_ms": 1000, "bank_ms": 0, "memory_mb": 0, "pids": 64,
+              "cpus": 1.0, "tmp_mb": 64, "file_mb": 0}
+    said = settings({"max_faults": 0, "limits": limits}, None)
+    assert "faults: no limit (max_faults 0: no entrant is disqualified)" in said, said
+    assert "clock: a move 1000 ms, start-up 10000 ms, time bank none" in said, said
+    assert "a bot: memory no limit, processes 64, CPU 1 core, files no limit" in said, said
+    assert not any(line.startswith("max faults") for line in said), said
+    capped = settings({"max_faults": 3, "max_matches": 500}, None)
+    assert "faults: an entrant is disqualified after 3 (max_faults)" in capped, capped
+    assert "match cap: at most 500 matches (max_matches)" in capped, capped
+
+
 def test_the_rating_chart_has_one_point_a_number_of_matches(tmp_path: Path) -> None:
     """A page written twice with no match rated between (the schedule's prefix waiting on one
     match) adds no second point at the same x: the chart drew ``xs`` 0, 0, 3, 3, 4, 12."""

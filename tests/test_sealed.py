@@ -23,6 +23,7 @@ from referee.bots.sandbox import SandboxError, SandboxPolicy, capabilities
 from referee.bots.snapshot import Store, entrant_folder, match_copy, take_snapshot
 from referee.game.rules import Deal
 from referee.match.play import Entrant, play_match
+from referee.records.record import read_record
 from referee.tournament.config import ConfigError, load_config
 from referee.tournament.run import Reporter, run
 
@@ -170,8 +171,8 @@ def test_a_symlink_swapped_during_play_changes_nothing(world: World) -> None:
     seat = 1 if later.endswith("s02") else 0
     err = (world.output / "logs" / later / f"{seat}-attacker.stderr").read_text()
     assert "SAW data: note.txt" in err, err  # the snapshot's link, the snapshot's code
-    records = sorted((world.output / "games").glob("*.json"))
-    loaded = [json.loads(p.read_text()) for p in records]
+    records = sorted((world.output / "games").glob("*.json.gz"))
+    loaded = [read_record(p) for p in records]
     digests = {r["snapshots"][r["players"].index("attacker")] for r in loaded}
     assert len(records) == 2 and len(digests) == 1 and next(iter(digests)).startswith("sha256:")
 
@@ -219,7 +220,8 @@ def test_snapshot_digest_cap_and_per_match_copies(tmp_path: Path) -> None:
 
 def as_nobody(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                           *argv], capture_output=True, text=True, check=False)
+                           *argv], capture_output=True, text=True, errors="replace",
+                          check=False)  # a record is compressed: bytes, not text
 
 
 @pytest.mark.process
@@ -232,7 +234,7 @@ def test_the_output_is_private_while_playing(world: World) -> None:
     files = [p for p in out.rglob("*") if p.is_file()]
     assert files and all(p.stat().st_mode & 0o077 == 0 for p in files), \
         [(str(p), oct(p.stat().st_mode)) for p in files if p.stat().st_mode & 0o077]
-    record = out / "games" / "r1-g001-s01.json"
+    record = out / "games" / "r1-g001-s01.json.gz"
     assert as_nobody("cat", str(record)).returncode != 0  # another login cannot copy it
     # the control: as the output folder was (0755, records 0644), anyone could
     for p in (out, out / "games"):
@@ -287,10 +289,10 @@ def knew(world: World) -> tuple[int, int, int]:
     and hands where it found no mark."""
     out = world.output
     right = named = fresh = 0
-    for path in (out / "games").glob("*.json"):
-        record = json.loads(path.read_text())
+    for path in (out / "games").glob("*.json.gz"):
+        record = read_record(path)
         seat = record["players"].index("attacker")
-        log = (out / "logs" / path.stem / f"{seat}-attacker.stderr").read_text().splitlines()
+        log = (out / "logs" / record["id"] / f"{seat}-attacker.stderr").read_text().splitlines()
         for line in log:
             fresh += line.startswith("FRESH")
             if line.startswith("KNEW"):

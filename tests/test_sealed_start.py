@@ -23,6 +23,7 @@ import pytest
 from referee.bots.sandbox import SandboxError, capabilities
 from referee.bots.snapshot import Store, take_snapshot
 from referee.match.job import MatchSpec
+from referee.records.record import read_record
 from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.ratings import MatchResult, Standings
 from referee.tournament.run import Reporter, run
@@ -59,13 +60,14 @@ def root() -> Iterator[Path]:
 
 
 def records(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text()) for p in sorted((out / "games").rglob("*.json"))]
+    return [dict(read_record(p)) for p in sorted((out / "games").rglob("*.json.gz"))]
 
 
 # -- a write through a shared writable mapping ---------------------------------------------------
 
 MAPPER = """
 import mmap, sys
+from referee.records.record import read_record
 with open(sys.argv[1], "r+b") as f:
     m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
 m[0:1] = m[0:1]  # the page dirtied before the start: later writes move no date

@@ -31,7 +31,7 @@ from conftest import (
 )
 from referee.bots.process import bwrap_available
 from referee.cli import main
-from referee.records.record import read_record
+from referee.records.record import dumps, read_record
 from referee.tournament.run import (
     MARKER,
     SECRET,
@@ -143,7 +143,7 @@ def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_pa
         for seat, name in enumerate(line["players"]):
             assert (out / "logs" / line["id"] / f"{seat}-{name}.stderr").is_file()
     assert sorted(p.name for p in (out / "games").iterdir()) == sorted(
-        f"{x['id']}.json" for x in lines)
+        f"{x['id']}.json.gz" for x in lines)
     # The standings.
     table = json.loads(reference)["standings"]
     names = [row["name"] for row in table]
@@ -183,6 +183,49 @@ def test_resume_after_sigkill_and_a_torn_line(setup: tuple[Path, str], tmp_path:
     assert text.endswith("\n")
     ids = [json.loads(x)["id"] for x in text.splitlines()]
     assert len(ids) == len(set(ids)) == MATCHES
+
+
+@pytest.mark.process
+def test_a_folder_of_plain_records_from_before_resumes(setup: tuple[Path, str],
+                                                        tmp_path: Path) -> None:
+    """A folder an older ct-referee left (``games/<id>.json``, plain JSON; journal lines without
+    hand scores, whose records the resume reads) resumes: the new matches' records compressed
+    (``.json.gz``), both kinds verified, the same standings."""
+    path, reference = setup
+    out = tmp_path / "out"
+    shutil.copytree(path.parent / "reference", out)
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    kept, dropped = lines[:7], lines[7:]
+    for line in dropped:
+        (out / line["record"]).unlink()
+    for k, line in enumerate(kept):
+        old = out / "games" / f"{line['id']}.json"
+        old.write_text(dumps(read_record(out / line["record"])))
+        (out / line["record"]).unlink()
+        line["record"] = f"games/{line['id']}.json"
+        if k < 3:  # a line of a ct-referee before hand scores: its record is read back
+            line.pop("scores", None)
+            line.pop("luck", None)
+    (out / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in kept))
+    (out / "standings.json").unlink()
+    done = subprocess.run([*CLI, "tournament", str(path), "--output", str(out)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert ", 7 already played" in done.stdout, done.stdout
+    assert (out / "standings.json").read_text() == reference
+    names = sorted(p.name for p in (out / "games").iterdir())
+    assert sorted(n for n in names if n.endswith(".json")) == sorted(
+        f"{x['id']}.json" for x in kept)
+    assert sorted(n for n in names if n.endswith(".json.gz")) == sorted(
+        f"{x['id']}.json.gz" for x in dropped)
+    verified = subprocess.run([*CLI, "replay", "--verify", str(out)], capture_output=True,
+                              text=True, timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.splitlines()[-1] == f"{MATCHES} records: {MATCHES} ok, 0 bad"
+    for name in (names[0], names[-1]):  # one of each kind, told turn by turn
+        told = subprocess.run([*CLI, "replay", str(out / "games" / name)],
+                              capture_output=True, text=True, timeout=120)
+        assert told.returncode == 0 and "rank 1" in told.stdout, told.stderr
 
 
 @pytest.mark.process
@@ -519,7 +562,11 @@ def test_the_header_is_short_labelled_lines(tmp_path: Path) -> None:
     lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
     assert lines[0] == "t: 2 entrants, 2 matches, 1 already played", lines
     labels = [line.split(":")[0].strip() for line in lines[1:] if line[2] != " "]
-    assert labels == ["played", "deals", "judged", "stops", "sandbox", "running", "output"], lines
+    assert labels == ["played", "deals", "judged", "stops", "sandbox", "faults", "clock",
+                      "a bot", "running", "output"], lines
+    # each limit in words: max_faults 0 is no limit (it read as "no fault allowed")
+    assert "  faults:    no limit (max_faults 0: no entrant is disqualified)" in lines, lines
+    assert not any("max faults" in line for line in lines), lines
     assert "  played:    round-robin, 1 round: 2-player matches to 100 points" in lines
     assert "  sandbox:   bwrap (bwrap, seccomp)" in lines
     assert "             each bot a uid of its own" in lines
@@ -693,7 +740,7 @@ def test_the_fallback_follows_the_deal_secret_and_records_verify(tmp_path: Path)
         assert result.exit_code == 0, result.output
         assert result.output.count("ok ") == 6 and "BAD" not in result.output
         some = next(iter(sorted(moves[name])))
-        told = CliRunner().invoke(main, ["replay", str(out / "games" / f"{some}.json")])
+        told = CliRunner().invoke(main, ["replay", str(out / "games" / f"{some}.json.gz")])
         assert told.exit_code == 0 and "(fallback)" in told.output, told.output
     assert moves["one"].keys() == moves["two"].keys() and len(moves["one"]) == 4
     assert all(moves["one"][k] != moves["two"][k] for k in moves["one"])

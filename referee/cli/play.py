@@ -140,7 +140,7 @@ def print_result(console: Console, record: RecordDict) -> None:
 @limit_options
 @sandbox_option("Where the bots run (auto: bwrap if it works here).")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the game record here.")
+              help="Write the game record here (JSON; gzip-compressed when FILE ends in .gz).")
 @click.option("--logs", "logs_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Keep each bot's stderr here (default: beside the record).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the result.")
@@ -194,7 +194,8 @@ def play(
         else:
             entrants.append(Entrant(name, tuple(argv), Path.cwd()))
     if logs_dir is None and record_path is not None:
-        logs_dir = record_path.with_suffix("").with_name(record_path.stem + "-logs")
+        stem = Path(record_path.name.removesuffix(".gz")).stem  # game.json(.gz): game-logs
+        logs_dir = record_path.with_name(stem + "-logs")
     scratch = None
     if logs_dir is None:  # kept only for the match: a faulting bot's last lines are shown
         scratch = tempfile.TemporaryDirectory(prefix="ct-play-logs-")

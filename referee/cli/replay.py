@@ -34,7 +34,8 @@ _RESOURCES = Limits(memory_mb=0)
 @click.argument("records", nargs=-1, required=True,
                 type=click.Path(exists=True, path_type=Path))
 @click.option("--verify", is_flag=True,
-              help="Re-play every record under the rules (files or folders of *.json).")
+              help="Re-play every record under the rules (files, or folders of *.json and "
+                   "*.json.gz).")
 @click.option("--hand", "hand_number", type=click.IntRange(min=1), default=None,
               help="Show only hand K.")
 @click.option("--seat", type=click.IntRange(min=0), default=None,
@@ -55,10 +56,10 @@ def replay(
 
     \b
     Examples:
-      ct-referee replay games/demo-17.json --hand 2 --seat 1
+      ct-referee replay games/demo-17.json.gz --hand 2 --seat 1
       ct-referee replay --verify out/games
-      ct-referee replay games/demo-17.json --html demo-17.html
-      ct-referee replay games/demo-17.json --bot "python3 my_bot.py" --seat 1
+      ct-referee replay games/demo-17.json.gz --html demo-17.html
+      ct-referee replay games/demo-17.json.gz --bot "python3 my_bot.py" --seat 1
 
     With --verify the exit status is 1 if any record is not valid.
     """

@@ -61,8 +61,8 @@ from referee.tournament.run import (
     stop_on_sigint,
 )
 from referee.tournament.stopping import Pair, Stop, forecast
-from referee.web.folder import hand_bound, pair_text
-from referee.web.report import Refresher
+from referee.web.folder import hand_bound, limit_words, pair_text
+from referee.web.report import Refresher, mark_stopped
 
 TOP = 8
 """Rows of the table shown while the tournament runs."""
@@ -237,6 +237,8 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     parts = [p for p in sandbox.split("; ") if p]
     lines.append(f"  sandbox:   {parts[0] if parts else 'none'}")
     lines += [pad + p for p in parts[1:-1]]
+    lines += [f"  {w.split(': ', 1)[0] + ':':<11}{w.split(': ', 1)[1]}"  # 0 said "no limit"
+              for w in limit_words(config.resolved())]
     run_on = where or f"concurrency {config.concurrency}"
     lines.append(f"  running:   {run_on}" + (f"; {parts[-1]}" if len(parts) > 1 else ""))
     lines.append(f"  output:    {escape_controls(str(config.output))}")
@@ -515,6 +517,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     except TournamentError as e:
         err.print(Text(f"error: {e}"), soft_wrap=True)
         err.print(Text(f"fix it, then resume with: {shlex.join(resume)}"), soft_wrap=True)
+        with contextlib.suppress(OSError):
+            mark_stopped(cfg.output, why="stopped by an error", done=None, total=None,
+                         resume=shlex.join(resume))
         if (cfg.output / "report" / "index.html").is_file():
             err.print(Text(f"report: {(cfg.output / 'report' / 'index.html').absolute()}"),
                       soft_wrap=True)
@@ -524,6 +529,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
         err.print(Text(f"error: cannot write{where}: {e.strerror or e}"), soft_wrap=True)
         err.print(Text(f"finished matches are kept; resume with: {shlex.join(resume)}"),
                   soft_wrap=True)
+        with contextlib.suppress(OSError):
+            mark_stopped(cfg.output, why="stopped by an error", done=None, total=None,
+                         resume=shlex.join(resume))
         sys.exit(1)
     finally:
         if isinstance(reporter, LiveReporter):
@@ -532,6 +540,9 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     if outcome.standings is None:
         err.print(Text(f"interrupted: {outcome.done} of {outcome.total} matches played and kept "
                        f"in {cfg.output}; resume with: {shlex.join(resume)}"), soft_wrap=True)
+        with contextlib.suppress(OSError):  # the page says so, and stops reloading
+            mark_stopped(cfg.output, why="interrupted", done=outcome.done, total=outcome.total,
+                         resume=shlex.join(resume))
         err.print(Text(f"report: {report_path}"), soft_wrap=True)
         sys.exit(130)
     rule = cfg.stop or Stop()

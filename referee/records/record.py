@@ -1,15 +1,19 @@
 """Game record v1: one JSON document per match, enough to replay and re-verify it.
 
 A record is a plain dict shaped as ``record.md`` says (typed here with :class:`RecordDict`).
-:func:`write_record` writes it atomically; :func:`read_record` reads and checks its format.
+:func:`write_record` writes it atomically, gzip-compressed when the file's name ends in ``.gz``
+(a tournament's ``games/<id>.json.gz``); :func:`read_record` reads and checks its format, from
+plain or gzip-compressed JSON alike (told by the file's first bytes, not its name).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
 import tempfile
+import zlib
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
@@ -84,8 +88,17 @@ class RecordError(ValueError):
 
 
 MAX_BYTES = 64 << 20
-"""The largest record file read: a long match with every ``info`` line a bot may write is a
-few MiB."""
+"""The largest record read, as JSON text (a compressed file's text once decompressed: a small
+file that would decompress to more is refused at this size, not inflated): a long match with
+every ``info`` line a bot may write is a few MiB."""
+GZIP_LEVEL = 6
+"""zlib's level for compressed records: a 35 KB record in about 4.5 KB, in 2.5 ms (level 9 saves
+6% more for three times the time; ``docs/scaling.md``, *Records on disk*)."""
+SUFFIX = ".json.gz"
+"""A tournament's record file: ``games/<id>.json.gz`` (``games/<id>.json`` before 2026-12-02)."""
+SUFFIXES = (SUFFIX, ".json")
+"""The names a record file has, the newer first."""
+_GZIP_MAGIC = b"\x1f\x8b"
 MAX_DEPTH = 32
 """The deepest nesting of arrays and objects read (a record nests 5 deep); the standard
 parser recurses, and 100,000 nested brackets raised ``RecursionError``."""
@@ -142,9 +155,38 @@ def load_json(data: bytes, *, source: str = "record") -> Any:
         raise RecordError(f"{source}: not a game record ({type(err).__name__})") from None
 
 
+def gunzip(data: bytes, *, source: str = "record") -> bytes:
+    """The bytes gzip ``data`` (one member or several) decompresses to, never more than
+    :data:`MAX_BYTES` and a byte made: a file of a few KiB can inflate to gigabytes.
+
+    :raises RecordError: naming ``source``, for more than :data:`MAX_BYTES` of text or bytes
+        that are not whole gzip.
+    """
+    out: list[bytes] = []
+    room = MAX_BYTES + 1
+    rest = data
+    try:
+        while rest:
+            unzip = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
+            piece = unzip.decompress(rest, room)
+            out.append(piece)
+            room -= len(piece)
+            if room <= 0 or unzip.unconsumed_tail:
+                raise RecordError(f"{source}: too large (it decompresses to more than "
+                                  f"{MAX_BYTES >> 20} MiB; a record is at most "
+                                  f"{MAX_BYTES >> 20} MiB)")
+            if not unzip.eof:
+                raise RecordError(f"{source}: not a game record (compressed, and cut short)")
+            rest = unzip.unused_data
+    except zlib.error as err:
+        raise RecordError(f"{source}: not a game record (compressed, and damaged: {err})"
+                          ) from None
+    return b"".join(out)
+
+
 def read_json(path: Path) -> Any:
-    """The JSON of file ``path``, read as :func:`load_json` bounds it (never more than
-    :data:`MAX_BYTES` and a byte read).
+    """The JSON of file ``path``, plain or gzip-compressed, read as :func:`load_json` bounds it
+    (never more than :data:`MAX_BYTES` and a byte read, nor decompressed: :func:`gunzip`).
 
     :raises RecordError: for a file that cannot be read or is not such JSON, in one line.
     """
@@ -159,7 +201,29 @@ def read_json(path: Path) -> Any:
     if len(data) > MAX_BYTES:
         raise RecordError(f"{path}: too large (over {MAX_BYTES >> 20} MiB; a record is at "
                           f"most {MAX_BYTES >> 20} MiB)")
+    if data[:2] == _GZIP_MAGIC:
+        data = gunzip(data, source=str(path))
     return load_json(data, source=str(path))
+
+
+def record_file(games: Path, match_id: str) -> Path:
+    """The record file of match ``match_id`` in folder ``games``: ``<id>.json.gz``, or the
+    ``<id>.json`` of an older run where only that one is there (one or two look-ups)."""
+    new = games / f"{match_id}{SUFFIX}"
+    if not new.exists():
+        old = games / f"{match_id}.json"
+        if old.exists():
+            return old
+    return new
+
+
+def record_id(name: str) -> str | None:
+    """The match id of a record file's name (``r1-g001-s01.json.gz`` or ``r1-g001-s01.json``),
+    ``None`` for another name."""
+    for suffix in SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return None
 
 
 def deal_to_json(deal: Deal, dealer: int) -> HandDict:
@@ -198,8 +262,21 @@ def dumps(record: RecordDict) -> str:
 
 
 def write_record(record: RecordDict, path: Path) -> None:
-    """Writes ``record`` to ``path`` atomically (see :func:`write_atomic`)."""
-    write_atomic(path, dumps(record))
+    """Writes ``record`` to ``path`` atomically (see :func:`write_atomic`): gzip-compressed
+    (:data:`GZIP_LEVEL`, no time stamp: the same record, the same bytes) when ``path``'s name
+    ends in ``.gz`` (or is a cluster worker's temporary name for one, ``.<name>.gz.<hex>.tmp``,
+    renamed by the coordinator), else as JSON text."""
+    text = dumps(record)
+    name = path.name
+    if name.endswith(".gz") or (name.endswith(".tmp") and ".gz." in name):
+        write_atomic(path, compress(text))
+    else:
+        write_atomic(path, text)
+
+
+def compress(text: str) -> bytes:
+    """A record's JSON text as a compressed record file's bytes (gzip, :data:`GZIP_LEVEL`)."""
+    return gzip.compress(text.encode("utf-8"), GZIP_LEVEL, mtime=0)
 
 
 def current_umask() -> int:
@@ -214,10 +291,10 @@ def current_umask() -> int:
     return 0o022
 
 
-def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Writes ``text`` to ``path`` through a temporary file in the same folder, synced, then
-    renamed over ``path``: a reader never sees half a file, even after a crash. The file gets
-    permissions ``mode`` (default: ``0666`` less the umask, like any new file)."""
+def write_atomic(path: Path, text: str | bytes, *, mode: int | None = None) -> None:
+    """Writes ``text`` (or bytes) to ``path`` through a temporary file in the same folder,
+    synced, then renamed over ``path``: a reader never sees half a file, even after a crash.
+    The file gets permissions ``mode`` (default: ``0666`` less the umask, like any new file)."""
     if mode is None:
         mode = 0o666 & ~current_umask()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -228,8 +305,9 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
         except BaseException:
             os.close(fd)  # not yet owned by a file object
             raise
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -239,10 +317,12 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
 
 
 def read_record(path: Path) -> RecordDict:
-    """Reads a record and checks its format and version (not its content: see verification).
+    """Reads a record, plain or gzip-compressed JSON, and checks its format and version (not its
+    content: see verification).
 
     :raises RecordError: for a missing file, text that is not JSON (or JSON too large, too
-        deep or with too long a number: :func:`load_json`), or another format or version.
+        deep or with too long a number: :func:`load_json`; compressed bytes that are damaged
+        or would decompress to more than :data:`MAX_BYTES`), or another format or version.
     """
     return _checked(read_json(path), str(path))
 

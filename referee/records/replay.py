@@ -218,13 +218,15 @@ class Verified(NamedTuple):
 
 
 def record_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """The files named, and every ``*.json`` under the folders named (sorted) that may be a
-    game record: hidden files and folders (a tournament's ``.ct-referee.json``) are skipped,
-    and so is a JSON object without a ``format`` key (a tournament's ``standings.json``). A file
-    named explicitly is always included; so is one with another ``format``, to be reported."""
+    """The files named, and every ``*.json`` and ``*.json.gz`` under the folders named (sorted by
+    name) that may be a game record: hidden files and folders (a tournament's
+    ``.ct-referee.json``) are skipped, and so is a JSON object without a ``format`` key (a
+    tournament's ``standings.json``). A file named explicitly is always included; so is one
+    with another ``format``, to be reported."""
     for p in paths:
         if p.is_dir():
-            for q in sorted(p.rglob("*.json")):
+            found = [*p.rglob("*.json"), *p.rglob("*.json.gz")]
+            for q in sorted(found):
                 hidden = any(part.startswith(".") for part in q.relative_to(p).parts)
                 if q.is_file() and not hidden and not _not_a_record(q):
                     yield q

@@ -40,7 +40,7 @@ from referee.bots.process import BotCommandError, resolve_sandbox
 from referee.match.job import Done
 from referee.match.play import MatchAborted
 from referee.protocol.escape import escape_controls
-from referee.records.record import RecordDict
+from referee.records.record import MAX_BYTES, RecordDict, RecordError, gunzip
 from referee.runners.local import Failed, Finished, Runner, RunnerError, RunnerEvent, faulted
 
 if TYPE_CHECKING:
@@ -666,13 +666,19 @@ MAX_RECORD_BYTES = 64 << 20
 
 
 def _read_record(path: Path) -> Any:
-    """The JSON in a record file a worker wrote (opened without following a link, at most
-    :data:`MAX_RECORD_BYTES`); a string saying what it is instead when it is not JSON."""
+    """The JSON in a record file a worker wrote, plain or compressed (opened without following a
+    link, at most :data:`MAX_RECORD_BYTES`, decompressed to at most as much); a string saying
+    what it is instead when it is not JSON."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as file:
         data = file.read(MAX_RECORD_BYTES + 1)
     if len(data) > MAX_RECORD_BYTES:
         return f"a file of more than {MAX_RECORD_BYTES >> 20} MiB"
+    if data[:2] == b"\x1f\x8b":  # compressed (games/<id>.json.gz)
+        try:
+            data = gunzip(data)
+        except RecordError:
+            return f"compressed, damaged or more than {MAX_BYTES >> 20} MiB once decompressed"
     try:
         return json.loads(data)
     except ValueError:

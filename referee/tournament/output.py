@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from referee.game.faults import Fault
-from referee.records.record import write_atomic
+from referee.records.record import SUFFIX, record_file, record_id, write_atomic
 from referee.tournament.config import RATING_KEYS, Config, ConfigError
 from referee.tournament.course import Stopped
 from referee.tournament.ratings import Standing
@@ -58,7 +58,7 @@ class OutputFolder:
     """An output folder's layout: every path in it, and what reads and writes it as a whole.
 
     >>> OutputFolder(Path("out")).record("r1-g001-s01")
-    PosixPath('out/games/r1-g001-s01.json')
+    PosixPath('out/games/r1-g001-s01.json.gz')
     """
 
     def __init__(self, root: Path) -> None:
@@ -78,13 +78,18 @@ class OutputFolder:
         self.report = root / REPORT
 
     def record(self, match_id: str) -> Path:
-        """Where a match's record is."""
-        return self.games / f"{match_id}.json"
+        """Where a match's record is written (gzip-compressed JSON)."""
+        return self.games / f"{match_id}{SUFFIX}"
+
+    def saved_record(self, match_id: str) -> Path:
+        """Where a match's record is read: the compressed one, or the ``.json`` an older run
+        wrote."""
+        return record_file(self.games, match_id)
 
     @staticmethod
     def record_ref(match_id: str) -> str:
         """A match's record, relative to the folder (the journal's ``record``)."""
-        return f"games/{match_id}.json"
+        return f"games/{match_id}{SUFFIX}"
 
     def match_logs(self, match_id: str) -> Path:
         """The folder of a match's stderr logs."""
@@ -97,7 +102,7 @@ class OutputFolder:
             names = os.listdir(self.games)
         except OSError:
             return set()
-        return {name[:-5] for name in names if name.endswith(".json")}
+        return {i for i in map(record_id, names) if i is not None}
 
     def prepare(self, config: Config, *, fresh: bool = False,
                 deal_secret: bytes | None = None) -> bytes:

@@ -376,7 +376,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
             ok = match_id in records
         else:  # a line of an older ct-referee: its record says the hand scores
             try:
-                record = read_record(folder.record(match_id))
+                record = read_record(folder.saved_record(match_id))
                 hands = _hand_scores(record)
                 luck = _hand_luck(record)
             except (KeyError, TypeError, ValueError, RecordError):

@@ -43,7 +43,7 @@ BENCHED = ("disqualified: ", "left out: ")
 
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-"""A match id the report takes: it names files (``games/<id>.json``, ``report/games/<id>.html``),
+"""A match id the report takes: it names files (``games/<id>.json.gz``, ``report/games/<id>.html``),
 so nothing that could leave their folder."""
 
 
@@ -413,8 +413,49 @@ def group_data(group: FaultGroup, examples: dict[str, Any]) -> dict[str, Any]:
             "benched": group.benched, "examples": items}
 
 
-SETTINGS_KEYS = ("format", "players", "seatings", "rounds", "target", "variant", "max_matches",
-                 "concurrency", "max_faults", "preflight")
+SETTINGS_KEYS = ("format", "players", "seatings", "rounds", "target", "variant",
+                 "concurrency", "preflight")
+
+
+def _amount(value: object, unit: str) -> str | None:
+    n = _num(value)
+    if n == 1 and unit == "cores":
+        unit = "core"
+    return None if n is None else f"{n:g} {unit}".rstrip()
+
+
+def limit_words(config: dict[str, Any] | None) -> list[str]:
+    """Each limit of a resolved configuration in words, ``label: text`` (a label of at most 9
+    characters, a text of at most about 66: the terminal's header shows them as they are),
+    ``0`` where it means none said as ``no limit``: ``faults: no limit (max_faults 0: no entrant
+    is disqualified)``, ``clock: a move 1000 ms, start-up 10000 ms, time bank none``,
+    ``a bot: memory 512 MiB, processes 64, CPU 1 core, files 64 MiB``."""
+    config = config or {}
+    out = []
+    cap = config.get("max_matches")
+    if "max_matches" in config:
+        out.append("match cap: no limit (every planned match)" if cap in (None, 0) else
+                   f"match cap: at most {cap} matches (max_matches)")
+    faults = _num(config.get("max_faults"))
+    if faults is not None:
+        out.append("faults: no limit (max_faults 0: no entrant is disqualified)" if faults == 0
+                   else f"faults: an entrant is disqualified after {faults:g} (max_faults)")
+    limits = config.get("limits")
+    if isinstance(limits, dict):
+        for label, keys in (("clock", (("move_ms", "a move", "ms"),
+                                       ("startup_ms", "start-up", "ms"),
+                                       ("bank_ms", "time bank", "ms a match"))),
+                            ("a bot", (("memory_mb", "memory", "MiB"), ("pids", "processes", ""),
+                                       ("cpus", "CPU", "cores"), ("file_mb", "files", "MiB")))):
+            words = []
+            for key, name, unit in keys:
+                if key in limits:
+                    n = _num(limits[key])
+                    zero = "none" if key == "bank_ms" else "no limit"
+                    words.append(f"{name} {zero if n == 0 else _amount(limits[key], unit) or '?'}")
+            if words:
+                out.append(f"{label}: " + ", ".join(words))
+    return out
 
 
 def settings(config: dict[str, Any] | None, standings: dict[str, Any] | None) -> list[str]:
@@ -425,6 +466,7 @@ def settings(config: dict[str, Any] | None, standings: dict[str, Any] | None) ->
         value = config.get(key)
         if value is not None and not isinstance(value, dict | list):
             out.append(f"{key.replace('_', ' ')}: {value}")
+    out += limit_words(config)
     stop = config.get("stop")
     if isinstance(stop, dict):
         conf, margin = _num(stop.get("confidence")), _num(stop.get("margin"))

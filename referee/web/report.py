@@ -11,7 +11,7 @@ The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, 
   file is written once);
 - ``cross/<k>.js``: each entrant's results against every opponent, when the run ends;
 - ``games/<id>.html``: a match's replay page, for the examples of each fault (the step of the
-  fault), and for every match of a small tournament (at most :data:`ALL_PAGES`) when it ends;
+  fault), and for every match of a tournament of at most :data:`ALL_PAGES` when it ends;
   ``--serve`` draws any other on demand.
 
 While a tournament runs, :class:`Refresher` (the tournament's
@@ -38,11 +38,12 @@ from urllib.parse import unquote, urlsplit
 import yaml
 
 from referee.protocol.escape import escape_controls
-from referee.records.record import RecordError, read_record, write_atomic
+from referee.records.record import RecordError, read_record, record_file, write_atomic
 from referee.records.replay import check_replayable
 from referee.tournament.ratings import MatchResult, RatingConfig, Standings
 from referee.tournament.run import Pages
 from referee.web.folder import (
+    PROVISIONAL,
     ROWS_FILE,
     Summary,
     group_data,
@@ -57,8 +58,11 @@ from referee.web.report_page import ASSETS
 
 REPORT = "report"
 """The report's folder inside the output folder."""
-ALL_PAGES = 200
-"""A tournament of at most this many matches gets every match's replay page when it ends."""
+ALL_PAGES = 999
+"""A tournament of at most this many matches gets every match's replay page when it ends (a page
+is about 60 KB and 9 ms of CPU: 60 MB and some 10 s at this size; the matches are those the
+summary holds, less than one chunk of the match list); a larger one's pages are drawn by
+``--serve`` on demand."""
 CHART_SERIES = 10
 """Entrants drawn in the rating chart (the top of the table)."""
 CHART_POINTS = 300
@@ -74,7 +78,8 @@ the CPU to spare)."""
 TAIL_BYTES = 600
 """The end of a fault example's stderr shown beside it."""
 
-__all__ = ["ALL_PAGES", "REPORT", "Refresher", "Report", "ReportError", "build", "serve"]
+__all__ = ["ALL_PAGES", "REPORT", "Refresher", "Report", "ReportError", "build", "mark_stopped",
+           "serve"]
 
 
 class ReportError(ValueError):
@@ -222,9 +227,11 @@ class Report:
                     self._example(ex)
                     ex.update(self.examples[f"{ex['id']}/{ex['seat']}"])
         data["pages"] = "all" if self.all_pages else sorted(self.pages)
+        data["record_suffix"] = self._suffix()
         if final:
             data["details"] = self._write_details(data["names"])
         self._write_rows(table)
+        data["written"] = round(time.time())
         write_atomic(self.root / "data.js", f"window.CT_REPORT = {script_json(data)};\n")
         return self.root / "index.html"
 
@@ -266,7 +273,7 @@ class Report:
     def _page(self, match_id: str) -> dict[str, Any] | None:
         """Writes the match's replay page once; returns its record (``None``: unreadable)."""
         try:
-            record = read_record(self.out / "games" / f"{match_id}.json")
+            record = read_record(record_file(self.out / "games", match_id))
             check_replayable(record, strict=True)
             if match_id not in self.pages:
                 page = linked_page(record, assets="../", back="../index.html")
@@ -276,6 +283,14 @@ class Report:
         except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
             return None
         return dict(record)
+
+    def _suffix(self) -> str:
+        """How the folder's records are named (``.json.gz``; ``.json`` in older folders), for
+        the links of the matches without a page."""
+        if self.summary.matches:
+            return record_file(self.out / "games", str(self.summary.matches[0][0])).name[
+                len(str(self.summary.matches[0][0])):]
+        return ".json.gz"
 
     def _example(self, ex: dict[str, Any]) -> None:
         """A fault example's page (at the step of the fault), stderr path and its end."""
@@ -465,6 +480,30 @@ class Refresher(Pages):
             self._busy = False
 
 
+def mark_stopped(out: Path, *, why: str, done: int | None, total: int | None,
+                 resume: str) -> bool:
+    """Says on the report's last ``data.js`` that the run stopped before its end (``why``: the
+    words, ``interrupted`` for Ctrl-C), how far it got and the command that resumes it: the
+    page then says so instead of "provisional", and stops reloading itself. A resumed run's
+    first write makes it live again. ``False`` where there is no such page (none yet, or a
+    final one)."""
+    path = out / REPORT / "data.js"
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text[text.index("{"):text.rindex("}") + 1])
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, dict) or data.get("final"):
+        return False
+    data["halted"] = {"why": why, "done": done, "total": total, "resume": resume,
+                      "at": round(time.time())}
+    if isinstance(data.get("headline"), str):
+        data["headline"] = data["headline"].replace(
+            PROVISIONAL, f" (provisional: the run was {why} before its end)")
+    write_atomic(path, f"window.CT_REPORT = {script_json(data)};\n")
+    return True
+
+
 # -- serving ----------------------------------------------------------------------------------
 
 
@@ -495,6 +534,14 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self._send((Path(self.directory) / REPORT / "data.js"), "window.CT_REPORT && "
                        "(window.CT_REPORT.pages = \"all\");\n")
             return
+        if route.startswith("/games/") and route.endswith(".json.gz"):  # shown, not downloaded
+            try:  # translate_path: within the folder, '..' dropped (as for every file served)
+                gz = Path(self.translate_path(self.path)).read_bytes()
+            except OSError:
+                self.send_error(404)
+                return
+            self._reply(gz, TYPES[".json"], encoding="gzip")
+            return
         prefix = f"/{REPORT}/games/"
         if route.startswith(prefix) and route.endswith(".html"):
             match_id = route[len(prefix):-len(".html")]
@@ -520,9 +567,11 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             return
         self._reply(body, TYPES[".js"])
 
-    def _reply(self, body: bytes, kind: str) -> None:
+    def _reply(self, body: bytes, kind: str, encoding: str | None = None) -> None:
         self.send_response(200)
         self.send_header("Content-Type", kind)
+        if encoding is not None:
+            self.send_header("Content-Encoding", encoding)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
@@ -534,7 +583,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 def _page_on_demand(out: Path, match_id: str) -> str | None:
     try:
-        record = read_record(out / "games" / f"{match_id}.json")
+        record = read_record(record_file(out / "games", match_id))
         check_replayable(record, strict=True)
         return linked_page(record, assets="../", back="../index.html")
     except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):

@@ -18,21 +18,33 @@
   const C = {};
   D.columns.forEach((c, k) => { C[c] = k; });
   const pages = D.pages === "all" ? null : new Set(Array.isArray(D.pages) ? D.pages : []);
-  const matchHref = (id, hash) => (pages === null || pages.has(id)
+  const hasPage = (id) => pages === null || pages.has(id);
+  const matchHref = (id, hash) => (hasPage(id)
     ? "games/" + encodeURIComponent(id) + ".html" + (hash ? "#" + hash : "")
-    : "../games/" + encodeURIComponent(id) + ".json");
+    : "../games/" + encodeURIComponent(id) + (D.record_suffix || ".json.gz"));
+  const NO_PAGE = "its record: no replay page was written for this match (a tournament of 1,000 matches or more); ct-referee report FOLDER --serve draws every one";
   const logHref = (id, seat, name) => "../" + path("logs/" + id + "/" + seat + "-" + name + ".stderr");
 
   // -- header, settings ---------------------------------------------------------------------
   document.title = D.name + " \u00b7 tournament report";
   $("name").textContent = D.name;
   $("headline").textContent = D.headline;
+  const H = D.final ? null : D.halted;  // the run stopped before its end (Ctrl-C, an error)
+  const when = (t) => new Date(t * 1000).toLocaleString();
+  const far = H ? (H.total ? H.done + " of " + H.total + " matches played" : plural(D.matches, "match", "matches") + " played") : "";
   $("sub").textContent = plural(D.matches, "match", "matches") + " \u00b7 " + plural(D.entrants, "entrant") +
-    " \u00b7 " + (D.final ? "final" : "provisional: it reloads every 30 s while the run goes on") +
+    " \u00b7 " + (D.final ? "final" : H ? H.why + " at " + when(H.at) + ", " + far + "; not reloading"
+      : "provisional: it reloads every 30 s while the run goes on" + (D.written ? " (updated " + when(D.written) + ")" : "")) +
     (D.stopped ? " \u00b7 " + D.stopped : "");
+  if (H) {
+    const p = el("p", "halted");
+    p.append(el("strong", "", "The run was " + H.why + " (" + far + "); the finished matches are kept. Resume it with: "),
+      el("code", "", H.resume));
+    $("sub").after(p);
+  }
   D.files.forEach((f) => { $("files").appendChild(a("../" + f, f)); $("files").appendChild(document.createTextNode(" ")); });
   D.settings.forEach((s) => $("settings").appendChild(el("li", "", s)));
-  $("stopped").textContent = D.stopped ? D.stopped + "." : (D.final ? "" : "The run is not over.");
+  $("stopped").textContent = D.stopped ? D.stopped + "." : (D.final ? "" : H ? "The run was " + H.why + " before its end: resume it with " + H.resume : "The run is not over.");
   if (D.order_note) $("order").textContent = D.order_note;
   else $("order").textContent = "Sorted by mu\u22123\u03c3.";
 
@@ -215,9 +227,13 @@
   function drawChart() {
     const ch = D.chart, box = $("chart");
     if (!ch || !ch.xs || ch.xs.length < 2) { box.appendChild(el("p", "muted", "no match rated yet")); return; }
-    const NS = "http://www.w3.org/2000/svg", w = 760, h = 300, L = 62, R = 12, T = 10, B = 46;
+    // drawn at the box's width (at most 760): a label of 11 px stays 11 px on a 390 px phone,
+    // where a 760-wide picture scaled down drew it at 6
+    const w = Math.max(280, Math.min(760, Math.floor(box.clientWidth || 760)));
+    const NS = "http://www.w3.org/2000/svg", h = w < 500 ? 260 : 300, L = 62, R = 12, T = 10, B = 46;
     const svg = document.createElementNS(NS, "svg");
     svg.setAttribute("viewBox", "0 0 " + w + " " + h); svg.setAttribute("class", "chart");
+    svg.style.maxWidth = w + "px";
     svg.setAttribute("role", "img"); svg.setAttribute("aria-label", "rating (mu) over the matches");
     const vals = ch.series.flatMap((s) => s[1].filter((v) => v !== null));
     let lo = Math.min(...vals), hi = Math.max(...vals);
@@ -298,7 +314,7 @@
         const [id, players, totals, ranks, hands, faults] = m;
         const tr = el("tr");
         tr.id = "match-" + id;
-        const link = td(); link.appendChild(a(matchHref(id), id)); tr.appendChild(link);
+        const link = td(); link.appendChild(a(matchHref(id), id, hasPage(id) ? "" : NO_PAGE)); tr.appendChild(link);
         const seats = td();
         players.forEach((p, s) => {
           if (s) seats.appendChild(document.createTextNode(" \u00b7 "));
@@ -317,7 +333,7 @@
     });
   }
   drawMatches();
-  if (!D.final) {  // a running tournament: fresh data, unless the reader is busy with the page
+  if (!D.final && !H) {  // a running tournament: fresh data, unless the reader is busy with the page
     setTimeout(() => {
       if (!$("find").value && !$("pick").value && page === 0 && mpage === 0 && window.scrollY < 50) location.reload();
     }, 30000);
