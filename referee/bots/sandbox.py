@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import functools
 import hashlib
 import os
@@ -83,7 +84,34 @@ kernel counts some resources per uid across
 namespaces (pipe buffers against ``fs.pipe-user-pages-soft``, processes against
 ``RLIMIT_NPROC``, pending signals, message-queue bytes), and a bot that lowers its own limit
 and probes it would read what other bots of the same uid hold: a channel between sandboxes."""
-MODES = ("auto", "userns", "setpriv", "subuid")
+
+
+class Privilege(enum.StrEnum):
+    """How a sandboxed bot drops its privileges (:class:`SandboxPolicy` ``mode``); each value is
+    the word a policy is written with."""
+
+    AUTO = "auto"
+    """``setpriv`` for a root referee whose bots' folders a bot's uid cannot reach (or without
+    user namespaces), else ``userns``; a referee that is not root with subordinate uids
+    runs its bots as ``subuid``."""
+    USERNS = "userns"
+    SETPRIV = "setpriv"
+    SUBUID = "subuid"
+
+    @classmethod
+    def parse(cls, value: str) -> Privilege:
+        """The mode called ``value``.
+
+        :raises SandboxError: for an unknown mode.
+        """
+        try:
+            return cls(value)
+        except ValueError:
+            raise SandboxError(f"unknown sandbox mode {value!r} "
+                               f"(use {', '.join(m.value for m in cls)})") from None
+
+
+MODES = tuple(m.value for m in Privilege)
 
 
 class SandboxError(ValueError):
@@ -106,7 +134,8 @@ class SandboxPolicy:
     cpus: float = 1.0
     tmp_mb: int = 64
     file_mb: int = 64
-    mode: str = "auto"
+    mode: Privilege = Privilege.AUTO
+    """How the bot drops its privileges (a string is parsed: :meth:`Privilege.parse`)."""
     uid: int = 65534
     gid: int = 65534
     seccomp: bool = True
@@ -116,6 +145,10 @@ class SandboxPolicy:
     """A root referee serves each bound folder from an overlay staged in a private mount
     namespace, at a neutral name (``/ct/N``), so that the bot's mount table names no host path
     (:mod:`referee.bots.staging`); ``False``: bind mounts at the host paths, as before."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mode, Privilege):
+            object.__setattr__(self, "mode", Privilege.parse(self.mode))
 
 
 @dataclass(frozen=True)
@@ -649,7 +682,7 @@ class Spec:
     argv: list[str]
     pass_fds: tuple[int, ...]
     cleanup: Callable[[], None]
-    mode: str
+    mode: Privilege
     user: int | None
     group: int | None
     uid: int
@@ -667,22 +700,20 @@ def _data_fd(data: bytes) -> int:
 
 
 def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int,
-               sources: Mapping[Path, Path] | None = None) -> str:
+               sources: Mapping[Path, Path] | None = None) -> Privilege:
     served = sources or {}
     blocked = [str(served.get(p, p)) for p in binds.all
                if caps.root and not reachable(served.get(p, p), uid, policy.gid)]
     mode = policy.mode
-    if mode == "auto":
+    if mode is Privilege.AUTO:
         userns = caps.ok("userns") and caps.ok("disable-userns")
-        mode = "setpriv" if caps.root and (blocked or not userns) else "userns"
-    elif mode == "userns" and blocked:
+        mode = Privilege.SETPRIV if caps.root and (blocked or not userns) else Privilege.USERNS
+    elif mode is Privilege.USERNS and blocked:
         raise SandboxError(f"uid {uid} cannot reach {', '.join(map(repr, blocked))}: use "
                            f"sandbox mode 'setpriv' (or 'auto')")
-    if mode not in MODES[1:]:
-        raise SandboxError(f"unknown sandbox mode {mode!r} (use {', '.join(MODES)})")
-    if mode == "setpriv" and not caps.root:
+    if mode is Privilege.SETPRIV and not caps.root:
         raise SandboxError("sandbox mode 'setpriv' needs the referee to run as root")
-    if mode == "subuid" and (caps.root or not caps.ok("subuid")):
+    if mode is Privilege.SUBUID and (caps.root or not caps.ok("subuid")):
         why = "the referee is root" if caps.root else next(
             f"{c.detail} ({c.enable})" for c in caps.checks if c.name == "subuid")
         raise SandboxError(f"sandbox mode 'subuid' cannot work here: {why}")
@@ -730,19 +761,19 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     if caps.root:  # a folder served from a copy (a sealed entrant's) is the copy's matter
         check_readable(dataclasses.replace(
             binds, bot=tuple(b for b in binds.bot if b not in sources)), uid)
-    elif mode == "subuid":  # bwrap reaches them as the organiser; the bot reads them as "other"
+    elif mode is Privilege.SUBUID:  # bwrap reaches them as the organiser; the bot as "other"
         check_readable(dataclasses.replace(
             binds, bot=tuple(b for b in binds.all if b not in sources)), uid)
     fds: list[int] = []
     out = ["bwrap"]
-    if mode == "subuid":
+    if mode is Privilege.SUBUID:
         try:
             fds.append(user_namespace(uid, policy.gid, SANDBOX_UID))
         except OSError as err:
             raise SandboxError(str(err)) from None
         out += _subuid_bwrap(fds[-1])
         inner = SANDBOX_UID
-    elif mode == "userns":
+    elif mode is Privilege.USERNS:
         out += ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
                 "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
         inner = SANDBOX_UID
@@ -854,11 +885,11 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         fds.append(_seccomp_fd())
         out += ["--seccomp", str(fds[-1])]
     out += ["--chdir", seen_as(workdir), "--"]
-    if mode == "setpriv":
+    if mode is Privilege.SETPRIV:
         out += [which("setpriv", BASE_PATH) or "setpriv", f"--reuid={uid}",
                 f"--regid={policy.gid}", "--clear-groups", "--inh-caps=-all",
                 "--bounding-set=-all", "--no-new-privs", "--"]
-    elif mode == "subuid":
+    elif mode is Privilege.SUBUID:
         out += [*_subuid_setpriv(), *limits]
     out += [seen_as(binds.exe), *argv[1:]]
 
@@ -867,9 +898,10 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    user = uid if (caps.root and mode == "userns") else None
+    user = uid if (caps.root and mode is Privilege.USERNS) else None
     return Spec(out, tuple(fds), cleanup, mode, user, policy.gid if user is not None else None,
-                uid if caps.root or mode == "subuid" else os.getuid(), binds, stage=tuple(stage))
+                uid if caps.root or mode is Privilege.SUBUID else os.getuid(), binds,
+                stage=tuple(stage))
 
 
 def _subuid_bwrap(userns: int) -> list[str]:
@@ -948,15 +980,15 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     cgroups = policy.cgroups and caps.root
     have = {c for c in ("memory", "pids", "cpu") if cgroups and caps.cgroup_ok(c)}
     uid, lease = policy.uid, None
-    ids = subordinate_ids() if not caps.root and policy.mode in ("auto", "subuid") and \
-        caps.ok("subuid") else None
+    ids = subordinate_ids() if not caps.root and caps.ok("subuid") and \
+        policy.mode in (Privilege.AUTO, Privilege.SUBUID) else None
     if caps.root:
         lease = allocate(BOT_UIDS)
         uid = lease.uid
     elif isinstance(ids, SubIds):
         lease = allocate(ids.uids)
         uid = lease.uid
-        policy = dataclasses.replace(policy, mode="subuid", gid=ids.gid(uid))
+        policy = dataclasses.replace(policy, mode=Privilege.SUBUID, gid=ids.gid(uid))
     limits, active_limits = _rlimits(policy, have)
     prlimit = which("prlimit", BASE_PATH)
     if prlimit is None:
@@ -964,7 +996,7 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
             lease.release()
         raise SandboxError("prlimit (util-linux) is missing: it sets the bot's rlimits")
     wrap = [prlimit, *(f"--{k}={v}" for k, v in limits.items()), "--"]
-    inside = policy.mode == "subuid"  # counted for the bot's uid, not the organiser's
+    inside = policy.mode is Privilege.SUBUID  # counted for the bot's uid, not the organiser's
     try:
         spec = build_argv(argv, workdir, policy=policy, caps=caps, hidden=hidden, uid=uid,
                           binds=binds, sources=sources, limits=wrap if inside else ())

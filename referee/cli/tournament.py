@@ -216,7 +216,7 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     pad = " " * 13
     lines = [
         f"{escape_controls(config.name)}: {len(config.entrants)} entrants, {count}{kept}",
-        f"  played:    {config.format}{rounds}: {config.players}-player matches to "
+        f"  played:    {config.format.name}{rounds}: {config.players}-player matches to "
         f"{config.target} points{variant}",
         f"  deals:     duplicate, {deals} (sets of {per_set} matches)",
     ]
@@ -229,7 +229,7 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     if config.stop is not None:
         note = forecast(config.stop, entrants=len(config.entrants), players=config.players,
                         set_size=per_set, target=config.target,
-                        growing=config.format == "ladder", cap=config.max_matches)
+                        growing=config.format.grows, cap=config.max_matches)
         lines += ["  stops:     once every adjacent pair is decided, or at the cap",
                   f"{pad}forecast: {note}"]
     else:

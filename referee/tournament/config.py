@@ -25,16 +25,17 @@ from referee.bots.command_hints import shell_syntax_warning
 from referee.bots.limits import Limits, SandboxMode
 from referee.bots.process import SCRIPT_SUFFIXES, BotCommandError, resolve_command
 from referee.game.rules import DEFAULT_TARGET, Variant
-from referee.match.job import MatchSpec
+from referee.match.job import DealSecret, MatchSpec
 from referee.match.play import Entrant
 from referee.tournament.admission import Preflight
 from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import (
     FORMATS,
     Format,
+    RoundRobin,
     State,
     capped_total,
-    make_format,
+    format_named,
     plan_round,
     set_size,
 )
@@ -113,7 +114,8 @@ class Config:
     variant: Variant = Variant.CLASSIC
     players: int = 3
     target: int = DEFAULT_TARGET
-    format: str = "round-robin"
+    format: type[Format] = RoundRobin
+    """The format's class (:data:`~referee.tournament.formats.FORMATS`), named once at load."""
     rounds: int | None = 1
     """``None``: as many as ``max_matches`` allows."""
     seatings: str = "all"
@@ -147,19 +149,19 @@ class Config:
     each, located like a mistake."""
 
     def tournament_format(self) -> Format:
-        """The format that plans the rounds (dispatching on ``format``)."""
+        """The format that plans the rounds, built for these entrants."""
         names = [e.name for e in self.entrants]
-        return make_format(self.format, len(names), self.players, seed=self.seed,
-                           candidates=[names.index(c) for c in self.candidates])
+        return self.format.build(len(names), self.players, seed=self.seed,
+                                 candidates=[names.index(c) for c in self.candidates])
 
-    def plan(self, *, secret: bytes) -> TournamentPlan:
+    def plan(self, *, secret: DealSecret | bytes) -> TournamentPlan:
         """What every round shares: seats, seatings, seed, caps and ``stop``; ``secret`` keys
         the deals."""
         return TournamentPlan(players=self.players, seatings=self.seatings, seed=self.seed,
                     rounds=self.rounds, max_matches=self.max_matches, stop=self.stop,
-                    secret=secret)
+                    secret=DealSecret.of(secret))
 
-    def course(self, *, secret: bytes) -> TournamentProgress:
+    def course(self, *, secret: DealSecret | bytes) -> TournamentProgress:
         """A fresh :class:`referee.tournament.course.TournamentProgress` of this tournament, its
         deals keyed by ``secret``."""
         return TournamentProgress(self.tournament_format(), [e.name for e in self.entrants],
@@ -171,21 +173,22 @@ class Config:
                             seatings=self.seatings, rounds=self.rounds,
                             max_matches=self.max_matches)
 
-    def schedule(self, *, secret: bytes) -> list[MatchSpec]:
+    def schedule(self, *, secret: DealSecret | bytes) -> list[MatchSpec]:
         """Every match of a tournament planned in advance (a round robin or a gauntlet without
         ``stop``), in rating order, its deals keyed by ``secret``.
 
         :raises ValueError: for a format planned round by round from the results (a ladder, or
             ``stop``).
         """
-        if self.format == "ladder" or self.stop is not None:
-            raise ValueError(f"a {self.format}{' with stop' if self.stop else ''} is planned "
+        if self.format.seeded_by_results or self.stop is not None:
+            raise ValueError(f"a {self.format.name}{' with stop' if self.stop else ''} is planned "
                              f"round by round from the results")
         fmt, n = self.tournament_format(), len(self.entrants)
         specs: list[MatchSpec] = []
         state = State.initial(n)
         while more := plan_round(fmt, state, players=self.players, seatings=self.seatings,
-                                 seed=self.seed, secret=secret, rounds=self.rounds,
+                                 seed=self.seed, secret=DealSecret.of(secret).key,
+                                 rounds=self.rounds,
                                  max_matches=self.max_matches):
             specs += more
             state = State(n, state.round + 1, len(specs), state.order, state.mu, state.sigma)
@@ -200,7 +203,7 @@ class Config:
             "entrants": [{"name": e.name, "argv": list(e.argv), "workdir": str(e.workdir)}
                          for e in self.entrants],
             "variant": self.variant.value, "players": self.players, "target": self.target,
-            "format": self.format, "rounds": self.rounds, "seatings": self.seatings,
+            "format": self.format.name, "rounds": self.rounds, "seatings": self.seatings,
             "seed": self.seed, "sandbox": self.sandbox.value,
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
         } | self._extras()
@@ -226,7 +229,7 @@ class Config:
                           "command": e.absolute_command(),
                           "workdir": str(e.workdir)} for e in self.entrants],
             "variant": self.variant.value, "players": self.players, "target": self.target,
-            "format": self.format, "rounds": self.rounds, "seatings": self.seatings,
+            "format": self.format.name, "rounds": self.rounds, "seatings": self.seatings,
             "seed": self.seed, "concurrency": self.concurrency,
             "affinity": "auto" if self.affinity is None else self.affinity,
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
@@ -347,8 +350,8 @@ class _Loader:
         variant = self.attempt(
             lambda: self.choice(data, "variant", "classic", [v.value for v in Variant]),
             "classic")
-        fmt = self.attempt(lambda: self.choice(data, "format", "round-robin", FORMATS),
-                           "round-robin")
+        fmt = format_named(self.attempt(
+            lambda: self.choice(data, "format", RoundRobin.name, list(FORMATS)), RoundRobin.name))
         seatings = self.attempt(lambda: self.choice(data, "seatings", "all", SEATINGS), "all")
         sandbox = SandboxMode(self.attempt(
             lambda: self.choice(data, "sandbox", "auto", [m.value for m in SandboxMode]), "auto"))
@@ -403,8 +406,8 @@ class _Loader:
         if rounds is None and "max_matches" not in data:
             self.note("stop", "needs a cap: add rounds or max_matches (on the command line, "
                                   "--rounds N or --max-matches N)")
-        if fmt == "ladder" and "rounds" not in data and "max_matches" not in data:
-            self.note("format", "a ladder needs a cap: add rounds or max_matches")
+        if fmt.needs_cap and "rounds" not in data and "max_matches" not in data:
+            self.note("format", f"a {fmt.name} needs a cap: add rounds or max_matches")
         config = Config(
             path=self.path.absolute(), name=name, entrants=entrants, output=out_path,
             variant=Variant(variant), players=players,
@@ -533,12 +536,13 @@ class _Loader:
             self.fail(key, f"unknown {key} {value!r} ({hint}use {' or '.join(options)})")
         return str(value)
 
-    def candidates(self, data: dict[str, Any], fmt: str, names: Sequence[str],
+    def candidates(self, data: dict[str, Any], fmt: type[Format], names: Sequence[str],
                    players: int) -> tuple[str, ...]:
         value = data.get("candidates")
-        if fmt != "gauntlet":
+        if not fmt.has_candidates:
             if value is not None:
-                self.fail("candidates", f"only a gauntlet has candidates (format is {fmt!r})")
+                self.fail("candidates",
+                          f"only a gauntlet has candidates (format is {fmt.name!r})")
             return ()
         if not isinstance(value, list) or not value:
             self.fail("candidates" if value is not None else "format",

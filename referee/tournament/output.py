@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import os
-import secrets
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import yaml
 
 from referee.game.faults import Fault
+from referee.match.job import DealSecret
 from referee.records.record import write_atomic
 from referee.tournament.config import RATING_KEYS, Config, ConfigError
 from referee.tournament.course import Stopped
@@ -37,10 +37,6 @@ MARKER = ".ct-referee.json"
 """The file that makes a folder a ct-referee tournament folder (and says which tournament)."""
 SECRET = ".deal-secret"
 """The tournament's deal secret (hex, mode 0600): with the seed it keys every deal."""
-SECRET_BYTES = 32
-"""Bytes of a new deal secret (from the OS)."""
-MIN_SECRET_BYTES = 16
-"""Bytes a deal secret given must hold at least (128 bits)."""
 REPORT = "report"
 """The report's folder (written by :mod:`referee.web.report`, never by the tournament)."""
 PREFLIGHT = "preflight"
@@ -100,7 +96,7 @@ class OutputFolder:
         return {name[:-5] for name in names if name.endswith(".json")}
 
     def prepare(self, config: Config, *, fresh: bool = False,
-                deal_secret: bytes | None = None) -> bytes:
+                deal_secret: DealSecret | bytes | None = None) -> DealSecret:
         """See :func:`prepare_output`."""
         return prepare_output(config, fresh=fresh, deal_secret=deal_secret)
 
@@ -118,7 +114,7 @@ def fingerprint(identity: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def read_deal_secret(path: Path) -> bytes:
+def read_deal_secret(path: Path) -> DealSecret:
     """The deal secret in ``path``: hex digits (at least 32), surrounding blanks ignored.
 
     :raises ConfigError: for a file that cannot be read or holds no such secret.
@@ -129,17 +125,14 @@ def read_deal_secret(path: Path) -> bytes:
         why = getattr(err, "strerror", None) or "not hex digits"
         raise ConfigError(f"deal secret {str(path)!r}: cannot read: {why}") from None
     try:
-        key = bytes.fromhex(text.strip())
+        return DealSecret.from_hex(text)
     except ValueError:
-        key = b""
-    if len(key) < MIN_SECRET_BYTES:
         raise ConfigError(f"deal secret {str(path)!r}: expected at least 32 hex digits "
-                          f"(128 bits), as in the {SECRET} file of a tournament folder")
-    return key
+                          f"(128 bits), as in the {SECRET} file of a tournament folder") from None
 
 
 def prepare_output(config: Config, *, fresh: bool = False,
-                   deal_secret: bytes | None = None) -> bytes:
+                   deal_secret: DealSecret | bytes | None = None) -> DealSecret:
     """Makes ``config.output`` ready: new, resumed (same tournament), or emptied (``fresh``),
     and returns its deal secret: the one in the folder (:data:`SECRET`), else ``deal_secret``,
     else a new one from the OS, written there (mode 0600) for resuming.
@@ -166,27 +159,28 @@ def prepare_output(config: Config, *, fresh: bool = False,
                     shutil.rmtree(path)
                 else:
                     path.unlink(missing_ok=True)
-        elif theirs != mine and not grows(theirs, mine):
+        elif theirs != mine and not (config.format.grows and grows(theirs, mine)):
             raise ConfigError(f"output {str(out)!r} holds another tournament "
                               f"({_difference(theirs, mine)}); add --fresh to start over there, "
                               f"or choose another --output")
     elif out.is_dir() and any(out.iterdir()):
         raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee tournament "
                           f"folder; choose another --output")
-    if deal_secret is not None and len(deal_secret) < MIN_SECRET_BYTES:
-        raise ConfigError(f"a deal secret needs at least {MIN_SECRET_BYTES} bytes, "
-                          f"not {len(deal_secret)}")
+    try:
+        asked = None if deal_secret is None else DealSecret.of(deal_secret)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     secret_path = paths.secret
     if secret_path.is_file():
         secret = read_deal_secret(secret_path)
-        if deal_secret is not None and deal_secret != secret:
+        if asked is not None and asked != secret:
             raise ConfigError(f"output {str(out)!r} was dealt with another deal secret than the "
                               f"one given; add --fresh to start over there with it")
     elif paths.results.is_file() and paths.results.stat().st_size:
         raise ConfigError(f"output {str(out)!r} has results but no {SECRET} (an older "
                           f"ct-referee dealt them); add --fresh to start over there")
     else:
-        secret = secrets.token_bytes(SECRET_BYTES) if deal_secret is None else deal_secret
+        secret = DealSecret.new() if asked is None else asked
     paths.games.mkdir(parents=True, exist_ok=True)
     paths.logs.mkdir(exist_ok=True)
     if not marker.is_file() or (marker.is_file() and not fresh and theirs != mine):
@@ -208,9 +202,10 @@ def prepare_output(config: Config, *, fresh: bool = False,
 
 
 def grows(theirs: object, mine: dict[str, Any]) -> bool:
-    """Whether ``mine`` continues the ladder ``theirs``: the same but for entrants added at the
-    end and other caps (``rounds``, ``max_matches``)."""
-    if not isinstance(theirs, dict) or mine.get("format") != "ladder":
+    """Whether ``mine`` continues ``theirs`` (of a format that :attr:`~referee.tournament.formats.
+    Format.grows`): the same but for entrants added at the end and other caps (``rounds``,
+    ``max_matches``)."""
+    if not isinstance(theirs, dict):
         return False
     free = ("entrants", "rounds", "max_matches")
     same = {k: v for k, v in theirs.items() if k not in free} == \

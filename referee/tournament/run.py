@@ -36,7 +36,7 @@ from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
 from referee.bots.sandbox import SandboxError, capabilities
 from referee.bots.snapshot import FolderChanged, Store
-from referee.match.job import Done, MatchJob, MatchSpec
+from referee.match.job import DealSecret, Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
 from referee.records.match_id import MatchId
 from referee.records.record import FaultDict, RecordDict, RecordError, read_record
@@ -210,7 +210,7 @@ def plan_advice(config: Config, total: int | None) -> str | None:
     if total is None or total <= BIG_PLAN:
         return None
     instead = []
-    if config.format != "ladder":
+    if not config.format.fixed_groups_per_entrant:
         instead.append("format: ladder (each entrant in a fixed number of groups a round)")
     if config.max_matches is None:
         instead.append("max_matches")
@@ -291,7 +291,7 @@ def _affinity(config: Config) -> bool:
                          or capabilities().cgroup_ok("cpu"))
 
 
-def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
+def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: CancelSignal | None = None,
         pages: Callable[[Path], Pages] | None = None) -> Outcome:
@@ -349,7 +349,8 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
                     seals=seals)
 
 
-def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Reporter,
+def _run(config: Config, *, fresh: bool, deal_secret: DealSecret | bytes | None,
+         reporter: Reporter,
          runner: Runner, stop: CancelSignal, hidden: dict[str, tuple[Path, ...]],
          remote: bool, pages: Callable[[Path], Pages] | None, seals: Seals | None) -> Outcome:
     secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
@@ -506,7 +507,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
     def next_round() -> Sequence[MatchSpec]:
         """The next round's matches, planned now (``[]``: none is left)."""
         specs = course.next_round(planned.get(course.round + 1))
-        if specs and config.format == "ladder" and course.round not in planned:
+        if specs and config.format.seeded_by_results and course.round not in planned:
             # as planned now: a resume plays it the same, even with entrants added since
             groups = {s.group: [names[i] for i in sorted(s.seats)] for s in specs}
             rounds_log.append({"round": course.round, "groups": list(groups.items())})
@@ -565,7 +566,7 @@ def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Re
         return Outcome(total, done, played, None)
     standings = course.standings()
     pairs = course.pairs()
-    questions = course.questions() if config.format == "gauntlet" else None
+    questions = course.questions() if config.format.has_candidates else None
     notes: dict[str, dict[str, Any]] = {
         names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
     notes |= {names[i]: {"left_out": why} for i, why in limit.left_out.items()}
