@@ -17,20 +17,22 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from referee.game.faults import Fault
 from referee.match.job import DealSecret
-from referee.records.record import write_atomic
+from referee.records.match_id import MatchId
+from referee.records.record import FaultDict, write_atomic
 from referee.tournament.config import RATING_KEYS, Config, ConfigError
 from referee.tournament.course import Stopped
-from referee.tournament.ratings import Standing
+from referee.tournament.ratings import MatchResult, Standing
 from referee.tournament.stopping import Pair
 
-__all__ = ["MARKER", "OWNED", "SECRET", "Journal", "OutputFolder", "prepare_output",
+__all__ = ["MARKER", "OWNED", "SECRET", "Journal", "JournalLine", "OutputFolder", "prepare_output",
            "read_deal_secret", "write_standings"]
 
 MARKER = ".ct-referee.json"
@@ -223,6 +225,73 @@ def _difference(theirs: object, mine: dict[str, Any]) -> str:
                 return "the entrants differ"
             return f"{key} is {theirs.get(key)!r} there, {value!r} here"
     return "its configuration differs"
+
+
+_Num = TypeVar("_Num", int, float)
+
+
+@dataclass(frozen=True)
+class JournalLine:
+    """One line of ``results.jsonl``, parsed once (:meth:`parse`): a finished match as the
+    coordinator saved it.
+
+    >>> line = JournalLine.parse({"id": "r1-g001-s01", "players": ["a", "b"], "totals": [3, 1],
+    ...     "ranks": [1, 2], "hands": 1, "faults": [], "scores": [[3, 1]]})
+    >>> line.result.totals, line.scores, line.luck
+    ((3, 1), [[3, 1]], None)
+    """
+
+    id: str
+    """The match id (:class:`~referee.records.match_id.MatchId`'s form)."""
+    result: MatchResult
+    """Players by seat, totals, ranks, the number of hands, faults by seat and kind."""
+    faults: list[FaultDict]
+    """The faults as the line holds them (seat, fault, hand, detail)."""
+    scores: list[list[int]] | None
+    """Every hand's points by seat; ``None`` where missing or malformed (a line of an older
+    ct-referee: its record says them)."""
+    luck: list[list[float]] | None
+    """Every hand's luck of the stock flips by seat, where the line has it well formed."""
+    snapshots: list[object] | None
+    """Each seat's snapshot digest (a sealed entrant's), where the line has them."""
+    raw: dict[str, Any] = field(compare=False, repr=False)
+    """The line as read or written, handed on unchanged (to the report's pages)."""
+
+    @classmethod
+    def parse(cls, line: object) -> JournalLine:
+        """The journal line ``line`` (a decoded JSON value).
+
+        :raises ValueError: for a line that is not a finished match's (no match id, players,
+            totals and ranks of one length); malformed optional tables read as ``None``.
+        """
+        if not isinstance(line, dict):
+            raise ValueError(f"a journal line is an object, not {type(line).__name__}")
+        match_id = line.get("id")
+        if not MatchId.is_one(match_id):
+            raise ValueError(f"not a match id: {match_id!r}")
+        try:
+            result = MatchResult.from_json(line)
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"match {match_id}: malformed result: {err}") from None
+        n = len(result.players)
+        snapshots = line.get("snapshots")
+        return cls(str(match_id), result, list(line.get("faults") or ()),
+                   _hands_table(line, "scores", n, int), _hands_table(line, "luck", n, float),
+                   snapshots if isinstance(snapshots, list) else None, line)
+
+
+def _hands_table(line: dict[str, Any], key: str, players: int,
+                 kind: type[_Num]) -> list[list[_Num]] | None:
+    """A per-hand, per-seat table a journal line carries (``scores``, ``luck``), if well formed:
+    one row a hand, one number a seat."""
+    table = line.get(key)
+    if not isinstance(table, list) or len(table) != line.get("hands"):
+        return None
+    try:
+        hands = [[kind(x) for x in hand] for hand in table]
+    except (TypeError, ValueError):
+        return None
+    return hands if all(len(h) == players for h in hands) else None
 
 
 class Journal:
