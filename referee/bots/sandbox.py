@@ -57,6 +57,7 @@ from pathlib import Path
 import referee
 from referee.bots.cgroups import IO, IO_READ_BPS, IO_READ_IOPS, Cgroup, CgroupLayout, find_layout
 from referee.bots.expiring import expiring
+from referee.bots.limits import GATE, Limits
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
 from referee.bots.staging import NEUTRAL, ensure_stage, mount_point, probe_staging, stage_command
 from referee.bots.subids import SubIds, mine, user_namespace
@@ -75,8 +76,6 @@ BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 ENV = ("PATH", "HOME", "LANG", "TMPDIR")
 """The only environment variables a sandboxed bot gets (with ``PWD``, set by its shell, and
 ``JAVA_TOOL_OPTIONS=-XX:-UsePerfData`` for ``java``, whose perf-data file needs ``flock``)."""
-GATE = 'IFS= read -r _ || exit 111; exec "$@"'
-"""The launcher: waits for one line on stdin (the cgroup is ready), then execs the rest."""
 BOT_UIDS = range(64000, 65000)
 """Host uids a root referee runs its bots as, each bot a uid of its own (leased from one
 allocator per host, :mod:`referee.bots.uids`, for every referee and worker process): the
@@ -149,6 +148,12 @@ class SandboxPolicy:
     def __post_init__(self) -> None:
         if not isinstance(self.mode, Privilege):
             object.__setattr__(self, "mode", Privilege.parse(self.mode))
+
+    @classmethod
+    def of(cls, limits: Limits) -> SandboxPolicy:
+        """The policy of a sandboxed bot under ``limits``."""
+        return cls(memory_mb=limits.memory_mb, pids=limits.pids, cpus=limits.cpus,
+                   tmp_mb=limits.tmp_mb, file_mb=limits.file_mb)
 
 
 @dataclass(frozen=True)

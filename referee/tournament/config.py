@@ -370,14 +370,7 @@ class _Loader:
             lambda: self.section(data, "limits", LIMITS_KEYS), {})
         rating: dict[str, Any] = self.attempt(
             lambda: self.section(data, "rating", RATING_KEYS), {})
-        default = Limits()
-        out = self.attempt(lambda: self.text(data, "output", ""), "")
-        if output is not None:
-            out_path = Path(output).absolute()
-        elif out:
-            out_path = (self.folder / out).absolute()
-        else:
-            out_path = (Path("results") / name).absolute()
+        out_path = self.output(data, output, name)
         if concurrency is not None and concurrency < 1:
             self.note("concurrency", f"must be at least 1, not {concurrency}")
 
@@ -392,22 +385,7 @@ class _Loader:
             self.note("stop", f"needs seatings: all with {players} players (with rotate each "
                               f"entrant always plays after the same neighbour, which shifts "
                               f"the differences the verdicts read: docs/statistics.md)")
-        max_matches = None
-        if "max_matches" in data:
-            max_matches = self.attempt(lambda: self.integer(data, "max_matches", 0, 1), None)
-            per_set = set_size(players, seatings)
-            if max_matches is not None and max_matches < per_set:
-                self.note("max_matches", f"{max_matches} is too small for one duplicate set "
-                                         f"({per_set} matches: {players} players, seatings "
-                                         f"{seatings})")
-        rounds: int | None = integer(data, "rounds", 1, 1)
-        if "rounds" not in data and ("max_matches" in data or "stop" in data):
-            rounds = None
-        if rounds is None and "max_matches" not in data:
-            self.note("stop", "needs a cap: add rounds or max_matches (on the command line, "
-                                  "--rounds N or --max-matches N)")
-        if fmt.needs_cap and "rounds" not in data and "max_matches" not in data:
-            self.note("format", f"a {fmt.name} needs a cap: add rounds or max_matches")
+        rounds, max_matches = self.caps(data, fmt, players, seatings)
         config = Config(
             path=self.path.absolute(), name=name, entrants=entrants, output=out_path,
             variant=Variant(variant), players=players,
@@ -417,15 +395,7 @@ class _Loader:
             seed=seed,
             concurrency=concurrency or integer(data, "concurrency", 1, 1),
             affinity=self.attempt(lambda: self.affinity(data), None),
-            limits=Limits(
-                startup_ms=integer(limits, "limits.startup_ms", default.startup_ms, 1),
-                move_ms=integer(limits, "limits.move_ms", default.move_ms, 1),
-                bank_ms=integer(limits, "limits.bank_ms", default.bank_ms, 0),
-                memory_mb=integer(limits, "limits.memory_mb", default.memory_mb, 0),
-                pids=integer(limits, "limits.pids", default.pids, 0),
-                cpus=self.attempt(lambda: self.cpus(limits, default.cpus), default.cpus),
-                tmp_mb=integer(limits, "limits.tmp_mb", default.tmp_mb, 0),
-                file_mb=integer(limits, "limits.file_mb", default.file_mb, 0)),
+            limits=self.limits(limits),
             sandbox=sandbox, rating=self.attempt(lambda: self.rating(rating), RatingConfig()),
             preflight=preflight, max_faults=integer(data, "max_faults", 0, 0),
             shared=shared, snapshot_mb=integer(data, "snapshot_mb", 512, 0), bot_uids=bot_uids,
@@ -434,6 +404,55 @@ class _Loader:
         if self.mistakes:
             raise ConfigError(*(text for _, _, text in sorted(self.mistakes)))
         return config
+
+    def output(self, data: dict[str, Any], output: Path | str | None, name: str) -> Path:
+        """The output folder: the command line's, else the configuration's (relative to its
+        folder), else ``results/<name>``."""
+        out = self.attempt(lambda: self.text(data, "output", ""), "")
+        if output is not None:
+            return Path(output).absolute()
+        if out:
+            return (self.folder / out).absolute()
+        return (Path("results") / name).absolute()
+
+    def caps(self, data: dict[str, Any], fmt: type[Format], players: int,
+             seatings: str) -> tuple[int | None, int | None]:
+        """``rounds`` and ``max_matches``: a cap for ``stop`` and for a format that needs one,
+        and room for one duplicate set."""
+        max_matches = None
+        if "max_matches" in data:
+            max_matches = self.attempt(lambda: self.integer(data, "max_matches", 0, 1), None)
+            per_set = set_size(players, seatings)
+            if max_matches is not None and max_matches < per_set:
+                self.note("max_matches", f"{max_matches} is too small for one duplicate set "
+                                         f"({per_set} matches: {players} players, seatings "
+                                         f"{seatings})")
+        rounds: int | None = self.attempt(lambda: self.integer(data, "rounds", 1, 1), 1)
+        if "rounds" not in data and ("max_matches" in data or "stop" in data):
+            rounds = None
+        if rounds is None and "max_matches" not in data:
+            self.note("stop", "needs a cap: add rounds or max_matches (on the command line, "
+                                  "--rounds N or --max-matches N)")
+        if fmt.needs_cap and "rounds" not in data and "max_matches" not in data:
+            self.note("format", f"a {fmt.name} needs a cap: add rounds or max_matches")
+        return rounds, max_matches
+
+    def limits(self, section: dict[str, Any]) -> Limits:
+        """The ``limits`` section, each key checked, defaults filled in."""
+        default = Limits()
+
+        def integer(key: str, value: int, lo: int) -> int:
+            return self.attempt(lambda: self.integer(section, f"limits.{key}", value, lo), value)
+
+        return Limits(
+            startup_ms=integer("startup_ms", default.startup_ms, 1),
+            move_ms=integer("move_ms", default.move_ms, 1),
+            bank_ms=integer("bank_ms", default.bank_ms, 0),
+            memory_mb=integer("memory_mb", default.memory_mb, 0),
+            pids=integer("pids", default.pids, 0),
+            cpus=self.attempt(lambda: self.cpus(section, default.cpus), default.cpus),
+            tmp_mb=integer("tmp_mb", default.tmp_mb, 0),
+            file_mb=integer("file_mb", default.file_mb, 0))
 
     def _parse(self) -> dict[str, Any]:
         try:
