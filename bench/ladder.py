@@ -57,10 +57,7 @@ from stopping import play  # noqa: E402
 
 from referee.game.cards import Card  # noqa: E402
 from referee.game.rules import Hand, Move, Variant  # noqa: E402
-from referee.match.job import (
-    DealSecret,
-    MatchSpec,
-)
+from referee.match.job import DealSecret, MatchSpec  # noqa: E402
 from referee.tournament.course import TournamentPlan, TournamentProgress  # noqa: E402
 from referee.tournament.formats import Format, Ladder, RoundRobin, State  # noqa: E402
 from referee.tournament.schedule import size  # noqa: E402
