@@ -57,7 +57,7 @@ from stopping import play  # noqa: E402
 
 from referee.game.cards import Card  # noqa: E402
 from referee.game.rules import Hand, Move, Variant  # noqa: E402
-from referee.match.job import MatchSpec  # noqa: E402
+from referee.match.job import DealSecret, MatchSpec  # noqa: E402
 from referee.tournament.course import TournamentPlan, TournamentProgress  # noqa: E402
 from referee.tournament.formats import Format, Ladder, RoundRobin, State  # noqa: E402
 from referee.tournament.schedule import size  # noqa: E402
@@ -149,7 +149,7 @@ def tournament(kind: str, n: int, rep: int, max_matches: int | None,
                    RoundRobin(n, 3))
     course = TournamentProgress(fmt, names, TournamentPlan(
         players=3, seatings="all", seed=seed, rounds=1 if kind == "round-robin" else None,
-        max_matches=max_matches))
+        max_matches=max_matches, secret=DealSecret(bytes(32))))
     while specs := course.next_round():
         for spec in specs:
             course.add(spec, *play(spec, policy, target=1000, names=names))

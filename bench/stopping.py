@@ -63,7 +63,7 @@ import ranking  # noqa: E402
 
 from referee.game.cards import Card  # noqa: E402
 from referee.game.rules import Deal, Hand, Match, Variant, rank  # noqa: E402
-from referee.match.job import MatchSpec  # noqa: E402
+from referee.match.job import DealSecret, MatchSpec  # noqa: E402
 from referee.records.luck import model_luck  # noqa: E402
 from referee.records.record import deal_to_json, read_json  # noqa: E402
 from referee.tournament.course import TournamentPlan, TournamentProgress  # noqa: E402
@@ -184,7 +184,8 @@ def simulate(scenario: Scenario, noise: Noise, *, rep: int, cap_sets: int,
                    else RoundRobin(n, 3))
     stop = Stop(confidence, scenario.margin)
     course = TournamentProgress(fmt, names, TournamentPlan(
-        players=3, seatings="all", seed=f"sim{rep}", max_matches=cap_sets * 6, stop=stop))
+        players=3, seatings="all", seed=f"sim{rep}", max_matches=cap_sets * 6, stop=stop,
+        secret=DealSecret(bytes(32))))
     while specs := course.next_round():
         by_group: dict[int, list[MatchSpec]] = {}
         for spec in specs:

@@ -15,6 +15,7 @@ from referee.bots.limits import Limits, SandboxMode
 from referee.cli import main
 from referee.game.rules import Variant
 from referee.tournament.admission import Preflight
+from referee.tournament.formats import RoundRobin
 from referee.tournament.ratings import RatingConfig
 from referee.tournament.run import ConfigError, load_config
 from referee.tournament.stopping import Stop
@@ -42,7 +43,7 @@ def test_defaults_are_filled_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     config = load_config(write(tmp_path, GOOD))
     assert (config.name, config.players, config.target, config.rounds) == ("t", 3, 1000, 1)
     assert (config.variant, config.format, config.seatings) == (
-        Variant.CLASSIC, "round-robin", "all")
+        Variant.CLASSIC, RoundRobin, "all")
     assert (config.seed, config.concurrency, config.sandbox) == (1, 1, "auto")
     assert config.affinity is None  # auto
     assert config.limits == Limits()

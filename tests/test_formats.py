@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from referee.game.rules import rank
+from referee.match.job import DealSecret
 from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import (
     Gauntlet,
@@ -25,6 +26,9 @@ from referee.tournament.schedule import schedule
 from referee.tournament.stopping import Stop
 
 KEY = bytes(range(32))
+
+SECRET = DealSecret(bytes(32))
+"""The deal secret of these plans (a plan has no default one)."""
 
 
 def test_round_robin_rounds_are_todays_schedule() -> None:
@@ -161,7 +165,8 @@ def test_a_course_is_the_same_whatever_order_matches_finish_in() -> None:
 
     def drive(reverse: bool) -> tuple[list[list[str]], list[tuple[str, float]]]:
         course = TournamentProgress(Ladder(6, 3, seed=4), [f"e{i}" for i in range(6)],
-                        TournamentPlan(players=3, seatings="rotate", seed=4, rounds=4))
+                        TournamentPlan(players=3, seatings="rotate", seed=4, rounds=4,
+                                       secret=SECRET))
         rounds = []
         while specs := course.next_round():
             rounds.append([s.id + str(s.seats) for s in specs])
@@ -219,7 +224,7 @@ def test_a_plan_no_result_changes_is_planned_ahead_and_rated_in_schedule_order(
     def course() -> TournamentProgress:
         return TournamentProgress(make_format(fmt, 5, 3, seed=2, candidates=[1]), names,
                                   TournamentPlan(players=3, seatings="all", seed=2, rounds=3,
-                                                 max_matches=cap))
+                                                 max_matches=cap, secret=SECRET))
 
     step = course()
     rounds = []
@@ -251,7 +256,7 @@ def test_a_plan_results_change_waits_for_its_round() -> None:
     for fmt, stop in (("ladder", None), ("round-robin", Stop())):
         course = TournamentProgress(make_format(fmt, 5, 3, seed=2), [f"e{i}" for i in range(5)],
                                     TournamentPlan(players=3, seatings="all", seed=2, rounds=3,
-                                                   stop=stop))
+                                                   stop=stop, secret=SECRET))
         assert not course.ahead()
         course.next_round()
         with pytest.raises(RuntimeError, match="not complete"):

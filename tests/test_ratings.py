@@ -112,11 +112,13 @@ def test_many_random_matches_recover_the_true_order() -> None:
 def _course(per: str) -> list[tuple[str, float]]:
     """Five duplicate sets of two seatings: ``a`` wins each first seating by 2 points, ``b``
     the second by 1000: one match each, but ``b`` far ahead on points."""
+    from referee.match.job import DealSecret
     from referee.tournament.course import TournamentPlan, TournamentProgress
     from referee.tournament.formats import RoundRobin
 
     course = TournamentProgress(RoundRobin(2, 2), ["a", "b"],
-                                TournamentPlan(players=2, seatings="all", seed=1, rounds=5),
+                                TournamentPlan(players=2, seatings="all", seed=1, rounds=5,
+                                               secret=DealSecret(bytes(32))),
                                 RatingConfig(per=per))
     while specs := course.next_round():
         for spec in specs:

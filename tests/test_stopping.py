@@ -10,7 +10,7 @@ import random
 import pytest
 
 from referee.game.rules import rank
-from referee.match.job import MatchSpec
+from referee.match.job import DealSecret, MatchSpec
 from referee.tournament.course import Stopped, TournamentPlan, TournamentProgress
 from referee.tournament.formats import RoundRobin
 from referee.tournament.ratings import MatchResult
@@ -144,9 +144,9 @@ def _simulate(strengths: list[float], *, seed: int, margin: float, cap_sets: int
     share of deals where the luck is exactly 0)."""
     rng = random.Random(seed)
     names = [f"e{i}" for i in range(len(strengths))]
-    course = TournamentProgress(RoundRobin(len(names), 3), names,
-                    TournamentPlan(players=3, seatings="all", seed=seed, max_matches=6 * cap_sets,
-                         stop=Stop(0.95, margin)))
+    plan = TournamentPlan(secret=DealSecret(bytes(32)), players=3, seatings="all", seed=seed,
+                          max_matches=6 * cap_sets, stop=Stop(0.95, margin))
+    course = TournamentProgress(RoundRobin(len(names), 3), names, plan)
     course.leave_out(left_out)
     while specs := course.next_round():
         groups: dict[int, list[MatchSpec]] = {}

@@ -1,7 +1,8 @@
 """What a bot may use, as plain data: the sandbox mode asked for (:class:`SandboxMode`), the clock
 and resources of every bot of a match (:class:`Limits`) and the rlimits of an unsandboxed bot
-process (:class:`Rlimits`). No probing here: what the machine can do is worked out where the
-bots start (:class:`referee.bots.process.Launcher`).
+process (:class:`Rlimits`). No probing here, and nothing of the sandbox: it imports these
+(:meth:`referee.bots.sandbox.SandboxPolicy.of`), and what the machine can do is worked out where
+the bots start (:class:`referee.bots.process.Launcher`).
 
 >>> SandboxMode.parse("auto"), SandboxMode.AUTO.strict(), SandboxMode.NONE.strict()
 (<SandboxMode.AUTO: 'auto'>, <SandboxMode.BWRAP: 'bwrap'>, <SandboxMode.NONE: 'none'>)
@@ -16,9 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from referee.bots.sandbox import GATE, SandboxPolicy
+__all__ = ["GATE", "Limits", "Rlimits", "SandboxMode"]
 
-__all__ = ["Limits", "Rlimits", "SandboxMode"]
+GATE = 'IFS= read -r _ || exit 111; exec "$@"'
+"""The launcher: waits for one line on stdin (a sandboxed bot's cgroup is ready, an
+unsandboxed bot's rlimits are set), then execs the rest."""
 
 
 class SandboxMode(StrEnum):
@@ -110,11 +113,6 @@ class Limits:
     """Largest file a bot may write, in MiB (0: no limit)."""
     stderr_cap: int = 1 << 20
     """Bytes of each bot's stderr kept."""
-
-    def policy(self) -> SandboxPolicy:
-        """The sandbox policy of a bot under these limits."""
-        return SandboxPolicy(memory_mb=self.memory_mb, pids=self.pids, cpus=self.cpus,
-                             tmp_mb=self.tmp_mb, file_mb=self.file_mb)
 
     def rlimits(self) -> Rlimits:
         """The rlimits of an unsandboxed bot under these limits."""

@@ -225,7 +225,8 @@ class Launcher:
         """The launcher of bots under ``limits`` in sandbox ``mode`` on this machine (see
         :func:`resolve_sandbox`, whose errors it raises)."""
         boxed = resolve_sandbox(mode, warn=warn) is SandboxMode.BWRAP
-        return cls(limits.policy() if boxed else None, limits.rlimits(), limits.stderr_cap)
+        return cls(SandboxPolicy.of(limits) if boxed else None, limits.rlimits(),
+                   limits.stderr_cap)
 
     @property
     def mode(self) -> SandboxMode:

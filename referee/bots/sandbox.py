@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import functools
 import hashlib
 import os
@@ -56,6 +57,7 @@ from pathlib import Path
 import referee
 from referee.bots.cgroups import IO, IO_READ_BPS, IO_READ_IOPS, Cgroup, CgroupLayout, find_layout
 from referee.bots.expiring import expiring
+from referee.bots.limits import GATE, Limits
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
 from referee.bots.staging import NEUTRAL, ensure_stage, mount_point, probe_staging, stage_command
 from referee.bots.subids import SubIds, mine, user_namespace
@@ -74,8 +76,6 @@ BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 ENV = ("PATH", "HOME", "LANG", "TMPDIR")
 """The only environment variables a sandboxed bot gets (with ``PWD``, set by its shell, and
 ``JAVA_TOOL_OPTIONS=-XX:-UsePerfData`` for ``java``, whose perf-data file needs ``flock``)."""
-GATE = 'IFS= read -r _ || exit 111; exec "$@"'
-"""The launcher: waits for one line on stdin (the cgroup is ready), then execs the rest."""
 BOT_UIDS = range(64000, 65000)
 """Host uids a root referee runs its bots as, each bot a uid of its own (leased from one
 allocator per host, :mod:`referee.bots.uids`, for every referee and worker process): the
@@ -83,7 +83,34 @@ kernel counts some resources per uid across
 namespaces (pipe buffers against ``fs.pipe-user-pages-soft``, processes against
 ``RLIMIT_NPROC``, pending signals, message-queue bytes), and a bot that lowers its own limit
 and probes it would read what other bots of the same uid hold: a channel between sandboxes."""
-MODES = ("auto", "userns", "setpriv", "subuid")
+
+
+class Privilege(enum.StrEnum):
+    """How a sandboxed bot drops its privileges (:class:`SandboxPolicy` ``mode``); each value is
+    the word a policy is written with."""
+
+    AUTO = "auto"
+    """``setpriv`` for a root referee whose bots' folders a bot's uid cannot reach (or without
+    user namespaces), else ``userns``; a referee that is not root with subordinate uids
+    runs its bots as ``subuid``."""
+    USERNS = "userns"
+    SETPRIV = "setpriv"
+    SUBUID = "subuid"
+
+    @classmethod
+    def parse(cls, value: str) -> Privilege:
+        """The mode called ``value``.
+
+        :raises SandboxError: for an unknown mode.
+        """
+        try:
+            return cls(value)
+        except ValueError:
+            raise SandboxError(f"unknown sandbox mode {value!r} "
+                               f"(use {', '.join(m.value for m in cls)})") from None
+
+
+MODES = tuple(m.value for m in Privilege)
 
 
 class SandboxError(ValueError):
@@ -106,7 +133,8 @@ class SandboxPolicy:
     cpus: float = 1.0
     tmp_mb: int = 64
     file_mb: int = 64
-    mode: str = "auto"
+    mode: Privilege = Privilege.AUTO
+    """How the bot drops its privileges (a string is parsed: :meth:`Privilege.parse`)."""
     uid: int = 65534
     gid: int = 65534
     seccomp: bool = True
@@ -116,6 +144,16 @@ class SandboxPolicy:
     """A root referee serves each bound folder from an overlay staged in a private mount
     namespace, at a neutral name (``/ct/N``), so that the bot's mount table names no host path
     (:mod:`referee.bots.staging`); ``False``: bind mounts at the host paths, as before."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mode, Privilege):
+            object.__setattr__(self, "mode", Privilege.parse(self.mode))
+
+    @classmethod
+    def of(cls, limits: Limits) -> SandboxPolicy:
+        """The policy of a sandboxed bot under ``limits``."""
+        return cls(memory_mb=limits.memory_mb, pids=limits.pids, cpus=limits.cpus,
+                   tmp_mb=limits.tmp_mb, file_mb=limits.file_mb)
 
 
 @dataclass(frozen=True)
@@ -649,7 +687,7 @@ class Spec:
     argv: list[str]
     pass_fds: tuple[int, ...]
     cleanup: Callable[[], None]
-    mode: str
+    mode: Privilege
     user: int | None
     group: int | None
     uid: int
@@ -667,22 +705,20 @@ def _data_fd(data: bytes) -> int:
 
 
 def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int,
-               sources: Mapping[Path, Path] | None = None) -> str:
+               sources: Mapping[Path, Path] | None = None) -> Privilege:
     served = sources or {}
     blocked = [str(served.get(p, p)) for p in binds.all
                if caps.root and not reachable(served.get(p, p), uid, policy.gid)]
     mode = policy.mode
-    if mode == "auto":
+    if mode is Privilege.AUTO:
         userns = caps.ok("userns") and caps.ok("disable-userns")
-        mode = "setpriv" if caps.root and (blocked or not userns) else "userns"
-    elif mode == "userns" and blocked:
+        mode = Privilege.SETPRIV if caps.root and (blocked or not userns) else Privilege.USERNS
+    elif mode is Privilege.USERNS and blocked:
         raise SandboxError(f"uid {uid} cannot reach {', '.join(map(repr, blocked))}: use "
                            f"sandbox mode 'setpriv' (or 'auto')")
-    if mode not in MODES[1:]:
-        raise SandboxError(f"unknown sandbox mode {mode!r} (use {', '.join(MODES)})")
-    if mode == "setpriv" and not caps.root:
+    if mode is Privilege.SETPRIV and not caps.root:
         raise SandboxError("sandbox mode 'setpriv' needs the referee to run as root")
-    if mode == "subuid" and (caps.root or not caps.ok("subuid")):
+    if mode is Privilege.SUBUID and (caps.root or not caps.ok("subuid")):
         why = "the referee is root" if caps.root else next(
             f"{c.detail} ({c.enable})" for c in caps.checks if c.name == "subuid")
         raise SandboxError(f"sandbox mode 'subuid' cannot work here: {why}")
@@ -704,6 +740,47 @@ def check_readable(binds: Binds, uid: int | None = None) -> None:
                                f"(mode {stat.filemode(st.st_mode)}): chmod o+rx it")
 
 
+class _Argv:
+    """A bwrap command line as it is built: its arguments, the descriptors it passes (closed
+    by :meth:`close` if the build fails), the folders made and bound so far."""
+
+    def __init__(self) -> None:
+        self.out = ["bwrap"]
+        self.fds: list[int] = []
+        self.made = {"/", "/tmp", "/dev", "/proc", "/etc"}
+        self.bound: list[Path] = [Path(d) for d in SYSTEM_DIRS]
+        self.seen: dict[Path, str] = {}
+        """Each bound folder: where the sandbox mounts it."""
+
+    def fd(self, fd: int) -> str:
+        """Passes ``fd`` to bwrap; its number as an argument."""
+        self.fds.append(fd)
+        return str(fd)
+
+    def close(self) -> None:
+        """Closes every descriptor passed."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def parents(self, dest: Path) -> list[str]:
+        """``--dir`` for each folder above ``dest`` (bwrap would make them 0700)."""
+        args: list[str] = []
+        for parent in reversed(dest.parents):
+            if str(parent) in self.made or any(parent.is_relative_to(b) for b in self.bound):
+                continue
+            self.made.add(str(parent))
+            args += ["--perms", "0755", "--dir", str(parent)]
+        return args
+
+    def seen_as(self, item: Path) -> str:
+        """Where the sandbox mounts ``item`` (its own path outside the bound folders)."""
+        outer = max((q for q in self.seen if within(item, q)), key=lambda q: len(q.parts),
+                    default=None)
+        return str(item) if outer is None else \
+            str(Path(self.seen[outer]) / item.relative_to(outer))
+
+
 def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
                caps: Capabilities, hidden: Sequence[Path] = (), uid: int | None = None,
                binds: Binds | None = None, sources: Mapping[Path, Path] | None = None,
@@ -714,7 +791,8 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     to show, resolved once before (default: :func:`bot_binds` now); ``sources``: where a bound
     folder is served from (a sealed entrant's per-match copy), by the path the bot sees.
     ``limits``: in mode ``subuid``, the ``prlimit`` command run inside, as the bot's uid,
-    before the bot (``uid``/``policy.gid``: the host ids the namespace maps).
+    before the bot (``uid``/``policy.gid``: the host ids the namespace maps). The descriptors
+    it opens are closed if it raises.
 
     :raises SandboxError: for a command that cannot be found or a mode that cannot work here.
     """
@@ -730,101 +808,125 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     if caps.root:  # a folder served from a copy (a sealed entrant's) is the copy's matter
         check_readable(dataclasses.replace(
             binds, bot=tuple(b for b in binds.bot if b not in sources)), uid)
-    elif mode == "subuid":  # bwrap reaches them as the organiser; the bot reads them as "other"
+    elif mode is Privilege.SUBUID:  # bwrap reaches them as the organiser; the bot as "other"
         check_readable(dataclasses.replace(
             binds, bot=tuple(b for b in binds.all if b not in sources)), uid)
-    fds: list[int] = []
-    out = ["bwrap"]
-    if mode == "subuid":
+    cmd = _Argv()
+    try:
+        inner = _namespaces(cmd, mode, uid, policy.gid)
+        host_binds = _system_mounts(cmd, inner, policy)
+        stage = _bound(cmd, binds, sources, host_binds,
+                       staged=caps.root and policy.neutral_mounts and caps.ok("mount table"))
+        _hidden(cmd, argv, workdir, binds, sources, hidden)
+        _environment(cmd, workdir, binds, policy, caps)
+        cmd.out += ["--chdir", cmd.seen_as(workdir), "--"]
+        if mode is Privilege.SETPRIV:
+            cmd.out += [which("setpriv", BASE_PATH) or "setpriv", f"--reuid={uid}",
+                        f"--regid={policy.gid}", "--clear-groups", "--inh-caps=-all",
+                        "--bounding-set=-all", "--no-new-privs", "--"]
+        elif mode is Privilege.SUBUID:
+            cmd.out += [*_subuid_setpriv(), *limits]
+        cmd.out += [cmd.seen_as(binds.exe), *argv[1:]]
+    except BaseException:
+        cmd.close()
+        raise
+    user = uid if (caps.root and mode is Privilege.USERNS) else None
+    return Spec(cmd.out, tuple(cmd.fds), cmd.close, mode, user,
+                policy.gid if user is not None else None,
+                uid if caps.root or mode is Privilege.SUBUID else os.getuid(), binds,
+                stage=tuple(stage))
+
+
+def _namespaces(cmd: _Argv, mode: Privilege, uid: int, gid: int) -> int:
+    """bwrap's namespaces for ``mode``; returns the uid the bot has inside."""
+    if mode is Privilege.SUBUID:
         try:
-            fds.append(user_namespace(uid, policy.gid, SANDBOX_UID))
+            userns = cmd.fd(user_namespace(uid, gid, SANDBOX_UID))
         except OSError as err:
             raise SandboxError(str(err)) from None
-        out += _subuid_bwrap(fds[-1])
+        cmd.out += _subuid_bwrap(int(userns))
         inner = SANDBOX_UID
-    elif mode == "userns":
-        out += ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
-                "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    elif mode is Privilege.USERNS:
+        cmd.out += ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+                    "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
         inner = SANDBOX_UID
     else:  # root bwrap, no user namespace: name each namespace (no --unshare-user-try)
-        out += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-                "--unshare-cgroup-try"]
+        cmd.out += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                    "--unshare-cgroup-try"]
         inner = uid
     # --as-pid-1: the bot (or setpriv, which execs it) is pid 1, not a bwrap whose command
     # line (every host path bound and hidden) any process inside could read
-    out += ["--as-pid-1", "--new-session", "--die-with-parent", "--hostname", "bot"]
+    cmd.out += ["--as-pid-1", "--new-session", "--die-with-parent", "--hostname", "bot"]
+    return inner
+
+
+def _system_mounts(cmd: _Argv, inner: int, policy: SandboxPolicy) -> list[Path]:
+    """The system folders, ``/etc``'s entries, the users and groups, ``/proc``, ``/dev`` and
+    the private ``/tmp`` and ``/dev/shm``; returns what is bound read-only at its host path."""
+    out = cmd.out
     for d in SYSTEM_DIRS:
         p = Path(d)
         if p.is_symlink():
             out += ["--symlink", os.readlink(p), d]
         elif p.is_dir():
             out += ["--ro-bind", d, d]
-    made = {"/", "/tmp", "/dev", "/proc", "/etc"}
-    bound: list[Path] = [Path(d) for d in SYSTEM_DIRS]
-
-    def parents(dest: Path) -> list[str]:
-        """``--dir`` for each folder above ``dest`` (bwrap would make them 0700)."""
-        args: list[str] = []
-        for parent in reversed(dest.parents):
-            if str(parent) in made or any(parent.is_relative_to(b) for b in bound):
-                continue
-            made.add(str(parent))
-            args += ["--perms", "0755", "--dir", str(parent)]
-        return args
-
     out += ["--perms", "0755", "--dir", "/etc"]
     host_binds = [Path(d) for d in SYSTEM_DIRS]  # read-only at their host paths
     for pattern in ETC_ENTRIES:
         for entry in sorted(Path("/etc").glob(pattern)):
-            out += [*parents(entry), "--ro-bind", str(entry), str(entry)]
+            out += [*cmd.parents(entry), "--ro-bind", str(entry), str(entry)]
             host_binds.append(entry)
     passwd = (f"root:x:0:0:root:/:/usr/sbin/nologin\nbot:x:{inner}:{inner}:bot:/tmp:"
               f"/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
     group = f"root:x:0:\nbot:x:{inner}:\nnogroup:x:65534:\n"
     for text, dest in ((passwd, "/etc/passwd"), (group, "/etc/group")):
-        fds.append(_data_fd(text.encode()))
-        out += ["--perms", "0444", "--ro-bind-data", str(fds[-1]), dest]
+        out += ["--perms", "0444", "--ro-bind-data", cmd.fd(_data_fd(text.encode())), dest]
     out += ["--proc", "/proc", "--dev", "/dev"]
     for dest in ("/tmp", "/dev/shm"):
         out += ["--perms", "01777"]
         if policy.tmp_mb > 0:
             out += ["--size", str(policy.tmp_mb << 20)]
         out += ["--tmpfs", dest]
-    # where each bound folder is mounted: its host path, or (staged) a neutral name with a
-    # symlink at its host path (but inside a system folder, read-only: no symlink fits there);
-    # a folder inside another is mounted inside the other's
-    staged = caps.root and policy.neutral_mounts and caps.ok("mount table")
+    return host_binds
+
+
+def _bound(cmd: _Argv, binds: Binds, sources: Mapping[Path, Path], host_binds: list[Path], *,
+           staged: bool) -> list[str]:
+    """Mounts each bound folder: at its host path, or (``staged``) at a neutral name with a
+    symlink at its host path (but inside a system folder, read-only: no symlink fits there);
+    a folder inside another is mounted inside the other's. Returns the staged sources."""
+    out, seen = cmd.out, cmd.seen
     stage: list[str] = []
-    seen: dict[Path, str] = {}
     tops = 0
     for p in sorted(binds.all, key=lambda b: len(b.parts)):
         source = str(sources.get(p) or os.path.realpath(p))
         outer = max((q for q in seen if within(p, q)), key=lambda q: len(q.parts), default=None)
         if not staged or (outer is None and any(within(p, b) for b in (*host_binds,
                                                                          *KERNEL_FOLDERS))):
-            out += [*parents(p), "--ro-bind", source, str(p)]
+            out += [*cmd.parents(p), "--ro-bind", source, str(p)]
             seen[p] = str(p)
         else:
             dest = f"{NEUTRAL}/{tops}" if outer is None else \
                 str(Path(seen[outer]) / p.relative_to(outer))
             tops += outer is None
-            out += [*parents(Path(dest)), "--ro-bind", mount_point(len(stage)), dest]
+            out += [*cmd.parents(Path(dest)), "--ro-bind", mount_point(len(stage)), dest]
             stage.append(source)
             seen[p] = dest
             if outer is None:
-                out += [*parents(p), "--symlink", dest, str(p)]
-        bound.append(p)
+                out += [*cmd.parents(p), "--symlink", dest, str(p)]
+        cmd.bound.append(p)
     if stage:
         try:
             ensure_stage(len(stage))
         except OSError as err:
             raise SandboxError(str(err)) from None
+    return stage
 
-    def seen_as(item: Path) -> str:
-        """Where the sandbox mounts ``item`` (its own path outside the bound folders)."""
-        outer = max((q for q in seen if within(item, q)), key=lambda q: len(q.parts),
-                    default=None)
-        return str(item) if outer is None else str(Path(seen[outer]) / item.relative_to(outer))
+
+def _hidden(cmd: _Argv, argv: Sequence[str], workdir: Path, binds: Binds,
+            sources: Mapping[Path, Path], hidden: Sequence[Path]) -> None:
+    """Shows each of ``hidden`` empty where it lies inside a bound folder (never the bot's own
+    files)."""
     named = {Path(os.path.abspath(Path(workdir, a))) for a in argv}
     for item in hidden:
         item = Path(os.path.abspath(item))
@@ -836,13 +938,19 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
         if served and not os.path.lexists(served[0]):
             continue  # not in the copy the folder is served from
         if item.is_dir():
-            out += ["--tmpfs", seen_as(item), "--remount-ro", seen_as(item)]
+            cmd.out += ["--tmpfs", cmd.seen_as(item), "--remount-ro", cmd.seen_as(item)]
         elif item.exists():  # an empty file (a device node would not open: binds are nodev)
-            fds.append(_data_fd(b""))
-            out += ["--perms", "0444", "--ro-bind-data", str(fds[-1]), seen_as(item)]
-    if not any(workdir.is_relative_to(b) for b in bound):
-        out += [*parents(workdir), "--perms", "0755", "--dir", str(workdir)]
-    path = ":".join([*(seen_as(p / "bin") for p in binds.runtime if (p / "bin").is_dir()),
+            cmd.out += ["--perms", "0444", "--ro-bind-data", cmd.fd(_data_fd(b"")),
+                        cmd.seen_as(item)]
+
+
+def _environment(cmd: _Argv, workdir: Path, binds: Binds, policy: SandboxPolicy,
+                 caps: Capabilities) -> None:
+    """The working folder, the cleared environment and the seccomp filter."""
+    out = cmd.out
+    if not any(workdir.is_relative_to(b) for b in cmd.bound):
+        out += [*cmd.parents(workdir), "--perms", "0755", "--dir", str(workdir)]
+    path = ":".join([*(cmd.seen_as(p / "bin") for p in binds.runtime if (p / "bin").is_dir()),
                      BASE_PATH])
     out += ["--clearenv", "--setenv", "PATH", path, "--setenv", "HOME", "/tmp",
             "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp"]
@@ -851,25 +959,7 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     for key, value in policy.env:
         out += ["--setenv", key, value]
     if policy.seccomp and caps.ok("seccomp"):
-        fds.append(_seccomp_fd())
-        out += ["--seccomp", str(fds[-1])]
-    out += ["--chdir", seen_as(workdir), "--"]
-    if mode == "setpriv":
-        out += [which("setpriv", BASE_PATH) or "setpriv", f"--reuid={uid}",
-                f"--regid={policy.gid}", "--clear-groups", "--inh-caps=-all",
-                "--bounding-set=-all", "--no-new-privs", "--"]
-    elif mode == "subuid":
-        out += [*_subuid_setpriv(), *limits]
-    out += [seen_as(binds.exe), *argv[1:]]
-
-    def cleanup() -> None:
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    user = uid if (caps.root and mode == "userns") else None
-    return Spec(out, tuple(fds), cleanup, mode, user, policy.gid if user is not None else None,
-                uid if caps.root or mode == "subuid" else os.getuid(), binds, stage=tuple(stage))
+        out += ["--seccomp", cmd.fd(_seccomp_fd())]
 
 
 def _subuid_bwrap(userns: int) -> list[str]:
@@ -948,15 +1038,15 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     cgroups = policy.cgroups and caps.root
     have = {c for c in ("memory", "pids", "cpu") if cgroups and caps.cgroup_ok(c)}
     uid, lease = policy.uid, None
-    ids = subordinate_ids() if not caps.root and policy.mode in ("auto", "subuid") and \
-        caps.ok("subuid") else None
+    ids = subordinate_ids() if not caps.root and caps.ok("subuid") and \
+        policy.mode in (Privilege.AUTO, Privilege.SUBUID) else None
     if caps.root:
         lease = allocate(BOT_UIDS)
         uid = lease.uid
     elif isinstance(ids, SubIds):
         lease = allocate(ids.uids)
         uid = lease.uid
-        policy = dataclasses.replace(policy, mode="subuid", gid=ids.gid(uid))
+        policy = dataclasses.replace(policy, mode=Privilege.SUBUID, gid=ids.gid(uid))
     limits, active_limits = _rlimits(policy, have)
     prlimit = which("prlimit", BASE_PATH)
     if prlimit is None:
@@ -964,7 +1054,7 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
             lease.release()
         raise SandboxError("prlimit (util-linux) is missing: it sets the bot's rlimits")
     wrap = [prlimit, *(f"--{k}={v}" for k, v in limits.items()), "--"]
-    inside = policy.mode == "subuid"  # counted for the bot's uid, not the organiser's
+    inside = policy.mode is Privilege.SUBUID  # counted for the bot's uid, not the organiser's
     try:
         spec = build_argv(argv, workdir, policy=policy, caps=caps, hidden=hidden, uid=uid,
                           binds=binds, sources=sources, limits=wrap if inside else ())

@@ -1,7 +1,13 @@
-"""The ``ct-referee`` command line: one click group, one module per command."""
+"""The ``ct-referee`` command line: one click group, one module per command.
+
+A command's module is imported only when the command runs (or shows its own help): the group
+lists each command from :data:`COMMANDS` (its module, and the short help its ``--help`` line
+shows), so ``ct-referee --help`` and every command pay only the imports they use.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -11,6 +17,46 @@ import click
 from referee.protocol.escape import escape_controls
 
 _WORDS = (("File ", "file "), ("Path ", "path "), ("Directory ", "directory "))
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "bot": ("referee.cli.bot:bot",
+            "Play as a bot: POLICY answers the referee's requests on stdin/stdout."),
+    "check": ("referee.cli.check:check",
+              "Check that BOT_CMD speaks protocol v1: scripted deals, every answer judged."),
+    "cluster-certs": ("referee.cli.cluster_certs:cluster_certs",
+                      "Make the TLS certificates of a Dask cluster that admits only its own "
+                      "machines."),
+    "play": ("referee.cli.play:play",
+             "Play one match between 2-4 BOTS (each a command, quoted if it has spaces)."),
+    "replay": ("referee.cli.replay:replay",
+               "Tell the match in RECORD turn by turn, or check, draw or re-ask it."),
+    "report": ("referee.cli.report:report",
+               "Rebuild OUTPUT/report/ from a tournament's output folder (a running tournament "
+               "keeps it current by itself):"),
+    "sandbox": ("referee.cli.sandbox:sandbox",
+                "Show which bot protections work on this machine, then run hostile probes in "
+                "the sandbox: every attack"),
+    "tournament": ("referee.cli.tournament:tournament",
+                   "Run the tournament described by CONFIG (YAML), or resume it where it "
+                   "stopped."),
+}
+"""Each command: where it is (``module:name``) and the start of its help (the first
+sentence, or the first hundred characters), from which the group's help makes its line as
+click does from the whole help (``tests/test_cli_lazy.py`` checks that they agree)."""
+
+
+def short_help(name: str, limit: int) -> str:
+    """Command ``name``'s line in the group's help, at most ``limit`` characters, as click
+    makes it (:meth:`click.Command.get_short_help_str`), its module not imported."""
+    return click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit)
+
+
+def load_command(name: str) -> click.Command:
+    """The command called ``name``, its module imported now."""
+    module, _, attr = COMMANDS[name][0].partition(":")
+    command = getattr(importlib.import_module(module), attr)
+    assert isinstance(command, click.Command)
+    return command
 
 
 def error_line(error: click.ClickException) -> str:
@@ -49,6 +95,26 @@ class _Group(click.Group):
             sys.exit(1)
         sys.exit(result if isinstance(result, int) else 0)
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.add_command(load_command(cmd_name), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their help lines (as click's), without importing their modules."""
+        names = [n for n in self.list_commands(ctx)
+                 if n in COMMANDS or not self.commands[n].hidden]
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = [(n, self.commands[n].get_short_help_str(limit) if n in self.commands
+                 else short_help(n, limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -62,20 +128,3 @@ class _Group(click.Group):
 def main() -> None:
     """Referee and tournament runner for Chinese Ten bots."""
 
-
-def _register() -> None:
-    """Adds each command module's command to the group."""
-    from referee.cli.bot import bot
-    from referee.cli.check import check
-    from referee.cli.cluster_certs import cluster_certs
-    from referee.cli.play import play
-    from referee.cli.replay import replay
-    from referee.cli.report import report
-    from referee.cli.sandbox import sandbox
-    from referee.cli.tournament import tournament
-
-    for command in (bot, check, cluster_certs, play, replay, report, sandbox, tournament):
-        main.add_command(command)
-
-
-_register()

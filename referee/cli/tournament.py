@@ -39,7 +39,7 @@ from rich.text import Text
 from referee.cli.hang import hang
 from referee.cli.pipes import ClosedPipeSafe
 from referee.game.rules import Variant
-from referee.match.job import MatchSpec
+from referee.match.job import DealSecret, MatchSpec
 from referee.match.play import seat_log
 from referee.protocol.escape import escape_controls
 from referee.records.record import FaultDict
@@ -49,10 +49,12 @@ from referee.tournament.admission import BENCHED
 from referee.tournament.config import parse_stop
 from referee.tournament.course import Stopped
 from referee.tournament.formats import set_size
+from referee.tournament.output import OutputFolder
 from referee.tournament.ratings import Standing, Standings
 from referee.tournament.run import (
     Config,
     ConfigError,
+    Outcome,
     Reporter,
     TournamentError,
     load_config,
@@ -216,7 +218,7 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     pad = " " * 13
     lines = [
         f"{escape_controls(config.name)}: {len(config.entrants)} entrants, {count}{kept}",
-        f"  played:    {config.format}{rounds}: {config.players}-player matches to "
+        f"  played:    {config.format.name}{rounds}: {config.players}-player matches to "
         f"{config.target} points{variant}",
         f"  deals:     duplicate, {deals} (sets of {per_set} matches)",
     ]
@@ -229,7 +231,7 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     if config.stop is not None:
         note = forecast(config.stop, entrants=len(config.entrants), players=config.players,
                         set_size=per_set, target=config.target,
-                        growing=config.format == "ladder", cap=config.max_matches)
+                        growing=config.format.grows, cap=config.max_matches)
         lines += ["  stops:     once every adjacent pair is decided, or at the cap",
                   f"{pad}forecast: {note}"]
     else:
@@ -432,45 +434,14 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     per match, results.jsonl, the bots' stderr, and standings.json/.csv at the end. Ctrl-C stops
     cleanly; the same command then plays only what is missing.
     """
-    resume = ["ct-referee", "tournament", str(config)]
-    if output is not None:
-        resume += ["--output", str(output)]
-    if concurrency is not None:
-        resume += ["--concurrency", str(concurrency)]
-    if affinity is not None:
-        resume += ["--affinity" if affinity else "--no-affinity"]
-    if scheduler is not None:
-        resume += ["--scheduler", scheduler]
-    if scheduler_file is not None:
-        resume += ["--scheduler-file", str(scheduler_file)]
-    if tls is not None:
-        resume += ["--tls", str(tls)]
-    if not spread:
-        resume += ["--no-spread"]
-    overrides: dict[str, Any] = {}
-    for key, value, flag in (("rounds", rounds, "--rounds"), ("seed", seed, "--seed"),
-                             ("max_matches", max_matches, "--max-matches"),
-                             ("stop", stop_at, "--stop")):
-        if value is not None:
-            resume += [flag, str(value)]
-            overrides[key] = value
-    if affinity is not None:
-        overrides["affinity"] = affinity
+    resume, overrides = _resume_command(
+        config, {"--output": output, "--concurrency": concurrency, "--scheduler": scheduler,
+                 "--scheduler-file": scheduler_file, "--tls": tls},
+        {"rounds": rounds, "seed": seed, "max_matches": max_matches, "stop": stop_at},
+        affinity=affinity, spread=spread)
     console = Console(highlight=False, emoji=False)
     err = Console(stderr=True, highlight=False, emoji=False)
-    try:
-        if stop_at is not None:
-            try:
-                overrides["stop"] = parse_stop(stop_at)
-            except ValueError as e:
-                raise ConfigError(f"--stop: {e}") from None
-        if seed is not None and seed.isdigit():
-            overrides["seed"] = int(seed)  # as the file would read it
-        cfg = load_config(config, output=output, concurrency=concurrency, overrides=overrides)
-        secret = read_deal_secret(secret_file) if secret_file is not None else None
-    except ConfigError as e:
-        err.print(Text(error_lines(e)), soft_wrap=True)
-        sys.exit(2)
+    cfg, secret = _configuration(config, output, concurrency, overrides, secret_file, err)
     for warning in cfg.warnings:
         _say(err, f"warning: {warning}", len("warning: "))
     stdout = ClosedPipeSafe(sys.stdout)
@@ -482,7 +453,104 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     reporter = (LiveReporter(console, where=where) if console.is_terminal
                 else PlainReporter(console, where=where))
     stop = threading.Event()
-    runner: Runner | None = None
+    runner = _cluster_runner(cfg, scheduler, scheduler_file, tls=tls, spread=spread,
+                             reporter=reporter, err=err)
+    try:
+        with stop_on_sigint(stop):
+            outcome = run(cfg, fresh=fresh, deal_secret=secret, reporter=reporter,
+                          runner=runner, stop=stop, pages=Refresher)
+    except ConfigError as e:
+        err.print(Text(error_lines(e)), soft_wrap=True)
+        sys.exit(2)
+    except TournamentError as e:
+        err.print(Text(f"error: {e}"), soft_wrap=True)
+        err.print(Text(f"fix it, then resume with: {shlex.join(resume)}"), soft_wrap=True)
+        _mark_stopped(cfg, "stopped by an error", resume)
+        report = OutputFolder(cfg.output).report / "index.html"
+        if report.is_file():
+            err.print(Text(f"report: {report.absolute()}"), soft_wrap=True)
+        sys.exit(1)
+    except OSError as e:  # the output folder cannot be written (missing, read-only, disk full)
+        where = f" {e.filename}" if e.filename else ""
+        err.print(Text(f"error: cannot write{where}: {e.strerror or e}"), soft_wrap=True)
+        err.print(Text(f"finished matches are kept; resume with: {shlex.join(resume)}"),
+                  soft_wrap=True)
+        _mark_stopped(cfg, "stopped by an error", resume)
+        sys.exit(1)
+    finally:
+        if isinstance(reporter, LiveReporter):
+            reporter.close()
+    report_path = (OutputFolder(cfg.output).report / "index.html").absolute()
+    if outcome.standings is None:
+        err.print(Text(f"interrupted: {outcome.done} of {outcome.total} matches played and kept "
+                       f"in {cfg.output}; resume with: {shlex.join(resume)}"), soft_wrap=True)
+        _mark_stopped(cfg, "interrupted", resume, outcome.done, outcome.total)
+        err.print(Text(f"report: {report_path}"), soft_wrap=True)
+        sys.exit(130)
+    _final(console, cfg, outcome, report_path)
+    if stdout.closed_pipe:
+        err.print(Text(f"note: the output stopped being read (a closed pipe); the tournament "
+                       f"played on to the end: standings in {cfg.output}"), soft_wrap=True)
+
+
+def _mark_stopped(cfg: Config, why: str, resume: list[str], done: int | None = None,
+                  total: int | None = None) -> None:
+    """The report page says the run stopped before its end, and stops reloading (a folder that
+    cannot be written is left as it is)."""
+    with contextlib.suppress(OSError):
+        mark_stopped(cfg.output, why=why, done=done, total=total, resume=shlex.join(resume))
+
+
+def _configuration(config: Path, output: Path | None, concurrency: int | None,
+                   overrides: dict[str, Any], secret_file: Path | None,
+                   err: Console) -> tuple[Config, DealSecret | None]:
+    """The configuration with the command line's overrides, and the deal secret asked for;
+    a mistake is told (exit 2)."""
+    try:
+        stop_at, seed = overrides.get("stop"), overrides.get("seed")
+        if isinstance(stop_at, str):
+            try:
+                overrides["stop"] = parse_stop(stop_at)
+            except ValueError as e:
+                raise ConfigError(f"--stop: {e}") from None
+        if isinstance(seed, str) and seed.isdigit():
+            overrides["seed"] = int(seed)  # as the file would read it
+        cfg = load_config(config, output=output, concurrency=concurrency, overrides=overrides)
+        return cfg, read_deal_secret(secret_file) if secret_file is not None else None
+    except ConfigError as e:
+        err.print(Text(error_lines(e)), soft_wrap=True)
+        sys.exit(2)
+
+
+def _resume_command(config: Path, options: dict[str, object], keys: dict[str, object], *,
+                    affinity: bool | None, spread: bool) -> tuple[list[str], dict[str, Any]]:
+    """The command that resumes this run (its options again), and the configuration keys the
+    command line overrides."""
+    resume = ["ct-referee", "tournament", str(config)]
+    for flag in ("--output", "--concurrency"):
+        if options[flag] is not None:
+            resume += [flag, str(options[flag])]
+    if affinity is not None:
+        resume += ["--affinity" if affinity else "--no-affinity"]
+    for flag in ("--scheduler", "--scheduler-file", "--tls"):
+        if options[flag] is not None:
+            resume += [flag, str(options[flag])]
+    if not spread:
+        resume += ["--no-spread"]
+    overrides: dict[str, Any] = {}
+    for key, value in keys.items():
+        if value is not None:
+            resume += [f"--{key.replace('_', '-')}", str(value)]
+            overrides[key] = value
+    if affinity is not None:
+        overrides["affinity"] = affinity
+    return resume, overrides
+
+
+def _cluster_runner(cfg: Config, scheduler: str | None, scheduler_file: Path | None, *,
+                    tls: Path | None, spread: bool, reporter: Reporter,
+                    err: Console) -> Runner | None:
+    """The Dask cluster's runner the options name (``None``: none, this machine's)."""
     if scheduler is not None and scheduler_file is not None:
         err.print(Text("error: --scheduler and --scheduler-file: give one"), soft_wrap=True)
         sys.exit(2)
@@ -507,44 +575,13 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
                  f"sent matches (their results are checked before they count); use TLS: "
                  f"ct-referee cluster-certs DIR, then --tls DIR (docs/cluster.md)",
                  len("warning: "))
-    try:
-        with stop_on_sigint(stop):
-            outcome = run(cfg, fresh=fresh, deal_secret=secret, reporter=reporter,
-                          runner=runner, stop=stop, pages=Refresher)
-    except ConfigError as e:
-        err.print(Text(error_lines(e)), soft_wrap=True)
-        sys.exit(2)
-    except TournamentError as e:
-        err.print(Text(f"error: {e}"), soft_wrap=True)
-        err.print(Text(f"fix it, then resume with: {shlex.join(resume)}"), soft_wrap=True)
-        with contextlib.suppress(OSError):
-            mark_stopped(cfg.output, why="stopped by an error", done=None, total=None,
-                         resume=shlex.join(resume))
-        if (cfg.output / "report" / "index.html").is_file():
-            err.print(Text(f"report: {(cfg.output / 'report' / 'index.html').absolute()}"),
-                      soft_wrap=True)
-        sys.exit(1)
-    except OSError as e:  # the output folder cannot be written (missing, read-only, disk full)
-        where = f" {e.filename}" if e.filename else ""
-        err.print(Text(f"error: cannot write{where}: {e.strerror or e}"), soft_wrap=True)
-        err.print(Text(f"finished matches are kept; resume with: {shlex.join(resume)}"),
-                  soft_wrap=True)
-        with contextlib.suppress(OSError):
-            mark_stopped(cfg.output, why="stopped by an error", done=None, total=None,
-                         resume=shlex.join(resume))
-        sys.exit(1)
-    finally:
-        if isinstance(reporter, LiveReporter):
-            reporter.close()
-    report_path = (cfg.output / "report" / "index.html").absolute()
-    if outcome.standings is None:
-        err.print(Text(f"interrupted: {outcome.done} of {outcome.total} matches played and kept "
-                       f"in {cfg.output}; resume with: {shlex.join(resume)}"), soft_wrap=True)
-        with contextlib.suppress(OSError):  # the page says so, and stops reloading
-            mark_stopped(cfg.output, why="interrupted", done=outcome.done, total=outcome.total,
-                         resume=shlex.join(resume))
-        err.print(Text(f"report: {report_path}"), soft_wrap=True)
-        sys.exit(130)
+        return runner
+    return None
+
+
+def _final(console: Console, cfg: Config, outcome: Outcome, report_path: Path) -> None:
+    """The final standings, the verdicts on a gauntlet's questions, where the files are."""
+    assert outcome.standings is not None
     rule = cfg.stop or Stop()
     confidence = rule.confidence
     ties = f", tie: neither stronger by {rule.margin:g}" if rule.margin else ""
@@ -574,7 +611,4 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     console.print(Text(f"standings: {cfg.output / 'standings.csv'} and standings.json; "
                        f"records in {cfg.output / 'games'}"), soft_wrap=True)
     console.print(Text(f"report: {report_path}"), soft_wrap=True)
-    if stdout.closed_pipe:
-        err.print(Text(f"note: the output stopped being read (a closed pipe); the tournament "
-                       f"played on to the end: standings in {cfg.output}"), soft_wrap=True)
 

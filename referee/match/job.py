@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -35,8 +36,66 @@ from referee.protocol.escape import escape_controls
 from referee.records.record import RecordDict, deal_to_json, write_record
 from referee.records.verify import first_discrepancy
 
-__all__ = ["Done", "MatchJob", "MatchKeys", "MatchSpec", "deal_seed", "max_hands",
+__all__ = ["DealSecret", "Done", "MatchJob", "MatchKeys", "MatchSpec", "deal_seed", "max_hands",
            "result_line"]
+
+
+@dataclass(frozen=True)
+class DealSecret:
+    """A tournament's deal secret: the key of every deal, bot id and fallback choice (with each
+    match's label). There is no default one: a tournament's is its output folder's
+    (:func:`referee.tournament.output.prepare_output`), a test's or a benchmark's is written out.
+
+    >>> DealSecret.from_hex("ab" * 16)
+    DealSecret(<16 bytes>)
+    >>> DealSecret(b"short")
+    Traceback (most recent call last):
+    ...
+    ValueError: a deal secret needs at least 16 bytes, not 5
+    """
+
+    key: bytes
+    """The secret bytes (at least :attr:`MIN_BYTES`)."""
+
+    MIN_BYTES = 16
+    """The fewest bytes a secret may have (128 bits)."""
+    NEW_BYTES = 32
+    """The bytes of a new secret (:meth:`new`)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, bytes):
+            raise TypeError(f"a deal secret is bytes, not {type(self.key).__name__}")
+        if len(self.key) < self.MIN_BYTES:
+            raise ValueError(f"a deal secret needs at least {self.MIN_BYTES} bytes, "
+                             f"not {len(self.key)}")
+
+    def __repr__(self) -> str:
+        return f"DealSecret(<{len(self.key)} bytes>)"
+
+    @classmethod
+    def new(cls) -> DealSecret:
+        """A new, unpredictable secret."""
+        return cls(secrets.token_bytes(cls.NEW_BYTES))
+
+    @classmethod
+    def of(cls, value: DealSecret | bytes) -> DealSecret:
+        """``value`` as a secret (bytes are checked).
+
+        :raises ValueError: for fewer than :attr:`MIN_BYTES` bytes.
+        """
+        return value if isinstance(value, DealSecret) else cls(value)
+
+    @classmethod
+    def from_hex(cls, text: str) -> DealSecret:
+        """The secret written as hex digits (surrounding blanks ignored).
+
+        :raises ValueError: for text that is not hex, or too short a secret.
+        """
+        return cls(bytes.fromhex(text.strip()))
+
+    def hex(self) -> str:
+        """The secret as hex digits (as the output folder's file holds it)."""
+        return self.key.hex()
 
 
 @dataclass(frozen=True)

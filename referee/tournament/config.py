@@ -25,16 +25,17 @@ from referee.bots.command_hints import shell_syntax_warning
 from referee.bots.limits import Limits, SandboxMode
 from referee.bots.process import SCRIPT_SUFFIXES, BotCommandError, resolve_command
 from referee.game.rules import DEFAULT_TARGET, Variant
-from referee.match.job import MatchSpec
+from referee.match.job import DealSecret, MatchSpec
 from referee.match.play import Entrant
 from referee.tournament.admission import Preflight
 from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import (
     FORMATS,
     Format,
+    RoundRobin,
     State,
     capped_total,
-    make_format,
+    format_named,
     plan_round,
     set_size,
 )
@@ -113,7 +114,8 @@ class Config:
     variant: Variant = Variant.CLASSIC
     players: int = 3
     target: int = DEFAULT_TARGET
-    format: str = "round-robin"
+    format: type[Format] = RoundRobin
+    """The format's class (:data:`~referee.tournament.formats.FORMATS`), named once at load."""
     rounds: int | None = 1
     """``None``: as many as ``max_matches`` allows."""
     seatings: str = "all"
@@ -147,19 +149,19 @@ class Config:
     each, located like a mistake."""
 
     def tournament_format(self) -> Format:
-        """The format that plans the rounds (dispatching on ``format``)."""
+        """The format that plans the rounds, built for these entrants."""
         names = [e.name for e in self.entrants]
-        return make_format(self.format, len(names), self.players, seed=self.seed,
-                           candidates=[names.index(c) for c in self.candidates])
+        return self.format.build(len(names), self.players, seed=self.seed,
+                                 candidates=[names.index(c) for c in self.candidates])
 
-    def plan(self, *, secret: bytes) -> TournamentPlan:
+    def plan(self, *, secret: DealSecret | bytes) -> TournamentPlan:
         """What every round shares: seats, seatings, seed, caps and ``stop``; ``secret`` keys
         the deals."""
         return TournamentPlan(players=self.players, seatings=self.seatings, seed=self.seed,
                     rounds=self.rounds, max_matches=self.max_matches, stop=self.stop,
-                    secret=secret)
+                    secret=DealSecret.of(secret))
 
-    def course(self, *, secret: bytes) -> TournamentProgress:
+    def course(self, *, secret: DealSecret | bytes) -> TournamentProgress:
         """A fresh :class:`referee.tournament.course.TournamentProgress` of this tournament, its
         deals keyed by ``secret``."""
         return TournamentProgress(self.tournament_format(), [e.name for e in self.entrants],
@@ -171,21 +173,22 @@ class Config:
                             seatings=self.seatings, rounds=self.rounds,
                             max_matches=self.max_matches)
 
-    def schedule(self, *, secret: bytes) -> list[MatchSpec]:
+    def schedule(self, *, secret: DealSecret | bytes) -> list[MatchSpec]:
         """Every match of a tournament planned in advance (a round robin or a gauntlet without
         ``stop``), in rating order, its deals keyed by ``secret``.
 
         :raises ValueError: for a format planned round by round from the results (a ladder, or
             ``stop``).
         """
-        if self.format == "ladder" or self.stop is not None:
-            raise ValueError(f"a {self.format}{' with stop' if self.stop else ''} is planned "
+        if self.format.seeded_by_results or self.stop is not None:
+            raise ValueError(f"a {self.format.name}{' with stop' if self.stop else ''} is planned "
                              f"round by round from the results")
         fmt, n = self.tournament_format(), len(self.entrants)
         specs: list[MatchSpec] = []
         state = State.initial(n)
         while more := plan_round(fmt, state, players=self.players, seatings=self.seatings,
-                                 seed=self.seed, secret=secret, rounds=self.rounds,
+                                 seed=self.seed, secret=DealSecret.of(secret).key,
+                                 rounds=self.rounds,
                                  max_matches=self.max_matches):
             specs += more
             state = State(n, state.round + 1, len(specs), state.order, state.mu, state.sigma)
@@ -200,7 +203,7 @@ class Config:
             "entrants": [{"name": e.name, "argv": list(e.argv), "workdir": str(e.workdir)}
                          for e in self.entrants],
             "variant": self.variant.value, "players": self.players, "target": self.target,
-            "format": self.format, "rounds": self.rounds, "seatings": self.seatings,
+            "format": self.format.name, "rounds": self.rounds, "seatings": self.seatings,
             "seed": self.seed, "sandbox": self.sandbox.value,
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
         } | self._extras()
@@ -226,7 +229,7 @@ class Config:
                           "command": e.absolute_command(),
                           "workdir": str(e.workdir)} for e in self.entrants],
             "variant": self.variant.value, "players": self.players, "target": self.target,
-            "format": self.format, "rounds": self.rounds, "seatings": self.seatings,
+            "format": self.format.name, "rounds": self.rounds, "seatings": self.seatings,
             "seed": self.seed, "concurrency": self.concurrency,
             "affinity": "auto" if self.affinity is None else self.affinity,
             "limits": {k: getattr(self.limits, k) for k in LIMITS_KEYS},
@@ -347,8 +350,8 @@ class _Loader:
         variant = self.attempt(
             lambda: self.choice(data, "variant", "classic", [v.value for v in Variant]),
             "classic")
-        fmt = self.attempt(lambda: self.choice(data, "format", "round-robin", FORMATS),
-                           "round-robin")
+        fmt = format_named(self.attempt(
+            lambda: self.choice(data, "format", RoundRobin.name, list(FORMATS)), RoundRobin.name))
         seatings = self.attempt(lambda: self.choice(data, "seatings", "all", SEATINGS), "all")
         sandbox = SandboxMode(self.attempt(
             lambda: self.choice(data, "sandbox", "auto", [m.value for m in SandboxMode]), "auto"))
@@ -367,14 +370,7 @@ class _Loader:
             lambda: self.section(data, "limits", LIMITS_KEYS), {})
         rating: dict[str, Any] = self.attempt(
             lambda: self.section(data, "rating", RATING_KEYS), {})
-        default = Limits()
-        out = self.attempt(lambda: self.text(data, "output", ""), "")
-        if output is not None:
-            out_path = Path(output).absolute()
-        elif out:
-            out_path = (self.folder / out).absolute()
-        else:
-            out_path = (Path("results") / name).absolute()
+        out_path = self.output(data, output, name)
         if concurrency is not None and concurrency < 1:
             self.note("concurrency", f"must be at least 1, not {concurrency}")
 
@@ -389,22 +385,7 @@ class _Loader:
             self.note("stop", f"needs seatings: all with {players} players (with rotate each "
                               f"entrant always plays after the same neighbour, which shifts "
                               f"the differences the verdicts read: docs/statistics.md)")
-        max_matches = None
-        if "max_matches" in data:
-            max_matches = self.attempt(lambda: self.integer(data, "max_matches", 0, 1), None)
-            per_set = set_size(players, seatings)
-            if max_matches is not None and max_matches < per_set:
-                self.note("max_matches", f"{max_matches} is too small for one duplicate set "
-                                         f"({per_set} matches: {players} players, seatings "
-                                         f"{seatings})")
-        rounds: int | None = integer(data, "rounds", 1, 1)
-        if "rounds" not in data and ("max_matches" in data or "stop" in data):
-            rounds = None
-        if rounds is None and "max_matches" not in data:
-            self.note("stop", "needs a cap: add rounds or max_matches (on the command line, "
-                                  "--rounds N or --max-matches N)")
-        if fmt == "ladder" and "rounds" not in data and "max_matches" not in data:
-            self.note("format", "a ladder needs a cap: add rounds or max_matches")
+        rounds, max_matches = self.caps(data, fmt, players, seatings)
         config = Config(
             path=self.path.absolute(), name=name, entrants=entrants, output=out_path,
             variant=Variant(variant), players=players,
@@ -414,15 +395,7 @@ class _Loader:
             seed=seed,
             concurrency=concurrency or integer(data, "concurrency", 1, 1),
             affinity=self.attempt(lambda: self.affinity(data), None),
-            limits=Limits(
-                startup_ms=integer(limits, "limits.startup_ms", default.startup_ms, 1),
-                move_ms=integer(limits, "limits.move_ms", default.move_ms, 1),
-                bank_ms=integer(limits, "limits.bank_ms", default.bank_ms, 0),
-                memory_mb=integer(limits, "limits.memory_mb", default.memory_mb, 0),
-                pids=integer(limits, "limits.pids", default.pids, 0),
-                cpus=self.attempt(lambda: self.cpus(limits, default.cpus), default.cpus),
-                tmp_mb=integer(limits, "limits.tmp_mb", default.tmp_mb, 0),
-                file_mb=integer(limits, "limits.file_mb", default.file_mb, 0)),
+            limits=self.limits(limits),
             sandbox=sandbox, rating=self.attempt(lambda: self.rating(rating), RatingConfig()),
             preflight=preflight, max_faults=integer(data, "max_faults", 0, 0),
             shared=shared, snapshot_mb=integer(data, "snapshot_mb", 512, 0), bot_uids=bot_uids,
@@ -431,6 +404,55 @@ class _Loader:
         if self.mistakes:
             raise ConfigError(*(text for _, _, text in sorted(self.mistakes)))
         return config
+
+    def output(self, data: dict[str, Any], output: Path | str | None, name: str) -> Path:
+        """The output folder: the command line's, else the configuration's (relative to its
+        folder), else ``results/<name>``."""
+        out = self.attempt(lambda: self.text(data, "output", ""), "")
+        if output is not None:
+            return Path(output).absolute()
+        if out:
+            return (self.folder / out).absolute()
+        return (Path("results") / name).absolute()
+
+    def caps(self, data: dict[str, Any], fmt: type[Format], players: int,
+             seatings: str) -> tuple[int | None, int | None]:
+        """``rounds`` and ``max_matches``: a cap for ``stop`` and for a format that needs one,
+        and room for one duplicate set."""
+        max_matches = None
+        if "max_matches" in data:
+            max_matches = self.attempt(lambda: self.integer(data, "max_matches", 0, 1), None)
+            per_set = set_size(players, seatings)
+            if max_matches is not None and max_matches < per_set:
+                self.note("max_matches", f"{max_matches} is too small for one duplicate set "
+                                         f"({per_set} matches: {players} players, seatings "
+                                         f"{seatings})")
+        rounds: int | None = self.attempt(lambda: self.integer(data, "rounds", 1, 1), 1)
+        if "rounds" not in data and ("max_matches" in data or "stop" in data):
+            rounds = None
+        if rounds is None and "max_matches" not in data:
+            self.note("stop", "needs a cap: add rounds or max_matches (on the command line, "
+                                  "--rounds N or --max-matches N)")
+        if fmt.needs_cap and "rounds" not in data and "max_matches" not in data:
+            self.note("format", f"a {fmt.name} needs a cap: add rounds or max_matches")
+        return rounds, max_matches
+
+    def limits(self, section: dict[str, Any]) -> Limits:
+        """The ``limits`` section, each key checked, defaults filled in."""
+        default = Limits()
+
+        def integer(key: str, value: int, lo: int) -> int:
+            return self.attempt(lambda: self.integer(section, f"limits.{key}", value, lo), value)
+
+        return Limits(
+            startup_ms=integer("startup_ms", default.startup_ms, 1),
+            move_ms=integer("move_ms", default.move_ms, 1),
+            bank_ms=integer("bank_ms", default.bank_ms, 0),
+            memory_mb=integer("memory_mb", default.memory_mb, 0),
+            pids=integer("pids", default.pids, 0),
+            cpus=self.attempt(lambda: self.cpus(section, default.cpus), default.cpus),
+            tmp_mb=integer("tmp_mb", default.tmp_mb, 0),
+            file_mb=integer("file_mb", default.file_mb, 0))
 
     def _parse(self) -> dict[str, Any]:
         try:
@@ -533,12 +555,13 @@ class _Loader:
             self.fail(key, f"unknown {key} {value!r} ({hint}use {' or '.join(options)})")
         return str(value)
 
-    def candidates(self, data: dict[str, Any], fmt: str, names: Sequence[str],
+    def candidates(self, data: dict[str, Any], fmt: type[Format], names: Sequence[str],
                    players: int) -> tuple[str, ...]:
         value = data.get("candidates")
-        if fmt != "gauntlet":
+        if not fmt.has_candidates:
             if value is not None:
-                self.fail("candidates", f"only a gauntlet has candidates (format is {fmt!r})")
+                self.fail("candidates",
+                          f"only a gauntlet has candidates (format is {fmt.name!r})")
             return ()
         if not isinstance(value, list) or not value:
             self.fail("candidates" if value is not None else "format",

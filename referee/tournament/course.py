@@ -20,8 +20,8 @@ from enum import StrEnum
 
 import trueskill
 
-from referee.match.job import MatchSpec
-from referee.tournament.formats import Format, Ladder, Prefix, State, plan_round, set_size
+from referee.match.job import DealSecret, MatchSpec
+from referee.tournament.formats import Format, Prefix, State, plan_round, set_size
 from referee.tournament.ratings import MatchResult, RatingConfig, Standing, Standings, p_stronger
 from referee.tournament.stopping import Evidence, Judge, Pair, Stop, adjacent
 
@@ -44,13 +44,12 @@ class TournamentPlan:
     players: int
     seatings: str
     seed: int | str
+    secret: DealSecret
+    """Keys the deals (:meth:`referee.match.job.MatchSpec.deal`); a tournament's is its output
+    folder's secret, a test's or a benchmark's a fixed one: there is no default."""
     rounds: int | None = None
     max_matches: int | None = None
     stop: Stop | None = None
-    secret: bytes = bytes(32)
-    """Keys the deals (:meth:`referee.tournament.schedule.MatchSpec.deal`); a tournament's is its
-    output
-    folder's secret, the benchmarks' a fixed one."""
 
 
 class TournamentProgress:
@@ -63,7 +62,7 @@ class TournamentProgress:
         self.format, self.names, self.plan = fmt, list(names), plan
         self.table = Standings(self.names, rating or RatingConfig())
         self.evidence = Evidence(len(self.names))
-        self.judge = Judge(self.evidence, plan.stop or Stop(), growing=fmt.name == "ladder")
+        self.judge = Judge(self.evidence, plan.stop or Stop(), growing=fmt.grows)
         self.per_set = self.table.config.per == "set"
         self.round = 0
         """The last round planned."""
@@ -116,7 +115,7 @@ class TournamentProgress:
         changes what it plays (a round robin or a gauntlet without ``stop``: the same groups
         every round, ``rounds`` and ``max_matches`` counted in planned matches). The ladder
         seeds each round from the ratings, and ``stop`` drops decided pairs: they wait."""
-        return self.plan.stop is None and not isinstance(self.format, Ladder)
+        return self.plan.stop is None and not self.format.seeded_by_results
 
     def next_round(self, planned: Sequence[tuple[int, tuple[int, ...]]] | None = None
                    ) -> Sequence[MatchSpec]:
@@ -135,7 +134,7 @@ class TournamentProgress:
         state = self.state()
         p = self.plan
         specs = plan_round(self.format, state, players=p.players, seatings=p.seatings,
-                           seed=p.seed, secret=p.secret, rounds=p.rounds,
+                           seed=p.seed, secret=p.secret.key, rounds=p.rounds,
                            max_matches=p.max_matches, planned=planned)
         if not specs:
             if state.open is not None and not state.open:
@@ -148,7 +147,7 @@ class TournamentProgress:
         self.round = state.round
         self.planned += len(specs)
         self._prefix.add_round(specs)
-        if isinstance(self.format, Ladder):  # the one format that avoids the round before's
+        if self.format.seeded_by_results:  # it avoids the round before's groups
             self._last = frozenset(tuple(sorted(s.seats)) for s in specs)
         return specs
 

@@ -140,80 +140,100 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob | None], on_done: DoneCall
     :raises TournamentError: if a bot command cannot be started, or where matches run is gone
         (after cancelling the rest; every match that finished all the same is reported first).
     """
-    ready = ReadyQueue(jobs)
     if hygiene is None:
         hygiene = Hygiene(runner.clear_caches if runner.clears_caches and not runner.by_set
                           else None)
-    running: dict[str, MatchJob] = {}
-    unit: dict[str, str] = {}  # match id: the id of the first match of its task
-    left: dict[str, int] = {}  # per task: its matches still running (a task holds a slot)
-    error: BaseException | None = None
-    cancelled = False
+    _Dispatch(runner, ReadyQueue(jobs), hygiene, stop).play(on_done, on_fault, on_batch)
 
-    def top_up() -> None:
-        while not cancelled and len(left) < runner.slots():
+
+class _Dispatch:
+    """One call of :func:`play_jobs`: what runs, by task, and the first error."""
+
+    def __init__(self, runner: Runner, ready: ReadyQueue, hygiene: Hygiene,
+                 stop: CancelSignal) -> None:
+        self.runner, self.ready, self.hygiene, self.stop = runner, ready, hygiene, stop
+        self.running: dict[str, MatchJob] = {}
+        self.unit: dict[str, str] = {}  # match id: the id of the first match of its task
+        self.left: dict[str, int] = {}  # per task: its matches still running (holds a slot)
+        self.error: BaseException | None = None
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """No new job starts; the runner abandons the running ones."""
+        if not self.cancelled:
+            self.cancelled = True
+            self.runner.cancel()
+
+    def top_up(self) -> None:
+        """Submits ready jobs (or sets) while the runner has free slots."""
+        runner, ready = self.runner, self.ready
+        while not self.cancelled and len(self.left) < runner.slots():
             by_set = runner.by_set
             batch = ready.take_set() if by_set else [job for job in [ready.take()] if job]
             if not batch:
                 return
             if not by_set:  # a whole set is one unit: where it runs keeps its seatings apart
-                hygiene.before(batch[0].spec.deals_key)
+                self.hygiene.before(batch[0].spec.deals_key)
             for job in batch:
-                running[job.spec.id] = job
-                unit[job.spec.id] = batch[0].spec.id
-            left[batch[0].spec.id] = len(batch)
+                self.running[job.spec.id] = job
+                self.unit[job.spec.id] = batch[0].spec.id
+            self.left[batch[0].spec.id] = len(batch)
             if by_set:
                 runner.submit_set(batch)
             else:
                 runner.submit(batch[0])
 
-    def ended(job: MatchJob) -> None:
-        first = unit.pop(job.spec.id)
-        left[first] -= 1
-        if not left[first]:
-            del left[first]
+    def _ended(self, job: MatchJob) -> None:
+        self.hygiene.ended(job.spec.deals_key)  # its bots are gone
+        self.ready.release(job)
+        first = self.unit.pop(job.spec.id)
+        self.left[first] -= 1
+        if not self.left[first]:
+            del self.left[first]
 
-    try:
-        top_up()
-        while running:
-            if stop.is_set() and not cancelled:
-                cancelled = True
-                runner.cancel()
-            finished: list[Finished | Failed] = []
-            for event in runner.wait(WAIT_S):
-                if isinstance(event, Faulted):
-                    if on_fault is not None and event.job.spec.id in running:
-                        on_fault(event.job, event.fault, event.name)
-                elif running.pop(event.job.spec.id, None) is not None:
-                    finished.append(event)
-                    hygiene.ended(event.job.spec.deals_key)  # its bots are gone
-                    ready.release(event.job)
-                    ended(event.job)
-            finished.sort(key=lambda event: event.job.spec.index)
-            top_up()  # the next matches start before the finished ones are saved
-            for event in finished:
-                if isinstance(event, Finished):
-                    on_done(event.job, event.done)  # every finished match is kept
-                elif not isinstance(event.error, MatchAborted):
-                    error = error or event.error
-                    if not cancelled:
-                        cancelled = True
-                        runner.cancel()
-            if finished and on_batch is not None:
-                on_batch()
-            if finished and ready.held:
-                top_up()  # what waited on the matches just saved may start now
-    except BaseException:
-        if not cancelled:
-            runner.cancel()
-        raise
-    if ready.held and not cancelled:  # a schedule that waits on nothing: a bug, never a hang
-        raise RuntimeError("the schedule waits for a match that is not running")
-    if isinstance(error, BotCommandError | RunnerError):
-        raise TournamentError(str(error)) from None
-    if error is not None:
-        raise error
+    def finished(self, on_fault: FaultCallback | None) -> list[Finished | Failed]:
+        """The matches that ended since the last call, in schedule order (faults reported as
+        they come)."""
+        finished: list[Finished | Failed] = []
+        for event in self.runner.wait(WAIT_S):
+            if isinstance(event, Faulted):
+                if on_fault is not None and event.job.spec.id in self.running:
+                    on_fault(event.job, event.fault, event.name)
+            elif self.running.pop(event.job.spec.id, None) is not None:
+                finished.append(event)
+                self._ended(event.job)
+        finished.sort(key=lambda event: event.job.spec.index)
+        return finished
 
+    def play(self, on_done: DoneCallback, on_fault: FaultCallback | None,
+             on_batch: BatchCallback | None) -> None:
+        """See :func:`play_jobs`."""
+        try:
+            self.top_up()
+            while self.running:
+                if self.stop.is_set():
+                    self.cancel()
+                finished = self.finished(on_fault)
+                self.top_up()  # the next matches start before the finished ones are saved
+                for event in finished:
+                    if isinstance(event, Finished):
+                        on_done(event.job, event.done)  # every finished match is kept
+                    elif not isinstance(event.error, MatchAborted):
+                        self.error = self.error or event.error
+                        self.cancel()
+                if finished and on_batch is not None:
+                    on_batch()
+                if finished and self.ready.held:
+                    self.top_up()  # what waited on the matches just saved may start now
+        except BaseException:
+            self.cancel()
+            raise
+        if self.ready.held and not self.cancelled:  # waits on nothing: a bug, never a hang
+            raise RuntimeError("the schedule waits for a match that is not running")
+        if isinstance(self.error, BotCommandError | RunnerError):
+            raise TournamentError(str(self.error)) from None
+        if self.error is not None:
+            raise self.error
 
 
 @contextlib.contextmanager

@@ -30,13 +30,12 @@ import statistics
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, overload
+from typing import Any, ClassVar, Generic, TypeVar, overload
 
 from referee.match.job import MatchSpec
 from referee.records.match_id import MatchId
 from referee.tournament.schedule import seatings
 
-FORMATS = ("round-robin", "gauntlet", "ladder")
 LADDER_TRIES = 30
 """Draws a ladder makes for one group before it takes the nearest free opponents."""
 WIDEN = 6
@@ -123,28 +122,65 @@ class State:
                    (25.0 / 3,) * entrants)
 
 
-class Format(Protocol):
-    """Plans the groups of each round."""
+class Format:
+    """Plans the groups of each round: a format's name becomes one of its subclasses once, when
+    the configuration is read (:data:`FORMATS`); every way formats differ is a method or a class
+    attribute here, so the rest of the code never asks which format it holds. A new format is
+    one subclass and one line of :data:`FORMATS`."""
 
-    name: str
+    name: ClassVar[str]
+    """The configuration's ``format``."""
+    seeded_by_results: ClassVar[bool] = False
+    """Whether each round is drawn from the results so far (the ratings), so no round may be
+    planned before the one before it is complete, the rounds as planned are logged for a resume
+    to play them the same, and the round before's groups are avoided."""
+    grows: ClassVar[bool] = False
+    """Whether a resumed tournament may add entrants at the end (its questions then change)."""
+    fixed_groups_per_entrant: ClassVar[bool] = False
+    """Whether each entrant plays a fixed number of groups a round, however many entrants
+    there are (what a huge plan is advised to use instead)."""
+    needs_cap: ClassVar[bool] = False
+    """Whether the configuration must cap it (``rounds`` or ``max_matches``)."""
+    has_candidates: ClassVar[bool] = False
+    """Whether it takes ``candidates``, and its verdicts are each candidate against the others."""
+
+    @classmethod
+    def build(cls, entrants: int, players: int, *, seed: int | str,
+              candidates: Sequence[int] = ()) -> Format:
+        """This format over ``entrants`` entrants in groups of ``players``.
+
+        :raises ValueError: for a format that cannot be built so.
+        """
+        raise NotImplementedError
 
     def groups(self, state: State) -> Sequence[tuple[int, ...]]:
         """The groups of round ``state.round`` (each a duplicate set), in play order."""
+        raise NotImplementedError
 
     def group_ids(self) -> int:
         """How many digits group numbers need (at least 3)."""
+        raise NotImplementedError
 
     def per_round(self) -> int | None:
         """Groups in every round, if fixed in advance."""
+        raise NotImplementedError
 
     def questions(self, order: Sequence[int]) -> list[tuple[int, int]]:
-        """The ``(upper, lower)`` pairs ``stop`` decides, for a standings ``order``."""
+        """The ``(upper, lower)`` pairs ``stop`` decides, for a standings ``order``: adjacent
+        pairs of the order."""
+        return list(itertools.pairwise(order))
 
 
-class RoundRobin:
+class RoundRobin(Format):
     """Every group of ``players`` entrants (combinations, in configuration order), every round."""
 
     name = "round-robin"
+
+    @classmethod
+    def build(cls, entrants: int, players: int, *, seed: int | str,
+              candidates: Sequence[int] = ()) -> Format:
+        """See :meth:`Format.build`."""
+        return cls(entrants, players)
 
     def __init__(self, entrants: int, players: int) -> None:
         self.all: Sequence[tuple[int, ...]] = Combinations(entrants, players)
@@ -161,10 +197,6 @@ class RoundRobin:
         """See :meth:`Format.per_round`."""
         return len(self.all)
 
-    def questions(self, order: Sequence[int]) -> list[tuple[int, int]]:
-        """Adjacent pairs of the order."""
-        return list(itertools.pairwise(order))
-
 
 class Gauntlet(RoundRobin):
     """Every group of one candidate and ``players - 1`` of the other entrants (never two
@@ -174,6 +206,13 @@ class Gauntlet(RoundRobin):
     """
 
     name = "gauntlet"
+    has_candidates = True
+
+    @classmethod
+    def build(cls, entrants: int, players: int, *, seed: int | str,
+              candidates: Sequence[int] = ()) -> Format:
+        """See :meth:`Format.build`."""
+        return cls(entrants, players, candidates)
 
     def __init__(self, entrants: int, players: int, candidates: Sequence[int]) -> None:
         self.candidates = tuple(sorted(set(candidates)))
@@ -195,7 +234,7 @@ class Gauntlet(RoundRobin):
         return sorted(pairs, key=lambda p: (place[p[0]], place[p[1]]))
 
 
-class Ladder:
+class Ladder(Format):
     """Swiss-like rounds for many entrants: each active entrant (every entrant, or with ``stop``
     those in an open pair) seeds one group, most uncertain first; its opponents are drawn near it
     in rating order: ranks offset by a Cauchy draw of scale ``window`` (times the entrant's
@@ -204,6 +243,13 @@ class Ladder:
     ``stop``, an entrant's first opponent is its neighbour in an open pair."""
 
     name = "ladder"
+    seeded_by_results = grows = fixed_groups_per_entrant = needs_cap = True
+
+    @classmethod
+    def build(cls, entrants: int, players: int, *, seed: int | str,
+              candidates: Sequence[int] = ()) -> Format:
+        """See :meth:`Format.build`."""
+        return cls(entrants, players, seed=seed)
 
     def __init__(self, entrants: int, players: int, *, seed: int | str,
                  window: float = 1.5) -> None:
@@ -216,10 +262,6 @@ class Ladder:
     def per_round(self) -> int | None:
         """See :meth:`Format.per_round`: every entrant seeds one group (without ``stop``)."""
         return self.entrants
-
-    def questions(self, order: Sequence[int]) -> list[tuple[int, int]]:
-        """Adjacent pairs of the order."""
-        return list(itertools.pairwise(order))
 
     def groups(self, state: State) -> list[tuple[int, ...]]:
         """See :meth:`Format.groups`."""
@@ -263,19 +305,28 @@ class Ladder:
         return out
 
 
+FORMATS: dict[str, type[Format]] = {f.name: f for f in (RoundRobin, Gauntlet, Ladder)}
+"""Every format by its configuration name: the one place a name becomes a class."""
+
+
+def format_named(name: str) -> type[Format]:
+    """The format called ``name``.
+
+    :raises ValueError: for an unknown name.
+    """
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise ValueError(f"unknown format {name!r} (use {' or '.join(FORMATS)})") from None
+
+
 def make_format(name: str, entrants: int, players: int, *, seed: int | str,
                 candidates: Sequence[int] = ()) -> Format:
-    """The format called ``name``.
+    """The format called ``name``, built (:meth:`Format.build`).
 
     :raises ValueError: for an unknown name, or a gauntlet that cannot be built.
     """
-    if name == "round-robin":
-        return RoundRobin(entrants, players)
-    if name == "gauntlet":
-        return Gauntlet(entrants, players, candidates)
-    if name == "ladder":
-        return Ladder(entrants, players, seed=seed)
-    raise ValueError(f"unknown format {name!r} (use {' or '.join(FORMATS)})")
+    return format_named(name).build(entrants, players, seed=seed, candidates=candidates)
 
 
 def set_size(players: int, kind: str) -> int:

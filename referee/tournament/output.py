@@ -15,32 +15,30 @@ import hashlib
 import io
 import json
 import os
-import secrets
 import shutil
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from referee.game.faults import Fault
-from referee.records.record import SUFFIX, record_file, record_id, write_atomic
+from referee.match.job import DealSecret
+from referee.records.match_id import MatchId
+from referee.records.record import SUFFIX, FaultDict, record_file, record_id, write_atomic
 from referee.tournament.config import RATING_KEYS, Config, ConfigError
 from referee.tournament.course import Stopped
-from referee.tournament.ratings import Standing
+from referee.tournament.ratings import MatchResult, Standing
 from referee.tournament.stopping import Pair
 
-__all__ = ["MARKER", "OWNED", "SECRET", "Journal", "OutputFolder", "prepare_output",
+__all__ = ["MARKER", "OWNED", "SECRET", "Journal", "JournalLine", "OutputFolder", "prepare_output",
            "read_deal_secret", "write_standings"]
 
 MARKER = ".ct-referee.json"
 """The file that makes a folder a ct-referee tournament folder (and says which tournament)."""
 SECRET = ".deal-secret"
 """The tournament's deal secret (hex, mode 0600): with the seed it keys every deal."""
-SECRET_BYTES = 32
-"""Bytes of a new deal secret (from the OS)."""
-MIN_SECRET_BYTES = 16
-"""Bytes a deal secret given must hold at least (128 bits)."""
 REPORT = "report"
 """The report's folder (written by :mod:`referee.web.report`, never by the tournament)."""
 PREFLIGHT = "preflight"
@@ -105,7 +103,7 @@ class OutputFolder:
         return {i for i in map(record_id, names) if i is not None}
 
     def prepare(self, config: Config, *, fresh: bool = False,
-                deal_secret: bytes | None = None) -> bytes:
+                deal_secret: DealSecret | bytes | None = None) -> DealSecret:
         """See :func:`prepare_output`."""
         return prepare_output(config, fresh=fresh, deal_secret=deal_secret)
 
@@ -123,7 +121,7 @@ def fingerprint(identity: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def read_deal_secret(path: Path) -> bytes:
+def read_deal_secret(path: Path) -> DealSecret:
     """The deal secret in ``path``: hex digits (at least 32), surrounding blanks ignored.
 
     :raises ConfigError: for a file that cannot be read or holds no such secret.
@@ -134,17 +132,14 @@ def read_deal_secret(path: Path) -> bytes:
         why = getattr(err, "strerror", None) or "not hex digits"
         raise ConfigError(f"deal secret {str(path)!r}: cannot read: {why}") from None
     try:
-        key = bytes.fromhex(text.strip())
+        return DealSecret.from_hex(text)
     except ValueError:
-        key = b""
-    if len(key) < MIN_SECRET_BYTES:
         raise ConfigError(f"deal secret {str(path)!r}: expected at least 32 hex digits "
-                          f"(128 bits), as in the {SECRET} file of a tournament folder")
-    return key
+                          f"(128 bits), as in the {SECRET} file of a tournament folder") from None
 
 
 def prepare_output(config: Config, *, fresh: bool = False,
-                   deal_secret: bytes | None = None) -> bytes:
+                   deal_secret: DealSecret | bytes | None = None) -> DealSecret:
     """Makes ``config.output`` ready: new, resumed (same tournament), or emptied (``fresh``),
     and returns its deal secret: the one in the folder (:data:`SECRET`), else ``deal_secret``,
     else a new one from the OS, written there (mode 0600) for resuming.
@@ -171,27 +166,28 @@ def prepare_output(config: Config, *, fresh: bool = False,
                     shutil.rmtree(path)
                 else:
                     path.unlink(missing_ok=True)
-        elif theirs != mine and not grows(theirs, mine):
+        elif theirs != mine and not (config.format.grows and grows(theirs, mine)):
             raise ConfigError(f"output {str(out)!r} holds another tournament "
                               f"({_difference(theirs, mine)}); add --fresh to start over there, "
                               f"or choose another --output")
     elif out.is_dir() and any(out.iterdir()):
         raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee tournament "
                           f"folder; choose another --output")
-    if deal_secret is not None and len(deal_secret) < MIN_SECRET_BYTES:
-        raise ConfigError(f"a deal secret needs at least {MIN_SECRET_BYTES} bytes, "
-                          f"not {len(deal_secret)}")
+    try:
+        asked = None if deal_secret is None else DealSecret.of(deal_secret)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     secret_path = paths.secret
     if secret_path.is_file():
         secret = read_deal_secret(secret_path)
-        if deal_secret is not None and deal_secret != secret:
+        if asked is not None and asked != secret:
             raise ConfigError(f"output {str(out)!r} was dealt with another deal secret than the "
                               f"one given; add --fresh to start over there with it")
     elif paths.results.is_file() and paths.results.stat().st_size:
         raise ConfigError(f"output {str(out)!r} has results but no {SECRET} (an older "
                           f"ct-referee dealt them); add --fresh to start over there")
     else:
-        secret = secrets.token_bytes(SECRET_BYTES) if deal_secret is None else deal_secret
+        secret = DealSecret.new() if asked is None else asked
     paths.games.mkdir(parents=True, exist_ok=True)
     paths.logs.mkdir(exist_ok=True)
     if not marker.is_file() or (marker.is_file() and not fresh and theirs != mine):
@@ -213,9 +209,10 @@ def prepare_output(config: Config, *, fresh: bool = False,
 
 
 def grows(theirs: object, mine: dict[str, Any]) -> bool:
-    """Whether ``mine`` continues the ladder ``theirs``: the same but for entrants added at the
-    end and other caps (``rounds``, ``max_matches``)."""
-    if not isinstance(theirs, dict) or mine.get("format") != "ladder":
+    """Whether ``mine`` continues ``theirs`` (of a format that :attr:`~referee.tournament.formats.
+    Format.grows`): the same but for entrants added at the end and other caps (``rounds``,
+    ``max_matches``)."""
+    if not isinstance(theirs, dict):
         return False
     free = ("entrants", "rounds", "max_matches")
     same = {k: v for k, v in theirs.items() if k not in free} == \
@@ -233,6 +230,73 @@ def _difference(theirs: object, mine: dict[str, Any]) -> str:
                 return "the entrants differ"
             return f"{key} is {theirs.get(key)!r} there, {value!r} here"
     return "its configuration differs"
+
+
+_Num = TypeVar("_Num", int, float)
+
+
+@dataclass(frozen=True)
+class JournalLine:
+    """One line of ``results.jsonl``, parsed once (:meth:`parse`): a finished match as the
+    coordinator saved it.
+
+    >>> line = JournalLine.parse({"id": "r1-g001-s01", "players": ["a", "b"], "totals": [3, 1],
+    ...     "ranks": [1, 2], "hands": 1, "faults": [], "scores": [[3, 1]]})
+    >>> line.result.totals, line.scores, line.luck
+    ((3, 1), [[3, 1]], None)
+    """
+
+    id: str
+    """The match id (:class:`~referee.records.match_id.MatchId`'s form)."""
+    result: MatchResult
+    """Players by seat, totals, ranks, the number of hands, faults by seat and kind."""
+    faults: list[FaultDict]
+    """The faults as the line holds them (seat, fault, hand, detail)."""
+    scores: list[list[int]] | None
+    """Every hand's points by seat; ``None`` where missing or malformed (a line of an older
+    ct-referee: its record says them)."""
+    luck: list[list[float]] | None
+    """Every hand's luck of the stock flips by seat, where the line has it well formed."""
+    snapshots: list[object] | None
+    """Each seat's snapshot digest (a sealed entrant's), where the line has them."""
+    raw: dict[str, Any] = field(compare=False, repr=False)
+    """The line as read or written, handed on unchanged (to the report's pages)."""
+
+    @classmethod
+    def parse(cls, line: object) -> JournalLine:
+        """The journal line ``line`` (a decoded JSON value).
+
+        :raises ValueError: for a line that is not a finished match's (no match id, players,
+            totals and ranks of one length); malformed optional tables read as ``None``.
+        """
+        if not isinstance(line, dict):
+            raise ValueError(f"a journal line is an object, not {type(line).__name__}")
+        match_id = line.get("id")
+        if not MatchId.is_one(match_id):
+            raise ValueError(f"not a match id: {match_id!r}")
+        try:
+            result = MatchResult.from_json(line)
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"match {match_id}: malformed result: {err}") from None
+        n = len(result.players)
+        snapshots = line.get("snapshots")
+        return cls(str(match_id), result, list(line.get("faults") or ()),
+                   _hands_table(line, "scores", n, int), _hands_table(line, "luck", n, float),
+                   snapshots if isinstance(snapshots, list) else None, line)
+
+
+def _hands_table(line: dict[str, Any], key: str, players: int,
+                 kind: type[_Num]) -> list[list[_Num]] | None:
+    """A per-hand, per-seat table a journal line carries (``scores``, ``luck``), if well formed:
+    one row a hand, one number a seat."""
+    table = line.get(key)
+    if not isinstance(table, list) or len(table) != line.get("hands"):
+        return None
+    try:
+        hands = [[kind(x) for x in hand] for hand in table]
+    except (TypeError, ValueError):
+        return None
+    return hands if all(len(h) == players for h in hands) else None
 
 
 class Journal:

@@ -21,33 +21,24 @@ an uninterrupted run. The output folder's layout is :mod:`referee.tournament.out
 
 from __future__ import annotations
 
-import array
 import contextlib
-import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
 
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
-from referee.bots.sandbox import SandboxError, capabilities
-from referee.bots.snapshot import FolderChanged, Store
-from referee.match.job import Done, MatchJob, MatchSpec
+from referee.bots.sandbox import capabilities
+from referee.bots.snapshot import Store
+from referee.match.job import DealSecret
 from referee.match.play import Entrant
-from referee.records.match_id import MatchId
-from referee.records.record import FaultDict, RecordDict, RecordError, read_record
 from referee.runners.local import CancelSignal, Runner, auto_affinity, local_runner
-from referee.tournament.admission import BENCHED, FaultLimit, Preflight, preflight
-from referee.tournament.audit import Audit, in_play_order
+from referee.tournament.admission import Preflight, preflight
 from referee.tournament.config import Config, ConfigError, load_config
-from referee.tournament.course import Stopped
 from referee.tournament.dispatch import TournamentError, play_jobs, stop_on_sigint
 from referee.tournament.entrants import check_entrant_folders, hidden_paths, refused_entrant
-from referee.tournament.formats import set_size
 from referee.tournament.output import (
     MARKER,
     SECRET,
@@ -58,170 +49,25 @@ from referee.tournament.output import (
     write_standings,
 )
 from referee.tournament.private import make_private, private_files
-from referee.tournament.ratings import MatchResult, Standing, Standings
 from referee.tournament.sealing import Seals, seal
-from referee.tournament.stopping import Pair, Stop
+from referee.tournament.session import (
+    BIG_PLAN,
+    Outcome,
+    Pages,
+    Reporter,
+    TournamentSession,
+    plan_advice,
+)
 
-__all__ = ["MARKER", "SECRET", "Config", "ConfigError", "Journal", "Outcome", "Reporter", "Runner",
-           "TournamentError", "check_entrant_folders", "load_config", "play_jobs",
-           "prepare_output", "read_deal_secret", "run", "stop_on_sigint", "write_standings"]
+__all__ = ["BIG_PLAN", "MARKER", "SECRET", "Config", "ConfigError", "Journal", "Outcome", "Pages",
+           "Reporter", "Runner", "TournamentError", "TournamentSession", "check_entrant_folders",
+           "load_config", "plan_advice", "play_jobs", "prepare_output", "read_deal_secret", "run",
+           "stop_on_sigint", "write_standings"]
 
-BIG_PLAN = 100_000
-"""Matches past which the header warns and says what to use instead."""
 LONG_RUN_S = 86_400.0
 """Projected time left past which the tournament warns (once), at the rate measured."""
 PACE_AFTER_S = 60.0
 """How long play goes before that projection is made."""
-
-class Pages(Protocol):
-    """Keeps pages current as a tournament runs (the report: :class:`referee.web.report.Refresher`
-    is one); the tournament layer knows them only by these two calls, both made on the
-    coordinator's thread. The coordinator does no more for them than hand over what it has: an
-    implementation returns within microseconds and does its work on a thread of its own."""
-
-    def match_done(self, line: dict[str, Any], table: Standings) -> None:
-        """A match was saved. ``line``: its ``results.jsonl`` line, as just appended (``id``,
-        ``players``, ``totals``, ``ranks``, ``faults``, ``hands``, ``record``: the game
-        record's path in the output folder; read it, do not change it). ``table``: the running
-        standings over the finished prefix of the schedule; :meth:`Standings.standings` may be
-        called here, on this thread, at most every few seconds (about 25 µs an entrant:
-        ``bench/report.py``), never from another thread; the object may be kept for
-        :meth:`finish`."""
-
-    def finish(self) -> None:
-        """The run is over (finished, stopped or failed), the standings files written if it
-        finished; called on the coordinator's thread, which waits for the last write."""
-
-
-class _NoPages:
-    def match_done(self, line: dict[str, Any], table: Standings) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
-
-
-class Reporter:
-    """Hooks called (from one thread) as a tournament runs; the base class ignores them all."""
-
-    def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
-        """Play is about to start; ``done`` matches were kept from an earlier run."""
-
-    def warn(self, message: str) -> None:
-        """Something the user should know (no sandbox, say)."""
-
-    def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
-        """A bot faulted in a running match."""
-
-    def match_done(self, spec: MatchSpec, result: MatchResult, done: int, table: Standings) -> None:
-        """A match finished and was saved; ``table`` rates the finished prefix of the schedule."""
-
-    def finished(self, standings: list[Standing]) -> None:
-        """Every match is played; the standings files are written."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a call to :func:`run` ended."""
-
-    total: int | None
-    """Matches of the tournament: once it ended, those played; before, the most it may play
-    (``None``: not known)."""
-    done: int
-    played: int
-    """Matches played by this call (the rest were kept from earlier runs)."""
-    standings: list[Standing] | None
-    """The final table, ``None`` until the tournament ended."""
-    stopped: Stopped | None = None
-    """Why the tournament ended, once it did; ``None`` while it has not."""
-    pairs: list[Pair] | None = None
-    questions: list[Pair] | None = None
-    """A gauntlet's verdicts: each candidate against each of the others (else ``None``)."""
-    """The verdict on each adjacent pair of the final order."""
-
-    @property
-    def finished(self) -> bool:
-        """Whether the tournament ended (every match it needs is played)."""
-        return self.stopped is not None
-
-
-@dataclass(frozen=True)
-class _Kept:
-    """A finished match read back from the journal (its hand scores packed: a resume may hold
-    a million of these)."""
-
-    result: MatchResult
-    scores: array.array[int]
-    luck: list[list[float]] | None = None
-
-    @classmethod
-    def of(cls, result: MatchResult, hands: list[list[int]],
-           luck: list[list[float]] | None = None) -> _Kept:
-        return cls(result, array.array("i", [x for hand in hands for x in hand]), luck)
-
-    @property
-    def hands(self) -> list[list[int]]:
-        n = len(self.result.players)
-        return [list(self.scores[i:i + n]) for i in range(0, len(self.scores), n)]
-
-
-def _hand_scores(record: RecordDict | dict[str, Any]) -> list[list[int]]:
-    return [[int(x) for x in hand["scores"]] for hand in record.get("hands", ())]
-
-
-def _hand_luck(record: RecordDict | dict[str, Any]) -> list[list[float]] | None:
-    """Every hand's luck by seat (``None`` when a hand has none: an older record)."""
-    hands = record.get("hands", ())
-    if not all("luck" in hand for hand in hands):
-        return None
-    return [[float(x) for x in hand["luck"]] for hand in hands]
-
-
-_Num = TypeVar("_Num", int, float)
-
-
-def _line_hands(line: dict[str, Any], key: str, players: int,
-                kind: type[_Num]) -> list[list[_Num]] | None:
-    """A per-hand, per-seat table a journal line carries (``scores``, ``luck``), if well formed:
-    one row a hand, one number a seat."""
-    table = line.get(key)
-    if not isinstance(table, list) or len(table) != line.get("hands"):
-        return None
-    try:
-        hands = [[kind(x) for x in hand] for hand in table]
-    except (TypeError, ValueError):
-        return None
-    return hands if all(len(h) == players for h in hands) else None
-
-
-def _line_scores(line: dict[str, Any], players: int) -> list[list[int]] | None:
-    """The hand scores a journal line carries (``scores``), if well formed."""
-    return _line_hands(line, "scores", players, int)
-
-
-def _line_luck(line: dict[str, Any], players: int) -> list[list[float]] | None:
-    """The luck of the stock flips a journal line carries (``luck``), if well formed."""
-    return _line_hands(line, "luck", players, float)
-
-
-def plan_advice(config: Config, total: int | None) -> str | None:
-    """What to say before a plan of ``total`` matches that is past :data:`BIG_PLAN`
-    (``None``: nothing)."""
-    if total is None or total <= BIG_PLAN:
-        return None
-    instead = []
-    if config.format != "ladder":
-        instead.append("format: ladder (each entrant in a fixed number of groups a round)")
-    if config.max_matches is None:
-        instead.append("max_matches")
-    if config.players > 2:
-        instead.append("players: 2")
-    if config.seatings == "all" and config.players > 2:
-        instead.append("seatings: rotate")
-    at = [f"{total / rate / 3600:,.0f} h at {rate} matches/s" for rate in (40, 500)]
-    more = f"; to play fewer, use {', '.join(instead)}" if instead else ""
-    return (f"this plan has {total:,} matches: about {at[0]} (instant bots, one machine), "
-            f"{at[1]} (a large cluster){more}")
 
 
 def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
@@ -291,7 +137,7 @@ def _affinity(config: Config) -> bool:
                          or capabilities().cgroup_ok("cpu"))
 
 
-def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None,
+def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes | None = None,
         reporter: Reporter | None = None, runner: Runner | None = None,
         stop: CancelSignal | None = None,
         pages: Callable[[Path], Pages] | None = None) -> Outcome:
@@ -344,242 +190,30 @@ def run(config: Config, *, fresh: bool = False, deal_secret: bytes | None = None
             store = stack.enter_context(Store())
             seals = seal(config, store, reporter.warn)
             hidden = sealed_hidden(config, seals)
-        return _run(config, fresh=fresh, deal_secret=deal_secret, reporter=reporter,
-                    runner=where, stop=stop, hidden=hidden, remote=remote, pages=pages,
-                    seals=seals)
+        secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
+        make_private(config.output)
+        session = TournamentSession(config, secret, runner=where, stop=stop, reporter=reporter,
+                                    seals=seals, hidden=hidden, remote=remote)
+        session.resume()
+        where.sandboxed = session.mode is not SandboxMode.NONE
+        sandbox = _sandbox_header(config, session.mode, where, remote=remote, seals=seals)
+        session.admit(lambda entrants, skip: _preflight(config, entrants, session.mode,
+                                                        reporter, stop, skip=skip))
+        return session.play(sandbox=sandbox,
+                            pages=pages(config.output) if pages is not None else None,
+                            pace=_Pace(reporter, config.total()).tick)
 
 
-def _run(config: Config, *, fresh: bool, deal_secret: bytes | None, reporter: Reporter,
-         runner: Runner, stop: CancelSignal, hidden: dict[str, tuple[Path, ...]],
-         remote: bool, pages: Callable[[Path], Pages] | None, seals: Seals | None) -> Outcome:
-    secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
-    make_private(config.output)
-    course = config.course(secret=secret)
-    folder = OutputFolder(config.output)
-    names = [e.name for e in config.entrants]
-    kept: dict[str, _Kept] = {}
-    kept_faults: dict[str, list[Any]] = {}  # of the matches kept from earlier runs
-    records = folder.records()  # one listing: the cheap check of a journal line
-
-    def accept(line: dict[str, Any]) -> bool:
-        match_id = line.get("id")
-        if not isinstance(match_id, str) or not MatchId.is_one(match_id):
-            return False
-        try:
-            result = MatchResult.from_json(line)
-        except (KeyError, TypeError, ValueError):
-            return False
-        hands = _line_scores(line, len(result.players))
-        luck = _line_luck(line, len(result.players))
-        snapshots = line.get("snapshots")
-        if hands is not None:  # trusted: its record was written (synced) before the line
-            ok = match_id in records
-        else:  # a line of an older ct-referee: its record says the hand scores
-            try:
-                record = read_record(folder.saved_record(match_id))
-                hands = _hand_scores(record)
-                luck = _hand_luck(record)
-            except (KeyError, TypeError, ValueError, RecordError):
-                return False
-            ok = (record.get("id") == match_id
-                  and list(record.get("totals", ())) == list(result.totals)
-                  and all(len(h) == len(result.players) for h in hands))
-            snapshots = record.get("snapshots")
-        if ok:
-            kept[match_id] = _Kept.of(result, hands, luck)  # a later line for the same id wins
-            faults = line.get("faults")
-            if faults:
-                kept_faults[match_id] = faults
-            else:
-                kept_faults.pop(match_id, None)
-            if seals is not None:  # its snapshot, once taken, says if the code changed since
-                for name, digest in zip(result.players, snapshots or (), strict=False):
-                    seals.kept(name, digest)
-        return ok
-
-    journal = folder.journal()
-    journal.load(accept, collect=False)
-    records.clear()
-    if seals is not None:
-        seals.kept_loaded()
-    planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-    index = {name: i for i, name in enumerate(names)}
-
-    def accept_round(line: dict[str, Any]) -> bool:
-        try:
-            r = int(line["round"])
-            groups = [(int(g), tuple(index[str(n)] for n in members))
-                      for g, members in line["groups"]]
-        except (KeyError, TypeError, ValueError):
-            return False
-        planned[r] = groups
-        return True
-
-    rounds_log = folder.rounds_log()
-    rounds_log.load(accept_round, collect=False)
-    # A tournament's ``auto`` requires a sandbox: a worker without one refuses (bwrap).
-    mode = config.sandbox.strict()
-    runner.sandboxed = mode is not SandboxMode.NONE
+def _sandbox_header(config: Config, mode: SandboxMode, runner: Runner, *, remote: bool,
+                    seals: Seals | None) -> str:
+    """What the header says of the sandbox and of where matches run."""
     if remote:  # the machine that spawns the bots checks it
         sandbox = f"{mode} (resolved on each worker)"
     else:
         sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
     if seals is not None:
         sandbox += f"; {uid_isolation(config)}; {seals.summary}"
-    sandbox = f"{sandbox}; {runner.isolation}"
-    entrants = [dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()))
-                for e in config.entrants]
-    played = done = 0
-    limit = FaultLimit(names, config.max_faults)
-    audit = Audit(names, bound=config.variant.hand_total,
-                  per_set=set_size(config.players, config.seatings))
-
-    def seat(i: int, detail: str | None) -> Entrant:
-        """Who sits for entrant ``i`` in a match planned now (``detail``: benched, why, from
-        :meth:`FaultLimit.plan`): a sealed entrant's snapshot is taken the first time (a folder
-        changed since the start is left out from then on, saying why)."""
-        if detail is None and i in limit.left_out:  # left out since its set was planned
-            detail = BENCHED[1] + limit.left_out[i]
-        if seals is not None and detail is None and entrants[i].sealed is None:
-            try:
-                entrants[i] = dataclasses.replace(entrants[i], sealed=seals.sealed(names[i]))
-            except FolderChanged as err:
-                limit.leave_out(i, str(err))
-                course.leave_out([i])
-                reporter.warn(f"entrant {names[i]!r}: {err}: it is left out (no process in "
-                              f"its matches, which it loses by fault)")
-                detail = BENCHED[1] + limit.left_out[i]
-            except SandboxError as err:  # not the entrant's doing: stop, resume later
-                raise TournamentError(f"entrant {names[i]!r}: {err}") from None
-        return limit.entrant(entrants[i], detail)
-
-    if not remote:  # the bots start on the workers, not here
-        if config.preflight is not Preflight.OFF:  # every bot starts: every snapshot now
-            for i in range(len(entrants)):
-                seat(i, None)
-        for i, why in _preflight(config, entrants, mode, reporter, stop,
-                                 skip=limit.left_out).items():
-            limit.leave_out(i, why)
-        course.leave_out(limit.left_out)  # last at once; stop waits on no question of theirs
-    refresher = pages(config.output) if pages is not None else _NoPages()
-    total = config.total()
-    pace = _Pace(reporter, total)
-    # a worker that reads this folder's own secret in the same place shares the folder (the
-    # secret travels with every match anyway: it deals the cards)
-    shared = (folder.secret, folder.secret.read_text(encoding="ascii")) if remote else None
-
-    def job(spec: MatchSpec, benched: dict[int, str]) -> MatchJob:
-        seats = tuple(seat(i, benched.get(i)) for i in spec.seats)
-        return MatchJob(spec, seats,
-                        config.variant, config.target, config.limits, mode, config.name,
-                        logs_dir=folder.match_logs(spec.id), hidden=(config.output,),
-                        record_path=folder.record(spec.id), shared=shared,
-                        snapshots=tuple(seals.digest(names[i]) for i in spec.seats)
-                        if seals is not None else None)
-
-    def on_done(job: MatchJob, finished: Done) -> None:
-        nonlocal done, played
-        spec = job.spec
-        line = dict(finished.line, record=folder.record_ref(spec.id))
-        journal.append(line, sync=False)  # synced with its batch (on_batch)
-        result = MatchResult.from_json(line)
-        luck = _line_luck(line, len(result.players))
-        course.add(spec, result, line["scores"], luck)
-        audit.add(spec, line["scores"], luck)
-        done += 1
-        played += 1
-        reporter.match_done(spec, result, done, course.table)
-        for i in limit.finished(spec, line["faults"]):
-            reporter.warn(f"{names[i]} is disqualified {limit.disqualified[i]}: the referee's "
-                          f"fallback plays its seat from its next set on")
-        refresher.match_done(line, course.table)
-        pace.tick(done, played)
-
-    def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
-        reporter.fault(job.spec, name, fault)
-
-    done = len(kept)  # counted as played already; a line that turns out not to fit is not
-    reporter.started(config, total or 0, done, sandbox)
-    advice = plan_advice(config, total)
-    if advice is not None:
-        reporter.warn(advice)
-    def next_round() -> Sequence[MatchSpec]:
-        """The next round's matches, planned now (``[]``: none is left)."""
-        specs = course.next_round(planned.get(course.round + 1))
-        if specs and config.format == "ladder" and course.round not in planned:
-            # as planned now: a resume plays it the same, even with entrants added since
-            groups = {s.group: [names[i] for i in sorted(s.seats)] for s in specs}
-            rounds_log.append({"round": course.round, "groups": list(groups.items())})
-        limit.add_round(specs)
-        return specs
-
-    def later(first: Sequence[MatchSpec]) -> Iterator[MatchSpec]:
-        """``first``, then each round after it, planned once the one before is taken (the
-        last sets of a round play beside the first of the next: every slot stays busy)."""
-        specs = first
-        while specs:
-            yield from specs
-            if stop.is_set():
-                return
-            specs = next_round()
-
-    try:
-        while not stop.is_set():
-            specs = next_round()
-            if not specs:
-                break
-
-            def missing(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
-                nonlocal done
-                for spec in specs:
-                    old = kept.pop(spec.id, None)
-                    if old is not None and \
-                            list(old.result.players) == [names[i] for i in spec.seats]:
-                        hands = old.hands
-                        course.add(spec, old.result, hands, old.luck)
-                        audit.add(spec, hands, old.luck)
-                        limit.finished(spec, kept_faults.pop(spec.id, []))
-                    else:
-                        done -= old is not None
-                        yield spec
-
-            def jobs(specs: Iterable[MatchSpec]) -> Iterator[MatchJob | None]:
-                # each group's seatings in an order drawn from the deal secret (the audit);
-                # None: who sits next waits on the faults of earlier matches
-                for item in limit.plan(in_play_order(missing(specs))):
-                    yield None if item is None else job(*item)
-
-            # where no result changes the plan, every round in one stream
-            play_jobs(runner, jobs(later(specs) if course.ahead() else specs), on_done, stop,
-                      on_fault, journal.sync)
-            if not course.complete():
-                break
-    except BaseException:
-        refresher.finish()
-        raise
-    finally:
-        journal.close()
-        rounds_log.close()
-    if course.stopped is None or not course.complete():  # matches planned still to play
-        refresher.finish()
-        return Outcome(total, done, played, None)
-    standings = course.standings()
-    pairs = course.pairs()
-    questions = course.questions() if config.format == "gauntlet" else None
-    notes: dict[str, dict[str, Any]] = {
-        names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
-    notes |= {names[i]: {"left_out": why} for i, why in limit.left_out.items()}
-    alpha = config.stop.alpha if config.stop is not None else Stop().alpha
-    for name, verdict in audit.result(alpha=alpha).items():
-        notes.setdefault(name, {})["audit"] = verdict.to_json()
-        if verdict.flag:
-            reporter.warn(verdict.describe(name))
-    write_standings(config, standings, course.matches, stopped=course.stopped, pairs=pairs,
-                    questions=questions or (), notes=notes,
-                    left_out={names[i]: why for i, why in limit.left_out.items()})
-    reporter.finished(standings)
-    refresher.finish()
-    return Outcome(course.matches, done, played, standings, course.stopped, pairs, questions)
+    return f"{sandbox}; {runner.isolation}"
 
 
 class _Pace:

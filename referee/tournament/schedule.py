@@ -23,7 +23,6 @@ from referee.match.job import MatchSpec
 from referee.records.match_id import MatchId
 
 SEATINGS = ("all", "rotate")
-FORMATS = ("round-robin",)
 
 
 def groups(entrants: int, players: int) -> list[tuple[int, ...]]:

@@ -40,6 +40,7 @@ import yaml
 from referee.protocol.escape import escape_controls
 from referee.records.record import RecordError, read_record, record_file, write_atomic
 from referee.records.replay import check_replayable
+from referee.tournament.output import OutputFolder
 from referee.tournament.ratings import MatchResult, RatingConfig, Standings
 from referee.tournament.run import Pages
 from referee.web.folder import (
@@ -118,7 +119,8 @@ def check_folder(out: Path) -> None:
     """:raises ReportError: if ``out`` is not a tournament's output folder."""
     if not out.is_dir():
         raise ReportError(f"{str(out)!r} is not a folder")
-    if not (out / ".ct-referee.json").is_file() and not (out / "tournament.yaml").is_file():
+    paths = OutputFolder(out)
+    if not paths.marker.is_file() and not paths.config.is_file():
         raise ReportError(f"{str(out)!r} is not a tournament's output folder "
                           "(no .ct-referee.json or tournament.yaml)")
 
@@ -126,7 +128,7 @@ def check_folder(out: Path) -> None:
 def journal_lines(out: Path) -> Iterator[dict[str, Any]]:
     """The lines of ``results.jsonl`` that parse as JSON objects (others skipped)."""
     try:
-        with open(out / "results.jsonl", "rb") as f:
+        with open(OutputFolder(out).results, "rb") as f:
             for raw in f:
                 try:
                     line = json.loads(raw)
@@ -144,10 +146,10 @@ class Report:
     matches (the full chunks of the match list are written once)."""
 
     def __init__(self, out: Path) -> None:
-        self.out = out
-        self.root = out / REPORT
+        self.out, self.paths = out, OutputFolder(out)
+        self.root = self.paths.report
         self.summary = Summary()
-        self.config = _yaml(out / "tournament.yaml")
+        self.config = _yaml(self.paths.config)
         self.name = str((self.config or {}).get("name") or out.name) \
             if isinstance(self.config, dict) else out.name
         self.rows: list[dict[str, Any]] = []
@@ -201,7 +203,7 @@ class Report:
             for name, text in (ASSETS | VIEWER).items():
                 _write_if_changed(self.root / name, text)
             self._assets = True
-        standings = _json(self.out / "standings.json")
+        standings = _json(self.paths.standings_json)
         if not isinstance(standings, dict) or not isinstance(standings.get("standings"), list):
             standings = None
         if standings is not None:
@@ -273,7 +275,7 @@ class Report:
     def _page(self, match_id: str) -> dict[str, Any] | None:
         """Writes the match's replay page once; returns its record (``None``: unreadable)."""
         try:
-            record = read_record(record_file(self.out / "games", match_id))
+            record = read_record(self.paths.saved_record(match_id))
             check_replayable(record, strict=True)
             if match_id not in self.pages:
                 page = linked_page(record, assets="../", back="../index.html")
@@ -330,7 +332,7 @@ class Report:
         names = set((standings or {}).get("left_out") or ()) | {
             g.name for g in self.summary.faults.values() if g.kind == "startup"}
         return {n: f"preflight/{n}.stderr" for n in sorted(map(str, names))
-                if (self.out / "preflight" / f"{n}.stderr").is_file()}
+                if (self.paths.preflight / f"{n}.stderr").is_file()}
 
     def _chart(self) -> dict[str, Any] | None:
         if len(self.history) < 2:
@@ -380,7 +382,7 @@ def build(out: Path, *, final: bool = True) -> Path:
         report.add(line)
     known = set(names)
     names += [n for n in report.summary.names if n not in known]
-    standings = _json(out / "standings.json")
+    standings = _json(OutputFolder(out).standings_json)
     if isinstance(standings, dict) and report.load_chart():
         return report.write(final=final)  # the final table and its chart: nothing to rate
     table = Standings(names, _rating(report.config, standings))
@@ -583,7 +585,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 def _page_on_demand(out: Path, match_id: str) -> str | None:
     try:
-        record = read_record(record_file(out / "games", match_id))
+        record = read_record(OutputFolder(out).saved_record(match_id))
         check_replayable(record, strict=True)
         return linked_page(record, assets="../", back="../index.html")
     except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):

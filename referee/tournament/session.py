@@ -1,0 +1,577 @@
+"""One run of a tournament over its output folder: :class:`TournamentSession` and its parts.
+
+:func:`referee.tournament.run.run` works out what the machine means (the runner, the sandbox,
+the snapshots) and hands a session the rest; the session plays what is missing of the
+tournament, round by round, and writes the standings once it ended. Each part holds one concern
+over the typed journal line (:class:`~referee.tournament.output.JournalLine`) and the one
+:class:`~referee.tournament.output.OutputFolder`, and is tested alone, in process:
+
+* :class:`Resumed`: the matches an earlier run finished, read back from ``results.jsonl``;
+* :class:`RoundsLog`: the rounds as planned (``rounds.jsonl``: a format seeded by results plays
+  them the same on a resume, even with entrants added since);
+* :class:`Roster`: who sits for each entrant (sealing: a snapshot taken the first time; a
+  folder changed since the start, a pre-flight that failed or a disqualification bench it);
+* :class:`Books`: the bookkeeping of each saved match (the journal, the course, the audit, the
+  fault limit, the hooks);
+* :class:`TournamentSession`: planning (each round's missing matches as jobs, every round in
+  one stream where no result changes the plan) and the standings at the end.
+"""
+
+from __future__ import annotations
+
+import array
+import dataclasses
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from referee.bots.sandbox import SandboxError
+from referee.bots.snapshot import FolderChanged
+from referee.match.job import DealSecret, Done, MatchJob, MatchSpec
+from referee.match.play import Entrant
+from referee.records.record import FaultDict, RecordDict, RecordError, read_record
+from referee.runners.local import CancelSignal, Runner
+from referee.tournament.admission import BENCHED, FaultLimit, Preflight
+from referee.tournament.audit import Audit, in_play_order
+from referee.tournament.config import Config
+from referee.tournament.course import Stopped, TournamentProgress
+from referee.tournament.dispatch import TournamentError, play_jobs
+from referee.tournament.formats import set_size
+from referee.tournament.output import Journal, JournalLine, OutputFolder, write_standings
+from referee.tournament.ratings import MatchResult, Standing, Standings
+from referee.tournament.sealing import Seals
+from referee.tournament.stopping import Pair, Stop
+
+__all__ = ["BIG_PLAN", "Books", "Kept", "NoPages", "Outcome", "Pages", "Reporter", "Resumed",
+           "Roster", "RoundsLog", "TournamentSession", "plan_advice"]
+
+
+class Pages(Protocol):
+    """Keeps pages current as a tournament runs (the report: :class:`referee.web.report.Refresher`
+    is one); the tournament layer knows them only by these two calls, both made on the
+    coordinator's thread. The coordinator does no more for them than hand over what it has: an
+    implementation returns within microseconds and does its work on a thread of its own."""
+
+    def match_done(self, line: dict[str, Any], table: Standings) -> None:
+        """A match was saved. ``line``: its ``results.jsonl`` line, as just appended (``id``,
+        ``players``, ``totals``, ``ranks``, ``faults``, ``hands``, ``record``: the game
+        record's path in the output folder; read it, do not change it). ``table``: the running
+        standings over the finished prefix of the schedule; :meth:`Standings.standings` may be
+        called here, on this thread, at most every few seconds (about 25 µs an entrant:
+        ``bench/report.py``), never from another thread; the object may be kept for
+        :meth:`finish`."""
+
+    def finish(self) -> None:
+        """The run is over (finished, stopped or failed), the standings files written if it
+        finished; called on the coordinator's thread, which waits for the last write."""
+
+
+class NoPages:
+    """No pages to keep current."""
+
+    def match_done(self, line: dict[str, Any], table: Standings) -> None:
+        """Nothing to do."""
+
+    def finish(self) -> None:
+        """Nothing to do."""
+
+
+class Reporter:
+    """Hooks called (from one thread) as a tournament runs; the base class ignores them all."""
+
+    def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
+        """Play is about to start; ``done`` matches were kept from an earlier run."""
+
+    def warn(self, message: str) -> None:
+        """Something the user should know (no sandbox, say)."""
+
+    def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
+        """A bot faulted in a running match."""
+
+    def match_done(self, spec: MatchSpec, result: MatchResult, done: int, table: Standings) -> None:
+        """A match finished and was saved; ``table`` rates the finished prefix of the schedule."""
+
+    def finished(self, standings: list[Standing]) -> None:
+        """Every match is played; the standings files are written."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a call to :func:`referee.tournament.run.run` ended."""
+
+    total: int | None
+    """Matches of the tournament: once it ended, those played; before, the most it may play
+    (``None``: not known)."""
+    done: int
+    played: int
+    """Matches played by this call (the rest were kept from earlier runs)."""
+    standings: list[Standing] | None
+    """The final table, ``None`` until the tournament ended."""
+    stopped: Stopped | None = None
+    """Why the tournament ended, once it did; ``None`` while it has not."""
+    pairs: list[Pair] | None = None
+    """The verdict on each adjacent pair of the final order."""
+    questions: list[Pair] | None = None
+    """A gauntlet's verdicts: each candidate against each of the others (else ``None``)."""
+
+    @property
+    def finished(self) -> bool:
+        """Whether the tournament ended (every match it needs is played)."""
+        return self.stopped is not None
+
+
+BIG_PLAN = 100_000
+"""Matches past which the header warns and says what to use instead."""
+
+
+def plan_advice(config: Config, total: int | None) -> str | None:
+    """What to say before a plan of ``total`` matches that is past :data:`BIG_PLAN`
+    (``None``: nothing)."""
+    if total is None or total <= BIG_PLAN:
+        return None
+    instead = []
+    if not config.format.fixed_groups_per_entrant:
+        instead.append("format: ladder (each entrant in a fixed number of groups a round)")
+    if config.max_matches is None:
+        instead.append("max_matches")
+    if config.players > 2:
+        instead.append("players: 2")
+    if config.seatings == "all" and config.players > 2:
+        instead.append("seatings: rotate")
+    at = [f"{total / rate / 3600:,.0f} h at {rate} matches/s" for rate in (40, 500)]
+    more = f"; to play fewer, use {', '.join(instead)}" if instead else ""
+    return (f"this plan has {total:,} matches: about {at[0]} (instant bots, one machine), "
+            f"{at[1]} (a large cluster){more}")
+
+
+# -- resume ------------------------------------------------------------------------------------
+
+_NO_FAULTS: list[FaultDict] = []
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A finished match read back from the journal (its hand scores packed: a resume may hold
+    a million of these)."""
+
+    result: MatchResult
+    scores: array.array[int]
+    luck: list[list[float]] | None = None
+    faults: list[FaultDict] = field(default_factory=lambda: _NO_FAULTS)
+
+    @classmethod
+    def of(cls, result: MatchResult, hands: list[list[int]],
+           luck: list[list[float]] | None = None, faults: list[FaultDict] | None = None) -> Kept:
+        """Packs ``hands``, every hand's points by seat."""
+        return cls(result, array.array("i", [x for hand in hands for x in hand]), luck,
+                   faults or _NO_FAULTS)
+
+    @property
+    def hands(self) -> list[list[int]]:
+        """Every hand's points by seat."""
+        n = len(self.result.players)
+        return [list(self.scores[i:i + n]) for i in range(0, len(self.scores), n)]
+
+
+def _hand_scores(record: RecordDict | dict[str, Any]) -> list[list[int]]:
+    return [[int(x) for x in hand["scores"]] for hand in record.get("hands", ())]
+
+
+def _hand_luck(record: RecordDict | dict[str, Any]) -> list[list[float]] | None:
+    """Every hand's luck by seat (``None`` when a hand has none: an older record)."""
+    hands = record.get("hands", ())
+    if not all("luck" in hand for hand in hands):
+        return None
+    return [[float(x) for x in hand["luck"]] for hand in hands]
+
+
+class Resumed:
+    """The matches an earlier run of this output folder finished, by match id, read back from
+    its journal (:meth:`load`); a later line for the same id wins. A line is kept when its
+    record was written (its hand scores in the line: the record is synced before the line), or,
+    a line of an older ct-referee without them, when its record agrees with it. A sealed
+    entrant's snapshot digests are handed to ``seals`` (a resume says when a folder changed)."""
+
+    def __init__(self, folder: OutputFolder, seals: Seals | None = None) -> None:
+        self.folder, self.seals = folder, seals
+        self.matches: dict[str, Kept] = {}
+        self._records: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.matches)
+
+    def load(self, journal: Journal) -> None:
+        """Reads ``journal`` once (dropping the lines not kept, see :meth:`Journal.load`)."""
+        self._records = self.folder.records()  # one listing: the cheap check of a line
+        journal.load(self.accept, collect=False)
+        self._records = set()
+        if self.seals is not None:
+            self.seals.kept_loaded()
+
+    def accept(self, data: dict[str, Any]) -> bool:
+        """Takes one journal line; ``False`` for one not kept."""
+        try:
+            line = JournalLine.parse(data)
+        except ValueError:
+            return False
+        checked = self._check(line)
+        if checked is None:
+            return False
+        self.matches[line.id], snapshots = checked
+        if self.seals is not None:  # its snapshot, once taken, says if the code changed since
+            for name, digest in zip(line.result.players, snapshots or (), strict=False):
+                self.seals.kept(name, digest)
+        return True
+
+    def _check(self, line: JournalLine) -> tuple[Kept, Any] | None:
+        """The line as kept, and the snapshot digests by seat, if it is to be kept."""
+        if line.scores is not None:  # trusted: its record was written (synced) before the line
+            if line.id not in self._records:
+                return None
+            return Kept.of(line.result, line.scores, line.luck, line.faults), line.snapshots
+        try:  # a line of an older ct-referee: its record says the hand scores
+            record = read_record(self.folder.saved_record(line.id))
+            hands = _hand_scores(record)
+            luck = _hand_luck(record)
+        except (KeyError, TypeError, ValueError, RecordError):
+            return None
+        if record.get("id") != line.id or \
+                list(record.get("totals", ())) != list(line.result.totals) or \
+                not all(len(h) == len(line.result.players) for h in hands):
+            return None
+        return Kept.of(line.result, hands, luck, line.faults), record.get("snapshots")
+
+    def pop(self, spec: MatchSpec, players: Sequence[str]) -> tuple[Kept | None, bool]:
+        """The kept match of ``spec`` if it was played by ``players`` (by seat), and whether a
+        kept line for its id was there at all (one that does not fit is dropped)."""
+        old = self.matches.pop(spec.id, None)
+        if old is not None and list(old.result.players) == list(players):
+            return old, True
+        return None, old is not None
+
+
+class RoundsLog:
+    """``rounds.jsonl``: each round of a format seeded by the results
+    (:attr:`~referee.tournament.formats.Format.seeded_by_results`) as it was planned, its
+    groups by entrant name, so that a resume plays it the same even with entrants added since."""
+
+    def __init__(self, journal: Journal, names: Sequence[str]) -> None:
+        self.journal, self.names = journal, list(names)
+        self.planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+        """Per round, its ``(group number, members)`` as planned."""
+        self._index = {name: i for i, name in enumerate(self.names)}
+
+    def load(self) -> None:
+        """Reads the rounds planned by earlier runs (dropping lines that do not parse)."""
+        self.journal.load(self.accept, collect=False)
+
+    def accept(self, line: dict[str, Any]) -> bool:
+        """Takes one line; ``False`` for one that does not name a round of these entrants."""
+        try:
+            r = int(line["round"])
+            groups = [(int(g), tuple(self._index[str(n)] for n in members))
+                      for g, members in line["groups"]]
+        except (KeyError, TypeError, ValueError):
+            return False
+        self.planned[r] = groups
+        return True
+
+    def get(self, round_: int) -> list[tuple[int, tuple[int, ...]]] | None:
+        """Round ``round_`` as an earlier run planned it (``None``: not planned yet)."""
+        return self.planned.get(round_)
+
+    def add(self, round_: int, specs: Sequence[MatchSpec]) -> None:
+        """Logs round ``round_`` as planned now, unless an earlier run did."""
+        if round_ in self.planned:
+            return
+        groups = {s.group: [self.names[i] for i in sorted(s.seats)] for s in specs}
+        self.journal.append({"round": round_, "groups": list(groups.items())})
+
+    def close(self) -> None:
+        """Closes the file (synced)."""
+        self.journal.close()
+
+
+# -- who sits ----------------------------------------------------------------------------------
+
+class Roster:
+    """Who sits for each entrant in a match planned now: the entrant itself (a sealed entrant
+    on its snapshot, taken the first time it is asked for), or, for one left out (a folder
+    changed since the start, a failed pre-flight) or disqualified, a bench that loses by fault
+    (:meth:`FaultLimit.entrant`)."""
+
+    def __init__(self, entrants: Sequence[Entrant], limit: FaultLimit, *,
+                 seals: Seals | None = None,
+                 left_out: Callable[[Collection[int]], None] = lambda _: None,
+                 warn: Callable[[str], None] = lambda _: None) -> None:
+        self.entrants, self.limit, self.seals = list(entrants), limit, seals
+        self.names = [e.name for e in self.entrants]
+        self._left_out, self._warn = left_out, warn
+
+    def seat(self, i: int, detail: str | None = None) -> Entrant:
+        """Who sits for entrant ``i`` (``detail``: benched, why, from :meth:`FaultLimit.plan`).
+
+        :raises TournamentError: if its snapshot cannot be made while its folder is as it was.
+        """
+        if detail is None and i in self.limit.left_out:  # left out since its set was planned
+            detail = BENCHED[1] + self.limit.left_out[i]
+        if self.seals is not None and detail is None and self.entrants[i].sealed is None:
+            try:
+                self.entrants[i] = dataclasses.replace(
+                    self.entrants[i], sealed=self.seals.sealed(self.names[i]))
+            except FolderChanged as err:
+                self.leave_out({i: str(err)})
+                self._warn(f"entrant {self.names[i]!r}: {err}: it is left out (no process in "
+                           f"its matches, which it loses by fault)")
+                detail = BENCHED[1] + self.limit.left_out[i]
+            except SandboxError as err:  # not the entrant's doing: stop, resume later
+                raise TournamentError(f"entrant {self.names[i]!r}: {err}") from None
+        return self.limit.entrant(self.entrants[i], detail)
+
+    def seal_all(self) -> None:
+        """Takes every snapshot now (every bot starts in the pre-flight)."""
+        for i in range(len(self.entrants)):
+            self.seat(i)
+
+    def leave_out(self, why: dict[int, str]) -> None:
+        """Leaves these entrants out, each with why (no process in their matches)."""
+        for i, reason in why.items():
+            self.limit.leave_out(i, reason)
+        self._left_out(list(why))
+
+    def digests(self, spec: MatchSpec) -> tuple[str | None, ...] | None:
+        """The snapshot digest of each seat's entrant (``None``: not sealed)."""
+        if self.seals is None:
+            return None
+        return tuple(self.seals.digest(self.names[i]) for i in spec.seats)
+
+
+# -- bookkeeping -------------------------------------------------------------------------------
+
+class Books:
+    """The bookkeeping of finished matches: each one kept from an earlier run (:meth:`kept`) or
+    saved now (:meth:`saved`: its journal line appended, unsynced until its batch ends) goes to
+    the course (ratings, evidence), the audit and the fault limit, in that order, then to the
+    hooks."""
+
+    def __init__(self, course: TournamentProgress, audit: Audit, limit: FaultLimit,
+                 journal: Journal, *, folder: OutputFolder, reporter: Reporter,
+                 pages: Pages | None = None,
+                 pace: Callable[[int, int], None] = lambda done, played: None,
+                 done: int = 0) -> None:
+        self.course, self.audit, self.limit, self.journal = course, audit, limit, journal
+        self.folder, self.reporter, self.pace = folder, reporter, pace
+        self.pages: Pages = pages or NoPages()
+        self.done = done
+        """Matches finished, those kept from earlier runs included."""
+        self.played = 0
+        """Matches played by this run."""
+
+    def kept(self, spec: MatchSpec, old: Kept) -> None:
+        """Takes a match an earlier run finished (counted in :attr:`done` already)."""
+        hands = old.hands
+        self.course.add(spec, old.result, hands, old.luck)
+        self.audit.add(spec, hands, old.luck)
+        self.limit.finished(spec, old.faults)
+
+    def saved(self, job: MatchJob, finished: Done) -> None:
+        """Takes a match played now: appends its journal line, rates it, reports it."""
+        spec = job.spec
+        line = JournalLine.parse(dict(finished.line, record=self.folder.record_ref(spec.id)))
+        if line.scores is None:
+            raise TournamentError(f"match {spec.id}: its result line has no hand scores")
+        self.journal.append(line.raw, sync=False)  # synced with its batch (on_batch)
+        self.course.add(spec, line.result, line.scores, line.luck)
+        self.audit.add(spec, line.scores, line.luck)
+        self.done += 1
+        self.played += 1
+        self.reporter.match_done(spec, line.result, self.done, self.course.table)
+        names = self.course.names
+        for i in self.limit.finished(spec, line.faults):
+            self.reporter.warn(f"{names[i]} is disqualified {self.limit.disqualified[i]}: the "
+                               f"referee's fallback plays its seat from its next set on")
+        self.pages.match_done(line.raw, self.course.table)
+        self.pace(self.done, self.played)
+
+
+# -- the session -------------------------------------------------------------------------------
+
+class TournamentSession:
+    """One run of a tournament over its output folder (prepared: :func:`prepare_output`), whose
+    deals ``secret`` keys: :meth:`resume` reads what earlier runs finished, :meth:`admit`
+    decides who plays (snapshots, pre-flight), :meth:`play` plays the rest and returns the
+    :class:`Outcome`, its standings written once the tournament ended.
+
+    ``hidden``: per entrant, what its sandbox shows empty; ``remote``: the bots start on other
+    machines (no snapshot, no pre-flight here; a worker that shares this output folder writes
+    its records there); ``seals``: the entrants' snapshots (a sandboxed run on this machine).
+    """
+
+    def __init__(self, config: Config, secret: DealSecret, *, runner: Runner,
+                 stop: CancelSignal, reporter: Reporter | None = None,
+                 seals: Seals | None = None, hidden: dict[str, tuple[Path, ...]] | None = None,
+                 remote: bool = False) -> None:
+        self.config, self.runner, self.stop, self.remote = config, runner, stop, remote
+        self.reporter = reporter or Reporter()
+        self.folder = OutputFolder(config.output)
+        self.course = config.course(secret=secret)
+        self.names = [e.name for e in config.entrants]
+        self.mode = config.sandbox.strict()  # a tournament's auto requires a sandbox
+        self.resumed = Resumed(self.folder, seals)
+        self.rounds = RoundsLog(self.folder.rounds_log(), self.names)
+        self.limit = FaultLimit(self.names, config.max_faults)
+        hidden = hidden or {}
+        self.roster = Roster([dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()))
+                              for e in config.entrants], self.limit, seals=seals,
+                             left_out=self.course.leave_out, warn=self.reporter.warn)
+        self.audit = Audit(self.names, bound=config.variant.hand_total,
+                           per_set=set_size(config.players, config.seatings))
+        self.books = Books(self.course, self.audit, self.limit, self.folder.journal(),
+                           folder=self.folder, reporter=self.reporter)
+        # a worker that reads this folder's own secret in the same place shares the folder (the
+        # secret travels with every match anyway: it deals the cards)
+        self._shared = (self.folder.secret, self.folder.secret.read_text(encoding="ascii")) \
+            if remote else None
+
+    # -- resume and admission ------------------------------------------------------------------
+
+    def resume(self) -> None:
+        """Reads what earlier runs of the folder finished and the rounds they planned."""
+        self.resumed.load(self.books.journal)
+        self.rounds.load()
+        self.books.done = len(self.resumed)  # a line that turns out not to fit is not
+
+    def admit(self, preflight: Callable[[Sequence[Entrant], Collection[int]], dict[int, str]]
+              ) -> None:
+        """Decides who plays before any match: with a pre-flight every snapshot is taken now,
+        and ``preflight`` (the entrants, those left out already) says whom to leave out, and
+        why. Nothing here for bots that start on other machines."""
+        if self.remote:
+            return
+        if self.config.preflight is not Preflight.OFF:  # every bot starts: every snapshot now
+            self.roster.seal_all()
+        # left out at once: last in the order, and stop waits on no question of theirs
+        self.roster.leave_out(preflight(self.roster.entrants, self.limit.left_out))
+
+    # -- planning ------------------------------------------------------------------------------
+
+    def next_round(self) -> Sequence[MatchSpec]:
+        """The next round's matches, planned now (``[]``: none is left); a round seeded by the
+        results is logged as planned (a resume plays it the same)."""
+        specs = self.course.next_round(self.rounds.get(self.course.round + 1))
+        if specs and self.config.format.seeded_by_results:
+            self.rounds.add(self.course.round, specs)
+        self.limit.add_round(specs)
+        return specs
+
+    def _later(self, first: Sequence[MatchSpec]) -> Iterator[MatchSpec]:
+        """``first``, then each round after it, planned once the one before is taken (the
+        last sets of a round play beside the first of the next: every slot stays busy)."""
+        specs = first
+        while specs:
+            yield from specs
+            if self.stop.is_set():
+                return
+            specs = self.next_round()
+
+    def _missing(self, specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
+        """The matches of ``specs`` no earlier run finished (those it did are booked)."""
+        for spec in specs:
+            old, was = self.resumed.pop(spec, [self.names[i] for i in spec.seats])
+            if old is not None:
+                self.books.kept(spec, old)
+            else:
+                self.books.done -= was
+                yield spec
+
+    def jobs(self, specs: Iterable[MatchSpec]) -> Iterator[MatchJob | None]:
+        """The jobs of the matches of ``specs`` still to play: each group's seatings in an
+        order drawn from the deal secret (the audit); ``None``: who sits next waits on the
+        faults of earlier matches."""
+        for item in self.limit.plan(in_play_order(self._missing(specs))):
+            yield None if item is None else self.job(*item)
+
+    def job(self, spec: MatchSpec, benched: dict[int, str]) -> MatchJob:
+        """The job that plays ``spec``, the entrants in ``benched`` benched, saying why."""
+        config, folder = self.config, self.folder
+        seats = tuple(self.roster.seat(i, benched.get(i)) for i in spec.seats)
+        return MatchJob(spec, seats, config.variant, config.target, config.limits, self.mode,
+                        config.name, logs_dir=folder.match_logs(spec.id),
+                        hidden=(config.output,), record_path=folder.record(spec.id),
+                        shared=self._shared, snapshots=self.roster.digests(spec))
+
+    # -- play ----------------------------------------------------------------------------------
+
+    def play(self, *, sandbox: str, pages: Pages | None = None,
+             pace: Callable[[int, int], None] | None = None) -> Outcome:
+        """Plays what is missing, round by round (every round in one stream where no result
+        changes the plan), and returns how it ended; the standings are written once the
+        tournament ended. ``sandbox``: what the header says of it."""
+        books = self.books
+        books.pages = pages or NoPages()
+        if pace is not None:
+            books.pace = pace
+        total = self.config.total()
+        self.reporter.started(self.config, total or 0, books.done, sandbox)
+        advice = plan_advice(self.config, total)
+        if advice is not None:
+            self.reporter.warn(advice)
+        try:
+            self._rounds()
+        except BaseException:
+            books.pages.finish()
+            raise
+        finally:
+            books.journal.close()
+            self.rounds.close()
+        if self.course.stopped is None or not self.course.complete():  # planned, to play
+            books.pages.finish()
+            return Outcome(total, books.done, books.played, None)
+        outcome = self.standings()
+        books.pages.finish()
+        return outcome
+
+    def _rounds(self) -> None:
+        def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
+            self.reporter.fault(job.spec, name, fault)
+
+        while not self.stop.is_set():
+            specs = self.next_round()
+            if not specs:
+                break
+            stream = self._later(specs) if self.course.ahead() else specs
+            play_jobs(self.runner, self.jobs(stream), self.books.saved, self.stop, on_fault,
+                      self.books.journal.sync)
+            if not self.course.complete():
+                break
+
+    # -- standings -----------------------------------------------------------------------------
+
+    def notes(self) -> dict[str, dict[str, Any]]:
+        """What the standings say of each entrant beside its row: disqualified, left out, the
+        fair-play audit's verdict (a flag warned of)."""
+        names, limit = self.names, self.limit
+        notes: dict[str, dict[str, Any]] = {
+            names[i]: {"disqualified": why} for i, why in limit.disqualified.items()}
+        notes |= {names[i]: {"left_out": why} for i, why in limit.left_out.items()}
+        alpha = self.config.stop.alpha if self.config.stop is not None else Stop().alpha
+        for name, verdict in self.audit.result(alpha=alpha).items():
+            notes.setdefault(name, {})["audit"] = verdict.to_json()
+            if verdict.flag:
+                self.reporter.warn(verdict.describe(name))
+        return notes
+
+    def standings(self) -> Outcome:
+        """Writes the standings of the tournament that ended, and says how it ended."""
+        course = self.course
+        assert course.stopped is not None
+        standings = course.standings()
+        pairs = course.pairs()
+        questions = course.questions() if self.config.format.has_candidates else None
+        write_standings(self.config, standings, course.matches, stopped=course.stopped,
+                        pairs=pairs, questions=questions or (), notes=self.notes(),
+                        left_out={self.names[i]: why for i, why in self.limit.left_out.items()})
+        self.reporter.finished(standings)
+        return Outcome(course.matches, self.books.done, self.books.played, standings,
+                       course.stopped, pairs, questions)
