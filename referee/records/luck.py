@@ -26,7 +26,7 @@ per deal (docs/statistics.md). It is computed when the record is made and again 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from referee.game.cards import Card
@@ -34,6 +34,31 @@ from referee.game.rules import PARTNER, SWEEP_RANKS, Variant
 
 DIGITS = 4
 """Places the recorded luck is rounded to (verification compares the rounded figures)."""
+
+
+def _start(entry: Mapping[str, Any]) -> tuple[list[int], frozenset[int], list[int]]:
+    """A recorded hand's table after the layout specials (a dealer's four of a kind taken), the
+    ranks a layout three of a kind sweeps, and the stock in order."""
+    table: list[int] = [Card.parse(c) for c in entry["layout"]]
+    counts = [0] * 13
+    for c in table:
+        counts[c >> 2] += 1
+    sweep = frozenset(r for r in SWEEP_RANKS if counts[r] == 3)
+    table = [c for c in table if not (counts[c >> 2] == 4 and (c >> 2) in SWEEP_RANKS)]
+    return table, sweep, [Card.parse(c) for c in entry["stock"]]
+
+
+def _lander(table: list[int]) -> Callable[[int, Sequence[str]], None]:
+    """Lands a card on ``table``: the cards it captured leave, or it stays."""
+
+    def land(card: int, captured: Sequence[str]) -> None:
+        if captured:
+            for c in captured:
+                table.remove(Card.parse(c))
+        else:
+            table.append(card)
+
+    return land
 
 
 def hand_luck(entry: Mapping[str, Any], players: int, variant: Variant) -> list[float]:
@@ -44,21 +69,9 @@ def hand_luck(entry: Mapping[str, Any], players: int, variant: Variant) -> list[
     :raises KeyError, TypeError, ValueError: for a malformed hand entry.
     """
     pts = variant.points
-    table: list[int] = [Card.parse(c) for c in entry["layout"]]
-    counts = [0] * 13
-    for c in table:
-        counts[c >> 2] += 1
-    sweep = frozenset(r for r in SWEEP_RANKS if counts[r] == 3)
-    table = [c for c in table if not (counts[c >> 2] == 4 and (c >> 2) in SWEEP_RANKS)]
-    stock = [Card.parse(c) for c in entry["stock"]]
+    table, sweep, stock = _start(entry)
     luck = [0.0] * players
-
-    def land(card: int, captured: Sequence[str]) -> None:
-        if captured:
-            for c in captured:
-                table.remove(Card.parse(c))
-        else:
-            table.append(card)
+    land = _lander(table)
 
     def value(card: int) -> int:
         p = PARTNER[card >> 2]
@@ -235,21 +248,9 @@ def flip_features(entry: Mapping[str, Any], players: int,
     """
     pts = variant.points
     out = [[0.0] * len(FEATURES) for _ in range(players)]
-    table: list[int] = [Card.parse(c) for c in entry["layout"]]
-    counts = [0] * 13
-    for c in table:
-        counts[c >> 2] += 1
-    sweep = frozenset(r for r in SWEEP_RANKS if counts[r] == 3)
-    table = [c for c in table if not (counts[c >> 2] == 4 and (c >> 2) in SWEEP_RANKS)]
+    table, sweep, stock = _start(entry)
     hands = [[Card.parse(c) for c in h] for h in entry["hands"]]
-    stock = [Card.parse(c) for c in entry["stock"]]
-
-    def land(card: int, captured: Sequence[str]) -> None:
-        if captured:
-            for c in captured:
-                table.remove(Card.parse(c))
-        else:
-            table.append(card)
+    land = _lander(table)
 
     for j, turn in enumerate(entry["turns"]):
         mover = int(turn["seat"])
