@@ -41,9 +41,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import ranking  # noqa: E402
-from stopping import _entry  # noqa: E402
+from stopping import play_hands  # noqa: E402
 
-from referee.game.rules import Match, Variant  # noqa: E402
+from referee.game.rules import Variant  # noqa: E402
 from referee.records.luck import model_luck  # noqa: E402
 from referee.tournament.audit import Audit, play_order  # noqa: E402
 from referee.tournament.schedule import schedule  # noqa: E402
@@ -96,19 +96,8 @@ def tournament(args: tuple[str, int, int, int, float]) -> dict[str, Any]:
                 seats.append(ranking.GreedyPolicy(Variant.CLASSIC))
             else:
                 seats.append(ranking.RandomPolicy(seed))
-        match = Match(2, variant=Variant.CLASSIC, target=target)
-        luck = []
-        while not match.is_over():
-            deal = spec.deal(match.hand_number)
-            hand = match.new_hand(deal)
-            while not hand.is_over():
-                seat = seats[hand.to_move]
-                if hand.pick_card is not None:
-                    hand.pick(seat.pick(hand))
-                else:
-                    hand.play(*seat.move(hand))
-            luck.append(model_luck(_entry(deal, hand), 2, Variant.CLASSIC))
-            match.finish_hand(hand)
+        match, entries = play_hands(spec, seats, target=target)
+        luck = [model_luck(entry, 2, Variant.CLASSIC) for entry in entries]
         audit.add(spec, match.hand_scores, luck)
         done_sets[spec.deals_key] = done_sets.get(spec.deals_key, 0) + 1
         if (done_sets[spec.deals_key] == 2 and first_flag is None and kind != "honest"

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import ranking  # noqa: E402
-from stopping import _entry  # noqa: E402
+from stopping import play_hands  # noqa: E402
 
-from referee.game.rules import Match, Variant  # noqa: E402
+from referee.game.rules import Variant  # noqa: E402
 from referee.match.job import MatchSpec  # noqa: E402
 from referee.tournament.schedule import schedule  # noqa: E402
 
@@ -45,21 +45,7 @@ def play_match(spec: MatchSpec, run_seed: str, worlds: int, target: int) -> dict
     """One match; its players by seat and every hand entry with its scores."""
     names = [FIELD[e] for e in spec.seats]
     seats = [_policy(n, f"{run_seed}:{spec.id}:{s}", worlds) for s, n in enumerate(names)]
-    match = Match(spec.players, variant=Variant.CLASSIC, target=target)
-    hands = []
-    while not match.is_over():
-        deal = spec.deal(match.hand_number)
-        hand = match.new_hand(deal)
-        while not hand.is_over():
-            seat = seats[hand.to_move]
-            if hand.pick_card is not None:
-                hand.pick(seat.pick(hand))
-            else:
-                hand.play(*seat.move(hand))
-        entry = _entry(deal, hand)
-        match.finish_hand(hand)
-        entry["scores"] = list(match.hand_scores[-1])
-        hands.append(entry)
+    _, hands = play_hands(spec, seats, target=target)
     return {"players": names, "hands": hands}
 
 

@@ -76,13 +76,12 @@ PolicyFactory = Callable[[int, MatchSpec, int], ranking.Policy]
 """``(entrant, spec, seat) -> policy`` for one seat of one match."""
 
 
-def play(spec: MatchSpec, policy: PolicyFactory, *, target: int,
-         names: Sequence[str]) -> tuple[MatchResult, list[list[int]], list[list[float]]]:
-    """Plays one match in-process; its result, every hand's points by seat and every hand's
-    luck of the stock flips by seat (:mod:`referee.records.luck`, as a record holds it)."""
-    seats = [policy(e, spec, s) for s, e in enumerate(spec.seats)]
+def play_hands(spec: MatchSpec, seats: Sequence[ranking.Policy], *,
+               target: int) -> tuple[Match, list[dict[str, Any]]]:
+    """Plays one match in-process with a policy per seat; the match and every hand as a
+    record's hand entry (with its ``scores``)."""
     match = Match(spec.players, variant=Variant.CLASSIC, target=target)
-    luck: list[list[float]] = []
+    entries: list[dict[str, Any]] = []
     while not match.is_over():
         deal = spec.deal(match.hand_number)
         hand = match.new_hand(deal)
@@ -92,8 +91,19 @@ def play(spec: MatchSpec, policy: PolicyFactory, *, target: int,
                 hand.pick(seat.pick(hand))
             else:
                 hand.play(*seat.move(hand))
-        luck.append(model_luck(_entry(deal, hand), spec.players, Variant.CLASSIC))
-        match.finish_hand(hand)
+        entry = _entry(deal, hand)
+        entry["scores"] = list(match.finish_hand(hand))
+        entries.append(entry)
+    return match, entries
+
+
+def play(spec: MatchSpec, policy: PolicyFactory, *, target: int,
+         names: Sequence[str]) -> tuple[MatchResult, list[list[int]], list[list[float]]]:
+    """Plays one match in-process; its result, every hand's points by seat and every hand's
+    luck of the stock flips by seat (:mod:`referee.records.luck`, as a record holds it)."""
+    match, entries = play_hands(spec, [policy(e, spec, s) for s, e in enumerate(spec.seats)],
+                                target=target)
+    luck = [model_luck(entry, spec.players, Variant.CLASSIC) for entry in entries]
     result = MatchResult(tuple(names[e] for e in spec.seats), tuple(match.totals),
                          tuple(match.ranks()), hands=len(match.hand_scores))
     return result, match.hand_scores, luck
