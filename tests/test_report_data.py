@@ -294,7 +294,7 @@ def test_each_limit_is_said_in_words_and_0_as_no_limit() -> None:
     said = settings({"max_faults": 0, "limits": limits}, None)
     assert "faults: no limit (max_faults 0: no entrant is disqualified)" in said, said
     assert "clock: a move 1000 ms, start-up 10000 ms, time bank none" in said, said
-    assert "a bot: memory no limit, processes 64, CPU 1 core, files no limit" in said, said
+    assert "bots: memory no limit, processes 64, CPU 1 core, files no limit" in said, said
     assert not any(line.startswith("max faults") for line in said), said
     capped = settings({"max_faults": 3, "max_matches": 500}, None)
     assert "faults: an entrant is disqualified after 3 (max_faults)" in capped, capped

@@ -181,7 +181,7 @@ def test_books_save_rate_and_report_each_match(tmp_path: Path) -> None:
     books.saved(SimpleNamespace(spec=spec), Done(line_of(spec, names)))  # type: ignore[arg-type]
     books.journal.close()
     (saved,) = [json.loads(x) for x in session.folder.results.read_text().splitlines()]
-    assert saved == line_of(spec, names) | {"record": f"games/{spec.id}.json"}
+    assert saved == line_of(spec, names) | {"record": f"games/{spec.id}.json.gz"}
     assert pages == [saved] and ticks == [(1, 1)] and heard.done == [(spec.id, 1)]
     assert session.course.matches == 1 and books.played == books.done == 1
 

@@ -429,7 +429,7 @@ def limit_words(config: dict[str, Any] | None) -> list[str]:
     characters, a text of at most about 66: the terminal's header shows them as they are),
     ``0`` where it means none said as ``no limit``: ``faults: no limit (max_faults 0: no entrant
     is disqualified)``, ``clock: a move 1000 ms, start-up 10000 ms, time bank none``,
-    ``a bot: memory 512 MiB, processes 64, CPU 1 core, files 64 MiB``."""
+    ``bots: memory 512 MiB, processes 64, CPU 1 core, files 64 MiB``."""
     config = config or {}
     out = []
     cap = config.get("max_matches")
@@ -445,7 +445,7 @@ def limit_words(config: dict[str, Any] | None) -> list[str]:
         for label, keys in (("clock", (("move_ms", "a move", "ms"),
                                        ("startup_ms", "start-up", "ms"),
                                        ("bank_ms", "time bank", "ms a match"))),
-                            ("a bot", (("memory_mb", "memory", "MiB"), ("pids", "processes", ""),
+                            ("bots", (("memory_mb", "memory", "MiB"), ("pids", "processes", ""),
                                        ("cpus", "CPU", "cores"), ("file_mb", "files", "MiB")))):
             words = []
             for key, name, unit in keys:
