@@ -91,7 +91,8 @@ def cluster() -> Iterator[LocalCluster]:
 
 
 def secret_of(path: Path) -> bytes:
-    return read_deal_secret(path.parent / "reference" / SECRET)
+    """The reference run's deal secret, as bytes."""
+    return read_deal_secret(path.parent / "reference" / SECRET).key
 
 
 def journal_ids(out: Path) -> list[str]:
