@@ -563,7 +563,7 @@ def test_the_header_is_short_labelled_lines(tmp_path: Path) -> None:
     assert lines[0] == "t: 2 entrants, 2 matches, 1 already played", lines
     labels = [line.split(":")[0].strip() for line in lines[1:] if line[2] != " "]
     assert labels == ["played", "deals", "judged", "stops", "sandbox", "faults", "clock",
-                      "a bot", "running", "output"], lines
+                      "bots", "running", "output"], lines
     # each limit in words: max_faults 0 is no limit (it read as "no fault allowed")
     assert "  faults:    no limit (max_faults 0: no entrant is disqualified)" in lines, lines
     assert not any("max faults" in line for line in lines), lines
