@@ -235,12 +235,10 @@ def test_the_sign_test_spends_the_pair_level_once_between_twins() -> None:
     """Symmetric noise between equal entrants: over 400 sequences of 60 deals, the average of
     the two one-sided martingales passes 1/alpha (alpha 10 %) in at most 10 % of them, although
     either side alone may pass at most twice as often."""
-    from referee.tournament.stopping import SignTest
-
     alpha, called, either = 0.10, 0, 0
     for seed in range(400):
         rng = random.Random(seed)
-        test = SignTest(3.0)
+        test = PairTest(3.0)
         mixed = alone = False
         for _ in range(60):
             test.add([rng.choice((-1, 1)) * rng.expovariate(1 / 8)])
@@ -250,4 +248,4 @@ def test_the_sign_test_spends_the_pair_level_once_between_twins() -> None:
         either += alone
     assert called <= alpha * 400
     assert either > called  # each side at the whole level called twins different more often
-    assert SignTest(3.0).up == 0.0
+    assert PairTest(3.0).up == 0.0

@@ -175,7 +175,7 @@ def sign_bets(values: Sequence[float], margin: float) -> float:
     >>> sign_bets([0.0] * 50, 3.0) == 0.0, sign_bets([5.0] * 50, 3.0) > math.log(40)
     (True, True)
     """
-    t = SignTest(margin)
+    t = PairTest(margin)
     t.add(values)
     return t.up
 
@@ -322,10 +322,6 @@ class PairTest:
         if self.peak_down >= bar:
             return -1
         return 0
-
-
-SignTest = PairTest
-"""The name the benchmarks knew it by."""
 
 
 def deal_pieces(a: int, b: int, seats: Sequence[Sequence[int]],
