@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -26,14 +27,39 @@ sys.path.insert(0, str(ROOT / "bench"))
 import ranking  # noqa: E402
 from stopping import play_hands  # noqa: E402
 
-from referee.game.rules import Variant  # noqa: E402
+from referee.game.cards import Card  # noqa: E402
+from referee.game.rules import Hand, Move, Variant  # noqa: E402
 from referee.match.job import MatchSpec  # noqa: E402
 from referee.tournament.schedule import schedule  # noqa: E402
 
 NAMES = ["random", "greedy", "mc"]
 
 
+class MixPolicy(ranking.Policy):
+    """``mixP``: each decision mc's (at ``worlds``) with probability P percent, else random's: a
+    bot different from greedy whose mean strength can be tuned to greedy's (the equal-mean pair)."""
+
+    def __init__(self, seed: str, worlds: int, share: float) -> None:
+        self.rng = random.Random(seed + ":mix")
+        self.mc = ranking.McPolicy(seed, worlds)
+        self.random = ranking.RandomPolicy(seed)
+        self.share = share
+
+    def _one(self) -> ranking.Policy:
+        return self.mc if self.rng.random() < self.share else self.random
+
+    def move(self, hand: Hand) -> Move:
+        """See :meth:`ranking.Policy.move`."""
+        return self._one().move(hand)
+
+    def pick(self, hand: Hand) -> Card:
+        """See :meth:`ranking.Policy.pick`."""
+        return self._one().pick(hand)
+
+
 def _policy(name: str, seed: str, worlds: int) -> ranking.Policy:
+    if name.startswith("mix"):
+        return MixPolicy(seed, worlds, float(name[3:]) / 100)
     if name.startswith("random"):
         return ranking.RandomPolicy(seed)
     if name == "greedy":
@@ -67,7 +93,8 @@ def main() -> int:
     ap.add_argument("--target", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--field", default="random,greedy,mc",
-                    help="the entrants (random*, greedy, mc), as many as seats")
+                    help="the entrants (random*, greedy, mc, mixP: mc P%% of decisions, else "
+                         "random), as many as seats")
     args = ap.parse_args()
     field = args.field.split(",")
     specs = schedule(len(field), players=len(field), rounds=args.sets, seatings="all",

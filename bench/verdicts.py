@@ -2,6 +2,7 @@
 often it is wrong on twins and on different bots of equal mean.
 
 Run:  .venv/bin/python bench/verdicts.py SETS.jsonl [...] --twins TWINS.jsonl [...]
+          [--equal EQUAL.jsonl ...]
       (sets as ``bench/play_sets.py`` writes them, or tournament output folders)
 
 Each tournament draws whole duplicate sets with replacement from the real ones and feeds the
@@ -11,7 +12,9 @@ or ``--cap`` sets. Speed: mc over greedy (and greedy over random) at the level o
 field of three (``alpha / 3``), in matches (6 a set). Error, at ``alpha`` for the pair alone (a
 field of two, as the real twin tournaments): twins (two random bots; each set's sign flipped at
 random, so the twins are exactly equal in the resampled world); different bots made equal
-(each real pair's pieces minus their mean: the real shape, skew and all, with mean 0).
+(each real pair's pieces minus their mean: the real shape, skew and all, with mean 0); and with
+``--equal``, a real pair of different bots tuned to equal mean (greedy, and ``mix90``: mc's move
+in 90% of decisions, random's in the rest), as played and centred, at ``alpha`` (a field of two).
 """
 
 from __future__ import annotations
@@ -148,6 +151,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sets", type=Path, nargs="+")
     ap.add_argument("--twins", type=Path, nargs="*", default=[])
+    ap.add_argument("--equal", type=Path, nargs="*", default=[],
+                    help="sets of a real pair of different bots tuned to equal mean strength "
+                         "(greedy against mix90: bench/play_sets.py --field greedy,mix90)")
     ap.add_argument("--draws", type=int, default=2000)
     ap.add_argument("--cap", type=int, default=40)
     ap.add_argument("--alpha", type=float, default=0.05)
@@ -168,6 +174,13 @@ def main() -> int:
                else list(luck_mod.WEIGHTS))
     real = pools(args.sets, weights)
     twins = pools(args.twins, weights) if args.twins else {}
+    equal = pools(args.equal, weights) if args.equal else {}
+    for pair, pool in sorted(equal.items()):
+        flat = [x for xs in pool for x in xs]
+        se = statistics.stdev(flat) / math.sqrt(len(flat))
+        print(f"equal-mean pair {pair[0]}-{pair[1]}: {len(pool)} sets, {len(flat)} deals, "
+              f"mean {statistics.fmean(flat):+.2f} ± {se:.2f} (1 se), "
+              f"sd {statistics.stdev(flat):.2f}")
     for pair, pool in sorted(real.items()):
         flat = [x for xs in pool for x in xs]
         print(f"{pair[0]}-{pair[1]}: {len(pool)} sets, {len(flat)} deals, mean "
@@ -198,6 +211,16 @@ def main() -> int:
                        for _ in range(args.draws))
             print(f"  equal-mean {pair[0]}-{pair[1]} (centred): called different "
                   f"{errs / args.draws:.2%} at {args.alpha}")
+        for pair, pool in sorted(equal.items()):
+            mean = statistics.fmean(x for xs in pool for x in xs)
+            for label, shift in (("as played", 0.0), ("centred", mean)):
+                calls = [rule(draw(pool, rng, args.cap, shift=shift), args.alpha)
+                         for _ in range(args.draws)]
+                up = sum(c is not None and c > 0 for c in calls) / args.draws
+                down = sum(c is not None and c < 0 for c in calls) / args.draws
+                print(f"  equal-mean pair {pair[0]}-{pair[1]} ({label}): called "
+                      f"{pair[0]} stronger {up:.2%}, {pair[1]} stronger {down:.2%} at "
+                      f"{args.alpha}, {args.cap} sets")
         for pair, pool in sorted(twins.items()):
             if not (pair[0].startswith("random") and pair[1].startswith("random")):
                 continue
