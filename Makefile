@@ -37,8 +37,11 @@ $(BIN)/ct-referee: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,rl,distributed]'
 	touch $@
 
+# The venv's bin first on PATH, as `. .venv/bin/activate` does: the bots' `python3` is then the
+# venv's, which imports the project's rules engine (mc_bot.py needs it; in the sandbox it sees
+# only its own folder and the Python it runs on).
 demo: system-demo $(BIN)/ct-referee
-	$(BIN)/ct-referee tournament tournaments/demo.yaml --fresh
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/ct-referee tournament tournaments/demo.yaml --fresh
 
 # ruff, the layers (lint-imports: pyproject.toml), mypy --strict, then pytest: the tests, tests/bots excluded, and the doctests in referee/.
 test: system-test $(BIN)/ct-referee

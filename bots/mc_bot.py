@@ -38,8 +38,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.game.cards import DECK, Card, CardError
-from referee.game.rules import PARTNER, TURNS_PER_HAND, Deal, Hand, Move, Variant
+try:
+    from referee.game.cards import DECK, Card, CardError
+    from referee.game.rules import PARTNER, TURNS_PER_HAND, Deal, Hand, Move, Variant
+except ImportError:  # a sandbox shows only this folder and the Python the bot runs on
+    sys.exit("mc-bot: cannot import ct-referee's rules engine (the package referee): run me "
+             "with a Python that has ct-referee installed (its venv: . .venv/bin/activate, or "
+             ".venv/bin/python3 bots/mc_bot.py)")
 
 NAME = "mc-bot 1.0"
 EPSILON = 0.1

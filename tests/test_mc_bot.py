@@ -373,3 +373,18 @@ def test_playouts_and_max_ms_exclude_each_other() -> None:
         done = subprocess.run([sys.executable, bot, *args], capture_output=True, text=True,
                               timeout=30, check=False, stdin=subprocess.DEVNULL)
         assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+@pytest.mark.process
+def test_without_the_engine_it_says_what_to_do(tmp_path: Path) -> None:
+    """Run where the package is not importable (a copy outside the repository, ``python -S``:
+    no site-packages, as a sandbox with a Python that lacks ct-referee), the bot exits with one
+    line saying which Python to use, not a traceback."""
+    copy = tmp_path / "mc_bot.py"
+    copy.write_text((EXAMPLES / "mc_bot.py").read_text())
+    done = subprocess.run([sys.executable, "-S", "-I", str(copy)], input="", text=True,
+                          capture_output=True, timeout=30, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "cannot import ct-referee's rules engine" in done.stderr
+    assert ".venv/bin/activate" in done.stderr
