@@ -229,6 +229,42 @@ def test_a_folder_of_plain_records_from_before_resumes(setup: tuple[Path, str],
 
 
 @pytest.mark.process
+def test_a_match_played_again_keeps_one_record(setup: tuple[Path, str], tmp_path: Path) -> None:
+    """An older ct-referee's folder whose last matches were written (``games/<id>.json``) but
+    not journalled (killed between the two), and one match left with both files by a resume
+    before this fix: the resume plays those matches again, and each match ends with one
+    record, the compressed one of the match that counts."""
+    path, reference = setup
+    out = tmp_path / "out"
+    shutil.copytree(path.parent / "reference", out)
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    kept, dropped = lines[:7], lines[7:]
+    for line in lines[1:]:  # every record as an older ct-referee wrote it: plain JSON
+        (out / "games" / f"{line['id']}.json").write_text(dumps(read_record(out / line["record"])))
+        (out / line["record"]).unlink()
+        line["record"] = f"games/{line['id']}.json"
+    # a resume before the fix left both: the .json.gz its line names, and an older try's .json
+    shutil.copy(out / "games" / f"{dropped[0]['id']}.json", out / "games" / f"{kept[0]['id']}.json")
+    shutil.copy(out / "games" / f"{dropped[0]['id']}.json", out / "games" / "x.json")
+    (out / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in kept))
+    (out / "standings.json").unlink()
+    done = subprocess.run([*CLI, "tournament", str(path), "--output", str(out)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (out / "standings.json").read_text() == reference
+    names = sorted(p.name for p in (out / "games").iterdir())
+    ids = [n.split(".")[0] for n in names]
+    assert len(ids) == len(set(ids)) == MATCHES + 1, [n for n in names if ids.count(
+        n.split(".")[0]) > 1]
+    assert "x.json" in names  # a file that is no match's record is not touched
+    assert sorted(n for n in names if n.endswith(".json.gz")) == sorted(
+        f"{x['id']}.json.gz" for x in [kept[0], *dropped])
+    verified = subprocess.run([*CLI, "replay", "--verify", str(out / "games")],
+                              capture_output=True, text=True, timeout=120)
+    assert verified.stdout.splitlines()[-1] == f"{MATCHES + 1} records: {MATCHES + 1} ok, 0 bad"
+
+
+@pytest.mark.process
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_resumes(setup: tuple[Path, str], tmp_path: Path) -> None:
     path, reference = setup
