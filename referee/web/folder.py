@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from referee.game.rules import Variant
+from referee.tournament.output import JournalLine
 from referee.tournament.stopping import Stop
 
 __all__ = ["CHUNK", "CROSS_TOP", "EXAMPLES", "FaultGroup", "Summary", "headline",
@@ -40,11 +40,6 @@ DETAIL_CHARS = 300
 """A fault's detail is cut to this many characters in the page's data."""
 BENCHED = ("disqualified: ", "left out: ")
 """How the detail of a benched seat's startup fault starts (no process: the fallback plays)."""
-
-
-_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-"""A match id the report takes: it names files (``games/<id>.json.gz``, ``report/games/<id>.html``),
-so nothing that could leave their folder."""
 
 
 @dataclass
@@ -96,18 +91,16 @@ class Summary:
     def add(self, line: dict[str, Any]) -> bool:
         """Takes one journal line; ``False`` (and nothing kept) for a malformed or repeated one.
         """
-        try:
-            match_id = str(line["id"])
-            players = [str(p) for p in line["players"]]
-            totals = [int(t) for t in line["totals"]]
-            ranks = [int(r) for r in line["ranks"]]
-            hands = int(line.get("hands") or 0)
-            faults = [f for f in line.get("faults") or () if isinstance(f, dict)]
-        except (KeyError, TypeError, ValueError):
+        try:  # the one parser of a journal line (a match id names files: no other id)
+            parsed = JournalLine.parse(line)
+        except ValueError:
             return False
-        if not len(players) == len(totals) == len(ranks) or match_id in self.seen \
-                or not _SAFE_ID.fullmatch(match_id):
+        match_id, result = parsed.id, parsed.result
+        if match_id in self.seen:
             return False
+        players, totals, ranks = list(result.players), list(result.totals), list(result.ranks)
+        hands = result.hands
+        faults = [f for f in parsed.faults if isinstance(f, dict)]
         if self.remember:
             self.seen.add(match_id)
         self.count += 1

@@ -40,8 +40,8 @@ import yaml
 from referee.protocol.escape import escape_controls
 from referee.records.record import RecordError, read_record, record_file, write_atomic
 from referee.records.replay import check_replayable
-from referee.tournament.output import OutputFolder
-from referee.tournament.ratings import MatchResult, RatingConfig, Standings
+from referee.tournament.output import JournalLine, OutputFolder
+from referee.tournament.ratings import RatingConfig, Standings
 from referee.tournament.run import Pages
 from referee.web.folder import (
     PROVISIONAL,
@@ -390,8 +390,8 @@ def build(out: Path, *, final: bool = True) -> Path:
     rated = 0
     for line in lines:
         try:
-            table.add(MatchResult.from_json(line))
-        except (KeyError, TypeError, ValueError):
+            table.add(JournalLine.parse(line).result)
+        except ValueError:
             continue
         rated += 1
         if rated % step == 0:
