@@ -610,6 +610,42 @@ def test_the_header_is_short_labelled_lines(tmp_path: Path) -> None:
     assert all(len(line) <= 80 for line in lines if not line.startswith("  output:")), lines
 
 
+def test_a_cluster_header_says_its_protection_is_weaker(tmp_path: Path) -> None:
+    """On a cluster the header has no ``sealed:`` nor uid line (no snapshot travels, each
+    worker gives its bots their uids): it says so in words instead of dropping them."""
+    from rich.console import Console
+
+    from referee.cli.tournament import PlainReporter
+
+    path = small_config(tmp_path)
+    path.write_text(path.read_text().replace("sandbox: none", "sandbox: bwrap"))
+    config = load_config(path, output=tmp_path / "out")
+    shown = {}
+    for where in (None, "on the Dask scheduler tcp://head:8786"):
+        console = Console(file=io.StringIO(), width=80)
+        sandbox = ("bwrap (resolved on each worker); the seatings of a set never at once"
+                   if where else "bwrap (bwrap, seccomp); each bot a uid of its own; sealed: "
+                   "2 folders snapshotted; the seatings of a set never at once")
+        PlainReporter(console, where=where).started(config, 2, 0, sandbox)
+        shown[where] = console.file.getvalue()  # type: ignore[attr-defined]
+    local, cluster = shown.values()
+    assert "weaker" not in local and "sealed: 2 folders" in local
+    lines = cluster.splitlines()
+    at = lines.index("  sandbox:   bwrap (resolved on each worker)")
+    said = " ".join(line.strip() for line in lines[at + 1:at + 5])
+    assert said == ("weaker than on one machine: the entrants are not sealed (each worker runs "
+                    "their folders as they are, a change made during the run included), and "
+                    "each bot's uid and the drops of the kernel's caches are as each worker can "
+                    "(docs/cluster.md)"), lines
+    assert lines[at + 5].startswith("  faults:")
+    assert all(len(line) <= 80 for line in lines[at:at + 5]), lines
+    config = load_config(small_config(tmp_path), output=tmp_path / "out")  # sandbox: none
+    console = Console(file=io.StringIO(), width=80)
+    PlainReporter(console, where="on a cluster").started(config, 2, 0, "none (resolved on "
+                                                         "each worker); the seatings")
+    assert "weaker" not in console.file.getvalue()  # type: ignore[attr-defined]
+
+
 @pytest.mark.process
 def test_an_unwritable_output_folder_is_a_one_line_error(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"

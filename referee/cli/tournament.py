@@ -36,6 +36,7 @@ from rich.progress import (
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.bots.limits import SandboxMode
 from referee.cli.hang import hang
 from referee.cli.pipes import ClosedPipeSafe
 from referee.game.rules import Variant
@@ -201,6 +202,16 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
     return f" (its stderr: {path})"
 
 
+CLUSTER_WEAKER = (
+    "weaker than on one machine: the entrants are not sealed (each",
+    "worker runs their folders as they are, a change made during the",
+    "run included), and each bot's uid and the drops of the kernel's",
+    "caches are as each worker can (docs/cluster.md)",
+)
+"""What the header says of a cluster's sandbox in place of the ``sealed:`` and uid lines a run
+on one machine has (each line within 80 columns once indented)."""
+
+
 def _header(config: Config, total: int, done: int, sandbox: str, where: str | None,
             width: int | None = None) -> str:
     """What the organiser reads before the first match: a title line (name, entrants, matches),
@@ -239,6 +250,8 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     parts = [p for p in sandbox.split("; ") if p]
     lines.append(f"  sandbox:   {parts[0] if parts else 'none'}")
     lines += [pad + p for p in parts[1:-1]]
+    if where is not None and config.sandbox is not SandboxMode.NONE:  # a cluster's workers
+        lines += [pad + line for line in CLUSTER_WEAKER]
     lines += [f"  {w.split(': ', 1)[0] + ':':<11}{w.split(': ', 1)[1]}"  # 0 said "no limit"
               for w in limit_words(config.resolved())]
     run_on = where or f"concurrency {config.concurrency}"
