@@ -10,7 +10,9 @@ kept; the same command resumes).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
+import json
 import shlex
 import sys
 import threading
@@ -86,14 +88,16 @@ DROPPED = ("sigma", "mu", "avg#", "P>next", "games", "wins", "faults", "pts/h")
 def standings_table(rows: list[Standing], *, title: str | None = None, limit: int | None = None,
                     compact: bool = False, pairs: Sequence[Pair] = (),
                     legend: Mapping[str, str] | None = None, bound: float | None = None,
-                    width: int | None = None, confidence: float | None = None) -> RichTable:
+                    width: int | None = None, confidence: float | None = None,
+                    below: Sequence[str] = ()) -> RichTable:
     """The standings as a rich table (the first ``limit`` rows; ``compact``: ratings only;
     ``pairs``: a ``vs next`` column with each row's verdict on the next). ``width``: the
     columns it has room for (:data:`DROPPED` says which go first), every cell on one line;
     a name too long for what is left is cut with an ellipsis (to no fewer than 8 characters).
     ``legend``: a sentence on each column that needs one, the caption (of the columns shown,
     and which were left out). ``confidence``: the verdicts' confidence, said with a decided one
-    (:func:`referee.web.folder.interval_confidence`)."""
+    (:func:`referee.web.folder.interval_confidence`). ``below``: lines under the rows, before
+    the legend (a left-out entrant's row of its own)."""
     cols = ["#", "name", "mu", "sigma", "mu-3σ", "games", "wins", "avg#", "pts/h", "faults",
             "P>next", "vs next"]
     if compact:
@@ -126,6 +130,8 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
             caption = " ".join(legend[c] for c in shown if c in legend) + (
                 f" Left out at this width: {', '.join(gone)} (standings.csv has every column)."
                 if gone else "") + (" No faults." if empty and "faults" not in shown else "")
+        if below:
+            caption = "\n".join(below) + ("\n\n" + caption if caption else "")
         table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD,
                           caption=caption, caption_justify="left")
         for col in shown:
@@ -592,6 +598,16 @@ def _cluster_runner(cfg: Config, scheduler: str | None, scheduler_file: Path | N
     return None
 
 
+def _left_out(cfg: Config) -> dict[str, str]:
+    """The entrants the pre-flight left out, and why, as the standings just written say."""
+    with contextlib.suppress(OSError, ValueError):
+        doc = json.loads(OutputFolder(cfg.output).standings_json.read_text(encoding="utf-8"))
+        said = doc.get("left_out") if isinstance(doc, dict) else None
+        if isinstance(said, dict):
+            return {str(k): str(v) for k, v in said.items()}
+    return {}
+
+
 def _final(console: Console, cfg: Config, outcome: Outcome, report_path: Path) -> None:
     """The final standings, the verdicts on a gauntlet's questions, where the files are."""
     assert outcome.standings is not None
@@ -613,7 +629,21 @@ def _final(console: Console, cfg: Config, outcome: Outcome, report_path: Path) -
            Stopped.CAP: "stopped at the cap",
            Stopped.COMPLETE: "complete"}[outcome.stopped or Stopped.COMPLETE]
     bound = float(cfg.variant.hand_total)
-    console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), legend=legend,
+    left_out = _left_out(cfg)
+    rows = [r for r in outcome.standings if r.name not in left_out]
+    if rows and len(rows) < len(outcome.standings):  # no figure against who never played
+        rows[-1] = dataclasses.replace(rows[-1], p_above_next=None)
+    pairs = [p for p in outcome.pairs or () if p.lower not in left_out]
+    folder = OutputFolder(cfg.output)
+    below = []
+    for row in outcome.standings:  # a row of its own each, under the others: why, no figures
+        if row.name in left_out:
+            log = folder.preflight / f"{row.name}.stderr"
+            where = f" (its stderr: {log})" if log.is_file() else ""
+            below.append(f"{row.rank}. {escape_controls(row.name)}: left out, "
+                         f"{escape_controls(left_out[row.name])}; it played no match (the "
+                         f"referee's fallback played its seats){where}")
+    console.print(standings_table(rows, pairs=pairs, legend=legend, below=below,
                                   bound=bound, width=console.width, confidence=confidence,
                                   title=f"{cfg.name}: final standings, {outcome.total} matches "
                                         f"({why})"))
