@@ -4,6 +4,10 @@ against a match's page of its own (``report/games/<id>.html``, what a tournament
 matches gets), and the CPU to make each from the record (its check under the rules included).
 
     python bench/replays.py results/demo/games
+    python bench/replays.py        # results/demo/games where make demo left it, else nothing
+
+Without a folder and without ``results/demo/games`` it says so and exits 0 (``make bench``
+runs every bench without arguments).
 
 Prints the mean bytes a match of each, and the mean and median CPU to make one (one process,
 one core).
@@ -27,8 +31,12 @@ from referee.web.replay_html import linked_page, replay_script  # noqa: E402
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("games", type=Path, help="a tournament's games/ folder")
+    parser.add_argument("games", type=Path, nargs="?", default=ROOT / "results/demo/games",
+                        help="a tournament's games/ folder (default: results/demo/games)")
     args = parser.parse_args()
+    if not args.games.is_dir():
+        print(f"no games folder at {args.games}: run make demo, or name a tournament's games/")
+        return
     files = sorted(p for p in args.games.iterdir() if record_id(p.name) is not None)
     if not files:
         sys.exit(f"no record in {args.games}")
