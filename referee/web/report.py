@@ -12,7 +12,13 @@ The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, 
 - ``cross/<k>.js``: each entrant's results against every opponent, when the run ends;
 - ``games/<id>.html``: a match's replay page, for the examples of each fault (the step of the
   fault), and for every match of a tournament of at most :data:`ALL_PAGES` when it ends;
-  ``--serve`` draws any other on demand.
+  ``--serve`` draws any other on demand;
+- ``replay.html`` and ``replays/<id>.js``: the one replay page for every match
+  (``replay.html#id=<id>``) and each match's data for it, written while the run goes (a slice of
+  time after each refresh) and, for a tournament of more than :data:`ALL_PAGES`, every one at
+  its end; ``--serve`` draws one not written yet;
+- ``alive.js``: the run's sign of life, rewritten every :data:`HEARTBEAT_S` while it runs, so
+  that the page of a run killed without a word says it stopped.
 
 While a tournament runs, :class:`Refresher` (the tournament's
 :class:`~referee.tournament.run.Pages` hook) keeps it current from the journal lines the
