@@ -584,6 +584,34 @@ def test_the_live_header_prints_paths_as_they_are(tmp_path: Path) -> None:
     assert f"  output:    {out}\n" in shown
 
 
+def test_the_live_table_leaves_out_an_entrant_left_out(tmp_path: Path) -> None:
+    """An entrant the pre-flight left out (its first benched fault says so) has no row in the
+    live table, even where the fallback's play would rate it near the top."""
+    from rich.console import Console
+
+    from referee.cli.tournament import LiveReporter
+    from referee.match.job import MatchSpec
+    from referee.tournament.ratings import MatchResult, Standings
+
+    config = load_config(small_config(tmp_path), output=tmp_path / "out")
+    console = Console(file=io.StringIO(), force_terminal=True, width=120, color_system=None)
+    reporter = LiveReporter(console)
+    reporter.started(config, 2, 0, "none; the seatings of a set never at once")
+    spec = MatchSpec("r1-g001-s01", 0, 1, 1, 1, (0, 1), "s", bytes(32))
+    detail = "left out: did not start in the pre-flight: startup: exited with code 3"
+    reporter.fault(spec, "broken", {"seat": 1, "fault": "startup", "hand": 1, "detail": detail})
+    table = Standings(["broken", "random", "greedy"])
+    table.add(MatchResult(("broken", "random", "greedy"), (300, 100, 50), (1, 2, 3), 2))
+    reporter.match_done(spec, None, 1, table)
+    assert reporter.live is not None
+    drawn = io.StringIO()
+    Console(file=drawn, width=120, color_system=None).print(reporter.live.renderable)
+    reporter.close()
+    rows = [line.split()[1] for line in drawn.getvalue().splitlines()
+            if line.strip()[:1].isdigit() and len(line.split()) > 2]
+    assert rows == ["random", "greedy"], drawn.getvalue()
+
+
 def test_the_header_is_short_labelled_lines(tmp_path: Path) -> None:
     """What an organiser reads first: what is played, how it is judged, how the bots run,
     where it goes; one short line each (it was one line of 322 characters)."""

@@ -335,6 +335,9 @@ class LiveReporter(Reporter):
         self.kept = 0
         self.t0 = time.monotonic()
         self.next_table = float("-inf")
+        self.left_out: set[str] = set()
+        """Entrants the pre-flight left out (told by their first benched fault): the live
+        table shows who plays."""
 
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
         self.logs = config.output / "logs"
@@ -353,6 +356,8 @@ class LiveReporter(Reporter):
         self._print(f"warning: {message}", len("warning: "))
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
+        if str(fault["detail"]).startswith(BENCHED[1]):  # left out: no row in the live table
+            self.left_out.add(name)
         if _benched_again(self.benched, name, fault):
             return
         self._print(_fault_line(spec, name, fault) + _log_note(self.logs, spec, name, fault)
@@ -365,7 +370,8 @@ class LiveReporter(Reporter):
         self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s")
         now = time.monotonic()
         if table.updates and now >= self.next_table:  # before, every entrant at the prior
-            top = standings_table(table.standings(), limit=TOP, compact=True,
+            rows = [r for r in table.standings() if r.name not in self.left_out]
+            top = standings_table(rows, limit=TOP, compact=True,
                                   title=f"after {table.matches} match{'es' * (table.matches != 1)}",
                                   width=self.console.width)
             self.live.update(Group(self.progress, top))
