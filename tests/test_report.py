@@ -253,7 +253,9 @@ def test_the_report_renders_in_chromium_and_every_link_leads_somewhere(
     assert "Adjusted for luck: the differences in the headline and the verdicts" in \
         words.split("Standings", 1)[0]
     assert "raw points a hand minus the column's (not adjusted for luck" in words
-    assert "crasher left out: did not start" in text
+    # the entrant left out: one row of its own saying why, in no match, crosstable nor audit
+    assert " ".join(text.split()).count("crasher") == 1, text
+    assert "crasher left out did not start in the pre-flight" in " ".join(text.split())
     assert "<img src=x" in text  # the evil bot's answer, as text
     # one duplicate set per pair: each verdict in words, with a ± figure once it measures
     # something (never one as wide as a hand's points)
@@ -687,6 +689,8 @@ def test_an_interrupted_run_says_so_and_how_to_resume_and_stops_reloading(
     page = data(live)
     del page["halted"]
     (live / "report" / "data.js").write_text(f"window.CT_REPORT = {json.dumps(page)};\n")
+    beat = {"at": time.time(), "every": 5, "dead_after": 600}  # its heartbeat fresh (alive.js)
+    (live / "report" / "alive.js").write_text(f"window.CT_ALIVE = {json.dumps(beat)};\n")
     again = measure(profile, live / "report" / "index.html", "", (1000, 700), RELOADS, 40000)
     assert again["loads"] == 2 and "reloads every 30 s" in str(again["sub"]), again
 
@@ -733,6 +737,83 @@ def test_every_match_of_a_300_match_contest_has_its_page_from_disk(
     games = {t.split("#")[0] for t in links.targets if t.startswith("games/")}
     assert len(games) >= 50 and all(g.endswith(".html") for g in games), games
     assert_links_resolve(index, links)
+
+
+def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served(
+        folder: Path, tmp_path: Path, profile: Path) -> None:
+    """Past the 999 matches that get a page of their own: each match of the list links to the
+    one replay page (``replay.html#id=...``), which draws it from its data in
+    ``replays/<id>.js``, opened from the file system; ``--serve`` draws one whose data is
+    missing."""
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("report"))
+    lines = [json.loads(x) for x in (copy / "results.jsonl").read_text().splitlines()]
+    records = {x["id"]: dict(read_record(copy / x["record"])) for x in lines}
+    journal = []
+    for k in range(1200):
+        line = dict(lines[k % len(lines)])
+        record = dict(records[line["id"]])
+        line["id"] = record["id"] = f"r{k + 1}-g001-s01"
+        line["record"] = f"games/{line['id']}.json.gz"
+        write_record(record, copy / line["record"])  # type: ignore[arg-type]
+        journal.append(json.dumps(line) + "\n")
+    (copy / "results.jsonl").write_text("".join(journal))
+    done = subprocess.run([*CLI, "report", str(copy)], capture_output=True, text=True,
+                          timeout=900, check=False)
+    assert done.returncode == 0, done.stderr
+    assert data(copy)["pages"] != "all"
+    replays = sorted((copy / "report" / "replays").glob("*.js"))
+    assert len(replays) == 1200
+    size = sum(p.stat().st_size for p in replays) / 1200
+    pages = sorted((copy / "report" / "games").glob("*.html"))  # the fault examples' alone
+    assert 0 < len(pages) < 20 and size < sum(p.stat().st_size for p in pages) / len(pages) / 3
+    index = copy / "report" / "index.html"
+    links = parse(browse(profile, index, "--dump-dom", "--allow-file-access-from-files",
+                         "--virtual-time-budget=10000"))
+    shared = [t for t in links.targets if t.startswith("replay.html#id=")]
+    assert len(shared) >= 50, links.targets
+    for target in (shared[0], "replay.html#id=r1150-g001-s01&hand=1&turn=3"):
+        match_id = target.split("id=", 1)[1].split("&", 1)[0]
+        got = measure(profile, copy / "report" / "replay.html", target.split("#", 1)[1],
+                      (1000, 700), SHARED)
+        assert got["steps"] == len(match_steps(records[lines[(int(match_id[1:].split("-")[0])
+                                                              - 1) % len(lines)]["id"]]))
+        assert str(got["result"]).startswith("Result: ") and match_id in str(got["title"])
+        if "turn=" in target:
+            assert "hand 1/" in str(got["where"]) and "turn 3/" in str(got["where"]), got
+    missing = measure(profile, copy / "report" / "replay.html", "id=r9999-g001-s01",
+                      (1000, 700), SHARED)
+    assert missing["steps"] == 0 and "No replay of r9999-g001-s01" in str(missing["result"])
+    # served: a match whose data is not on disk (as while its run goes) is drawn on demand
+    server = subprocess.Popen([*CLI, "report", str(copy), "--serve", "--port", "0"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().startswith("report: ")  # rebuilt: every replay there
+        url = server.stdout.readline().split(" at ", 1)[1].split(" ", 1)[0]
+        base = url.rsplit("/report/", 1)[0]
+        (copy / "report" / "replays" / "r7-g001-s01.js").unlink()
+        with urllib.request.urlopen(f"{base}/report/replays/r7-g001-s01.js", timeout=60) as r:
+            assert r.read().startswith(b'ctReplay("r7-g001-s01", "')
+        dom = subprocess.run(
+            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             f"--user-data-dir={profile}", "--dump-dom", "--virtual-time-budget=5000",
+             f"{base}/report/replay.html#id=r7-g001-s01"],
+            capture_output=True, text=True, timeout=180, check=False).stdout
+        assert 'class="seat' in dom and "Result: " in dom, dom[-2000:]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert not (copy / "report" / "replays" / "r7-g001-s01.js").exists()  # serving writes none
+
+
+SHARED = """(w, d, out, done) => { w.setTimeout(() => {
+  out.steps = (w.ctSteps || []).length;
+  out.result = d.getElementById("result").textContent;
+  out.title = d.title;
+  out.where = (d.getElementById("where") || {textContent: ""}).textContent;
+  done();
+}, 2000); }"""
 
 
 SIZES = """(w, d, out, done) => { w.setTimeout(() => {

@@ -51,8 +51,17 @@ def test_a_bot_that_never_started_is_one_group_with_a_few_examples() -> None:
     assert (group.name, group.kind, group.count, group.benched) == ("crasher", "startup", 114, 114)
     assert len(group.examples) == EXAMPLES
     data = page_data(s, name="t", rows=[], standings=None, config=None, preflight={})
-    assert len(data["faults"]) == 1 and data["faults"][0]["count"] == 114
+    # left out (known from its first match, before the standings say it): its row says why,
+    # so no group of faults of play for it, nor a column of the crosstable
+    assert data["left_out"] == {"crasher": "did not start in the pre-flight: startup: exited"}
+    assert data["faults"] == [] and data["fault_groups"] == 0
+    assert data["cross"]["names"] == ["a"]
     assert data["chunks"] == 1 and s.matches[0][5] == [[1, "startup", 1, 1]]
+    # one disqualified (it played, then was benched) keeps its group
+    s.add(line("r999-g001-s01", ["a", "cheat"], [100, 0], [1, 2], faults=[
+        benched | {"detail": "disqualified: after 3 faults"}]))
+    data = page_data(s, name="t", rows=[], standings=None, config=None, preflight={})
+    assert [(g["name"], g["count"]) for g in data["faults"]] == [("cheat", 1)]
 
 
 def pair(upper: str, lower: str, verdict: str, diff: float | None, low: float | None,
@@ -210,7 +219,7 @@ def test_a_gauntlets_answers_audit_flags_and_left_out_entrants_reach_the_data() 
     assert [r[-1] for r in data["rows"]] == ["audit", "", "left out"]
     assert data["rows"][0][-2] == ["stronger", 50.0, 20.0, 80.0, 1,
                                    "stronger +50.0 ± 30.0 pts/hand, 95% sure, 1 set"]
-    assert data["rows"][2][-2] == "left out"
+    assert data["rows"][2][-2] == "left out: did not start"  # its row says why
     assert data["order_note"] is None  # a left-out entrant is last whatever its score
     assert "format: gauntlet" in data["settings"]
 

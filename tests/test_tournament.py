@@ -229,6 +229,42 @@ def test_a_folder_of_plain_records_from_before_resumes(setup: tuple[Path, str],
 
 
 @pytest.mark.process
+def test_a_match_played_again_keeps_one_record(setup: tuple[Path, str], tmp_path: Path) -> None:
+    """An older ct-referee's folder whose last matches were written (``games/<id>.json``) but
+    not journalled (killed between the two), and one match left with both files by a resume
+    before this fix: the resume plays those matches again, and each match ends with one
+    record, the compressed one of the match that counts."""
+    path, reference = setup
+    out = tmp_path / "out"
+    shutil.copytree(path.parent / "reference", out)
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    kept, dropped = lines[:7], lines[7:]
+    for line in lines[1:]:  # every record as an older ct-referee wrote it: plain JSON
+        (out / "games" / f"{line['id']}.json").write_text(dumps(read_record(out / line["record"])))
+        (out / line["record"]).unlink()
+        line["record"] = f"games/{line['id']}.json"
+    # a resume before the fix left both: the .json.gz its line names, and an older try's .json
+    shutil.copy(out / "games" / f"{dropped[0]['id']}.json", out / "games" / f"{kept[0]['id']}.json")
+    shutil.copy(out / "games" / f"{dropped[0]['id']}.json", out / "games" / "x.json")
+    (out / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in kept))
+    (out / "standings.json").unlink()
+    done = subprocess.run([*CLI, "tournament", str(path), "--output", str(out)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (out / "standings.json").read_text() == reference
+    names = sorted(p.name for p in (out / "games").iterdir())
+    ids = [n.split(".")[0] for n in names]
+    assert len(ids) == len(set(ids)) == MATCHES + 1, [n for n in names if ids.count(
+        n.split(".")[0]) > 1]
+    assert "x.json" in names  # a file that is no match's record is not touched
+    assert sorted(n for n in names if n.endswith(".json.gz")) == sorted(
+        f"{x['id']}.json.gz" for x in [kept[0], *dropped])
+    verified = subprocess.run([*CLI, "replay", "--verify", str(out / "games")],
+                              capture_output=True, text=True, timeout=120)
+    assert verified.stdout.splitlines()[-1] == f"{MATCHES + 1} records: {MATCHES + 1} ok, 0 bad"
+
+
+@pytest.mark.process
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_resumes(setup: tuple[Path, str], tmp_path: Path) -> None:
     path, reference = setup
@@ -548,6 +584,34 @@ def test_the_live_header_prints_paths_as_they_are(tmp_path: Path) -> None:
     assert f"  output:    {out}\n" in shown
 
 
+def test_the_live_table_leaves_out_an_entrant_left_out(tmp_path: Path) -> None:
+    """An entrant the pre-flight left out (its first benched fault says so) has no row in the
+    live table, even where the fallback's play would rate it near the top."""
+    from rich.console import Console
+
+    from referee.cli.tournament import LiveReporter
+    from referee.match.job import MatchSpec
+    from referee.tournament.ratings import MatchResult, Standings
+
+    config = load_config(small_config(tmp_path), output=tmp_path / "out")
+    console = Console(file=io.StringIO(), force_terminal=True, width=120, color_system=None)
+    reporter = LiveReporter(console)
+    reporter.started(config, 2, 0, "none; the seatings of a set never at once")
+    spec = MatchSpec("r1-g001-s01", 0, 1, 1, 1, (0, 1), "s", bytes(32))
+    detail = "left out: did not start in the pre-flight: startup: exited with code 3"
+    reporter.fault(spec, "broken", {"seat": 1, "fault": "startup", "hand": 1, "detail": detail})
+    table = Standings(["broken", "random", "greedy"])
+    table.add(MatchResult(("broken", "random", "greedy"), (300, 100, 50), (1, 2, 3), 2))
+    reporter.match_done(spec, None, 1, table)
+    assert reporter.live is not None
+    drawn = io.StringIO()
+    Console(file=drawn, width=120, color_system=None).print(reporter.live.renderable)
+    reporter.close()
+    rows = [line.split()[1] for line in drawn.getvalue().splitlines()
+            if line.strip()[:1].isdigit() and len(line.split()) > 2]
+    assert rows == ["random", "greedy"], drawn.getvalue()
+
+
 def test_the_header_is_short_labelled_lines(tmp_path: Path) -> None:
     """What an organiser reads first: what is played, how it is judged, how the bots run,
     where it goes; one short line each (it was one line of 322 characters)."""
@@ -572,6 +636,42 @@ def test_the_header_is_short_labelled_lines(tmp_path: Path) -> None:
     assert "             each bot a uid of its own" in lines
     assert "  running:   concurrency 1; the seatings of a set never at once" in lines
     assert all(len(line) <= 80 for line in lines if not line.startswith("  output:")), lines
+
+
+def test_a_cluster_header_says_its_protection_is_weaker(tmp_path: Path) -> None:
+    """On a cluster the header has no ``sealed:`` nor uid line (no snapshot travels, each
+    worker gives its bots their uids): it says so in words instead of dropping them."""
+    from rich.console import Console
+
+    from referee.cli.tournament import PlainReporter
+
+    path = small_config(tmp_path)
+    path.write_text(path.read_text().replace("sandbox: none", "sandbox: bwrap"))
+    config = load_config(path, output=tmp_path / "out")
+    shown = {}
+    for where in (None, "on the Dask scheduler tcp://head:8786"):
+        console = Console(file=io.StringIO(), width=80)
+        sandbox = ("bwrap (resolved on each worker); the seatings of a set never at once"
+                   if where else "bwrap (bwrap, seccomp); each bot a uid of its own; sealed: "
+                   "2 folders snapshotted; the seatings of a set never at once")
+        PlainReporter(console, where=where).started(config, 2, 0, sandbox)
+        shown[where] = console.file.getvalue()  # type: ignore[attr-defined]
+    local, cluster = shown.values()
+    assert "weaker" not in local and "sealed: 2 folders" in local
+    lines = cluster.splitlines()
+    at = lines.index("  sandbox:   bwrap (resolved on each worker)")
+    said = " ".join(line.strip() for line in lines[at + 1:at + 5])
+    assert said == ("weaker than on one machine: the entrants are not sealed (each worker runs "
+                    "their folders as they are, a change made during the run included), and "
+                    "each bot's uid and the drops of the kernel's caches are as each worker can "
+                    "(docs/cluster.md)"), lines
+    assert lines[at + 5].startswith("  faults:")
+    assert all(len(line) <= 80 for line in lines[at:at + 5]), lines
+    config = load_config(small_config(tmp_path), output=tmp_path / "out")  # sandbox: none
+    console = Console(file=io.StringIO(), width=80)
+    PlainReporter(console, where="on a cluster").started(config, 2, 0, "none (resolved on "
+                                                         "each worker); the seatings")
+    assert "weaker" not in console.file.getvalue()  # type: ignore[attr-defined]
 
 
 @pytest.mark.process

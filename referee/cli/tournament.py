@@ -10,7 +10,9 @@ kept; the same command resumes).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
+import json
 import shlex
 import sys
 import threading
@@ -36,6 +38,7 @@ from rich.progress import (
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.bots.limits import SandboxMode
 from referee.cli.hang import hang
 from referee.cli.pipes import ClosedPipeSafe
 from referee.game.rules import Variant
@@ -85,14 +88,16 @@ DROPPED = ("sigma", "mu", "avg#", "P>next", "games", "wins", "faults", "pts/h")
 def standings_table(rows: list[Standing], *, title: str | None = None, limit: int | None = None,
                     compact: bool = False, pairs: Sequence[Pair] = (),
                     legend: Mapping[str, str] | None = None, bound: float | None = None,
-                    width: int | None = None, confidence: float | None = None) -> RichTable:
+                    width: int | None = None, confidence: float | None = None,
+                    below: Sequence[str] = ()) -> RichTable:
     """The standings as a rich table (the first ``limit`` rows; ``compact``: ratings only;
     ``pairs``: a ``vs next`` column with each row's verdict on the next). ``width``: the
     columns it has room for (:data:`DROPPED` says which go first), every cell on one line;
     a name too long for what is left is cut with an ellipsis (to no fewer than 8 characters).
     ``legend``: a sentence on each column that needs one, the caption (of the columns shown,
     and which were left out). ``confidence``: the verdicts' confidence, said with a decided one
-    (:func:`referee.web.folder.interval_confidence`)."""
+    (:func:`referee.web.folder.interval_confidence`). ``below``: lines under the rows, before
+    the legend (a left-out entrant's row of its own)."""
     cols = ["#", "name", "mu", "sigma", "mu-3σ", "games", "wins", "avg#", "pts/h", "faults",
             "P>next", "vs next"]
     if compact:
@@ -125,6 +130,8 @@ def standings_table(rows: list[Standing], *, title: str | None = None, limit: in
             caption = " ".join(legend[c] for c in shown if c in legend) + (
                 f" Left out at this width: {', '.join(gone)} (standings.csv has every column)."
                 if gone else "") + (" No faults." if empty and "faults" not in shown else "")
+        if below:
+            caption = "\n".join(below) + ("\n\n" + caption if caption else "")
         table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD,
                           caption=caption, caption_justify="left")
         for col in shown:
@@ -201,6 +208,16 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
     return f" (its stderr: {path})"
 
 
+CLUSTER_WEAKER = (
+    "weaker than on one machine: the entrants are not sealed (each",
+    "worker runs their folders as they are, a change made during the",
+    "run included), and each bot's uid and the drops of the kernel's",
+    "caches are as each worker can (docs/cluster.md)",
+)
+"""What the header says of a cluster's sandbox in place of the ``sealed:`` and uid lines a run
+on one machine has (each line within 80 columns once indented)."""
+
+
 def _header(config: Config, total: int, done: int, sandbox: str, where: str | None,
             width: int | None = None) -> str:
     """What the organiser reads before the first match: a title line (name, entrants, matches),
@@ -239,6 +256,8 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     parts = [p for p in sandbox.split("; ") if p]
     lines.append(f"  sandbox:   {parts[0] if parts else 'none'}")
     lines += [pad + p for p in parts[1:-1]]
+    if where is not None and config.sandbox is not SandboxMode.NONE:  # a cluster's workers
+        lines += [pad + line for line in CLUSTER_WEAKER]
     lines += [f"  {w.split(': ', 1)[0] + ':':<11}{w.split(': ', 1)[1]}"  # 0 said "no limit"
               for w in limit_words(config.resolved())]
     run_on = where or f"concurrency {config.concurrency}"
@@ -316,6 +335,9 @@ class LiveReporter(Reporter):
         self.kept = 0
         self.t0 = time.monotonic()
         self.next_table = float("-inf")
+        self.left_out: set[str] = set()
+        """Entrants the pre-flight left out (told by their first benched fault): the live
+        table shows who plays."""
 
     def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
         self.logs = config.output / "logs"
@@ -334,6 +356,8 @@ class LiveReporter(Reporter):
         self._print(f"warning: {message}", len("warning: "))
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
+        if str(fault["detail"]).startswith(BENCHED[1]):  # left out: no row in the live table
+            self.left_out.add(name)
         if _benched_again(self.benched, name, fault):
             return
         self._print(_fault_line(spec, name, fault) + _log_note(self.logs, spec, name, fault)
@@ -346,7 +370,8 @@ class LiveReporter(Reporter):
         self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s")
         now = time.monotonic()
         if table.updates and now >= self.next_table:  # before, every entrant at the prior
-            top = standings_table(table.standings(), limit=TOP, compact=True,
+            rows = [r for r in table.standings() if r.name not in self.left_out]
+            top = standings_table(rows, limit=TOP, compact=True,
                                   title=f"after {table.matches} match{'es' * (table.matches != 1)}",
                                   width=self.console.width)
             self.live.update(Group(self.progress, top))
@@ -579,6 +604,16 @@ def _cluster_runner(cfg: Config, scheduler: str | None, scheduler_file: Path | N
     return None
 
 
+def _left_out(cfg: Config) -> dict[str, str]:
+    """The entrants the pre-flight left out, and why, as the standings just written say."""
+    with contextlib.suppress(OSError, ValueError):
+        doc = json.loads(OutputFolder(cfg.output).standings_json.read_text(encoding="utf-8"))
+        said = doc.get("left_out") if isinstance(doc, dict) else None
+        if isinstance(said, dict):
+            return {str(k): str(v) for k, v in said.items()}
+    return {}
+
+
 def _final(console: Console, cfg: Config, outcome: Outcome, report_path: Path) -> None:
     """The final standings, the verdicts on a gauntlet's questions, where the files are."""
     assert outcome.standings is not None
@@ -600,7 +635,21 @@ def _final(console: Console, cfg: Config, outcome: Outcome, report_path: Path) -
            Stopped.CAP: "stopped at the cap",
            Stopped.COMPLETE: "complete"}[outcome.stopped or Stopped.COMPLETE]
     bound = float(cfg.variant.hand_total)
-    console.print(standings_table(outcome.standings, pairs=outcome.pairs or (), legend=legend,
+    left_out = _left_out(cfg)
+    rows = [r for r in outcome.standings if r.name not in left_out]
+    if rows and len(rows) < len(outcome.standings):  # no figure against who never played
+        rows[-1] = dataclasses.replace(rows[-1], p_above_next=None)
+    pairs = [p for p in outcome.pairs or () if p.lower not in left_out]
+    folder = OutputFolder(cfg.output)
+    below = []
+    for row in outcome.standings:  # a row of its own each, under the others: why, no figures
+        if row.name in left_out:
+            log = folder.preflight / f"{row.name}.stderr"
+            where = f" (its stderr: {log})" if log.is_file() else ""
+            below.append(f"{row.rank}. {escape_controls(row.name)}: left out, "
+                         f"{escape_controls(left_out[row.name])}; it played no match (the "
+                         f"referee's fallback played its seats){where}")
+    console.print(standings_table(rows, pairs=pairs, legend=legend, below=below,
                                   bound=bound, width=console.width, confidence=confidence,
                                   title=f"{cfg.name}: final standings, {outcome.total} matches "
                                         f"({why})"))

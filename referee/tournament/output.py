@@ -89,6 +89,22 @@ class OutputFolder:
         """A match's record, relative to the folder (the journal's ``record``)."""
         return f"games/{match_id}{SUFFIX}"
 
+    def drop_superseded(self, match_id: str | None = None) -> None:
+        """Removes the ``games/<id>.json`` an older ct-referee wrote where ``<id>.json.gz`` is
+        there now (``match_id``: that match's; ``None``: every one in ``games/``): a match
+        played again after a resume (its record written, its journal line not) writes the
+        compressed record beside the old one, which holds a result that never counted."""
+        if match_id is not None:  # its compressed record was just written: one call
+            (self.games / f"{match_id}.json").unlink(missing_ok=True)
+            return
+        try:
+            names = set(os.listdir(self.games))
+        except OSError:
+            return
+        for name in names:
+            if name.endswith(".json") and f"{name}.gz" in names:
+                (self.games / name).unlink(missing_ok=True)
+
     def match_logs(self, match_id: str) -> Path:
         """The folder of a match's stderr logs."""
         return self.logs / match_id

@@ -203,6 +203,7 @@ class Resumed:
 
     def load(self, journal: Journal) -> None:
         """Reads ``journal`` once (dropping the lines not kept, see :meth:`Journal.load`)."""
+        self.folder.drop_superseded()  # an older run's games/<id>.json played again since
         self._records = self.folder.records()  # one listing: the cheap check of a line
         journal.load(self.accept, collect=False)
         self._records = set()
@@ -382,6 +383,7 @@ class Books:
         if line.scores is None:
             raise TournamentError(f"match {spec.id}: its result line has no hand scores")
         self.journal.append(line.raw, sync=False)  # synced with its batch (on_batch)
+        self.folder.drop_superseded(spec.id)  # an older run's games/<id>.json, never counted
         self.course.add(spec, line.result, line.scores, line.luck)
         self.audit.add(spec, line.scores, line.luck)
         self.done += 1

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from referee.game.rules import Variant
+from referee.tournament.output import JournalLine
 from referee.tournament.stopping import Stop
 
 __all__ = ["CHUNK", "CROSS_TOP", "EXAMPLES", "FaultGroup", "Summary", "headline",
@@ -40,11 +40,7 @@ DETAIL_CHARS = 300
 """A fault's detail is cut to this many characters in the page's data."""
 BENCHED = ("disqualified: ", "left out: ")
 """How the detail of a benched seat's startup fault starts (no process: the fallback plays)."""
-
-
-_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-"""A match id the report takes: it names files (``games/<id>.json.gz``, ``report/games/<id>.html``),
-so nothing that could leave their folder."""
+LEFT_OUT = BENCHED[1]
 
 
 @dataclass
@@ -92,22 +88,24 @@ class Summary:
         self.faults: dict[tuple[str, str], FaultGroup] = {}
         self.names: dict[str, None] = {}
         """Every entrant that played, in order of appearance."""
+        self.left_out: dict[str, str] = {}
+        """Every entrant the pre-flight left out (its seats the fallback's, each with a
+        ``left out: ...`` startup fault), and why: known from its first match, before the
+        standings say it."""
 
     def add(self, line: dict[str, Any]) -> bool:
         """Takes one journal line; ``False`` (and nothing kept) for a malformed or repeated one.
         """
-        try:
-            match_id = str(line["id"])
-            players = [str(p) for p in line["players"]]
-            totals = [int(t) for t in line["totals"]]
-            ranks = [int(r) for r in line["ranks"]]
-            hands = int(line.get("hands") or 0)
-            faults = [f for f in line.get("faults") or () if isinstance(f, dict)]
-        except (KeyError, TypeError, ValueError):
+        try:  # the one parser of a journal line (a match id names files: no other id)
+            parsed = JournalLine.parse(line)
+        except ValueError:
             return False
-        if not len(players) == len(totals) == len(ranks) or match_id in self.seen \
-                or not _SAFE_ID.fullmatch(match_id):
+        match_id, result = parsed.id, parsed.result
+        if match_id in self.seen:
             return False
+        players, totals, ranks = list(result.players), list(result.totals), list(result.ranks)
+        hands = result.hands
+        faults = [f for f in parsed.faults if isinstance(f, dict)]
         if self.remember:
             self.seen.add(match_id)
         self.count += 1
@@ -121,6 +119,8 @@ class Summary:
             hand = hand if isinstance(hand, int) else 0
             detail = str(f.get("detail", ""))
             compact.append([seat, kind, hand, 1 if detail.startswith(BENCHED) else 0])
+            if detail.startswith(LEFT_OUT):
+                self.left_out.setdefault(players[seat], detail[len(LEFT_OUT):DETAIL_CHARS])
             group = self.faults.get((players[seat], kind))
             if group is None:
                 group = self.faults[(players[seat], kind)] = FaultGroup(players[seat], kind)
@@ -379,8 +379,9 @@ def _row(k: int, row: dict[str, Any], pair: dict[str, Any] | None,
     if isinstance(audit, dict) and audit.get("flag"):
         flags.append("audit")
     verdict: list[Any] | str = ""
-    if "left out" in flags:
-        verdict = "left out"
+    if "left out" in flags:  # its row says why, in place of figures the fallback made
+        why = left_out.get(name) or row.get("left_out")
+        verdict = f"left out: {why}" if isinstance(why, str) and why else "left out"
     elif pair is not None:
         sets = pair.get("sets")
         verdict = [str(pair.get("verdict", "")), _r(pair.get("diff"), 1), _r(pair.get("low"), 1),
@@ -400,9 +401,14 @@ def standings_rows(rows: list[dict[str, Any]], pairs: list[dict[str, Any]],
     (an end of its interval ``None`` where the data bound nothing yet: ``bound``, the points
     of a hand, :func:`hand_bound`; ``confidence``: :func:`interval_confidence`)."""
     bound = hand_bound(None) if bound is None else bound
-    by_upper = {str(p.get("upper")): bounded(p, bound) for p in pairs}
-    return [_row(k, r, by_upper.get(str(r.get("name"))), left_out, bound, confidence)
-            for k, r in enumerate(rows)]
+    by_upper = {str(p.get("upper")): bounded(p, bound) for p in pairs
+                if str(p.get("lower")) not in left_out}  # no verdict against who never played
+    table = [_row(k, r, by_upper.get(str(r.get("name"))), left_out, bound, confidence)
+             for k, r in enumerate(rows)]
+    for k in range(len(table) - 1):  # no probability against who never played
+        if table[k + 1][COLUMNS.index("name")] in left_out:
+            table[k][COLUMNS.index("p_above_next")] = None
+    return table
 
 
 def group_data(group: FaultGroup, examples: dict[str, Any]) -> dict[str, Any]:
@@ -511,8 +517,8 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
     confidence = interval_confidence(config)
     pairs = [bounded(p, bound) for p in doc.get("pairs") or () if isinstance(p, dict)]
     questions = [bounded(q, bound) for q in doc.get("questions") or () if isinstance(q, dict)]
-    left_out = {str(k): str(v) for k, v in (doc.get("left_out") or {}).items()} \
-        if isinstance(doc.get("left_out"), dict) else {}
+    left_out = dict(summary.left_out) | ({str(k): str(v) for k, v in (
+        doc.get("left_out") or {}).items()} if isinstance(doc.get("left_out"), dict) else {})
     rows = [r for r in rows if isinstance(r, dict)]
     stopped = doc.get("stopped") if isinstance(doc.get("stopped"), str) else None
     matches = summary.count
@@ -520,14 +526,16 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
     place = {n: k for k, n in enumerate(order)}
     order += [n for n in summary.names if n not in place]
     place = {n: k for k, n in enumerate(order)}
-    top = order[:CROSS_TOP]
+    top = [n for n in order if n not in left_out][:CROSS_TOP]  # who played
     cross = [[summary.cell(a, b) if a != b else None for b in top] for a in top]
     audit = [bounded({"name": str(r.get("name")), **{k: r["audit"].get(k) for k in (
         "later_minus_first", "low", "high", "flag", "sets", "why")}}, bound)
-             for r in rows if isinstance(r.get("audit"), dict)]
+             for r in rows if isinstance(r.get("audit"), dict)
+             and str(r.get("name")) not in left_out]  # the fallback's play: nothing to audit
     examples = examples or {}
-    shown = sorted(summary.faults.values(),
-                   key=lambda g: (place.get(g.name, len(order)), g.kind))[:FAULT_GROUPS]
+    played = [g for g in summary.faults.values()  # a left-out entrant's row says it all
+              if not (g.name in left_out and g.benched == g.count)]
+    shown = sorted(played, key=lambda g: (place.get(g.name, len(order)), g.kind))[:FAULT_GROUPS]
     groups = [group_data(g, examples) for g in shown]
     all_rows = (standings_rows(rows, pairs, left_out, bound=bound, confidence=confidence)
                 if table is None else table)
@@ -549,7 +557,7 @@ def page_data(summary: Summary, *, name: str, rows: list[dict[str, Any]],
                       for q in questions],
         "left_out": left_out, "preflight": preflight, "audit": audit,
         "cross": {"names": top, "cells": cross},
-        "faults": groups, "fault_groups": len(summary.faults),
+        "faults": groups, "fault_groups": len(played),
         "chunk": CHUNK, "chunks": math.ceil(matches / CHUNK),
         "chart": chart, "pages": pages, "files": list(files),
     }

@@ -9,6 +9,8 @@ No network, no external files: the page's style and script (``assets/replay.css`
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 import re
@@ -227,3 +229,37 @@ def linked_page(record: RecordDict, *, assets: str, back: str | None = None) -> 
             .replace('<div class="title">', '<div class="title">' + link, 1))
     return _fill(page, head=head, data=script_json(data),
                  result=html.escape(result_text(record)))
+
+
+# -- one page for every match (a tournament of any size) -----------------------------------------
+
+SHARED_PAGE = "replay.html"
+"""The report's one replay page for every match: ``replay.html#id=<match id>`` (then, as a
+match's own page takes them, ``&hand=H&turn=T``, ``&fault=S``) loads that match's data from
+``replays/<id>.js`` (:func:`replay_script`) as a plain ``<script>``, so it works from the file
+system as from any server."""
+
+
+def replay_script(record: RecordDict) -> str:
+    """A match's data for :data:`SHARED_PAGE`: ``ctReplay(id, "...")``, the data of its page
+    (:func:`page_data`, with its result line) as gzip-compressed JSON in base64, which the page
+    decompresses (``DecompressionStream``): about a sixth of the JSON's size."""
+    data = page_data(record)
+    data["view"], data["start"], data["result"] = "all", 0, result_text(record)
+    packed = gzip.compress(script_json(data).encode("utf-8"), 6, mtime=0)
+    return (f"ctReplay({script_json(str(record['id']))}, "
+            f"\"{base64.b64encode(packed).decode('ascii')}\");\n")
+
+
+_LOADER = asset("replay-loader.js")
+
+
+def shared_page() -> str:
+    """:data:`SHARED_PAGE`: the viewer's markup, its style and script shared (``viewer.css``,
+    ``viewer.js``), no match's data: a loader reads the match from the address."""
+    head = html_head("Chinese Ten \u00b7 replay", '<link rel="stylesheet" href="viewer.css">')
+    link = '<a class="back" href="index.html">&#8592; tournament report</a>'
+    page = (_PAGE.replace('<script type="application/json" id="ct-data">{data}</script>\n', "")
+            .replace("<script>{js}</script>", "<script>{js}</script>", 1)
+            .replace('<div class="title">', '<div class="title">' + link, 1))
+    return _fill(page, head=head, result="loading\u2026", js=_LOADER)

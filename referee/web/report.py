@@ -12,7 +12,13 @@ The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, 
 - ``cross/<k>.js``: each entrant's results against every opponent, when the run ends;
 - ``games/<id>.html``: a match's replay page, for the examples of each fault (the step of the
   fault), and for every match of a tournament of at most :data:`ALL_PAGES` when it ends;
-  ``--serve`` draws any other on demand.
+  ``--serve`` draws any other on demand;
+- ``replay.html`` and ``replays/<id>.js``: the one replay page for every match
+  (``replay.html#id=<id>``) and each match's data for it, written while the run goes (a slice of
+  time after each refresh) and, for a tournament of more than :data:`ALL_PAGES`, every one at
+  its end; ``--serve`` draws one not written yet;
+- ``alive.js``: the run's sign of life, rewritten every :data:`HEARTBEAT_S` while it runs, so
+  that the page of a run killed without a word says it stopped.
 
 While a tournament runs, :class:`Refresher` (the tournament's
 :class:`~referee.tournament.run.Pages` hook) keeps it current from the journal lines the
@@ -27,6 +33,7 @@ import http.server
 import json
 import math
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -38,10 +45,10 @@ from urllib.parse import unquote, urlsplit
 import yaml
 
 from referee.protocol.escape import escape_controls
-from referee.records.record import RecordError, read_record, record_file, write_atomic
+from referee.records.record import RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
-from referee.tournament.output import OutputFolder
-from referee.tournament.ratings import MatchResult, RatingConfig, Standings
+from referee.tournament.output import JournalLine, OutputFolder
+from referee.tournament.ratings import RatingConfig, Standings
 from referee.tournament.run import Pages
 from referee.web.folder import (
     PROVISIONAL,
@@ -54,7 +61,14 @@ from referee.web.folder import (
     standings_rows,
 )
 from referee.web.replay_html import ASSETS as VIEWER
-from referee.web.replay_html import linked_page, match_steps, script_json
+from referee.web.replay_html import (
+    SHARED_PAGE,
+    linked_page,
+    match_steps,
+    replay_script,
+    script_json,
+    shared_page,
+)
 from referee.web.report_page import ASSETS
 
 REPORT = "report"
@@ -76,11 +90,26 @@ fits; see :class:`Refresher`)."""
 MAX_WAIT_S = 120.0
 """A running tournament's page is at most this old (beyond the budget: a slow tournament has
 the CPU to spare)."""
+REPLAYS = "replays"
+"""The folder of each match's data for the one replay page (``report/replays/<id>.js``,
+:func:`~referee.web.replay_html.replay_script`: about a sixth of a page of its own)."""
+REPLAY_SLICE_S = 0.2
+"""While a tournament runs, the report's thread writes the replays of the matches saved since
+for at most this long after each refresh (the rest wait for the next, and the run's end)."""
 TAIL_BYTES = 600
 """The end of a fault example's stderr shown beside it."""
+HEARTBEAT_S = 5.0
+"""A running tournament rewrites ``report/alive.js`` (its sign of life: the time) this often,
+whether or not a match finished."""
+DEAD_AFTER_S = 30.0
+"""A page whose run's last sign of life is older than this says the run stopped (killed, or
+its machine went down) and stops reloading: six missed heartbeats."""
+ALIVE = "alive.js"
+"""The run's sign of life in ``report/``: ``window.CT_ALIVE = {"at": ..., "every": ...,
+"dead_after": ...}`` while a run writes it; ``null`` where no run ever did."""
 
-__all__ = ["ALL_PAGES", "REPORT", "Refresher", "Report", "ReportError", "build", "mark_stopped",
-           "serve"]
+__all__ = ["ALIVE", "ALL_PAGES", "DEAD_AFTER_S", "HEARTBEAT_S", "REPORT", "Refresher", "Report",
+           "ReportError", "build", "mark_stopped", "serve"]
 
 
 class ReportError(ValueError):
@@ -157,13 +186,39 @@ class Report:
         self.pages: set[str] = set()
         self.all_pages = False
         self.examples: dict[str, dict[str, Any]] = {}
+        self.pending: list[str] = []
+        """The matches added whose replay data (:data:`REPLAYS`) is not written yet."""
         self._assets = False
 
     # -- input ------------------------------------------------------------------------------
 
     def add(self, line: dict[str, Any]) -> None:
         """One journal line (a malformed or repeated one is skipped)."""
-        self.summary.add(line)
+        if self.summary.add(line):
+            self.pending.append(str(line["id"]))
+
+    def write_replays(self, budget_s: float | None = None) -> int:
+        """Writes the replay data of the pending matches (:data:`REPLAYS`; one already there is
+        kept), for at most ``budget_s`` seconds (``None``: all of them); returns how many are
+        still pending."""
+        start = time.monotonic()
+        folder = self.root / REPLAYS
+        folder.mkdir(parents=True, exist_ok=True)
+        done = 0
+        for match_id in self.pending:
+            if budget_s is not None and time.monotonic() - start > budget_s:
+                break
+            done += 1
+            path = folder / f"{match_id}.js"
+            with contextlib.suppress(OSError):
+                if path.stat().st_size:
+                    continue
+            script = _replay_of(self.out, match_id)
+            if script is not None:
+                with contextlib.suppress(OSError):
+                    _write_unsynced(path, script)  # a view: `ct-referee report` writes it again
+        del self.pending[:done]
+        return len(self.pending)
 
     def snapshot(self, table: Standings) -> None:
         """The running table's rows, and a point of the rating chart."""
@@ -200,8 +255,10 @@ class Report:
         returns the index's path."""
         self.root.mkdir(parents=True, exist_ok=True)
         if not self._assets:
-            for name, text in (ASSETS | VIEWER).items():
+            for name, text in (ASSETS | VIEWER | {SHARED_PAGE: shared_page()}).items():
                 _write_if_changed(self.root / name, text)
+            if not (self.root / ALIVE).exists():  # no run has said it is alive here yet
+                write_atomic(self.root / ALIVE, "window.CT_ALIVE = null;\n")
             self._assets = True
         standings = _json(self.paths.standings_json)
         if not isinstance(standings, dict) or not isinstance(standings.get("standings"), list):
@@ -213,14 +270,13 @@ class Report:
             for m in self.summary.matches:
                 self._page(m[0])
             self.all_pages = True
-        left_out = (standings or {}).get("left_out")
+        left_out = self._left_out(standings)
         config = self.config if isinstance(self.config, dict) else None
-        table = standings_rows(self.rows, data_pairs(standings),
-                               left_out if isinstance(left_out, dict) else {},
+        table = standings_rows(self.rows, data_pairs(standings), left_out,
                                bound=hand_bound(config), confidence=interval_confidence(config))
         data = page_data(self.summary, name=self.name, rows=self.rows, standings=standings,
                          config=config, preflight=self._preflight(standings),
-                         chart=self._chart(), pages="all",
+                         chart=self._chart(left_out), pages="all",
                          files=tuple(self._files(standings)), examples=self.examples,
                          table=table)
         for group in data["faults"]:  # the examples shown get their page (a bounded number)
@@ -229,12 +285,13 @@ class Report:
                     self._example(ex)
                     ex.update(self.examples[f"{ex['id']}/{ex['seat']}"])
         data["pages"] = "all" if self.all_pages else sorted(self.pages)
-        data["record_suffix"] = self._suffix()
         if final:
             data["details"] = self._write_details(data["names"])
         self._write_rows(table)
         data["written"] = round(time.time())
         write_atomic(self.root / "data.js", f"window.CT_REPORT = {script_json(data)};\n")
+        if final and not self.all_pages:  # every match's replay, however many (the page is
+            self.write_replays()            # final already); a small one's pages have it
         return self.root / "index.html"
 
     def _write_chunks(self) -> None:
@@ -286,14 +343,6 @@ class Report:
             return None
         return dict(record)
 
-    def _suffix(self) -> str:
-        """How the folder's records are named (``.json.gz``; ``.json`` in older folders), for
-        the links of the matches without a page."""
-        if self.summary.matches:
-            return record_file(self.out / "games", str(self.summary.matches[0][0])).name[
-                len(str(self.summary.matches[0][0])):]
-        return ".json.gz"
-
     def _example(self, ex: dict[str, Any]) -> None:
         """A fault example's page (at the step of the fault), stderr path and its end."""
         key = f"{ex['id']}/{ex['seat']}"
@@ -329,15 +378,23 @@ class Report:
 
     def _preflight(self, standings: dict[str, Any] | None) -> dict[str, str]:
         """The pre-flight stderr of each entrant left out or with a startup fault."""
-        names = set((standings or {}).get("left_out") or ()) | {
+        names = set(self._left_out(standings)) | {
             g.name for g in self.summary.faults.values() if g.kind == "startup"}
         return {n: f"preflight/{n}.stderr" for n in sorted(map(str, names))
                 if (self.paths.preflight / f"{n}.stderr").is_file()}
 
-    def _chart(self) -> dict[str, Any] | None:
+    def _left_out(self, standings: dict[str, Any] | None) -> dict[str, str]:
+        """The entrants left out by the pre-flight, and why (the standings', else the
+        journal's: known from the first match of each)."""
+        said = (standings or {}).get("left_out")
+        return dict(self.summary.left_out) | ({str(k): str(v) for k, v in said.items()}
+                                              if isinstance(said, dict) else {})
+
+    def _chart(self, left_out: dict[str, str]) -> dict[str, Any] | None:
         if len(self.history) < 2:
             return None
-        names = [str(r.get("name")) for r in self.rows[:CHART_SERIES]]
+        names = [n for n in (str(r.get("name")) for r in self.rows)
+                 if n not in left_out][:CHART_SERIES]  # who played
         xs = [x for x, _ in self.history]
         return {"xs": xs, "series": [[n, [mus.get(n) for _, mus in self.history]]
                                      for n in names]}
@@ -355,6 +412,16 @@ def data_pairs(standings: dict[str, Any] | None) -> list[dict[str, Any]]:
     """``standings.json``'s pairs (none before it is written)."""
     pairs = (standings or {}).get("pairs")
     return [p for p in pairs if isinstance(p, dict)] if isinstance(pairs, list) else []
+
+
+def _write_unsynced(path: Path, text: str) -> None:
+    """``text`` to ``path`` through a temporary file renamed over it (a reader sees the old
+    or the new file, never half of one), not synced: a heartbeat, rewritten every few
+    seconds, that a crash may lose."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -390,8 +457,8 @@ def build(out: Path, *, final: bool = True) -> Path:
     rated = 0
     for line in lines:
         try:
-            table.add(MatchResult.from_json(line))
-        except (KeyError, TypeError, ValueError):
+            table.add(JournalLine.parse(line).result)
+        except ValueError:
             continue
         rated += 1
         if rated % step == 0:
@@ -422,11 +489,28 @@ class Refresher(Pages):
         self._last = self._next
         self._cost = 0.0
         self._took = 0.0
+        self._ended = threading.Event()
+        self._beat()  # before any write of the page, which makes a null one where there is none
+        self._heart = threading.Thread(target=self._beating, name="report-heartbeat",
+                                       daemon=True)
+        self._heart.start()
         self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="report")
         self._busy = True  # until the journal is read
         self._table: Standings | None = None
         self._pool.submit(self._load)
+
+    def _beat(self) -> None:
+        """Writes the run's sign of life (:data:`ALIVE`): a page whose run was killed (SIGKILL,
+        a machine gone) sees it age and says so, instead of "live" for ever."""
+        beat = {"at": round(time.time(), 1), "every": HEARTBEAT_S, "dead_after": DEAD_AFTER_S}
+        with contextlib.suppress(OSError):  # a view: a full disk stops no tournament
+            _write_unsynced(self.report.root / ALIVE, f"window.CT_ALIVE = {json.dumps(beat)};\n")
+
+    def _beating(self) -> None:
+        """:meth:`_beat` every :data:`HEARTBEAT_S` until the run ends (:meth:`finish`)."""
+        while not self._ended.wait(HEARTBEAT_S):
+            self._beat()
 
     def match_done(self, line: dict[str, Any], table: Standings) -> None:
         self._lines.append(line)
@@ -453,6 +537,8 @@ class Refresher(Pages):
         self._quietly(list(journal_lines(self.out)), False, True)
 
     def finish(self) -> None:
+        self._ended.set()
+        self._heart.join()
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.submit(int).result()  # the write under way, if any, is over
@@ -467,6 +553,7 @@ class Refresher(Pages):
         """Adds ``lines`` and writes (``loaded``: the journal as it was at the start: a
         resumed run's matches; repeats of them are skipped, the rest needs no check)."""
         start = time.thread_time()
+        replays = False
         try:  # the report is a view: the results are what count, and they are saved
             for line in lines:
                 self.report.add(line)
@@ -475,10 +562,14 @@ class Refresher(Pages):
                 if not lines:
                     return
             self.report.write(final=final)
+            replays = not final
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             pass
         finally:
             self._took = time.thread_time() - start
+            if replays:  # the replays of the matches saved since, a slice of time at most
+                with contextlib.suppress(OSError):
+                    self.report.write_replays(REPLAY_SLICE_S)
             self._busy = False
 
 
@@ -536,6 +627,10 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self._send((Path(self.directory) / REPORT / "data.js"), "window.CT_REPORT && "
                        "(window.CT_REPORT.pages = \"all\");\n")
             return
+        if route == f"/{REPORT}/{ALIVE}":  # the run's sign of life against this clock
+            self._send(Path(self.directory) / REPORT / ALIVE, "window.CT_ALIVE && "
+                       f"(window.CT_ALIVE.now = {time.time():.1f});\n")
+            return
         if route.startswith("/games/") and route.endswith(".json.gz"):  # shown, not downloaded
             try:  # translate_path: within the folder, '..' dropped (as for every file served)
                 gz = Path(self.translate_path(self.path)).read_bytes()
@@ -544,6 +639,15 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
                 return
             self._reply(gz, TYPES[".json"], encoding="gzip")
             return
+        replays = f"/{REPORT}/{REPLAYS}/"
+        if route.startswith(replays) and route.endswith(".js"):  # drawn where not written yet
+            match_id = route[len(replays):-len(".js")]
+            path = Path(self.directory) / REPORT / REPLAYS / f"{match_id}.js"
+            if "/" not in match_id and not match_id.startswith(".") and not path.is_file():
+                script = _replay_of(Path(self.directory), match_id)
+                if script is not None:
+                    self._reply(script.encode(), TYPES[".js"])
+                    return
         prefix = f"/{REPORT}/games/"
         if route.startswith(prefix) and route.endswith(".html"):
             match_id = route[len(prefix):-len(".html")]
@@ -581,6 +685,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+
+def _replay_of(out: Path, match_id: str) -> str | None:
+    """A match's data for the one replay page (``None``: its record cannot be replayed)."""
+    try:
+        record = read_record(OutputFolder(out).saved_record(match_id))
+        check_replayable(record, strict=True)
+        return replay_script(record)
+    except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
 
 
 def _page_on_demand(out: Path, match_id: str) -> str | None:

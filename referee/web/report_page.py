@@ -46,7 +46,6 @@ OUTPUT</code> writes it.</p>
 <th class="n">mu−3σ</th><th class="n w">matches</th><th class="n w">wins</th>
 <th class="n w">avg rank</th><th class="n">pts/hand</th><th class="n m">faults</th>
 <th class="n w">P(above next)</th><th>verdict vs next</th></tr></thead><tbody></tbody></table>
-<p id="leftout" class="bad"></p>
 <details class="legend"><summary>What the columns mean</summary><dl>
 <dt>mu, σ</dt><dd>TrueSkill's estimate of the entrant's skill and its uncertainty, from the
 ranks of its matches.</dd>
@@ -69,7 +68,9 @@ measures nothing yet; the difference so far is in brackets. What each verdict as
 docs/statistics.md.</dd>
 <dt>faults</dt><dd>timeouts, illegal moves, garbled lines, crashes, failed starts, memory
 kills: each loses that match (the referee's fallback plays the seat on).</dd>
-<dt>tags</dt><dd><em>left out</em>: did not start in the pre-flight, plays no match (last);
+<dt>tags</dt><dd><em>left out</em>: did not start in the pre-flight, plays no match: its row
+says why, last (the referee's fallback played its seats, shown as <em>fallback</em> in the
+matches);
 <em>disqualified</em>: too many faults; <em>audit</em>: the fair-play audit flagged it.</dd>
 </dl></details>
 </section>
@@ -110,6 +111,7 @@ step of the match where it happened and to the bot's stderr.</p><div id="faultli
 <code>ct-referee report OUTPUT --serve</code> serves the folder with every match's replay.
 </footer>
 <script src="data.js"></script>
+<script src="alive.js"></script>
 <script src="report.js"></script>
 </body>
 </html>

@@ -19,10 +19,9 @@
   D.columns.forEach((c, k) => { C[c] = k; });
   const pages = D.pages === "all" ? null : new Set(Array.isArray(D.pages) ? D.pages : []);
   const hasPage = (id) => pages === null || pages.has(id);
-  const matchHref = (id, hash) => (hasPage(id)
+  const matchHref = (id, hash) => (hasPage(id)  // a page of its own, else the one replay page
     ? "games/" + encodeURIComponent(id) + ".html" + (hash ? "#" + hash : "")
-    : "../games/" + encodeURIComponent(id) + (D.record_suffix || ".json.gz"));
-  const NO_PAGE = "its record: no replay page was written for this match (a tournament of 1,000 matches or more); ct-referee report FOLDER --serve draws every one";
+    : "replay.html#id=" + encodeURIComponent(id) + (hash ? "&" + hash : ""));
   const logHref = (id, seat, name) => "../" + path("logs/" + id + "/" + seat + "-" + name + ".stderr");
 
   // -- header, settings ---------------------------------------------------------------------
@@ -31,9 +30,22 @@
   $("headline").textContent = D.headline;
   const H = D.final ? null : D.halted;  // the run stopped before its end (Ctrl-C, an error)
   const when = (t) => new Date(t * 1000).toLocaleString();
+  // the run's sign of life (alive.js, rewritten every few seconds while it runs; "now": the
+  // serving machine's clock under --serve): one that stopped without a word (SIGKILL, a
+  // machine gone) is told by its age
+  const A = window.CT_ALIVE;
+  const lastSign = A && typeof A.at === "number" ? A.at : null;
+  const now = A && typeof A.now === "number" ? A.now : Date.now() / 1000;
+  const dead = !D.final && !H && lastSign !== null && now - lastSign > (A.dead_after || 30);
+  const clock = (t) => {
+    const d = new Date(t * 1000);
+    const hm = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    return now - t > 12 * 3600 ? d.toLocaleDateString() + " " + hm : hm;
+  };
   const far = H ? (H.total ? H.done + " of " + H.total + " matches played" : plural(D.matches, "match", "matches") + " played") : "";
   $("sub").textContent = plural(D.matches, "match", "matches") + " \u00b7 " + plural(D.entrants, "entrant") +
     " \u00b7 " + (D.final ? "final" : H ? H.why + " at " + when(H.at) + ", " + far + "; not reloading"
+      : dead ? "stopped (no sign of life since " + clock(lastSign) + "); not reloading"
       : "provisional: it reloads every 30 s while the run goes on" + (D.written ? " (updated " + when(D.written) + ")" : "")) +
     (D.stopped ? " \u00b7 " + D.stopped : "");
   if (H) {
@@ -41,10 +53,19 @@
     p.append(el("strong", "", "The run was " + H.why + " (" + far + "); the finished matches are kept. Resume it with: "),
       el("code", "", H.resume));
     $("sub").after(p);
+  } else if (dead) {
+    const p = el("p", "halted");
+    p.id = "dead";
+    p.append(el("strong", "", "The run stopped without a word (no sign of life since " + clock(lastSign) + ": killed, or its machine went down), after " +
+      plural(D.matches, "match", "matches") + "; the finished matches are kept. Running the same command again resumes it: "),
+      el("code", "", "ct-referee tournament CONFIG.yaml"));
+    $("sub").after(p);
+    $("headline").textContent = D.headline.replace(" (provisional: the run is not over)", " (provisional: the run stopped before its end)");
   }
   D.files.forEach((f) => { $("files").appendChild(a("../" + f, f)); $("files").appendChild(document.createTextNode(" ")); });
   D.settings.forEach((s) => $("settings").appendChild(el("li", "", s)));
-  $("stopped").textContent = D.stopped ? D.stopped + "." : (D.final ? "" : H ? "The run was " + H.why + " before its end: resume it with " + H.resume : "The run is not over.");
+  $("stopped").textContent = D.stopped ? D.stopped + "." : (D.final ? "" : H ? "The run was " + H.why + " before its end: resume it with " + H.resume
+    : dead ? "The run stopped before its end (no sign of life since " + clock(lastSign) + ")." : "The run is not over.");
   if (D.order_note) $("order").textContent = D.order_note;
   else $("order").textContent = "Sorted by mu\u22123\u03c3.";
 
@@ -71,13 +92,7 @@
       body.appendChild(tr);
     });
   }
-  Object.keys(D.left_out).forEach((name) => {
-    const p = $("leftout");
-    const line = el("div");
-    line.appendChild(document.createTextNode(name + " left out: " + D.left_out[name]));
-    if (D.preflight[name]) { line.appendChild(document.createTextNode(" (")); line.appendChild(a("../" + path(D.preflight[name]), "its stderr")); line.appendChild(document.createTextNode(")")); }
-    p.appendChild(line);
-  });
+  const LEFT = D.left_out || {};  // each in one row of its own (the standings), not in the matches
 
   // -- standings ----------------------------------------------------------------------------
   const PAGE = 100, RF = D.rows.length || 1;
@@ -104,9 +119,21 @@
     if (!v) return "";
     return typeof v === "string" ? v : v[5];
   }
+  function leftOutRow(r, tr) {  // who never played: why, in place of the fallback's figures
+    const name = el("td");
+    name.append(el("span", "", r[C.name]), el("span", "tag bad", "left out"));
+    const said = typeof r[C.verdict] === "string" ? r[C.verdict].replace(/^left out(: )?/, "") : "";
+    const why = td(said || "no reason recorded", "bad leftout");
+    why.colSpan = 10;
+    why.appendChild(document.createTextNode("; it played no match (the referee's fallback played its seats)"));
+    if (D.preflight[r[C.name]]) { why.appendChild(document.createTextNode(" \u00b7 ")); why.appendChild(a("../" + path(D.preflight[r[C.name]]), "its stderr")); }
+    tr.append(td(r[C.rank], "n"), name, why);
+    return tr;
+  }
   function standingRow(r) {
     const tr = el("tr", found !== null ? "hit" : "");
     tr.id = "row-" + r[C.rank];
+    if ((r[C.flags] || "").split(",").includes("left out")) return leftOutRow(r, tr);
     const name = el("td");
     const pick = a("#crosstable", r[C.name], "this entrant against every other, and its faults");
     pick.addEventListener("click", () => { $("pick").value = r[C.name]; showOne(r[C.name]); });
@@ -314,15 +341,20 @@
         const [id, players, totals, ranks, hands, faults] = m;
         const tr = el("tr");
         tr.id = "match-" + id;
-        const link = td(); link.appendChild(a(matchHref(id), id, hasPage(id) ? "" : NO_PAGE)); tr.appendChild(link);
+        const link = td(); link.appendChild(a(matchHref(id), id)); tr.appendChild(link);
         const seats = td();
+        // a left-out entrant's seat is the referee's fallback's: said so, without its name
+        const benched = new Set(faults.filter((x) => x[3] && players[x[0]] in LEFT).map((x) => x[0]));
         players.forEach((p, s) => {
           if (s) seats.appendChild(document.createTextNode(" \u00b7 "));
-          seats.appendChild(el("span", ranks[s] === 1 ? "win" : "", p + " " + totals[s] + " (" + ranks[s] + ")"));
+          const seat = el("span", benched.has(s) ? "muted" : ranks[s] === 1 ? "win" : "",
+            (benched.has(s) ? "fallback" : p) + " " + totals[s] + " (" + ranks[s] + ")");
+          if (benched.has(s)) seat.title = "the seat of an entrant left out by the pre-flight (see the standings), played by the referee's fallback";
+          seats.appendChild(seat);
         });
         tr.append(seats, td(hands, "n"));
         const f = td("", "bad");
-        faults.forEach((x, j) => {
+        faults.filter((x) => !benched.has(x[0])).forEach((x, j) => {
           if (j) f.appendChild(document.createTextNode(", "));
           f.appendChild(a(matchHref(id, "hand=" + x[2] + "&fault=" + x[0]), players[x[0]] + ": " + x[1]));
           if (!x[3]) { f.appendChild(document.createTextNode(" ")); f.appendChild(a(logHref(id, x[0], players[x[0]]), "stderr")); }
@@ -333,7 +365,8 @@
     });
   }
   drawMatches();
-  if (!D.final && !H) {  // a running tournament: fresh data, unless the reader is busy with the page
+  if (!D.final && !H && !dead) {  // a running tournament: fresh data, unless the reader is busy with the page
+    document.documentElement.dataset.reloads = "30";  // what the page does, for its tests
     setTimeout(() => {
       if (!$("find").value && !$("pick").value && page === 0 && mpage === 0 && window.scrollY < 50) location.reload();
     }, 30000);
