@@ -17,11 +17,11 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.bots.sandbox import Binds, SandboxError, sealed_off
+from referee.bots.sandbox import Binds, SandboxError, sealed_off, system_view
 from referee.bots.snapshot import (
     SLOW_COPY_S,
     Sealed,
@@ -104,6 +104,17 @@ class Seals:
         """The digest of the entrant's snapshot."""
         entrant = self._entrants.get(name)
         return entrant.sealed.snapshot.digest if entrant is not None else None
+
+    def shown(self, shared: Sequence[Path] = ()) -> tuple[Path, ...]:
+        """What the entrants' sandboxes show read-only at their host paths: the system
+        folders, every entrant's runtimes (the referee package among them) and ``shared``;
+        their own folders are a fresh copy each match. The files whose pages a referee that is
+        not root evicts between the seatings of a set."""
+        found = dict.fromkeys(system_view())
+        for entrant in self._entrants.values():
+            found.update(dict.fromkeys(entrant.binds.runtime))
+        found.update(dict.fromkeys(Path(os.path.realpath(p)) for p in shared))
+        return tuple(found)
 
     def sealed(self, name: str) -> Sealed:
         """The entrant's snapshot and view, taken when the tournament started."""
