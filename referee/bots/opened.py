@@ -194,8 +194,10 @@ class Opened:
                     start = info + _INFO.size + _FSID_HANDLE.size
                     handle = struct.pack("i", htype) + data[start:start + count]
                     name = data[start + count:info + size].split(b"\0", 1)[0]
-                    folder = self._folders.get(
-                        ((lo & 0xFFFFFFFF) | (hi & 0xFFFFFFFF) << 32, handle))
+                    # the file system's id as statvfs gives it: val[0] low, val[1] high (here
+                    # /usr's 0x48b6bb23ec19b4de, val[0] negative as an int, not sign-extended)
+                    fsid = (lo & 0xFFFFFFFF) | (hi & 0xFFFFFFFF) << 32
+                    folder = self._folders.get((fsid, handle))
                     if folder is None or name in (b"", b"."):  # unknown: evict everything
                         lost = True
                     else:
