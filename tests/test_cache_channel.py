@@ -3,7 +3,11 @@
 seating as negative dentries and as cached pages of system files, and looks for them in the
 later one by timing; a root referee drops the caches between the seatings, and the bot finds
 nothing. The control, the drop turned off, shows the channels work here: the bot names its
-opponent's exact cards. Real sandboxed processes through a real tournament."""
+opponent's exact cards. A referee that is not root (a user made for the test, its bots on its
+subordinate uids) cannot drop them: it evicts the pages of every file its bots see, and the page
+channel reads nothing (the dentry channel, which only a drop closes, still names the cards:
+what ``docs/security.md`` says remains). Real sandboxed processes through
+a real tournament."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_subuid import SYSTEM_PY, Organiser
 
 from conftest import ROOT
 from referee.bots import hygiene
@@ -108,6 +113,7 @@ def test_the_later_seating_finds_no_mark_in_the_kernels_caches(config: Path) -> 
 def test_control_without_the_drop_the_bot_names_the_opponents_cards(
         config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hygiene, "can_drop", lambda *_: False)
+    monkeypatch.setattr(hygiene, "can_evict", lambda: False)  # a referee that is not root: below
     runner = ThreadRunner(1)
     assert "NOT dropped" in runner.isolation
     assert run(load_config(config), runner=runner).finished
@@ -120,3 +126,43 @@ def test_control_without_the_drop_the_bot_names_the_opponents_cards(
         assert 2 * named >= later and right >= 0.6 * 12 * later, (name, exact, named, right,
                                                                     later)
         assert cards - right <= 0.25 * cards, (name, right, cards)
+
+
+def test_a_referee_that_is_not_root_evicts_the_pages_the_dentries_stay() -> None:
+    organiser = Organiser()
+    try:
+        root = organiser.root
+        for name, files in (("attacker", (HOSTILE, INSTANT)), ("victim", (INSTANT,))):
+            (root / name).mkdir(mode=0o755)
+            for f in files:
+                shutil.copy(f, root / name / f.name)
+        config = root / "t.yaml"
+        config.write_text(f"entrants:\n"
+                          f"  - {{name: attacker, command: {SYSTEM_PY} caches.py, "
+                          f"workdir: attacker}}\n"
+                          f"  - {{name: victim, command: {SYSTEM_PY} instant_bot.py, "
+                          f"workdir: victim}}\n"
+                          f"players: 2\ntarget: 300\noutput: out\nconcurrency: 1\n")
+        organiser.own()
+        done = organiser.cli("tournament", str(config))
+        shown = done.stdout + done.stderr
+        assert done.returncode == 0, shown
+        out = root / "out"
+        later = hands(out) // 2
+        found = read_back(out)
+        print(f"not root, {later} later hands: (exact hands, hands named, right cards, cards "
+              f"named) {found}")
+        assert later >= 2
+        assert "the page cache of every file the bots see evicted before each later seating, " \
+            "the dentries NOT dropped" in " ".join(shown.split()), shown
+        exact, named, right, cards = found["page"]
+        assert exact == 0 and right <= max(2, cards // 2) and named <= later // 2, found
+        # the bot looked in every hand of both seatings, through both channels (the dentries,
+        # which the eviction leaves, named every card of every later hand in each of 6 runs
+        # here; not asserted: a root process dropping the caches on the same machine, another
+        # test's, frees them too)
+        logs = "".join(p.read_text() for p in (out / "logs").glob("*/*-attacker.stderr"))
+        for channel in CHANNELS:
+            assert sum(f" {channel} hand " in line for line in logs.splitlines()) == hands(out)
+    finally:
+        organiser.close()

@@ -156,3 +156,27 @@ def test_a_slow_copy_is_named_before_play_with_its_estimate(
     assert "holds 0.0 MB in 302 files, folders and links; each of its bots copies it again " \
            "per match, about 0.30 s a copy" in warnings[0]
     assert copy_estimate(4096, 0) == pytest.approx(4096 * 1e-3)
+
+
+def test_sealed_on_threads_the_first_refusal_in_configuration_order_is_the_one_said(
+        tmp_path: Path) -> None:
+    """The folders are sealed 8 at a time (``SEAL_THREADS``): of two refused entrants the first
+    in the file is named, whichever thread finished first (the later one's folder is the
+    smaller: it is refused sooner); a sealing that passes gives every entrant its snapshot."""
+    names = [f"e{i:02d}" for i in range(24)]
+    for name in names:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "bot.py").write_text("print('ready')\n")
+    entrants = "".join(f"  - {{name: {n}, command: {sys.executable} bot.py, workdir: {n}}}\n"
+                       for n in names)
+    (tmp_path / "t.yaml").write_text(f"players: 2\noutput: out\nsnapshot_mb: 64\n"
+                                     f"entrants:\n{entrants}")
+    config = load_config(tmp_path / "t.yaml")
+    with Store(tmp_path) as store:
+        seals = seal(config, store, print)
+        assert seals.names == names and len({seals.digest(n) for n in names}) == 1
+    many(tmp_path / "e05", 3000)
+    many(tmp_path / "e20", 600)
+    with Store(tmp_path) as store, pytest.raises(ConfigError) as info:
+        seal(config, store, print)
+    assert str(info.value).startswith(f"{tmp_path / 't.yaml'}: entrant 'e05': ")

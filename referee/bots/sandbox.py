@@ -523,6 +523,16 @@ class Binds:
         return (*self.bot, *self.runtime)
 
 
+def system_view() -> tuple[Path, ...]:
+    """What every sandbox shows read-only at its host path whatever the bot: the system
+    folders and ``/etc``'s entries (:func:`_system_mounts`) there are; a bot adds its runtimes
+    (:attr:`Binds.runtime`, the referee package among them) and the ``shared`` data."""
+    found = [Path(d) for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    for pattern in ETC_ENTRIES:
+        found += sorted(Path("/etc").glob(pattern))
+    return tuple(found)
+
+
 def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
     """What :func:`build_argv` binds for ``argv`` run in ``workdir``.
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from referee.bots import hygiene
 from referee.bots.bot import CancelSignal
 from referee.bots.process import default_spawner
+from referee.bots.sandbox import system_view
 from referee.match.play import MatchAborted, Observer
 from referee.records.record import FaultDict, current_umask
 
@@ -97,6 +98,10 @@ class Runner(Protocol):
     """Whether its bots play in a sandbox (the tournament sets it): without one (``sandbox:
     none``, trusted bots, which may write files anywhere) the caches are not dropped, which
     would cost every process on the machine its page cache for nothing."""
+    eviction: hygiene.Eviction | None = None
+    """What a referee that is not root evicts between seatings (:meth:`clear_caches`): the
+    tournament sets it to the folders its sandboxes show (the system folders, the entrants'
+    runtimes, ``shared``) and closes it; ``None``: the system folders only."""
 
     @property
     def isolation(self) -> str:
@@ -108,23 +113,33 @@ class Runner(Protocol):
         """The header's words on the kernel's caches between the seatings of a set."""
         if not self.sandboxed:
             return ""
-        if self.clears_caches:
+        if self.clears_caches and hygiene.can_drop():
             return ", the kernel's caches dropped before each later seating"
+        if self.clears_caches:
+            return (", the page cache of every file the bots see evicted before each later "
+                    "seating, the dentries NOT dropped (that needs a root referee: a bot may "
+                    "leave itself marks there)")
         return (", the kernel's caches NOT dropped between seatings (that needs a root referee: a "
                 "bot may leave itself marks there)")
 
     @property
     def clears_caches(self) -> bool:
         """Whether :meth:`clear_caches` works: the bots run on this machine and the referee
-        may drop its kernel's caches (root). A cluster clears them, if at all, on its
-        workers."""
-        return self.sandboxed and not self.remote and hygiene.can_drop()
+        may drop its kernel's caches (root) or at least evict the pages of the files its bots
+        see (any user). A cluster clears them, if at all, on its workers."""
+        return self.sandboxed and not self.remote and (hygiene.can_drop() or
+                                                       hygiene.can_evict())
 
     def clear_caches(self) -> None:
-        """Drops the kernel's caches where the bots run (:func:`referee.bots.hygiene.drop_caches`):
-        what the bots of ended matches left in them is gone (called by the tournament before a
-        seating whose set played since the last drop). Default: this machine's."""
-        hygiene.drop_caches()
+        """Drops the kernel's caches where the bots run (:func:`referee.bots.hygiene.drop_caches`),
+        or, for a referee that is not root, evicts the pages of the files its bots see
+        (:attr:`eviction`): what the bots of ended matches left there is
+        gone (called by the tournament before a seating whose set played since the last drop).
+        Default: this machine's."""
+        if hygiene.can_drop():
+            hygiene.drop_caches()
+        else:
+            (self.eviction or _system_eviction())()
 
     @property
     def by_set(self) -> bool:
@@ -170,6 +185,13 @@ class Runner(Protocol):
         """Releases the runner's threads, processes or connections (after :meth:`cancel` if
         jobs are still running)."""
         ...
+
+
+@functools.cache
+def _system_eviction() -> hygiene.Eviction:
+    """The system folders' :class:`~referee.bots.hygiene.Eviction`, for a runner the
+    tournament gave none (one for the process: its walk made once)."""
+    return hygiene.Eviction(system_view())
 
 
 def faulted(job: MatchJob, line: dict[str, Any]) -> list[Faulted]:

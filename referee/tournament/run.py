@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
+from referee.bots import hygiene
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
 from referee.bots.sandbox import capabilities
@@ -196,9 +197,16 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
                                     seals=seals, hidden=hidden, remote=remote)
         session.resume()
         where.sandboxed = session.mode is not SandboxMode.NONE
+        if seals is not None:  # whose pages a referee that is not root evicts between seatings
+            where.eviction = stack.enter_context(contextlib.closing(
+                hygiene.Eviction(seals.shown(config.shared))))
+            if where.clears_caches and not hygiene.can_drop():  # walk, watch while play starts
+                where.eviction.prepare()
         sandbox = _sandbox_header(config, session.mode, where, remote=remote, seals=seals)
         session.admit(lambda entrants, skip: _preflight(config, entrants, session.mode,
                                                         reporter, stop, skip=skip))
+        if where.eviction is not None:  # before any seating: the watch in place
+            where.eviction.ready()
         return session.play(sandbox=sandbox,
                             pages=pages(config.output) if pages is not None else None,
                             pace=_Pace(reporter, config.total()).tick)
