@@ -1,0 +1,411 @@
+"""The submissions folder, watched, and each settled folder admitted, on a thread of its own
+(:class:`Admissions`): whatever a folder holds, the league's own thread never reads it, so a
+hostile folder can delay only other admissions, by at most its caps.
+
+A folder is one entrant (its name the author's). Its **fingerprint** (:func:`fingerprint`) is
+a walk that follows no symlink and stops at the caps (entries and bytes, as a snapshot's: a
+huge folder is refused after ``snapshot_mb * 8`` entries, never read further). A folder whose
+fingerprint stayed the same for ``settle_s`` is **admitted** (:func:`admit`) as a tournament's
+entrant is: its command checked against its folder, the folder snapshotted into the private
+store (and the copy hashed: that digest is the version), the fingerprint taken again (a folder
+that changed while being copied waits to settle again), the pre-flight, and, unless the league
+says ``check: false``, ``ct-referee check``'s conformance, each bot run from the snapshot. A
+refusal is one line. A new digest is a new version, which retires the author's older one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import queue
+import stat
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from referee.bots.bot import BotError
+from referee.bots.limits import SandboxMode
+from referee.bots.process import BotCommandError, Launcher, resolve_command
+from referee.bots.sandbox import SandboxError
+from referee.bots.snapshot import (
+    ENTRIES_PER_MB,
+    MAX_DEPTH,
+    Sealed,
+    Snapshot,
+    Store,
+    entrant_folder,
+    remove_copy,
+    sealed_binds,
+    take_snapshot,
+)
+from referee.league.config import LeagueConfig
+from referee.match.check import run_check
+from referee.match.play import Entrant
+from referee.protocol.escape import escape_controls
+from referee.tournament.admission import preflight
+from referee.tournament.config import NAME_RE
+
+__all__ = ["Admissions", "Admitted", "Known", "Refused", "Source", "Withdrawn", "admit",
+           "fingerprint"]
+
+COMMAND_FILE = "command.txt"
+"""A submission's own command (one line), in place of the league's."""
+COMMAND_BYTES = 1024
+MAX_FOLDERS = 10_000
+"""Submission folders looked at (a folder of more is cut there, and says so)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an entrant's versions come from: a submission folder, or a house entrant."""
+
+    author: str
+    folder: Path
+    command: str | tuple[str, ...] | None = None
+    """``None``: the submission's ``command.txt``, else the league's ``command``."""
+    workdir: Path | None = None
+    """Where the command runs (default: ``folder``)."""
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A version admitted: ``entrant`` plays from its snapshot."""
+
+    author: str
+    name: str
+    version: int
+    digest: str
+    entrant: Entrant
+    argv: tuple[str, ...]
+    seen: float
+    """When its folder was first seen as it is (``time.time()``)."""
+    new: bool = True
+    """``False``: the version already in the journal, admitted again (a restart)."""
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A folder not admitted, and why, in one line."""
+
+    author: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Withdrawn:
+    """A folder that is gone: its author's version plays no more."""
+
+    author: str
+
+
+Event = Admitted | Refused | Withdrawn
+
+
+def fingerprint(folder: Path, *, cap_mb: int) -> str:
+    """A digest of what ``folder`` holds as ``stat`` sees it (paths, kinds, sizes, modes,
+    modification times, link targets), walked without following a symlink.
+
+    :raises ValueError: past the caps (``cap_mb`` MiB of files, ``cap_mb * 8`` entries,
+        :data:`MAX_DEPTH` folders deep), or for a folder that is a symlink or not a folder:
+        one line saying which.
+    :raises OSError: where it cannot be read.
+    """
+    most_entries, most_bytes = cap_mb * ENTRIES_PER_MB, cap_mb << 20
+    digest = hashlib.sha256()
+    entries = size = 0
+    st = os.lstat(folder)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise ValueError("it is a symlink or a file, not a folder")
+    stack: list[tuple[Path, int]] = [(folder, 0)]
+    while stack:
+        here, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"it is more than {MAX_DEPTH} folders deep")
+        with os.scandir(here) as it:
+            names = []
+            for entry in it:
+                entries += 1
+                if entries > most_entries:
+                    raise ValueError(f"it holds more than {most_entries} files, folders and "
+                                     f"links (snapshot_mb {cap_mb} allows {ENTRIES_PER_MB} a "
+                                     f"MiB)")
+                names.append(entry)
+        for entry in sorted(names, key=lambda e: e.name):
+            est = entry.stat(follow_symlinks=False)
+            rel = os.path.relpath(entry.path, folder)
+            extra = ""
+            if stat.S_ISLNK(est.st_mode):
+                with contextlib.suppress(OSError):
+                    extra = os.readlink(entry.path)
+            elif stat.S_ISDIR(est.st_mode):
+                stack.append((Path(entry.path), depth + 1))
+            elif stat.S_ISREG(est.st_mode):
+                size += est.st_size
+                if size > most_bytes:
+                    raise ValueError(f"it holds more than {cap_mb} MiB (snapshot_mb)")
+            digest.update(f"{rel}\0{est.st_mode}\0{est.st_size}\0{est.st_mtime_ns}\0"
+                          f"{extra}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def _command(source: Source, default: str) -> str | tuple[str, ...]:
+    """The command of a submission: its ``command.txt`` (one line, read through no symlink),
+    else the league's."""
+    if source.command is not None:
+        return source.command
+    try:
+        fd = os.open(source.folder / COMMAND_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return default
+    except OSError as err:
+        raise ValueError(f"{COMMAND_FILE}: cannot read: {err.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{COMMAND_FILE} is not a file")
+        data = os.read(fd, COMMAND_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > COMMAND_BYTES:
+        raise ValueError(f"{COMMAND_FILE} is longer than {COMMAND_BYTES} bytes")
+    lines = [x for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
+    if len(lines) != 1:
+        raise ValueError(f"{COMMAND_FILE} must hold one line (the bot's command)")
+    return lines[0].strip()
+
+
+def admit(source: Source, name: str, *, config: LeagueConfig, store: Store, mode: SandboxMode,
+          logs: Path, stop: threading.Event, before: str) -> tuple[Entrant, Snapshot,
+                                                                   tuple[str, ...]]:
+    """Admits one settled folder as entrant ``name`` (see the module): its entrant, snapshot
+    and command. ``before``: the folder's fingerprint when it settled.
+
+    :raises ValueError: a refusal, in one line (the snapshot, if one was made, removed).
+    :raises InterruptedError: the folder changed while it was copied (try again later).
+    """
+    workdir = source.workdir or source.folder
+    try:
+        command = _command(source, config.command)
+        argv = tuple(resolve_command(command, workdir))
+        folder = entrant_folder(argv, workdir, shared=config.shared, given=True)
+    except (BotCommandError, SandboxError) as err:
+        raise ValueError(str(err)) from None
+    try:
+        snap = take_snapshot(folder, store, name, cap_mb=config.snapshot_mb,
+                             exclude=(config.output, config.path))
+    except SandboxError as err:
+        raise ValueError(str(err)) from None
+    try:
+        with contextlib.suppress(OSError, ValueError):
+            if fingerprint(source.folder, cap_mb=config.snapshot_mb) != before:
+                raise InterruptedError(name)
+        if mode is SandboxMode.NONE:  # no sandbox: the bot runs in its snapshot's copy
+            rel = os.path.relpath(workdir, folder)
+            entrant = Entrant(name, argv, workdir=Path(os.path.normpath(snap.copy / rel)))
+        else:
+            try:
+                binds = sealed_binds(argv, workdir, folder, config.shared)
+            except SandboxError as err:
+                raise ValueError(str(err)) from None
+            entrant = Entrant(name, argv, workdir=workdir, hidden=(config.output,),
+                              sealed=Sealed(snap, binds))
+        _fly(entrant, config=config, mode=mode, logs=logs, stop=stop)
+        if config.check:
+            _conform(entrant, snap, workdir, folder, config=config, mode=mode)
+    except BaseException:
+        remove_copy(snap.copy)
+        raise
+    return entrant, snap, argv
+
+
+def _fly(entrant: Entrant, *, config: LeagueConfig, mode: SandboxMode, logs: Path,
+         stop: threading.Event) -> None:
+    """The pre-flight: the bot started once from its snapshot."""
+    try:
+        launcher = Launcher.resolve(mode, config.limits)
+        [flight] = preflight([entrant], limits=config.limits, launcher=launcher,
+                             logs_dir=logs, hidden=(config.output,), stop=stop)
+    except (BotCommandError, BotError, SandboxError) as err:
+        raise ValueError(f"did not start: {err}") from None
+    if not flight.ok:
+        raise ValueError(f"did not start in the pre-flight: {flight.fault}: "
+                         f"{escape_controls(flight.detail)}")
+
+
+def _conform(entrant: Entrant, snap: Snapshot, workdir: Path, folder: Path, *,
+             config: LeagueConfig, mode: SandboxMode) -> None:
+    """``ct-referee check``'s scripted situations, the bot run from a copy of its snapshot."""
+    rel = os.path.relpath(workdir, folder)
+    limits = config.limits
+    try:
+        report = run_check(entrant.command, move_ms=limits.move_ms,
+                           startup_ms=limits.startup_ms, sandbox=mode,
+                           workdir=Path(os.path.normpath(snap.copy / rel)), limits=limits)
+    except (BotCommandError, BotError, SandboxError, OSError) as err:
+        raise ValueError(f"the conformance check could not run it: {err}") from None
+    if not report.ok:
+        failed = next((s for s in report.steps if not s.ok), None)
+        what = "no step ran" if failed is None else \
+            f"{failed.title}: {failed.expected or failed.note or failed.status}"
+        raise ValueError(f"failed the conformance check (ct-referee check): "
+                         f"{escape_controls(what)}"[:300])
+
+
+@dataclass
+class _Folder:
+    """What the watcher knows of one source."""
+
+    source: Source
+    seen: str | None = None
+    since: float = 0.0
+    """When :attr:`seen` was first seen (monotonic) ..."""
+    wall: float = 0.0
+    """... and by the wall clock."""
+    done: str | None = None
+    """The fingerprint last admitted or refused (nothing to do while it stays)."""
+    told: str | None = None
+    """The last line said about it (said once)."""
+
+
+@dataclass
+class Known:
+    """An author's current version, as the journal says."""
+
+    name: str
+    version: int
+    digest: str
+
+
+class Admissions:
+    """The watcher and the admissions, on a thread of their own: :meth:`events` hands the
+    league what happened since, never blocking.
+
+    ``known``: each author's current version (from the journal: a folder whose snapshot has
+    the same digest is that version again); ``versions``: each author's highest version so
+    far."""
+
+    def __init__(self, config: LeagueConfig, *, store: Store, mode: SandboxMode, logs: Path,
+                 known: dict[str, Known], versions: dict[str, int],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.config, self.store, self.mode, self.logs = config, store, mode, logs
+        self.known, self.versions = known, versions
+        self.clock = clock
+        self.stop = threading.Event()
+        self._events: queue.Queue[Event] = queue.Queue()
+        self._folders: dict[str, _Folder] = {}
+        self._thread = threading.Thread(target=self._run, name="league-admissions",
+                                        daemon=True)
+        self.error: BaseException | None = None
+
+    def start(self) -> None:
+        """Starts watching."""
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stops watching (an admission under way is abandoned at its next step)."""
+        self.stop.set()
+        self._thread.join(timeout=30)
+
+    def events(self) -> list[Event]:
+        """What happened since the last call."""
+        out = []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                out.append(self._events.get_nowait())
+        return out
+
+    def _run(self) -> None:
+        try:
+            while not self.stop.is_set():
+                self.poll()
+                self.stop.wait(self.config.poll_s)
+        except BaseException as err:  # the league says so; nothing here may end it
+            self.error = err
+
+    # -- one look ---------------------------------------------------------------------------
+
+    def sources(self) -> list[Source]:
+        """The house entrants, then every submission folder (sorted, at most
+        :data:`MAX_FOLDERS`)."""
+        found = [Source(e.name, e.workdir, e.command, e.workdir) for e in self.config.entrants]
+        folder = self.config.submissions
+        if folder is not None:
+            try:
+                with os.scandir(folder) as it:
+                    names = []
+                    for entry in it:
+                        if not entry.name.startswith("."):
+                            names.append(entry.name)
+                        if len(names) >= MAX_FOLDERS:
+                            break
+            except OSError:
+                names = []
+            house = {s.author for s in found}
+            found += [Source(n, folder / n) for n in sorted(names) if n not in house]
+        return found
+
+    def poll(self) -> None:
+        """One look at every source: a folder settled and changed since it was last decided
+        is admitted (or refused); one gone is withdrawn."""
+        now = self.clock()
+        sources = {s.author: s for s in self.sources()}
+        for author in [a for a in {*self._folders, *self.known} if a not in sources]:
+            self._folders.pop(author, None)
+            if author in self.known:
+                self._events.put(Withdrawn(author))
+                del self.known[author]
+        for author, source in sources.items():
+            if self.stop.is_set():
+                return
+            state = self._folders.setdefault(author, _Folder(source))
+            if not NAME_RE.fullmatch(author):
+                self._refuse(state, author, "its folder's name may only hold letters, digits, "
+                                            "'-', '_' and '.'", "name")
+                continue
+            try:
+                seen = fingerprint(source.folder, cap_mb=self.config.snapshot_mb)
+            except (OSError, ValueError) as err:
+                why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+                self._refuse(state, author, f"{why}", f"bad:{why}")
+                continue
+            if seen != state.seen:
+                state.seen, state.since, state.wall = seen, now, time.time()
+                continue
+            if seen == state.done or now - state.since < self.config.settle_s:
+                continue
+            self._admit(state, seen)
+
+    def _refuse(self, state: _Folder, author: str, reason: str, key: str) -> None:
+        state.seen = None
+        if state.done != key:
+            state.done = key
+            self._events.put(Refused(author, reason))
+
+    def _admit(self, state: _Folder, seen: str) -> None:
+        author = state.source.author
+        version = self.versions.get(author, 0) + 1
+        name = author if version == 1 else f"{author}.v{version}"
+        try:
+            entrant, snap, argv = admit(state.source, name, config=self.config,
+                                        store=self.store, mode=self.mode, logs=self.logs,
+                                        stop=self.stop, before=seen)
+        except InterruptedError:
+            state.seen = None  # it changed while being copied: it settles again first
+            return
+        except ValueError as err:
+            state.done = seen
+            self._events.put(Refused(author, str(err)))
+            return
+        state.done = seen
+        old = self.known.get(author)
+        if old is not None and snap.digest == old.digest:  # the same code: the same version
+            self._events.put(Admitted(author, old.name, old.version, old.digest,
+                                      replace(entrant, name=old.name), argv, state.wall,
+                                      new=False))
+            return
+        self.versions[author] = version
+        self.known[author] = Known(name, version, snap.digest)
+        self._events.put(Admitted(author, name, version, snap.digest, entrant, argv,
+                                  state.wall))
