@@ -123,14 +123,16 @@ class Matchmaker:
         fewer entrants than seats)."""
         if len(self.members) < self.players:
             return None
-        focal, targets = self._focal()
-        chosen = [focal]
-        for target in targets:
-            if len(chosen) == self.players:
-                break
-            other = self._nearest(target, chosen)
-            if other is not None:
-                chosen.append(other)
+        placing = self._placing()
+        if placing is not None:
+            focal, targets = placing
+            chosen = [focal]
+            for target in targets:
+                other = self._nearest(target, chosen)
+                if other is not None:
+                    chosen.append(other)
+        else:  # those owed a set first, every seat; then where a set teaches most
+            chosen = self._most_owed(self.players) or [self._most_uncertain()]
         while len(chosen) < self.players:
             chosen.append(self._teaching(chosen))
         self._handed(chosen)
@@ -140,9 +142,9 @@ class Matchmaker:
         """Sets ``name`` is owed by the fair share (negative: ahead of it)."""
         return self.clock - self.members[name].joined
 
-    def _focal(self) -> tuple[str, list[float]]:
-        """Whom the set is for, and the ratings its opponents are sought near (``[]``: where
-        they teach most)."""
+    def _placing(self) -> tuple[str, list[float]] | None:
+        """A new entrant with placement sets left, and the ratings its opponents are sought
+        near (``None``: none is left)."""
         while self._new:
             m = self.members.get(self._new[0])
             if m is None or not m.placement:
@@ -156,20 +158,23 @@ class Matchmaker:
             # the k-th placement set: near mu, then mu + sigma, mu - sigma, mu + 2 sigma, ...
             z = (k + 1) // 2 * (1 if k % 2 else -1)
             return m.name, [m.mu + z * m.sigma + j * m.sigma for j in range(self.players - 1)]
-        owed = self._most_owed()
-        if owed is not None:
-            return owed, []
-        return self._most_uncertain(), []
-
-    def _most_owed(self) -> str | None:
-        while self._owed:
-            joined, name = self._owed[0]
-            m = self.members.get(name)
-            if m is None or m.joined != joined:
-                heapq.heappop(self._owed)  # stale
-                continue
-            return name if self.clock - joined >= FLOOR else None
         return None
+
+    def _most_owed(self, most: int) -> list[str]:
+        """Up to ``most`` entrants owed :data:`FLOOR` sets or more, the most owed first."""
+        found: list[tuple[float, str]] = []
+        while self._owed and len(found) < most:
+            joined, name = heapq.heappop(self._owed)
+            m = self.members.get(name)
+            if m is None or m.joined != joined or any(name == n for _, n in found):
+                continue  # stale
+            if self.clock - joined < FLOOR:
+                heapq.heappush(self._owed, (joined, name))
+                break
+            found.append((joined, name))
+        for item in found:
+            heapq.heappush(self._owed, item)
+        return [name for _, name in found]
 
     def _most_uncertain(self) -> str:
         while True:

@@ -46,7 +46,7 @@ from referee.match.check import run_check
 from referee.match.play import Entrant
 from referee.protocol.escape import escape_controls
 from referee.tournament.admission import preflight
-from referee.tournament.config import NAME_RE
+from referee.tournament.config import NAME_RE, EntrantConfig
 
 __all__ = ["Admissions", "Admitted", "Known", "Refused", "Source", "Withdrawn", "admit",
            "fingerprint"]
@@ -68,6 +68,9 @@ class Source:
     """``None``: the submission's ``command.txt``, else the league's ``command``."""
     workdir: Path | None = None
     """Where the command runs (default: ``folder``)."""
+    house: bool = False
+    """A house entrant (from the YAML): its folder is the one its command names (as a
+    tournament's); a submission's is its own folder, and nothing else."""
 
 
 @dataclass(frozen=True)
@@ -189,9 +192,13 @@ def admit(source: Source, name: str, *, config: LeagueConfig, store: Store, mode
     try:
         command = _command(source, config.command)
         argv = tuple(resolve_command(command, workdir))
-        folder = entrant_folder(argv, workdir, shared=config.shared, given=True)
+        folder = entrant_folder(argv, workdir, shared=config.shared, given=not source.house)
     except (BotCommandError, SandboxError) as err:
         raise ValueError(str(err)) from None
+    own = Path(os.path.realpath(source.folder))
+    if not source.house and folder != own:
+        raise ValueError(f"its command runs {str(folder)!r}, outside its own folder (a "
+                         f"symlink out?): a submission may run only its own files")
     try:
         snap = take_snapshot(folder, store, name, cap_mb=config.snapshot_mb,
                              exclude=(config.output, config.path))
@@ -329,7 +336,7 @@ class Admissions:
     def sources(self) -> list[Source]:
         """The house entrants, then every submission folder (sorted, at most
         :data:`MAX_FOLDERS`)."""
-        found = [Source(e.name, e.workdir, e.command, e.workdir) for e in self.config.entrants]
+        found = [self._house(e) for e in self.config.entrants]
         folder = self.config.submissions
         if folder is not None:
             try:
@@ -345,6 +352,15 @@ class Admissions:
             house = {s.author for s in found}
             found += [Source(n, folder / n) for n in sorted(names) if n not in house]
         return found
+
+    def _house(self, e: EntrantConfig) -> Source:
+        """A house entrant's source: the folder its command names (as a tournament's)."""
+        try:
+            folder = entrant_folder(e.argv, e.workdir, shared=self.config.shared,
+                                    given=e.workdir_given)
+        except SandboxError:
+            folder = e.workdir  # refused when admitted, saying why
+        return Source(e.name, folder, e.command, e.workdir, house=True)
 
     def poll(self) -> None:
         """One look at every source: a folder settled and changed since it was last decided
