@@ -96,7 +96,7 @@ class Running:
 
 
 def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path: Path) -> None:
-    path = config(tmp_path)
+    path = config(tmp_path, keep_logs=3)
     subs = tmp_path / "subs"
     submit(subs, "alice")
     submit(subs, "bob", "greedy_bot.py")
@@ -127,7 +127,7 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
     assert league.proc.returncode == 0, text
     assert "the same command goes on" in text
     assert "refused dave: did not start in the pre-flight" in text
-    assert "refused erin: failed the conformance check" in text
+    assert "refused erin: failed the conformance check (ct-referee check) twice" in text
     assert "admitted alice.v2" in text and "alice retires" in text
     data = json.loads((league.out / "report" / "league.json").read_text())
     rows = {r["name"]: r for r in data["rows"]}
@@ -144,6 +144,14 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
     first_v2 = next(i for i, r in enumerate(results) if "alice.v2" in r["players"])
     late = {r["id"].rsplit("-", 1)[0] for r in results[first_v2:] if "alice" in r["players"]}
     assert len(late) <= 2, late
+    # keep_logs: 3: of the complete sets, only the three newest keep their bots' stderr
+    seatings: dict[str, int] = {}
+    for r in results:
+        seatings[r["id"].rsplit("-", 1)[0]] = seatings.get(r["id"].rsplit("-", 1)[0], 0) + 1
+    complete = sorted(s for s, n in seatings.items() if n == 2)
+    logged = {p.name.rsplit("-", 1)[0] for p in (league.out / "logs").iterdir()}
+    assert len(complete) > 6
+    assert not logged & set(complete[:-3]), sorted(logged)
 
 
 def test_a_hostile_folder_is_contained_and_the_league_plays_on(tmp_path: Path) -> None:

@@ -30,7 +30,8 @@ __all__ = ["KEYS", "LeagueConfig", "load_league"]
 
 KEYS = ("name", "submissions", "command", "entrants", "variant", "players", "target", "seatings",
         "concurrency", "affinity", "limits", "sandbox", "output", "rating", "shared",
-        "snapshot_mb", "bot_uids", "placement", "poll_s", "settle_s", "check", "max_matches")
+        "snapshot_mb", "bot_uids", "placement", "poll_s", "settle_s", "check", "max_matches",
+        "keep_logs")
 LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb", "pids", "cpus", "tmp_mb",
                "file_mb")
 RATING_KEYS = ("mu", "sigma", "beta", "tau", "draw_probability")
@@ -76,6 +77,8 @@ class LeagueConfig:
     """Whether a submission passes ``ct-referee check``'s conformance before it plays."""
     max_matches: int | None = None
     """Matches after which the league stops (``None``: it plays until stopped)."""
+    keep_logs: int = 0
+    """The bots' stderr kept for the last this many sets (0: every set's)."""
 
     def identity(self) -> dict[str, Any]:
         """What a resumed output folder must agree on (the rest may change between runs)."""
@@ -151,7 +154,8 @@ class _LeagueLoader(_Loader):
             shared=self.attempt(lambda: self.shared(data), ()),
             snapshot_mb=integer("snapshot_mb", 64, 1), bot_uids=bot_uids,
             placement=integer("placement", 3, 0), poll_s=seconds("poll_s", 1.0),
-            settle_s=seconds("settle_s", 1.0), check=check, max_matches=max_matches)
+            settle_s=seconds("settle_s", 1.0), check=check, max_matches=max_matches,
+            keep_logs=integer("keep_logs", 0, 0))
         if self.mistakes:
             raise ConfigError(*(text for _, _, text in sorted(self.mistakes)))
         return config

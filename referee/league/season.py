@@ -11,6 +11,7 @@ refusals, folders gone). It ends when ``stop`` is set (Ctrl-C) or at ``max_match
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections import deque
@@ -92,6 +93,9 @@ class League:
         self.refused: dict[str, str] = {}
         self.log: deque[str] = deque(maxlen=40)
         self._page_at = 0.0
+        self._newest = 0
+        self._pruned = 0
+        """Sets up to this one had their logs pruned (``keep_logs``)."""
         self.admissions: Admissions | None = None
 
     # -- the journal ---------------------------------------------------------------------------
@@ -122,6 +126,7 @@ class League:
                          f"referee stopped, its line is now too")
         journaled.clear()
         self.done = self.table.matches
+        self._newest = self._pruned = max(0, self.next_group - 1 - self.config.keep_logs)
 
     def _event(self, data: dict[str, Any]) -> bool:
         kind, name, author = data.get("event"), data.get("name"), data.get("author")
@@ -340,7 +345,26 @@ class League:
         self.done += 1
         self.played += 1
         self._book(line)
+        group = MatchId.parse(line.id).group
+        if self.config.keep_logs and group not in self.sets:  # its set is complete
+            self._prune(group)
         self.page()
+
+    def _prune(self, group: int) -> None:
+        """Set ``group`` is complete: the bots' logs of every complete set ``keep_logs`` sets
+        older than the newest complete one go (one that completes late goes at once)."""
+        keep = self.config.keep_logs
+        self._newest = max(self._newest, group)
+        if group <= self._pruned:
+            self._drop_logs(group)
+        while self._pruned < self._newest - keep:
+            self._pruned += 1
+            if self._pruned not in self.sets:  # one under way goes when it completes
+                self._drop_logs(self._pruned)
+
+    def _drop_logs(self, group: int) -> None:
+        for k in range(1, len(self.order) + 1):
+            shutil.rmtree(self.folder.match_logs(match_id(group, k)), ignore_errors=True)
 
     # -- the page ------------------------------------------------------------------------------
 
