@@ -11,6 +11,8 @@ import signal
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,9 @@ class Running:
         self.log = open(path.parent / "league.log", "a")  # noqa: SIM115 - closed by stop
         self.proc = subprocess.Popen([*CLI, "league", str(path), *args], stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
+
+    def text(self) -> str:
+        return (self.out.parent / "league.log").read_text()
 
     def results(self) -> list[dict[str, Any]]:
         path = self.out / "results.jsonl"
@@ -100,9 +105,16 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
     subs = tmp_path / "subs"
     submit(subs, "alice")
     submit(subs, "bob", "greedy_bot.py")
-    league = Running(path)
+    league = Running(path, "--serve", "0")
     try:
         league.wait_for(lambda: len(league.results()) >= 4, "4 matches")
+        league.wait_for(lambda: "serving the page at" in league.text(), "the page served")
+        address = league.text().split("serving the page at ", 1)[1].split()[0]
+        with urllib.request.urlopen(address, timeout=30) as page:  # the live page
+            assert b"Leaderboard" in page.read()
+        for hidden in (".deal-secret", "../.deal-secret", "%2e%2e/results.jsonl"):
+            with pytest.raises(urllib.error.HTTPError):  # the page's folder alone
+                urllib.request.urlopen(address + hidden, timeout=30)
         submit(subs, "carol", "greedy_bot.py")  # a new folder while it plays
         league.wait_for(lambda: league.played("carol"), "a match of carol")
         first = league.event("first", name="carol")

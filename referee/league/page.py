@@ -60,7 +60,12 @@ def _row_cells(r: dict[str, Any], rank: int | str, lo: float, hi: float) -> str:
     return (f"<td>{rank}</td><td><a href=\"#{_e(r['author'])}\">{_e(r['name'])}</a></td>"
             f"<td>{r['score']:.2f}</td><td>{r['mu']:.2f}</td><td>{r['sigma']:.2f}</td>"
             f"<td>{r['sets']}</td><td>{r['matches']}</td><td>{r['wins']}</td><td>{ppm}</td>"
-            f"<td>{r['faults']}</td><td>{sparkline(r['history'], lo=lo, hi=hi)}</td>")
+            f"<td>{r['faults']}</td><td>{_p(r.get('p_above_next'))}</td>"
+            f"<td>{sparkline(r['history'], lo=lo, hi=hi)}</td>")
+
+
+def _p(p: float | None) -> str:
+    return "" if p is None else f"{100 * p:.0f} %"
 
 
 def render(data: dict[str, Any]) -> str:
@@ -70,7 +75,8 @@ def render(data: dict[str, Any]) -> str:
     lo, hi = min(mus) - 1, max(mus) + 1
     head = ("<tr><th>#</th><th>version</th><th>score</th><th>mu</th><th>sigma</th>"
             "<th>sets</th><th>matches</th><th>wins</th><th>points/hand</th><th>faults</th>"
-            "<th>rating over time</th></tr>")
+            "<th title='the probability that it is truly stronger than the next one down'>"
+            "P(&gt; next)</th><th>rating over time</th></tr>")
     active = [r for r in rows if r["active"]]
     board = "".join(f"<tr>{_row_cells(r, i, lo, hi)}</tr>" for i, r in enumerate(active, 1))
     refresh = '<meta http-equiv="refresh" content="5">' if data.get("live") else ""
@@ -83,7 +89,8 @@ def render(data: dict[str, Any]) -> str:
              f"{_e(data.get('updated', ''))}</p>",
              "<h2>Leaderboard</h2><p class=muted>Ranked by the conservative score mu - 3 "
              "sigma (TrueSkill, one update per duplicate set, on points less the luck of the "
-             "stock flips).</p>",
+             "stock flips); P(&gt; next): the probability that a version is truly stronger "
+             "than the next one down.</p>",
              f"<table>{head}{board}</table>"]
     newest = data.get("newest", [])
     if newest:

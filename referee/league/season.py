@@ -371,7 +371,9 @@ class League:
     def page_data(self, *, live: bool = True) -> dict[str, Any]:
         """What the page shows."""
         ranked = self.table.ranked()
-        rows = [dict(r.to_json(), first_s=self.first.get(r.name)) for r in ranked]
+        rows = [dict(r.to_json(), first_s=self.first.get(r.name),
+                     p_above_next=round(self.table.p_above(r.name, ranked[i + 1].name), 3)
+                     if i + 1 < len(ranked) else None) for i, r in enumerate(ranked)]
         rows += [dict(r.to_json(), first_s=self.first.get(r.name)) for r in self.table.retired()]
         return {"name": self.config.name, "live": live, "matches": self.table.matches,
                 "sets": self.table.sets, "rows": rows, "newest": list(self.newest),
