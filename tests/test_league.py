@@ -117,6 +117,16 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
                 urllib.request.urlopen(address + hidden, timeout=30)
         submit(subs, "carol", "greedy_bot.py")  # a new folder while it plays
         league.wait_for(lambda: league.played("carol"), "a match of carol")
+        frank = subs / ".frank"  # a bot in a subfolder importing from its folder's root,
+        (frank / "bots").mkdir(parents=True)  # with a command.txt: the check sees what a
+        shutil.copy(EXAMPLES / "random_bot.py", frank / "helper.py")  # match sees
+        (frank / "bots" / "bot.py").write_text(
+            "import sys\nfrom pathlib import Path\n"
+            "sys.path.insert(0, str(Path(__file__).resolve().parent.parent))\n"
+            "import helper\nsys.exit(helper.main())\n")
+        (frank / "command.txt").write_text("python3 bots/bot.py\n")
+        frank.rename(subs / "frank")
+        league.wait_for(lambda: league.played("frank"), "a match of frank")
         first = league.event("first", name="carol")
         assert first is not None and first["seconds"] >= 0
         with open(subs / "alice" / "bot.py", "a") as f:  # a new version of alice

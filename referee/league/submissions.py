@@ -220,7 +220,7 @@ def admit(source: Source, name: str, *, config: LeagueConfig, store: Store, mode
                               sealed=Sealed(snap, binds))
         _fly(entrant, config=config, mode=mode, logs=logs, stop=stop)
         if config.check:
-            _conform(entrant, snap, workdir, folder, config=config, mode=mode)
+            _conform(entrant, config=config, mode=mode)
     except BaseException:
         remove_copy(snap.copy)
         raise
@@ -241,18 +241,17 @@ def _fly(entrant: Entrant, *, config: LeagueConfig, mode: SandboxMode, logs: Pat
                          f"{escape_controls(flight.detail)}")
 
 
-def _conform(entrant: Entrant, snap: Snapshot, workdir: Path, folder: Path, *,
-             config: LeagueConfig, mode: SandboxMode) -> None:
-    """``ct-referee check``'s scripted situations, the bot run from a copy of its snapshot;
+def _conform(entrant: Entrant, *, config: LeagueConfig, mode: SandboxMode) -> None:
+    """``ct-referee check``'s scripted situations, the bot run as in its matches (sandboxed:
+    each process from a fresh copy of its snapshot; else in the snapshot's copy);
     a failure is checked once more (the matches being played beside it may have cost a bot on
     a loaded machine the time a step allows), and refused if it fails again."""
-    rel = os.path.relpath(workdir, folder)
     limits = config.limits
     for _attempt in (1, 2):
         try:
             report = run_check(entrant.command, move_ms=limits.move_ms,
                                startup_ms=limits.startup_ms, sandbox=mode,
-                               workdir=Path(os.path.normpath(snap.copy / rel)), limits=limits)
+                               workdir=entrant.workdir, limits=limits, sealed=entrant.sealed)
         except (BotCommandError, BotError, SandboxError, OSError) as err:
             raise ValueError(f"the conformance check could not run it: {err}") from None
         if report.ok:
