@@ -1,7 +1,7 @@
 """The league's goals, simulated and with real bots.
 
 Run:  .venv/bin/python bench/league.py                   # everything (~15 min on 2 shared cores)
-      .venv/bin/python bench/league.py --skip-real       # the simulations alone
+      .venv/bin/python bench/league.py --parts placement,memory  # the simulations alone
       .venv/bin/python bench/league.py --matches 100000  # a smaller memory run
 
 Four figures:
@@ -329,16 +329,19 @@ def main() -> None:
     parser.add_argument("--entrants", type=int, default=1000)
     parser.add_argument("--matches", type=int, default=1_000_000)
     parser.add_argument("--real-matches", type=int, default=120)
-    parser.add_argument("--skip-real", action="store_true")
-    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--parts", default="placement,first,real,memory",
+                        help="which figures, of placement,first,real,memory (default: all)")
     args = parser.parse_args()
-    placement(args.field, args.trials)
-    if not args.skip_real:
+    parts = set(args.parts.split(","))
+    if "placement" in parts:
+        placement(args.field, args.trials)
+    if "first" in parts:
         with tempfile.TemporaryDirectory() as tmp:
             first_match(Path(tmp))
+    if "real" in parts:
         with tempfile.TemporaryDirectory() as tmp:
             real_placement(Path(tmp), args.real_matches)
-    if not args.skip_memory:
+    if "memory" in parts:
         memory(args.entrants, args.matches)
 
 

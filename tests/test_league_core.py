@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.league.config import load_league
-from referee.league.journal import LeagueFolder, match_id, prepare
+from referee.league.journal import RECENT, Journaled, LeagueFolder, match_id, prepare
 from referee.league.matchmaker import FLOOR, Matchmaker
 from referee.league.page import render
 from referee.league.submissions import fingerprint
@@ -186,3 +186,17 @@ def test_the_page_escapes_what_a_submitter_chose() -> None:
                    "log": ["refused evil: <img src=x onerror=alert(1)>"]})
     assert "<script>alert" not in page and "<img" not in page
     assert "&lt;script&gt;" in page and 'http-equiv="refresh"' in page and "<svg" in page
+
+
+def test_the_journaled_matches_are_remembered_for_the_newest_sets_only() -> None:
+    journaled = Journaled()
+    for group in range(1, 3 * RECENT):
+        journaled.add(group, 1)
+        if group != 5:
+            journaled.add(group, 2)
+    assert journaled.has(3 * RECENT - 1, 2, partial={}) and \
+        not journaled.has(3 * RECENT, 1, partial={})
+    assert journaled.has(5, 2, partial={})  # long ago: taken as journaled ...
+    assert not journaled.has(5, 2, partial={5: {1}})  # ... unless its set is under way
+    assert journaled.has(5, 1, partial={5: {1}})
+    assert len(journaled._seen) <= 2 * RECENT + 1

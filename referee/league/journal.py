@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,8 @@ from referee.records.record import RecordError, read_record, record_id, write_at
 from referee.tournament.config import ConfigError
 from referee.tournament.output import Journal, OutputFolder, read_deal_secret
 
-__all__ = ["EVENTS", "MARKER", "WIDTHS", "LeagueFolder", "match_id", "orphans", "prepare"]
+__all__ = ["EVENTS", "MARKER", "RECENT", "WIDTHS", "Journaled", "LeagueFolder", "match_id",
+           "orphans", "prepare"]
 
 MARKER = ".ct-referee-league.json"
 EVENTS = "league.jsonl"
@@ -106,22 +107,55 @@ def _empty(folder: LeagueFolder) -> None:
             path.unlink(missing_ok=True)
 
 
-def orphans(folder: OutputFolder, journaled: set[tuple[int, int]]) -> Iterator[dict[str, Any]]:
-    """The result lines of the records in ``games/`` whose match is not among ``journaled``
-    (``(set, seating)`` pairs), read back from each record (one that cannot be read is left
-    alone), oldest set first."""
+RECENT = 10_000
+"""Sets below the newest journaled one by more than this are taken as fully journaled but
+for sets under way (a kill between a record and its line is a matter of the sets in play:
+thousands of sets do not finish while one match writes its line)."""
+
+
+class Journaled:
+    """The matches read back from ``results.jsonl``, remembered for the newest :data:`RECENT`
+    sets only (a journal of a million lines costs the memory of ten thousand sets)."""
+
+    def __init__(self) -> None:
+        self.newest = 0
+        self._seen: dict[int, set[int]] = {}
+
+    def add(self, group: int, seating: int) -> None:
+        """Match ``seating`` of set ``group`` was journaled."""
+        self._seen.setdefault(group, set()).add(seating)
+        if group > self.newest:
+            self.newest = group
+            if len(self._seen) > 2 * RECENT:
+                floor = self.newest - RECENT
+                self._seen = {g: s for g, s in self._seen.items() if g >= floor}
+
+    def has(self, group: int, seating: int, *,
+            partial: Mapping[int, Collection[int]]) -> bool:
+        """Whether match ``seating`` of set ``group`` was journaled (``partial``: the sets
+        under way, by set, with their journaled seatings)."""
+        if group in partial:
+            return seating in partial[group]
+        return group < self.newest - RECENT or seating in self._seen.get(group, ())
+
+
+def orphans(folder: OutputFolder, journaled: Journaled,
+            partial: Mapping[int, Collection[int]]) -> Iterator[dict[str, Any]]:
+    """The result lines of the records in ``games/`` that ``journaled`` lacks, read back from
+    each record (one that cannot be read is left alone), oldest set first; ``games/`` is read
+    one name at a time."""
+    found = []
     try:
-        names = os.listdir(folder.games)
+        with os.scandir(folder.games) as it:
+            for entry in it:
+                mid = record_id(entry.name)
+                if mid is None or not MatchId.is_one(mid):
+                    continue
+                parsed = MatchId.parse(mid)
+                if not journaled.has(parsed.group, parsed.seating, partial=partial):
+                    found.append((parsed.group, parsed.seating, mid))
     except OSError:
         return
-    found = []
-    for name in names:
-        mid = record_id(name)
-        if mid is None or not MatchId.is_one(mid):
-            continue
-        parsed = MatchId.parse(mid)
-        if (parsed.group, parsed.seating) not in journaled:
-            found.append((parsed.group, parsed.seating, mid))
     for _, _, mid in sorted(found):
         try:
             record = read_record(folder.saved_record(mid))
@@ -133,6 +167,3 @@ def orphans(folder: OutputFolder, journaled: set[tuple[int, int]]) -> Iterator[d
             line["snapshots"] = snapshots
         line["record"] = folder.record_ref(mid)
         yield line
-
-
-

@@ -21,7 +21,7 @@ from typing import Any
 
 from referee.bots.limits import SandboxMode
 from referee.league.config import LeagueConfig
-from referee.league.journal import LeagueFolder, match_id, orphans
+from referee.league.journal import Journaled, LeagueFolder, match_id, orphans
 from referee.league.matchmaker import Matchmaker
 from referee.league.page import write_page
 from referee.league.submissions import Admissions, Admitted, Known, Refused, Withdrawn
@@ -103,7 +103,7 @@ class League:
     def resume(self) -> None:
         """Reads what earlier runs wrote: the versions and every finished match."""
         self.events.load(self._event, collect=False)
-        journaled: set[tuple[int, int]] = set()
+        journaled = Journaled()
 
         def match(data: dict[str, Any]) -> bool:
             try:
@@ -114,17 +114,17 @@ class League:
                                               for p in line.result.players):
                 return False
             mid = MatchId.parse(line.id)
-            journaled.add((mid.group, mid.seating))
+            journaled.add(mid.group, mid.seating)
             self._book(line)
             return True
 
         self.results.load(match, collect=False)
-        for data in orphans(self.folder, journaled):  # killed between a record and its line
+        partial = {group: set(s.done) for group, s in self.sets.items()}
+        for data in orphans(self.folder, journaled, partial):  # a kill between the two
             if match(data):
                 self.results.append(data)
                 self.say(f"kept match {data['id']}: its record was written before the "
                          f"referee stopped, its line is now too")
-        journaled.clear()
         self.done = self.table.matches
         self._newest = self._pruned = max(0, self.next_group - 1 - self.config.keep_logs)
 
