@@ -263,3 +263,25 @@ def test_a_restart_after_sigkill_loses_no_finished_match(tmp_path: Path) -> None
     same = json.loads((out / "report" / "league.json").read_text())["rows"]
     key = [(r["name"], r["mu"], r["sigma"], r["sets"]) for r in rows]
     assert [(r["name"], r["mu"], r["sigma"], r["sets"]) for r in same] == key
+
+
+def test_the_configuration_is_read_again_while_it_plays(tmp_path: Path) -> None:
+    path = config(tmp_path)
+    house = (f"entrants:\n  - name: house-random\n    command: {PY} {EXAMPLES}/random_bot.py\n"
+             f"  - name: house-greedy\n    command: {PY} {EXAMPLES}/greedy_bot.py\n")
+    path.write_text(path.read_text() + house)
+    league = Running(path)
+    try:
+        league.wait_for(lambda: len(league.results()) >= 2, "2 matches")
+        path.write_text(path.read_text() + f"  - name: house-late\n    command: {PY} "
+                        f"{EXAMPLES}/greedy_bot.py\n")
+        league.wait_for(lambda: league.played("house-late"), "a match of house-late")
+        path.write_text(path.read_text() + "placment: 2\n")  # a mistake: the rest stays
+        league.wait_for(lambda: "not read again" in league.text(), "the mistake said")
+        count = len(league.results())
+        league.wait_for(lambda: len(league.results()) >= count + 2, "play after the mistake")
+    finally:
+        text = league.stop()
+    assert league.proc.returncode == 0, text
+    assert "league.yaml read again: 3 house entrants" in text
+    assert "placment: unknown key (did you mean 'placement'?)" in text

@@ -24,7 +24,7 @@ from referee.league.config import LeagueConfig
 from referee.league.journal import Journaled, LeagueFolder, match_id, orphans
 from referee.league.matchmaker import Matchmaker
 from referee.league.page import write_page
-from referee.league.submissions import Admissions, Admitted, Known, Refused, Withdrawn
+from referee.league.submissions import Admissions, Admitted, Known, Note, Refused, Withdrawn
 from referee.league.table import Table, set_points
 from referee.match.job import DealSecret, Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
@@ -210,6 +210,8 @@ class League:
                 self.events.append({"event": "refused", "author": event.author,
                                     "reason": event.reason, "at": time.time()})
                 self._say(f"refused {event.author}: {event.reason}")
+            elif isinstance(event, Note):
+                self._say(event.text)
             elif isinstance(event, Withdrawn):
                 name = self.current.pop(event.author, None)
                 if name is not None:

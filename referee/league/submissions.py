@@ -41,14 +41,14 @@ from referee.bots.snapshot import (
     sealed_binds,
     take_snapshot,
 )
-from referee.league.config import LeagueConfig
+from referee.league.config import LeagueConfig, load_league
 from referee.match.check import run_check
 from referee.match.play import Entrant
 from referee.protocol.escape import escape_controls
 from referee.tournament.admission import preflight
-from referee.tournament.config import NAME_RE, EntrantConfig
+from referee.tournament.config import NAME_RE, ConfigError, EntrantConfig
 
-__all__ = ["Admissions", "Admitted", "Known", "Refused", "Source", "Withdrawn", "admit",
+__all__ = ["Admissions", "Admitted", "Known", "Note", "Refused", "Source", "Withdrawn", "admit",
            "fingerprint"]
 
 COMMAND_FILE = "command.txt"
@@ -104,7 +104,14 @@ class Withdrawn:
     author: str
 
 
-Event = Admitted | Refused | Withdrawn
+@dataclass(frozen=True)
+class Note:
+    """Something the organiser should know (the configuration not read again, say)."""
+
+    text: str
+
+
+Event = Admitted | Refused | Withdrawn | Note
 
 
 def fingerprint(folder: Path, *, cap_mb: int) -> str:
@@ -308,6 +315,8 @@ class Admissions:
         self._thread = threading.Thread(target=self._run, name="league-admissions",
                                         daemon=True)
         self.error: BaseException | None = None
+        self._house = config.entrants
+        self._read = self._mtime()
 
     def start(self) -> None:
         """Starts watching."""
@@ -339,7 +348,7 @@ class Admissions:
     def sources(self) -> list[Source]:
         """The house entrants, then every submission folder (sorted, at most
         :data:`MAX_FOLDERS`)."""
-        found = [self._house(e) for e in self.config.entrants]
+        found = [self._house_source(e) for e in self._entrants()]
         folder = self.config.submissions
         if folder is not None:
             try:
@@ -356,7 +365,29 @@ class Admissions:
             found += [Source(n, folder / n) for n in sorted(names) if n not in house]
         return found
 
-    def _house(self, e: EntrantConfig) -> Source:
+    def _mtime(self) -> int | None:
+        try:
+            return os.stat(self.config.path).st_mtime_ns
+        except OSError:
+            return None
+
+    def _entrants(self) -> tuple[EntrantConfig, ...]:
+        """The house entrants, the configuration read again when it changed (its other keys
+        take effect at the next start)."""
+        mtime = self._mtime()
+        if mtime is not None and mtime != self._read:
+            self._read = mtime
+            try:
+                self._house = load_league(self.config.path, output=self.config.output).entrants
+            except ConfigError as err:
+                self._events.put(Note(f"{self.config.path.name} not read again (its house "
+                                      f"entrants stay as they were): {str(err).splitlines()[0]}"))
+            else:
+                self._events.put(Note(f"{self.config.path.name} read again: "
+                                      f"{len(self._house)} house entrants"))
+        return self._house
+
+    def _house_source(self, e: EntrantConfig) -> Source:
         """A house entrant's source: the folder its command names (as a tournament's)."""
         try:
             folder = entrant_folder(e.argv, e.workdir, shared=self.config.shared,
