@@ -8,11 +8,12 @@ Four figures:
 
 1. **placement, simulated**: a field of ``--field`` entrants of known skill (TrueSkill's own
    model: a set is won by the higher skill plus noise of ``beta``), warmed up by the league's
-   matchmaking; then a newcomer of random skill joins. Counted: the newcomer's matches until its
-   rating is, for good, within the distance between its final rating and its final nearer
-   neighbour's (its final place is then settled). Two arms from the same warmed field: the
-   league (placement, then the matchmaker) and a round robin (the newcomer meets the others in
-   the schedule's order, a set each, the field as it is). Median and quartiles over ``--trials``.
+   matchmaking (50 sets each); then a newcomer of random skill joins. Two arms from the same
+   warmed field: the league (placement, then the matchmaker, the field playing on) and a round
+   robin (the newcomer meets the others in the schedule's order, a set each). Counted: the
+   newcomer's matches until its rating first puts it within one place of where its true skill
+   belongs among the field's ratings (the median over ``--trials``), and how many places off
+   it is after its first 2, 6, 12, 24 and 58 matches (the mean).
 2. **memory**: ``--entrants`` versions (1,000) and ``--matches`` simulated matches (1,000,000:
    two seatings a set) through the league's own bookkeeping (:class:`~referee.league.season.
    League`: every match's journal line parsed and booked, every set rated, the matchmaker
@@ -21,10 +22,10 @@ Four figures:
    ``concurrency 2``, the default sandbox) playing, then three new folders, one after the other;
    for each, the seconds from its folder written to its first set handed to the runner (the
    league's ``first`` event), and what the league says took it from its watcher's first sight.
-4. **placement, real bots**: a field of three (random, greedy, mc at 20 playouts) placed, then
-   a newcomer (mc at 4 playouts); its matches until its rating stays within its final
-   neighbour's distance, beside one round of a round robin (``2 (n - 1)`` matches, the fewest
-   in which a round robin meets every opponent once).
+4. **placement, real bots**: a field of four (random, greedy, mc at 4 and at 40 playouts)
+   placed, then a newcomer (mc at 12 playouts); its matches until it holds its final place for
+   good (by its rating history beside the others' at the same sets), beside one round of a
+   round robin (``2 (n - 1)`` matches, the fewest in which it meets every opponent once).
 """
 
 from __future__ import annotations
@@ -284,7 +285,8 @@ def real_placement(tmp: Path, matches: int) -> None:
     subs = tmp / "subs"
     subs.mkdir()
     for author, bot, args in (("random", "random_bot.py", ()), ("greedy", "greedy_bot.py", ()),
-                              ("mc20", "mc_bot.py", ("--playouts", "20"))):
+                              ("mc4", "mc_bot.py", ("--playouts", "4")),
+                              ("mc40", "mc_bot.py", ("--playouts", "40"))):
         _submit(subs, author, bot, *args)
     proc = _start(tmp, f"name: placement\nsubmissions: subs\ntarget: 300\nconcurrency: 2\n"
                   f"output: out\nplacement: 3\npoll_s: 0.5\nsettle_s: 0.5\n"
@@ -293,7 +295,7 @@ def real_placement(tmp: Path, matches: int) -> None:
     try:
         _wait(lambda: (out / "results.jsonl").exists() and
               (out / "results.jsonl").read_bytes().count(b"\n") >= matches // 3, proc)
-        _submit(subs, "new", "mc_bot.py", "--playouts", "4")
+        _submit(subs, "new", "mc_bot.py", "--playouts", "12")
         proc.wait(timeout=3600)
     finally:
         if proc.poll() is None:
@@ -314,7 +316,7 @@ def real_placement(tmp: Path, matches: int) -> None:
              for when, mu, _ in rows["new"]["history"]]
     final = rank_of(rows["new"]["mu"], [r["mu"] for n, r in rows.items()
                                           if n != "new" and r["active"]])
-    sets = settled_after(ranks, final, within=0)  # a field of four: its very place
+    sets = settled_after(ranks, final, within=0) + 1  # a small field: its very place
     n = len(field) + 1
     print(f"placement, real bots ({n} entrants, target 300, {data['matches']} matches in all, "
           f"the newcomer {rows['new']['matches']}): at its final place ({final} of {n}) for "
@@ -328,7 +330,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--entrants", type=int, default=1000)
     parser.add_argument("--matches", type=int, default=1_000_000)
-    parser.add_argument("--real-matches", type=int, default=120)
+    parser.add_argument("--real-matches", type=int, default=160)
     parser.add_argument("--parts", default="placement,first,real,memory",
                         help="which figures, of placement,first,real,memory (default: all)")
     args = parser.parse_args()

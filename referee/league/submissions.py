@@ -1,6 +1,7 @@
-"""The submissions folder, watched, and each settled folder admitted, on a thread of its own
-(:class:`Admissions`): whatever a folder holds, the league's own thread never reads it, so a
-hostile folder can delay only other admissions, by at most its caps.
+"""The submissions folder, watched, and each settled folder admitted, off the league's own
+thread (:class:`Admissions`: a watcher thread, and :data:`ADMIT_JOBS` workers admitting):
+whatever a folder holds, the league's thread never reads it, so a hostile folder can hold up
+only one worker, by at most its caps and its bot's time limits.
 
 A folder is one entrant (its name the author's). Its **fingerprint** (:func:`fingerprint`) is
 a walk that follows no symlink and stops at the caps (entries and bytes, as a snapshot's: a
@@ -23,6 +24,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -54,6 +56,8 @@ __all__ = ["Admissions", "Admitted", "Known", "Note", "Refused", "Source", "With
 COMMAND_FILE = "command.txt"
 """A submission's own command (one line), in place of the league's."""
 COMMAND_BYTES = 1024
+ADMIT_JOBS = 2
+"""Admissions under way at once (a slow or hostile one holds up at most one of them)."""
 MAX_FOLDERS = 10_000
 """Submission folders looked at (a folder of more is cut there, and says so)."""
 
@@ -282,8 +286,8 @@ class _Folder:
     """... and by the wall clock."""
     done: str | None = None
     """The fingerprint last admitted or refused (nothing to do while it stays)."""
-    told: str | None = None
-    """The last line said about it (said once)."""
+    busy: bool = False
+    """An admission of it is under way (on a worker: nothing else touches it meanwhile)."""
 
 
 @dataclass
@@ -314,6 +318,9 @@ class Admissions:
         self._folders: dict[str, _Folder] = {}
         self._thread = threading.Thread(target=self._run, name="league-admissions",
                                         daemon=True)
+        self._pool = ThreadPoolExecutor(max_workers=ADMIT_JOBS,
+                                        thread_name_prefix="league-admit")
+        self._lock = threading.Lock()  # versions and known: the workers' and the watcher's
         self.error: BaseException | None = None
         self._house = config.entrants
         self._read = self._mtime()
@@ -326,6 +333,7 @@ class Admissions:
         """Stops watching (an admission under way is abandoned at its next step)."""
         self.stop.set()
         self._thread.join(timeout=30)
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def events(self) -> list[Event]:
         """What happened since the last call."""
@@ -401,15 +409,20 @@ class Admissions:
         is admitted (or refused); one gone is withdrawn."""
         now = self.clock()
         sources = {s.author: s for s in self.sources()}
-        for author in [a for a in {*self._folders, *self.known} if a not in sources]:
-            self._folders.pop(author, None)
-            if author in self.known:
-                self._events.put(Withdrawn(author))
-                del self.known[author]
+        with self._lock:
+            for author in [a for a in {*self._folders, *self.known} if a not in sources]:
+                if author in self._folders and self._folders[author].busy:
+                    continue  # gone once its admission is over
+                self._folders.pop(author, None)
+                if author in self.known:
+                    self._events.put(Withdrawn(author))
+                    del self.known[author]
         for author, source in sources.items():
             if self.stop.is_set():
                 return
             state = self._folders.setdefault(author, _Folder(source))
+            if state.busy:
+                continue
             if not NAME_RE.fullmatch(author):
                 self._refuse(state, author, "its folder's name may only hold letters, digits, "
                                             "'-', '_' and '.'", "name")
@@ -425,7 +438,16 @@ class Admissions:
                 continue
             if seen == state.done or now - state.since < self.config.settle_s:
                 continue
+            state.busy = True
+            self._pool.submit(self._admit_on_worker, state, seen)
+
+    def _admit_on_worker(self, state: _Folder, seen: str) -> None:
+        try:
             self._admit(state, seen)
+        except BaseException as err:  # the league says so; a worker never hides one
+            self.error = self.error or err
+        finally:
+            state.busy = False
 
     def _refuse(self, state: _Folder, author: str, reason: str, key: str) -> None:
         state.seen = None
@@ -435,7 +457,8 @@ class Admissions:
 
     def _admit(self, state: _Folder, seen: str) -> None:
         author = state.source.author
-        version = self.versions.get(author, 0) + 1
+        with self._lock:
+            version = self.versions.get(author, 0) + 1
         name = author if version == 1 else f"{author}.v{version}"
         try:
             entrant, snap, argv = admit(state.source, name, config=self.config,
@@ -449,13 +472,14 @@ class Admissions:
             self._events.put(Refused(author, str(err)))
             return
         state.done = seen
-        old = self.known.get(author)
-        if old is not None and snap.digest == old.digest:  # the same code: the same version
-            self._events.put(Admitted(author, old.name, old.version, old.digest,
-                                      replace(entrant, name=old.name), argv, state.wall,
-                                      new=False))
-            return
-        self.versions[author] = version
-        self.known[author] = Known(name, version, snap.digest)
-        self._events.put(Admitted(author, name, version, snap.digest, entrant, argv,
-                                  state.wall))
+        with self._lock:
+            old = self.known.get(author)
+            if old is not None and snap.digest == old.digest:  # the same code, the same version
+                self._events.put(Admitted(author, old.name, old.version, old.digest,
+                                          replace(entrant, name=old.name), argv, state.wall,
+                                          new=False))
+                return
+            self.versions[author] = version
+            self.known[author] = Known(name, version, snap.digest)
+            self._events.put(Admitted(author, name, version, snap.digest, entrant, argv,
+                                      state.wall))
