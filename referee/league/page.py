@@ -55,13 +55,14 @@ def sparkline(history: list[list[float]], *, lo: float, hi: float, width: int = 
             f'<polyline fill="none" stroke="#36c" stroke-width="1.5" points="{points}"/></svg>')
 
 
-def _row_cells(r: dict[str, Any], rank: int | str, lo: float, hi: float) -> str:
+def _row_cells(r: dict[str, Any], rank: int | str, lo: float, hi: float, *,
+               line: bool = True) -> str:
     ppm = "" if r.get("points_per_hand") is None else f"{r['points_per_hand']:.2f}"
     return (f"<td>{rank}</td><td><a href=\"#{_e(r['author'])}\">{_e(r['name'])}</a></td>"
             f"<td>{r['score']:.2f}</td><td>{r['mu']:.2f}</td><td>{r['sigma']:.2f}</td>"
             f"<td>{r['sets']}</td><td>{r['matches']}</td><td>{r['wins']}</td><td>{ppm}</td>"
             f"<td>{r['faults']}</td><td>{_p(r.get('p_above_next'))}</td>"
-            f"<td>{sparkline(r['history'], lo=lo, hi=hi)}</td>")
+            f"<td>{sparkline(r['history'], lo=lo, hi=hi) if line else ''}</td>")
 
 
 def _p(p: float | None) -> str:
@@ -78,7 +79,8 @@ def render(data: dict[str, Any]) -> str:
             "<th title='the probability that it is truly stronger than the next one down'>"
             "P(&gt; next)</th><th>rating over time</th></tr>")
     active = [r for r in rows if r["active"]]
-    board = "".join(f"<tr>{_row_cells(r, i, lo, hi)}</tr>" for i, r in enumerate(active, 1))
+    board = "".join(f"<tr>{_row_cells(r, i, lo, hi, line=False)}</tr>"
+                    for i, r in enumerate(active, 1))
     refresh = '<meta http-equiv="refresh" content="5">' if data.get("live") else ""
     state = "playing" if data.get("live") else "stopped (the same command goes on)"
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>{refresh}"

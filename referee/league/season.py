@@ -93,6 +93,7 @@ class League:
         self.refused: dict[str, str] = {}
         self.log: deque[str] = deque(maxlen=40)
         self._page_at = 0.0
+        self._page_every = PAGE_S
         self._newest = 0
         self._pruned = 0
         """Sets up to this one had their logs pruned (``keep_logs``)."""
@@ -254,7 +255,7 @@ class League:
     def _say(self, line: str) -> None:
         self.log.appendleft(f"{time.strftime('%H:%M:%S')} {line}")
         self.say(line)
-        self.page(force=True)
+        self.page()
 
     # -- planning ------------------------------------------------------------------------------
 
@@ -263,6 +264,7 @@ class League:
         while nothing can be chosen but matches are running (a finished one asks again)."""
         while True:
             self.news()
+            self.page()  # news waiting for its page (throttled)
             if self.stop.is_set() or self._capped():
                 return
             specs = self._unfinished() or self._next_set()
@@ -382,9 +384,12 @@ class League:
                 "refused": dict(self.refused), "log": list(self.log)}
 
     def page(self, *, force: bool = False, live: bool = True) -> None:
-        """Writes the page, at most every :data:`PAGE_S` unless ``force``."""
+        """Writes the page, at most every :data:`PAGE_S` unless ``force``, and never taking
+        more than a twentieth of the coordinator's time (a page of 1,000 versions takes a
+        second or two on a loaded machine: it is then written every half minute)."""
         now = time.monotonic()
-        if not force and now - self._page_at < PAGE_S:
+        if not force and now - self._page_at < self._page_every:
             return
-        self._page_at = now
         write_page(self.folder.report, self.page_data(live=live))
+        self._page_at = time.monotonic()
+        self._page_every = max(PAGE_S, 20 * (self._page_at - now))
