@@ -39,7 +39,7 @@ def test_a_new_entrant_plays_its_placement_sets_first_against_a_spread_of_oppone
 @given(st.integers(min_value=2, max_value=4), st.integers(min_value=4, max_value=30),
        st.lists(st.floats(min_value=0, max_value=50), min_size=30, max_size=30),
        st.integers(min_value=0, max_value=3))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 def test_no_entrant_falls_behind_its_fair_share_by_more_than_the_floor(
         players: int, n: int, mus: list[float], placement: int) -> None:
     mm = Matchmaker(players=players, placement=placement)
@@ -78,7 +78,7 @@ def test_a_thousand_entrants_cost_memory_by_entrant_not_by_set() -> None:
     mm = Matchmaker(players=2, placement=2)
     for i in range(1000):
         mm.add(f"e{i}", 25.0, 8.0)
-    for _ in range(20_000):
+    for _ in range(8_000):
         a, _ = mm.next_set()  # type: ignore[misc]
         mm.update(a, mm.members[a].mu + 0.1, mm.members[a].sigma * 0.999)
     assert len(mm._sigma) <= 4 * 1000 + 64 and len(mm._owed) <= 4 * 1000 + 64 + 2
@@ -96,10 +96,10 @@ def test_the_history_stays_bounded_and_a_retired_version_keeps_it() -> None:
     table = Table()
     table.join("a", author="a", version=1)
     table.join("b", author="b", version=1)
-    for k in range(5000):
+    for k in range(600):
         table.rate_set({"a": 10.0 + k % 3, "b": 9.0}, faulted=())
     assert len(table.rows["a"].history) < HISTORY
-    assert table.rows["a"].history[-1][0] > 4000  # still the latest
+    assert table.rows["a"].history[-1][0] > 590  # still the latest
     table.retire("a", "replaced by a.v2")
     assert [r.name for r in table.ranked()] == ["b"] and table.retired()[0].history
 
