@@ -194,6 +194,7 @@ def test_a_hostile_folder_is_contained_and_the_league_plays_on(tmp_path: Path) -
     linkout.mkdir()
     os.symlink(EXAMPLES / "random_bot.py", linkout / "bot.py")
     os.symlink(subs / "alice", subs / "alias")  # a folder that is a symlink
+    submit(subs, "alice.v2")  # a name the league gives versions
     stop = threading.Event()
 
     def rewrite() -> None:
@@ -207,7 +208,7 @@ def test_a_hostile_folder_is_contained_and_the_league_plays_on(tmp_path: Path) -
     writer.start()
     league = Running(path)
     try:
-        for author in ("huge", "many", "linkout", "alias"):
+        for author in ("huge", "many", "linkout", "alias", "alice.v2"):
             league.wait_for(lambda a=author: league.event("refused", author=a) is not None,
                             f"{author} refused")
         league.wait_for(lambda: len(league.results()) >= 12, "12 matches while churn churns")
@@ -221,6 +222,7 @@ def test_a_hostile_folder_is_contained_and_the_league_plays_on(tmp_path: Path) -
     assert "more than 32 files" in reasons["many"]
     assert "outside its own folder" in reasons["linkout"]
     assert "symlink" in reasons["alias"]
+    assert "may not end in .v<number>" in reasons["alice.v2"]
     assert all("\n" not in r for r in reasons.values())
     assert league.event("admitted", author="churn") is None
     assert not any("churn" in r["players"] for r in league.results())

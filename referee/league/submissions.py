@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import os
 import queue
+import re
 import stat
 import threading
 import time
@@ -56,6 +57,8 @@ __all__ = ["Admissions", "Admitted", "Known", "Note", "Refused", "Source", "With
 COMMAND_FILE = "command.txt"
 """A submission's own command (one line), in place of the league's."""
 COMMAND_BYTES = 1024
+VERSIONED = re.compile(r".*\.v[0-9]+")
+"""A folder name the league's version names could take (``alice.v2``): refused."""
 ADMIT_JOBS = 2
 """Admissions under way at once (a slow or hostile one holds up at most one of them)."""
 MAX_FOLDERS = 10_000
@@ -427,11 +430,19 @@ class Admissions:
                 self._refuse(state, author, "its folder's name may only hold letters, digits, "
                                             "'-', '_' and '.'", "name")
                 continue
+            if VERSIONED.fullmatch(author):
+                self._refuse(state, author, "its folder's name may not end in .v<number> (the "
+                                            "league names versions so)", "name")
+                continue
             try:
                 seen = fingerprint(source.folder, cap_mb=self.config.snapshot_mb)
             except (OSError, ValueError) as err:
                 why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
                 self._refuse(state, author, f"{why}", f"bad:{why}")
+                continue
+            except Exception as err:  # whatever a folder holds, the watcher goes on
+                self._refuse(state, author, f"cannot be read: {type(err).__name__}",
+                             f"bad:{type(err).__name__}")
                 continue
             if seen != state.seen:
                 state.seen, state.since, state.wall = seen, now, time.time()
@@ -444,6 +455,10 @@ class Admissions:
     def _admit_on_worker(self, state: _Folder, seen: str) -> None:
         try:
             self._admit(state, seen)
+        except Exception as err:  # what no refusal foresaw: this folder's, not the league's
+            state.done = seen
+            self._events.put(Refused(state.source.author, f"could not be admitted: "
+                                                          f"{type(err).__name__}: {err}"[:300]))
         except BaseException as err:  # the league says so; a worker never hides one
             self.error = self.error or err
         finally:
