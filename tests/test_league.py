@@ -287,3 +287,6 @@ def test_the_configuration_is_read_again_while_it_plays(tmp_path: Path) -> None:
     assert league.proc.returncode == 0, text
     assert "league.yaml read again: 3 house entrants" in text
     assert "placment: unknown key (did you mean 'placement'?)" in text
+    report = subprocess.run([*CLI, "report", str(league.out)], capture_output=True, text=True,
+                            timeout=120)
+    assert report.returncode == 0 and "a league's page" in report.stdout, report.stderr

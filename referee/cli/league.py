@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from referee.league.config import load_league
+from referee.league.journal import LeagueFolder
 from referee.league.run import run_league
 from referee.league.season import League
 from referee.protocol.escape import escape_controls
@@ -36,6 +37,27 @@ def _serve(folder: Path, port: int) -> str:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, name="league-page", daemon=True).start()
     return f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def report_league(output: Path, *, serving: bool, port: int) -> bool:
+    """``ct-referee report OUTPUT`` of a league's folder: its page is the league's own (kept
+    current as it plays), said where, and served with ``--serve`` until Ctrl-C. ``False``:
+    not a league's folder."""
+    folder = LeagueFolder(output)
+    if not folder.league_marker.is_file():
+        return False
+    click.echo(f"report: {folder.report / 'index.html'} (a league's page: the league keeps it "
+               f"current as it plays)")
+    if serving:
+        try:
+            address = _serve(folder.report, port)
+        except OSError as err:
+            raise click.ClickException(f"cannot serve on port {port}: "
+                                       f"{err.strerror or err}") from None
+        click.echo(f"serving the league's page at {address} (Ctrl-C stops)")
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+    return True
 
 
 @click.command()
