@@ -64,6 +64,14 @@ def test_no_entrant_falls_behind_its_fair_share_by_more_than_the_floor(
     assert min(played.values()) >= 40 * players * 0.5 - placing * players  # everyone plays
 
 
+def test_newcomers_take_turns_at_their_placement_sets() -> None:
+    mm = Matchmaker(players=3, placement=3)
+    for i in range(30):  # a class of 30 on the first day
+        mm.add(f"s{i}", 25.0, 25.0 / 3)
+    firsts = [mm.next_set()[0] for _ in range(30)]  # type: ignore[index]
+    assert sorted(firsts) == sorted(f"s{i}" for i in range(30))  # each its first set at once
+
+
 def test_a_retired_entrant_is_never_chosen_and_too_few_play_nothing() -> None:
     mm = Matchmaker(players=2, placement=1)
     for name in "abc":

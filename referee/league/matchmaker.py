@@ -2,8 +2,9 @@
 
 :class:`Matchmaker` hands out one duplicate set's entrants at a time (:meth:`Matchmaker.next_set`):
 
-1. **placement**: a new entrant's first ``placement`` sets, at once, one after the other as
-   slots free up, its opponents spread over its uncertainty: the established entrants rated
+1. **placement**: a new entrant's first ``placement`` sets, at once, as slots free up (several
+   newcomers take turns, so each plays its first set soon), its opponents spread over its
+   uncertainty: the established entrants rated
    nearest to ``mu``, ``mu + sigma``, ``mu - sigma``, ``mu + 2 sigma``, ... (a search over the
    field, not the schedule's order);
 2. **the fair-share floor**: every active entrant is owed ``players / active`` of a seat for
@@ -146,15 +147,14 @@ class Matchmaker:
         """A new entrant with placement sets left, and the ratings its opponents are sought
         near (``None``: none is left)."""
         while self._new:
-            m = self.members.get(self._new[0])
+            m = self.members.get(self._new.popleft())
             if m is None or not m.placement:
-                self._new.popleft()
                 continue
             k = m.placed
             m.placement -= 1
             m.placed += 1
-            if not m.placement:
-                self._new.popleft()
+            if m.placement:  # the newcomers take turns: each plays its first set soon
+                self._new.append(m.name)
             # the k-th placement set: near mu, then mu + sigma, mu - sigma, mu + 2 sigma, ...
             z = (k + 1) // 2 * (1 if k % 2 else -1)
             return m.name, [m.mu + z * m.sigma + j * m.sigma for j in range(self.players - 1)]
