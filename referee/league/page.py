@@ -29,7 +29,7 @@ color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:.2em .6em;text-align:right;
 border-bottom:1px solid #ddd}td:nth-child(2),th:nth-child(2),td.l{text-align:left}
 .muted{color:#777}.bad{color:#a00}h2{margin-top:1.5em}svg{vertical-align:middle}
-code{font-size:90%}
+code{font-size:90%}td.l.muted{white-space:nowrap}
 """
 
 
@@ -62,7 +62,7 @@ def _row_cells(r: dict[str, Any], rank: int | str, lo: float, hi: float, *,
             f"<td>{r['score']:.2f}</td><td>{r['mu']:.2f}</td><td>{r['sigma']:.2f}</td>"
             f"<td>{r['sets']}</td><td>{r['matches']}</td><td>{r['wins']}</td><td>{ppm}</td>"
             f"<td>{r['faults']}</td><td>{_p(r.get('p_above_next'))}</td>"
-            f"<td>{sparkline(r['history'], lo=lo, hi=hi) if line else ''}</td>")
+            + (f"<td>{sparkline(r['history'], lo=lo, hi=hi)}</td>" if line else ""))
 
 
 def _p(p: float | None) -> str:
@@ -77,7 +77,9 @@ def render(data: dict[str, Any]) -> str:
     head = ("<tr><th>#</th><th>version</th><th>score</th><th>mu</th><th>sigma</th>"
             "<th>sets</th><th>matches</th><th>wins</th><th>points/hand</th><th>faults</th>"
             "<th title='the probability that it is truly stronger than the next one down'>"
-            "P(&gt; next)</th><th>rating over time</th></tr>")
+            "P(&gt; next)</th>")
+    board_head = head + "</tr>"
+    head += "<th>rating over time</th></tr>"
     active = [r for r in rows if r["active"]]
     board = "".join(f"<tr>{_row_cells(r, i, lo, hi, line=False)}</tr>"
                     for i, r in enumerate(active, 1))
@@ -93,7 +95,7 @@ def render(data: dict[str, Any]) -> str:
              "sigma (TrueSkill, one update per duplicate set, on points less the luck of the "
              "stock flips); P(&gt; next): the probability that a version is truly stronger "
              "than the next one down.</p>",
-             f"<table>{head}{board}</table>"]
+             f"<table>{board_head}{board}</table>"]
     newest = data.get("newest", [])
     if newest:
         parts.append("<h2>Newest results</h2><table><tr><th>match</th><th>players</th>"
@@ -119,7 +121,11 @@ def render(data: dict[str, Any]) -> str:
         versions = sorted(by_author[author], key=lambda r: -r["version"])
         parts.append(f"<h3 id=\"{_e(author)}\">{_e(author)}</h3><table>{head}")
         for r in versions:
+            first = r.get("first_s")
             tag = "" if r["active"] else f" <span class=muted>({_e(r['why'])})</span>"
+            if first is not None:
+                tag += f" <span class=muted>first set {first:.1f} s after its folder was seen" \
+                       f"</span>"
             cells = _row_cells(r, "" if not r["active"] else "·", lo, hi)
             parts.append(f"<tr>{cells}</tr>" if not tag else
                          f"<tr>{cells}<td class='l muted'>{tag}</td></tr>")
