@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.bots.limits import SandboxMode
 from referee.league.config import load_league
 from referee.league.journal import RECENT, Journaled, LeagueFolder, match_id, prepare
 from referee.league.matchmaker import FLOOR, Matchmaker
 from referee.league.page import render
-from referee.league.submissions import fingerprint
+from referee.league.submissions import Admissions, Known, Withdrawn, fingerprint
 from referee.league.table import HISTORY, Table, set_points
 from referee.tournament.config import ConfigError
 
@@ -208,3 +209,26 @@ def test_the_journaled_matches_are_remembered_for_the_newest_sets_only() -> None
     assert not journaled.has(5, 2, partial={5: {1}})  # ... unless its set is under way
     assert journaled.has(5, 1, partial={5: {1}})
     assert len(journaled._seen) <= 2 * RECENT + 1
+
+
+def test_a_folder_is_withdrawn_only_once_it_stayed_away(tmp_path: Path) -> None:
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    path = tmp_path / "league.yaml"
+    path.write_text("name: w\nsubmissions: subs\nsettle_s: 2\nsandbox: none\n")
+    now = [100.0]
+    watcher = Admissions(load_league(path), store=None,  # type: ignore[arg-type]
+                         mode=SandboxMode.NONE, logs=tmp_path / "logs",
+                         known={"alice": Known("alice", 1, "sha256:00")}, versions={"alice": 1},
+                         clock=lambda: now[0])
+    watcher.poll()  # alice's folder is gone (swapped, say): not yet
+    now[0] += 1.0
+    watcher.poll()
+    assert watcher.events() == []
+    subs.rename(tmp_path / "away")  # the submissions folder itself unreadable: nobody goes
+    now[0] += 5.0
+    watcher.poll()
+    assert watcher.events() == []
+    (tmp_path / "away").rename(subs)
+    watcher.poll()
+    assert watcher.events() == [Withdrawn("alice")] and "alice" not in watcher.known

@@ -324,6 +324,7 @@ class Admissions:
         self._pool = ThreadPoolExecutor(max_workers=ADMIT_JOBS,
                                         thread_name_prefix="league-admit")
         self._lock = threading.Lock()  # versions and known: the workers' and the watcher's
+        self._missing: dict[str, float] = {}  # an author's folder not seen since
         self.error: BaseException | None = None
         self._house = config.entrants
         self._read = self._mtime()
@@ -356,9 +357,10 @@ class Admissions:
 
     # -- one look ---------------------------------------------------------------------------
 
-    def sources(self) -> list[Source]:
+    def sources(self) -> list[Source] | None:
         """The house entrants, then every submission folder (sorted, at most
-        :data:`MAX_FOLDERS`)."""
+        :data:`MAX_FOLDERS`); ``None`` while the submissions folder cannot be read (nobody is
+        withdrawn for that)."""
         found = [self._house_source(e) for e in self._entrants()]
         folder = self.config.submissions
         if folder is not None:
@@ -371,7 +373,7 @@ class Admissions:
                         if len(names) >= MAX_FOLDERS:
                             break
             except OSError:
-                names = []
+                return None
             house = {s.author for s in found}
             found += [Source(n, folder / n) for n in sorted(names) if n not in house]
         return found
@@ -411,11 +413,19 @@ class Admissions:
         """One look at every source: a folder settled and changed since it was last decided
         is admitted (or refused); one gone is withdrawn."""
         now = self.clock()
-        sources = {s.author: s for s in self.sources()}
+        found = self.sources()
+        if found is None:
+            return
+        sources = {s.author: s for s in found}
+        for author in [a for a in self._missing if a in sources]:
+            del self._missing[author]
         with self._lock:
             for author in [a for a in {*self._folders, *self.known} if a not in sources]:
                 if author in self._folders and self._folders[author].busy:
                     continue  # gone once its admission is over
+                if now - self._missing.setdefault(author, now) < self.config.settle_s:
+                    continue  # gone for good only once it stayed away (a folder swapped)
+                del self._missing[author]
                 self._folders.pop(author, None)
                 if author in self.known:
                     self._events.put(Withdrawn(author))
