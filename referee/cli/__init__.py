@@ -26,6 +26,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cluster-certs": ("referee.cli.cluster_certs:cluster_certs",
                       "Make the TLS certificates of a Dask cluster that admits only its own "
                       "machines."),
+    "league": ("referee.cli.league:league",
+               "Run the league described by CONFIG (YAML): the submissions folder watched, "
+               "each new or"),
     "play": ("referee.cli.play:play",
              "Play one match between 2-4 BOTS (each a command, quoted if it has spaces)."),
     "replay": ("referee.cli.replay:replay",

@@ -26,6 +26,10 @@ def report(output: Path, serving: bool, port: int) -> None:
       ct-referee report results/demo
       ct-referee report results/demo --serve
     """
+    from referee.cli.league import report_league  # a league's folder has a page of its own
+
+    if report_league(output, serving=serving, port=port):
+        return
     try:
         path = build(output)
     except ReportError as err:

@@ -34,6 +34,7 @@ from referee.bots.bot import (
 )
 from referee.bots.limits import Limits, SandboxMode
 from referee.bots.process import Launcher, stderr_tail
+from referee.bots.snapshot import Sealed
 from referee.game.cards import DECK, Card, CardError
 from referee.game.faults import Fault, Reason
 from referee.game.rules import TURNS_PER_HAND, Deal, Hand, IllegalMoveError, Match, Move, Variant
@@ -228,8 +229,9 @@ class _BotChecker:
 
     def __init__(self, command: str | Sequence[str], *, move_ms: int, startup_ms: int,
                  launcher: Launcher, workdir: Path | None, report: CheckReport,
-                 on_step: Callable[[StepResult], None]) -> None:
+                 on_step: Callable[[StepResult], None], sealed: Sealed | None = None) -> None:
         self.command = command
+        self.sealed = sealed
         self.launcher = launcher
         self.move_ms = move_ms
         self.startup_ms = startup_ms
@@ -263,7 +265,7 @@ class _BotChecker:
         self.runs += 1
         self.ended = 0
         return Bot(self.command, workdir=self.workdir, stderr_path=self.stderr_path,
-                   launcher=self.launcher)
+                   launcher=self.launcher, sealed=self.sealed)
 
     def stderr_tail(self, lines: int = 6) -> list[str]:
         return stderr_tail(self.stderr_path, lines)
@@ -629,12 +631,14 @@ def run_check(
     command: str | Sequence[str], *, move_ms: int = 1000, startup_ms: int = 10_000,
     sandbox: SandboxMode = SandboxMode.NONE, workdir: Path | None = None,
     on_step: Callable[[StepResult], None] | None = None, limits: Limits | None = None,
+    sealed: Sealed | None = None,
 ) -> CheckReport:
     """Runs every scripted situation against ``command`` and returns the report.
 
     ``sandbox`` is ``bwrap`` or ``none`` (already resolved: the bot's every process starts with
     the one launcher it makes, under ``limits``); ``on_step`` is called as each step is
-    decided, for live output.
+    decided, for live output; ``sealed``: a league's admitted entrant, its every process run
+    from a copy of its snapshot, seeing what it sees in its matches.
 
     :raises referee.bots.process.BotCommandError: if the command cannot be started at all.
     """
@@ -642,7 +646,8 @@ def run_check(
                          sandbox)
     launcher = Launcher.resolve(sandbox, limits or Limits())
     checker = _BotChecker(command, move_ms=move_ms, startup_ms=startup_ms, launcher=launcher,
-                          workdir=workdir, report=report, on_step=on_step or (lambda s: None))
+                          workdir=workdir, report=report, on_step=on_step or (lambda s: None),
+                          sealed=sealed)
     try:
         checker.run()
     finally:

@@ -1,0 +1,108 @@
+"""``ct-referee league LEAGUE.yaml``: a season whose entrants join, update and retire while it
+plays (:mod:`referee.league`); the guide is ``docs/league.md``."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from referee.league.config import load_league
+from referee.league.journal import LeagueFolder
+from referee.league.run import run_league
+from referee.league.season import League
+from referee.protocol.escape import escape_controls
+from referee.tournament.config import ConfigError
+from referee.tournament.dispatch import TournamentError, stop_on_sigint
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    """Serves the page's folder, logging nothing."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def _serve(folder: Path, port: int) -> str:
+    """Serves ``folder`` (the page alone: never the deal secret) on a daemon thread; its
+    address."""
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = functools.partial(_Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, name="league-page", daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def report_league(output: Path, *, serving: bool, port: int) -> bool:
+    """``ct-referee report OUTPUT`` of a league's folder: its page is the league's own (kept
+    current as it plays), said where, and served with ``--serve`` until Ctrl-C. ``False``:
+    not a league's folder."""
+    folder = LeagueFolder(output)
+    if not folder.league_marker.is_file():
+        return False
+    click.echo(f"report: {folder.report / 'index.html'} (a league's page: the league keeps it "
+               f"current as it plays)")
+    if serving:
+        try:
+            address = _serve(folder.report, port)
+        except OSError as err:
+            raise click.ClickException(f"cannot serve on port {port}: "
+                                       f"{err.strerror or err}") from None
+        click.echo(f"serving the league's page at {address} (Ctrl-C stops)")
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+    return True
+
+
+@click.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder (default: the configuration's, else results/<name>).")
+@click.option("--concurrency", type=int, help="Matches played at once.")
+@click.option("--max-matches", type=click.IntRange(min=1),
+              help="Stop once this many matches are finished (all runs together).")
+@click.option("--serve", "port", type=click.IntRange(min=0, max=65535), default=None,
+              help="Also serve the live page at http://127.0.0.1:PORT/ (0: a free port).")
+@click.option("--fresh", is_flag=True, help="Start over in the output folder.")
+def league(config: Path, output: Path | None, concurrency: int | None,
+           max_matches: int | None, port: int | None, fresh: bool) -> None:
+    """Run the league described by CONFIG (YAML): the submissions folder watched, each new or
+    changed folder admitted as a new version and placed at once, the live page in
+    OUTPUT/report/index.html. Ctrl-C stops it; the same command goes on where it stopped."""
+    overrides = {} if max_matches is None else {"max_matches": max_matches}
+    try:
+        cfg = load_league(config, output=output, concurrency=concurrency, overrides=overrides)
+    except ConfigError as err:
+        raise click.ClickException(str(err)) from None
+    stop = threading.Event()
+
+    def say(line: str) -> None:
+        click.echo(f"{time.strftime('%H:%M:%S')} {escape_controls(line)}")
+
+    def started(lg: League) -> None:
+        playing = sum(r.active for r in lg.table.rows.values())
+        say(f"league {cfg.name}: {lg.done} matches kept, {playing} versions in the journal; "
+            f"watching {cfg.submissions or 'the configuration'}; page "
+            f"{lg.folder.report / 'index.html'}")
+        if port is not None:
+            say(f"serving the page at {_serve(lg.folder.report, port)}")
+
+    try:
+        with stop_on_sigint(stop):
+            done = run_league(cfg, fresh=fresh, stop=stop, say=say, started=started)
+    except (ConfigError, TournamentError) as err:
+        raise click.ClickException(str(err)) from None
+    rows = done.table.ranked()
+    say(f"{'stopped' if stop.is_set() else 'reached max_matches'}: {done.done} matches "
+        f"({done.played} this run); the same command goes on")
+    for i, row in enumerate(rows[:10], 1):
+        click.echo(f"{i:>3}. {row.name:<24} {row.score:7.2f}  (mu {row.rating.mu:.2f}, "
+                   f"sigma {row.rating.sigma:.2f}, {row.sets} sets)")
+    with contextlib.suppress(Exception):
+        click.echo(f"page: {done.folder.report / 'index.html'}")

@@ -1,0 +1,145 @@
+"""The league's page: one static HTML file (``report/index.html``, with its data beside it in
+``report/league.json``), written atomically as the league plays; it draws from the file
+system or any static server, needs no script, and reloads itself while the league runs (a
+snapshot of the folder is publishable as it is). Every text a submitter chose (names are
+letters, digits, ``-``, ``_``, ``.``; refusal reasons quote their bots) is escaped.
+
+>>> row = {"name": "a", "author": "a", "version": 1, "mu": 25, "sigma": 8, "score": 1,
+...     "sets": 0, "matches": 0, "wins": 0,
+...     "points_per_hand": None, "faults": 0, "history": [], "active": True, "why": ""}
+>>> '<a href="#a">a</a>' in render({"name": "l", "live": False, "rows": [row]})
+True
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from referee.records.record import write_atomic
+
+__all__ = ["render", "sparkline", "write_page"]
+
+_STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;
+color:#222}
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:.2em .6em;text-align:right;
+border-bottom:1px solid #ddd}td:nth-child(2),th:nth-child(2),td.l{text-align:left}
+.muted{color:#777}.bad{color:#a00}h2{margin-top:1.5em}svg{vertical-align:middle}
+code{font-size:90%}td.l.muted{white-space:nowrap}
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def sparkline(history: list[list[float]], *, lo: float, hi: float, width: int = 160,
+              height: int = 28) -> str:
+    """A version's mu over the league's sets as an inline SVG line (``lo``..``hi``: the
+    page's common scale).
+
+    >>> sparkline([[1, 20, 5], [2, 30, 4]], lo=0, hi=50).startswith("<svg")
+    True
+    """
+    if len(history) < 2:
+        return ""
+    x0, x1 = history[0][0], history[-1][0]
+    span_x, span_y = max(1.0, x1 - x0), max(1e-9, hi - lo)
+    points = " ".join(f"{(x - x0) / span_x * width:.1f},{height - (mu - lo) / span_y * height:.1f}"
+                      for x, mu, _ in history)
+    return (f'<svg width="{width}" height="{height}" role="img" aria-label="rating over time">'
+            f'<polyline fill="none" stroke="#36c" stroke-width="1.5" points="{points}"/></svg>')
+
+
+def _row_cells(r: dict[str, Any], rank: int | str, lo: float, hi: float, *,
+               line: bool = True) -> str:
+    ppm = "" if r.get("points_per_hand") is None else f"{r['points_per_hand']:.2f}"
+    return (f"<td>{rank}</td><td><a href=\"#{_e(r['author'])}\">{_e(r['name'])}</a></td>"
+            f"<td>{r['score']:.2f}</td><td>{r['mu']:.2f}</td><td>{r['sigma']:.2f}</td>"
+            f"<td>{r['sets']}</td><td>{r['matches']}</td><td>{r['wins']}</td><td>{ppm}</td>"
+            f"<td>{r['faults']}</td><td>{_p(r.get('p_above_next'))}</td>"
+            + (f"<td>{sparkline(r['history'], lo=lo, hi=hi)}</td>" if line else ""))
+
+
+def _p(p: float | None) -> str:
+    return "" if p is None else f"{100 * p:.0f} %"
+
+
+def render(data: dict[str, Any]) -> str:
+    """The page of ``data`` (:meth:`referee.league.season.League.page_data`)."""
+    rows: list[dict[str, Any]] = data.get("rows", [])
+    mus = [p[1] for r in rows for p in r["history"]] or [25.0]
+    lo, hi = min(mus) - 1, max(mus) + 1
+    head = ("<tr><th>#</th><th>version</th><th>score</th><th>mu</th><th>sigma</th>"
+            "<th>sets</th><th>matches</th><th>wins</th><th>points/hand</th><th>faults</th>"
+            "<th title='the probability that it is truly stronger than the next one down'>"
+            "P(&gt; next)</th>")
+    board_head = head + "</tr>"
+    head += "<th>rating over time</th></tr>"
+    active = [r for r in rows if r["active"]]
+    board = "".join(f"<tr>{_row_cells(r, i, lo, hi, line=False)}</tr>"
+                    for i, r in enumerate(active, 1))
+    refresh = '<meta http-equiv="refresh" content="5">' if data.get("live") else ""
+    state = "playing" if data.get("live") else "stopped (the same command goes on)"
+    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>{refresh}"
+             f"<title>{_e(data['name'])}: league</title><style>{_STYLE}</style></head><body>",
+             f"<h1>{_e(data['name'])}</h1>",
+             f"<p>{_e(state)} · {data.get('matches', 0):,} matches, {data.get('sets', 0):,} "
+             f"sets rated · {len(active)} versions playing · updated "
+             f"{_e(data.get('updated', ''))}</p>",
+             "<h2>Leaderboard</h2><p class=muted>Ranked by the conservative score mu - 3 "
+             "sigma (TrueSkill, one update per duplicate set, on points less the luck of the "
+             "stock flips); P(&gt; next): the probability that a version is truly stronger "
+             "than the next one down.</p>",
+             f"<table>{board_head}{board}</table>"]
+    newest = data.get("newest", [])
+    if newest:
+        parts.append("<h2>Newest results</h2><table><tr><th>match</th><th>players</th>"
+                     "<th>totals</th><th>faults</th></tr>")
+        for m in newest:
+            players = ", ".join(_e(p) for p in m["players"])
+            parts.append(f"<tr><td>{_e(m['id'])}</td><td class=l>{players}</td>"
+                         f"<td>{_e(' - '.join(str(t) for t in m['totals']))}</td>"
+                         f"<td>{_e(m['faults'])}</td></tr>")
+        parts.append("</table>")
+    refused = data.get("refused", {})
+    if refused:
+        parts.append("<h2>Refused</h2><table>")
+        for author, why in sorted(refused.items()):
+            parts.append(f"<tr><td class=l>{_e(author)}</td><td class='l bad'>{_e(why)}</td>"
+                         f"</tr>")
+        parts.append("</table>")
+    parts.append("<h2>Entrants</h2>")
+    by_author: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_author.setdefault(r["author"], []).append(r)
+    for author in sorted(by_author):
+        versions = sorted(by_author[author], key=lambda r: -r["version"])
+        parts.append(f"<h3 id=\"{_e(author)}\">{_e(author)}</h3><table>{head}")
+        for r in versions:
+            first = r.get("first_s")
+            tag = "" if r["active"] else f" <span class=muted>({_e(r['why'])})</span>"
+            if first is not None:
+                tag += f" <span class=muted>first set {first:.1f} s after its folder was seen" \
+                       f"</span>"
+            cells = _row_cells(r, "" if not r["active"] else "·", lo, hi)
+            parts.append(f"<tr>{cells}</tr>" if not tag else
+                         f"<tr>{cells}<td class='l muted'>{tag}</td></tr>")
+        parts.append("</table>")
+    log = data.get("log", [])
+    if log:
+        parts.append("<h2>Log</h2><pre>" + _e("\n".join(log)) + "</pre>")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def write_page(folder: Path, data: dict[str, Any]) -> None:
+    """Writes ``index.html`` and ``league.json`` into ``folder`` (made if missing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = dict(data, updated=time.strftime("%Y-%m-%d %H:%M:%S"))
+    write_atomic(folder / "league.json", json.dumps(data, separators=(",", ":")))
+    write_atomic(folder / "index.html", render(data))
