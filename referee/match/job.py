@@ -20,9 +20,11 @@ and the key of its fallback's choices.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -255,11 +257,19 @@ class MatchJob:
     keys: MatchKeys | None = None
     """What the deal secret gives this match, in a :meth:`sealed` job (its spec holds no
     secret); ``None``: the spec's secret gives them where the match is played."""
+    after: Callable[[RecordDict], None] | None = None
+    """Called with the record once it is written, where the match ran (a picklable callable
+    of a layer above, known here only as a call: the tournament report's replay page,
+    :class:`referee.web.replay_html.ReplayPage`, rendered by the worker that played the match
+    rather than by the coordinator after the last one); what it raises is ignored, the
+    record counts. Never on a :meth:`sealed` job's untrusted machine."""
 
     def sealed(self) -> MatchJob:
         """This job without the deal secret, for a machine not trusted with it: the spec's
         secret emptied, the match's :class:`MatchKeys` in its place, and the :attr:`shared`
         file's text (the secret's own file) as its SHA-256 digest (``sha256:<hex>``)."""
+        if self.after is not None:
+            return replace(self, after=None).sealed()
         if self.keys is not None:
             return self
         shared = self.shared
@@ -344,6 +354,9 @@ class MatchJob:
             line["snapshots"] = list(self.snapshots)
         if self.record_path is not None:
             write_record(record, self.record_path)
+            if self.after is not None:
+                with contextlib.suppress(Exception):  # a view: never the match's failure
+                    self.after(record)
         return Done(line)
 
 
