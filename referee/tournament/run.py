@@ -30,7 +30,7 @@ from pathlib import Path
 
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
-from referee.bots.sandbox import capabilities
+from referee.bots.sandbox import Privilege, capabilities
 from referee.bots.snapshot import Store
 from referee.match.job import DealSecret
 from referee.match.play import Entrant
@@ -91,7 +91,8 @@ def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
 def _subuid_check() -> tuple[bool, str]:
     """Whether bots can run as the organiser's subordinate uids here, and the ids or why not
     (with the fix)."""
-    check = next((c for c in capabilities().checks if c.name == "subuid"), None)
+    # the check is named after the mode it enables
+    check = next((c for c in capabilities().checks if c.name == Privilege.SUBUID), None)
     if check is None:
         return False, "no subordinate uid check"
     return check.ok, check.detail if check.ok else f"{check.detail}: {check.enable}"
