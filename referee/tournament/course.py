@@ -20,7 +20,7 @@ from enum import StrEnum
 
 import trueskill
 
-from referee.match.job import DealSecret, MatchSpec
+from referee.match.spec import DealSecret, MatchSpec
 from referee.tournament.formats import Format, Prefix, State, plan_round, set_size
 from referee.tournament.ratings import MatchResult, RatingConfig, Standing, Standings, p_stronger
 from referee.tournament.stopping import Evidence, Judge, Pair, Stop, adjacent
