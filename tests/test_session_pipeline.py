@@ -193,3 +193,25 @@ def test_a_page_that_fails_costs_the_match_nothing(tmp_path: Path) -> None:
     lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
     assert len(lines) == 6
     assert len(list((tmp_path / "out" / "games").iterdir())) == 6
+
+
+def test_a_pre_flight_stopped_starts_no_more_bots(tmp_path: Path) -> None:
+    from referee.bots.limits import Limits
+    from referee.bots.process import Launcher
+    from referee.game.faults import Reason
+    from referee.tournament.admission import preflight
+
+    spawned: list[str] = []
+
+    def spawn() -> Any:
+        spawned.append("x")
+        raise AssertionError("no bot starts once stopped")
+
+    stop = threading.Event()
+    stop.set()
+    told: list[int] = []
+    results = preflight([ScriptedEntrant(f"e{i}", "-", make=spawn) for i in range(3)],
+                        limits=Limits(), launcher=Launcher.resolve("none", Limits()),
+                        logs_dir=tmp_path, stop=stop, done=lambda i, r: told.append(i))
+    assert spawned == [] and sorted(told) == [0, 1, 2]
+    assert {r.code for r in results} == {Reason.STOPPED}

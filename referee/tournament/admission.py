@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import queue
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +34,7 @@ from typing import Any
 from referee.bots.bot import Answer, BotCrash, BotError, BotStartupError, CancelSignal
 from referee.bots.limits import Limits
 from referee.bots.process import Launcher, stderr_tail
-from referee.game.faults import Reason
+from referee.game.faults import Fault, Reason
 from referee.match.job import MatchSpec
 from referee.match.play import Entrant, Player
 from referee.protocol.escape import escape_controls
@@ -101,6 +102,9 @@ def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher
 
     def fly(entrant: Entrant) -> PreflightResult:
         log = logs_dir / f"{entrant.name}.stderr"
+        if stop is not None and stop.is_set():  # the run is over: no bot starts any more
+            return PreflightResult(entrant.name, False, 0.0, fault=Fault.STARTUP,
+                                   code=Reason.STOPPED, detail="stopped before it started")
         player = entrant.spawn(launcher=launcher, stderr_path=log, hidden=hidden)
         t0 = time.monotonic()
         try:
@@ -163,6 +167,8 @@ class Checks:
         self._queue: queue.SimpleQueue[tuple[int, PreflightResult] | BaseException] = \
             queue.SimpleQueue()
         self.t0 = time.monotonic()
+        self.worker: threading.Thread | None = None
+        """The thread that runs the pre-flight, if any (joined once play is over)."""
 
     @property
     def done(self) -> int:

@@ -273,5 +273,6 @@ def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode
         except BaseException as err:  # raised again on the coordinator's thread
             checks.fail(err)
 
-    threading.Thread(target=fly, name="preflight", daemon=True).start()
+    checks.worker = threading.Thread(target=fly, name="preflight", daemon=True)
+    checks.worker.start()
     return checks

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from referee.bots.sandbox import SandboxError
 from referee.bots.snapshot import FolderChanged
+from referee.game.faults import Reason
 from referee.match.job import DealSecret, Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
 from referee.records.record import FaultDict, RecordDict, RecordError, read_record
@@ -521,7 +522,7 @@ class TournamentSession:
             return
         mode = self.config.preflight
         for i, flight in results:
-            if flight.ok:
+            if flight.ok or flight.code == Reason.STOPPED:  # stopped: the run is over
                 continue
             then = ("it is left out: no process in its matches, which it loses by fault "
                     "(preflight: keep starts it in each match all the same)"
@@ -611,7 +612,9 @@ class TournamentSession:
             books.pages.finish()
             raise
         finally:
-            self._halt.set()  # a pre-flight still under way stops starting bots
+            self._halt.set()  # a pre-flight still under way starts no more bots
+            if self._checks is not None and self._checks.worker is not None:
+                self._checks.worker.join()  # its bots stopped (within a stop poll each)
             books.journal.close()
             self.rounds.close()
         if self.course.stopped is None or not self.course.complete():  # planned, to play
@@ -629,11 +632,32 @@ class TournamentSession:
             specs = self.next_round()
             if not specs:
                 break
-            stream = self._later(specs) if self.course.ahead() else specs
-            play_jobs(self.runner, self.jobs(stream), self.books.saved, self.stop, on_fault,
+            if self.course.ahead():
+                jobs = self.jobs(self._later(specs))
+            elif self.course.early():
+                jobs = self._early(specs)
+            else:
+                jobs = self.jobs(specs)
+            play_jobs(self.runner, jobs, self.books.saved, self.stop, on_fault,
                       self.books.journal.sync)
             if not self.course.complete():
                 break
+
+    def _early(self, first: Sequence[MatchSpec]) -> Iterator[MatchJob | None]:
+        """The jobs of ``first``, then of each round after it, planned once the prefix of the
+        schedule it is planned from is rated (:meth:`TournamentProgress.early`: the round
+        before less its last sets); ``None`` meanwhile: the next jobs wait for matches to be
+        saved, and the last sets of a round play beside the first of the next."""
+        specs = first
+        while specs:
+            yield from self.jobs(specs)
+            while not self.course.ready():
+                if self.stop.is_set():
+                    return
+                yield None
+            if self.stop.is_set():
+                return
+            specs = self.next_round()
 
     # -- standings -----------------------------------------------------------------------------
 
