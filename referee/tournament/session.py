@@ -628,6 +628,10 @@ class TournamentSession:
         def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
             self.reporter.fault(job.spec, name, fault)
 
+        def on_batch() -> None:
+            self.books.journal.sync()
+            self._await(())  # the pre-flight's results come so far: its count stays current
+
         while not self.stop.is_set():
             specs = self.next_round()
             if not specs:
@@ -638,8 +642,7 @@ class TournamentSession:
                 jobs = self._early(specs)
             else:
                 jobs = self.jobs(specs)
-            play_jobs(self.runner, jobs, self.books.saved, self.stop, on_fault,
-                      self.books.journal.sync)
+            play_jobs(self.runner, jobs, self.books.saved, self.stop, on_fault, on_batch)
             if not self.course.complete():
                 break
 
