@@ -6,6 +6,7 @@ word outside the one place that parses it."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from conftest import ROOT
@@ -28,11 +29,17 @@ def modules(package: Path = PACKAGE) -> list[Path]:
     return sorted(package.rglob("*.py"))
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module's tree, parsed once for every check."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def long_functions(package: Path = PACKAGE) -> list[str]:
     """Every function over :data:`MAX_LINES`, as ``path:line name (n lines)``."""
     found = []
     for path in modules(package):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 assert node.end_lineno is not None
                 lines = node.end_lineno - node.lineno + 1
@@ -50,7 +57,7 @@ def compared_words(words: set[str], allowed: set[str], package: Path = PACKAGE) 
         where = path.relative_to(package.parent).as_posix()
         if where in allowed:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if not isinstance(node, ast.Compare):
                 continue
             for part in ast.walk(node):
