@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots.bot import Answer, Bot
+from referee.bots.bot import Answer
 from referee.bots.limits import Limits
 from referee.bots.process import Launcher, bwrap_available
 from referee.game.cards import Card
@@ -203,123 +203,8 @@ def scripted(name: str, seat: Scripted) -> ScriptedEntrant:
 # -- a protocol test double ---------------------------------------------------------------------
 
 
-class MockTransport:
-    """A :class:`~referee.bots.bot.Bot`'s process, played from a script, in-process (as
-    python-chess's ``MockTransport`` plays an engine): each :meth:`expect` names a line the
-    ``Bot`` must write and the lines to answer it with. The script runs on a thread behind two
-    real pipes, so the ``Bot`` reads and writes as it would to a process; a line that differs
-    from the one expected ends the script at once (the bot "exits" saying what differed, and
-    :meth:`assert_done` raises it).
-
-    >>> t = MockTransport().expect("chinese-ten 1", "ready mock").expect("quit")  # doctest: +SKIP
-    >>> with t.bot() as bot:  # doctest: +SKIP
-    ...     bot.start(1000)
-    >>> t.assert_done()  # doctest: +SKIP
-    """
-
-    def __init__(self) -> None:
-        self.script: list[tuple[str, tuple[str | bytes, ...]]] = []
-        self.answers: list[str | bytes] = []
-        """Lines written before the first expected line (a bot that speaks first)."""
-        self.error: str | None = None
-        self.pid = 0
-        self.pidfd = None
-        self.cgroup = None
-        self.returncode: int | None = None
-        self._thread: threading.Thread | None = None
-
-    def say(self, *lines: str | bytes) -> MockTransport:
-        """Lines the bot writes at once, before reading anything."""
-        self.answers.extend(lines)
-        return self
-
-    def expect(self, line: str, *answers: str | bytes) -> MockTransport:
-        """The next line the ``Bot`` must write, and the lines the bot answers (none: it was an
-        event); an answer in bytes is written as it is (a partial line, say)."""
-        self.script.append((line, answers))
-        return self
-
-    def bot(self, **kwargs: object) -> Bot:
-        """A ``Bot`` speaking to this script (started by its :meth:`~Bot.start`)."""
-        bot = Bot(["mock-bot"], **kwargs)  # type: ignore[arg-type]
-        bot.attach(self._connect())  # type: ignore[arg-type]
-        return bot
-
-    def assert_done(self) -> None:
-        """The ``Bot`` wrote every expected line and nothing else."""
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        assert self.error is None, self.error
-        assert not self.script, f"never written: {[line for line, _ in self.script]}"
-
-    # The Process the Bot drives.
-
-    def _connect(self) -> MockTransport:
-        bot_in, self._in_w = os.pipe()  # the Bot writes _in_w (its stdin), the script reads
-        self._out_r, bot_out = os.pipe()  # the script writes bot_out, the Bot reads _out_r
-        self.stdin, self.stdout = self._in_w, self._out_r
-        self._open = {self._in_w, self._out_r}
-        os.set_blocking(self.stdin, False)
-        os.set_blocking(self.stdout, False)
-        self._thread = threading.Thread(target=self._play, args=(bot_in, bot_out), daemon=True)
-        self._thread.start()
-        return self
-
-    def _play(self, bot_in: int, bot_out: int) -> None:
-        def write(lines: Sequence[str | bytes]) -> None:
-            for text in lines:
-                os.write(bot_out, text if isinstance(text, bytes) else f"{text}\n".encode())
-
-        try:
-            write(self.answers)
-            with os.fdopen(bot_in, "rb", buffering=0, closefd=False) as reader:
-                buffered = b""
-                while self.script:
-                    while b"\n" not in buffered:
-                        chunk = reader.read(65536)
-                        if not chunk:
-                            self.error = f"input closed, still expected {self.script[0][0]!r}"
-                            return
-                        buffered += chunk
-                    raw, buffered = buffered.split(b"\n", 1)
-                    line, (expected, answers) = raw.decode(), self.script.pop(0)
-                    if line != expected:
-                        self.error = f"expected {expected!r}, got {line!r}"
-                        return
-                    write(answers)
-        finally:
-            os.close(bot_in)
-            os.close(bot_out)
-            self.returncode = 0
-
-    def exit_status(self, wait_s: float) -> str | None:
-        if self._thread is not None:
-            self._thread.join(wait_s)
-        if self._thread is not None and self._thread.is_alive():
-            return None
-        return f"mock script ended: {self.error}" if self.error else "exited with code 0"
-
-    def wait_exit(self, seconds: float) -> bool:
-        return self.exit_status(seconds) is not None
-
-    def memory_fault(self) -> bool:
-        return False
-
-    def close_stdin(self) -> None:
-        self._close(self._in_w)
-
-    def stop(self, grace_s: float) -> None:
-        self.wait_exit(grace_s)
-        self._close(self._in_w)
-        self._close(self._out_r)
-        if self._thread is not None:
-            self._thread.join(timeout=1)
-
-    def _close(self, fd: int) -> None:
-        """Close one of the Bot's ends, once (a number closed twice may be another file's)."""
-        if fd in self._open:
-            self._open.discard(fd)
-            os.close(fd)
+# The protocol test double, ``MockTransport``, is the package's own (synchronous, scripted):
+# :mod:`referee.bots.transport`.
 
 
 # -- the process marker's check -----------------------------------------------------------------

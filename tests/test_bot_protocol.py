@@ -1,7 +1,8 @@
 """The protocol logic of :class:`referee.bots.bot.Bot`, without processes: each test scripts
-the bot's side of the wire (``conftest.MockTransport``: the lines the ``Bot`` must write, the
-lines to answer) and the first line the ``Bot`` writes otherwise fails it. What needs a real
-process (exits, kills, stderr, limits, the sandbox) is in ``tests/test_bot.py``."""
+the bot's side of the wire (:class:`referee.bots.transport.MockTransport`, synchronous: the
+lines the ``Bot`` must write, the lines to answer) and the first line the ``Bot`` writes
+otherwise fails it. What needs a real process (exits, kills, stderr, limits, the sandbox) is
+in ``tests/test_bot.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import GO, MockTransport
+from conftest import GO
 from referee.bots.bot import (
     INFO_KEEP,
     INFO_MAX,
@@ -21,6 +22,7 @@ from referee.bots.bot import (
     BotStartupError,
     BotTimeout,
 )
+from referee.bots.transport import MockTransport
 from referee.game.faults import Fault, Reason
 from referee.protocol.wire import HELLO
 
@@ -135,7 +137,6 @@ def test_a_line_before_the_request_is_unsolicited() -> None:
     t = MockTransport().expect(HELLO, "ready mock", "7c").expect("quit")
     with t.bot() as bot:
         bot.start(1000)
-        time.sleep(0.05)  # the stray line arrives
         with pytest.raises(BotGarbled, match="unsolicited line: '7c'") as e:
             bot.request(GO, 1000)
     assert (e.value.code, e.value.quoted) == (Reason.UNSOLICITED, "'7c'")

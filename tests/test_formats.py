@@ -252,7 +252,8 @@ def test_a_plan_no_result_changes_is_planned_ahead_and_rated_in_schedule_order(
 
 def test_a_plan_results_change_waits_for_its_round() -> None:
     """The ladder seeds a round from the ratings, and ``stop`` drops the pairs it decided:
-    the next round is planned only once the one before is rated."""
+    the next round is planned only once the one before is rated (the ladder: all but its
+    last sets, :data:`~referee.tournament.course.EARLY_SETS`; ``test_pipeline.py``)."""
     for fmt, stop in (("ladder", None), ("round-robin", Stop())):
         course = TournamentProgress(make_format(fmt, 5, 3, seed=2), [f"e{i}" for i in range(5)],
                                     TournamentPlan(players=3, seatings="all", seed=2, rounds=3,

@@ -5,8 +5,10 @@ that checks the shared output folder once."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -49,14 +51,19 @@ def events_until_done(runner: Runner, jobs: int) -> list[RunnerEvent]:
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("make", [ThreadRunner, ProcessRunner], ids=["threads", "processes"])
-def test_each_fault_comes_once_and_before_its_match_ends(make: type[ThreadRunner],
+@pytest.mark.parametrize("make", [ThreadRunner, ProcessRunner,
+                                  functools.partial(ProcessRunner, bridge=False)],
+                         ids=["threads", "processes", "processes without a bridge"])
+def test_each_fault_comes_once_and_before_its_match_ends(make: Callable[[int], Runner],
                                                          tmp_path: Path) -> None:
     with make(2) as runner:
         jobs = [quitter_job(tmp_path, g) for g in (1, 2)]
         for job in jobs:
             runner.submit(job)
         events = events_until_done(runner, len(jobs))
+        if isinstance(runner, ProcessRunner):  # the first before any worker was up: here
+            bridge = not isinstance(make, functools.partial)
+            assert runner.bridged >= 1 if bridge else runner.bridged == 0
     for job in jobs:
         mine = [e for e in events if e.job.spec.id == job.spec.id]
         assert [type(e) for e in mine] == [Faulted, Finished], mine

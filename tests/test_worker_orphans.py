@@ -190,7 +190,7 @@ def slow_job(folder: Path, match: int) -> MatchJob:
 def test_ctrl_c_at_a_worker_playing_a_match_is_not_the_workers_to_act_on(
         tmp_path: Path) -> None:
     slow_bot(tmp_path)
-    with ProcessRunner(2) as runner:
+    with ProcessRunner(2, bridge=False) as runner:  # every match in a worker
         runner.start()
         deadline = time.monotonic() + DEADLINE_S
         while len(pool_of(os.getpid())[1]) < 2:  # both workers up: one match each

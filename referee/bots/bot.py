@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
-import select
 import shlex
 import time
 from collections.abc import Sequence
@@ -30,13 +28,13 @@ from typing import Protocol
 
 from referee.bots.process import (
     Launcher,
-    Process,
     Spawner,
     SpawnError,
     split_command,
     start_process,
 )
 from referee.bots.snapshot import Sealed, match_copy, remove_copy
+from referee.bots.transport import Transport
 from referee.game.faults import Fault, Reason
 from referee.protocol import wire as protocol
 from referee.protocol.escape import quote
@@ -60,7 +58,6 @@ class CancelSignal(Protocol):
     def is_set(self) -> bool:
         """Whether to stop."""
         ...
-_POLLIN = select.POLLIN | select.POLLHUP | select.POLLERR
 
 
 class BotError(RuntimeError):
@@ -153,12 +150,9 @@ class Bot:
         self.sealed = sealed
         self._copy: Path | None = None
         self.name = ""
-        self.process: Process | None = None
-        self._in = self._out = -1
+        self.process: Transport | None = None
         self._buf = bytearray()
         self._pending = bytearray()  # event bytes the bot's full stdin pipe has not taken
-        self._poll = select.poll()  # stdout
-        self._poll_exit = select.poll()  # stdout and the leader's exit (pidfd)
         self._eof = self._broken = self._closed = False
         self._info_left = INFO_BUDGET
 
@@ -255,16 +249,11 @@ class Bot:
             self._drop_copy()
             raise
 
-    def attach(self, process: Process) -> None:
+    def attach(self, process: Transport) -> None:
         """Speak over ``process``, already started, instead of spawning the command: what
-        :meth:`start` does itself; a test double of the process (``tests/conftest.py``'s
-        ``MockTransport``) is attached before :meth:`start`."""
+        :meth:`start` does itself (a :class:`~referee.bots.process.Process`); a test double
+        (:class:`referee.bots.transport.MockTransport`) is attached before :meth:`start`."""
         self.process = process
-        self._in, self._out = process.stdin, process.stdout
-        self._poll.register(self._out, _POLLIN)
-        self._poll_exit.register(self._out, _POLLIN)
-        if process.pidfd is not None:
-            self._poll_exit.register(process.pidfd, select.POLLIN)
 
     def close(self, grace_ms: float = 200) -> None:
         """Send ``quit``, give the bot ``grace_ms`` to exit, then kill its process group.
@@ -279,7 +268,7 @@ class Bot:
             return
         if not self._broken:
             with contextlib.suppress(OSError):
-                os.write(self._in, self._pending + b"quit\n")
+                self.process.write(self._pending + b"quit\n")
         self.process.stop(grace_ms / 1000)
         self._drop_copy()
 
@@ -333,7 +322,7 @@ class Bot:
         if self.process is None or self._closed:
             raise BotCrash("bot is not running", code=Reason.NOT_RUNNING)
         info: list[str] = []
-        if self._buf or self._eof or self._poll.poll(0):
+        if self._buf or self._eof or self.process.wait_readable(0):
             try:
                 self._check_unsolicited(info)
             except BotCrash as e:
@@ -369,7 +358,7 @@ class Bot:
             return ""
         if quit and not self._broken:
             with contextlib.suppress(OSError):
-                os.write(self._in, self._pending + b"quit\n")
+                self.process.write(self._pending + b"quit\n")
             self._pending.clear()
             self._broken = True  # nothing more is written to it
             self.process.close_stdin()
@@ -378,7 +367,7 @@ class Bot:
             wait = deadline - time.monotonic()
             if wait <= 0 or len(self._buf) > LINE_MAX:
                 break
-            if self._poll.poll(math.ceil(wait * 1000)):
+            if self.process.wait_readable(wait):
                 self._fill()
         text = self._buf.decode("ascii", "replace")
         self._buf.clear()
@@ -401,8 +390,9 @@ class Bot:
         return tuple(kept)
 
     def _check_unsolicited(self, info: list[str]) -> None:
+        assert self.process is not None
         for _ in range(16):  # bounded: a bot flooding info lines cannot keep us here
-            if not self._poll.poll(0) or not self._fill():
+            if not self.process.wait_readable(0) or not self._fill():
                 break
         while (text := self._take_line()) is not None:
             if not _keep_info(text, info):
@@ -415,8 +405,9 @@ class Bot:
     def _push(self) -> bool:
         """Writes as much of the queued bytes as the pipe takes now, without blocking;
         ``False`` (and remembered) if the bot closed its input."""
+        assert self.process is not None
         try:
-            del self._pending[: os.write(self._in, self._pending)]
+            del self._pending[: self.process.write(self._pending)]
         except BlockingIOError:
             pass
         except OSError:
@@ -428,7 +419,7 @@ class Bot:
         if self._broken:
             raise self._crash(closed_input=True)
         self._pending += data
-        poller = None
+        assert self.process is not None
         while True:
             if not self._push():
                 raise self._crash(closed_input=True)
@@ -437,19 +428,15 @@ class Bot:
             wait = deadline - time.monotonic()
             if wait <= 0:
                 raise BotTimeout(" (it does not read its input)", code=Reason.NOT_READING)
-            if poller is None:
-                poller = select.poll()
-                poller.register(self._in, select.POLLOUT)
-            poller.poll(math.ceil(wait * 1000))
+            self.process.wait_writable(wait)
 
     def _fill(self) -> bool:
         """Read what is there into the buffer; ``False`` at EOF."""
+        assert self.process is not None
         try:
-            chunk = os.read(self._out, CHUNK)
+            chunk = self.process.read(CHUNK)
         except BlockingIOError:
             return True
-        except OSError:
-            chunk = b""
         if chunk:
             self._buf += chunk
             return True
@@ -491,15 +478,13 @@ class Bot:
                 quoted = quote(buf)
                 raise BotTimeout(f", partial line {quoted}", code=Reason.PARTIAL_LINE,
                                  quoted=quoted)
-            if self._poll_exit.poll(int(wait * 1000) + 1):
+            if process.wait_readable(wait + 0.001, or_exit=True):
                 try:
-                    chunk = os.read(self._out, CHUNK)
+                    chunk = process.read(CHUNK)
                 except BlockingIOError:
                     if process.exit_status(0):  # a process the leader left holds stdout
                         raise self._crash() from None
                     continue
-                except OSError:
-                    chunk = b""
                 if chunk:
                     buf += chunk
                 else:

@@ -413,6 +413,12 @@ class Process:
         os.set_blocking(self.stdout, False)
         self.pidfd = _pidfd_open(proc.pid)
         """A file descriptor readable once the leader has exited (``None`` where unsupported)."""
+        self._readable = select.poll()  # stdout
+        self._readable.register(self.stdout, _POLLIN)
+        self._or_exit = select.poll()  # stdout and the leader's exit
+        self._or_exit.register(self.stdout, _POLLIN)
+        if self.pidfd is not None:
+            self._or_exit.register(self.pidfd, select.POLLIN)
         wake_r, self._wake = os.pipe()
         err_fd = os.dup(proc.stderr.fileno())
         proc.stderr.close()
@@ -421,6 +427,33 @@ class Process:
             name=f"bot-stderr-{proc.pid}", daemon=True)
         self._thread.start()
         self._stopped = False
+
+    # -- the Transport (:mod:`referee.bots.transport`) ------------------------------------------
+
+    def write(self, data: bytes | bytearray) -> int:
+        """See :meth:`referee.bots.transport.Transport.write`: the pipe to its stdin."""
+        return os.write(self.stdin, data)
+
+    def wait_writable(self, seconds: float) -> None:
+        """See :meth:`referee.bots.transport.Transport.wait_writable`."""
+        poller = select.poll()
+        poller.register(self.stdin, select.POLLOUT)
+        poller.poll(max(0, math.ceil(seconds * 1000)))
+
+    def read(self, size: int) -> bytes:
+        """See :meth:`referee.bots.transport.Transport.read`: the pipe from its stdout (an
+        error reading it is its end)."""
+        try:
+            return os.read(self.stdout, size)
+        except BlockingIOError:
+            raise
+        except OSError:
+            return b""
+
+    def wait_readable(self, seconds: float, *, or_exit: bool = False) -> bool:
+        """See :meth:`referee.bots.transport.Transport.wait_readable` (the exit: its pidfd's)."""
+        poller = self._or_exit if or_exit else self._readable
+        return bool(poller.poll(max(0, math.ceil(seconds * 1000))))
 
     def memory_fault(self) -> bool:
         """Whether the memory limit killed a process of the bot (known only where a memory

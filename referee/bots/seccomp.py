@@ -174,6 +174,35 @@ def native_arch() -> str:
     return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
 
 
+class _Program:
+    """A classic BPF program being written: instructions whose jumps name labels, resolved to
+    offsets by :meth:`assemble`."""
+
+    def __init__(self) -> None:
+        # (code, k, jump-if-true label, jump-if-false label); None: fall through.
+        self.prog: list[tuple[int, int, str | None, str | None]] = []
+        self.labels: dict[str, int] = {}
+
+    def op(self, code: int, k: int, jt: str | None = None, jf: str | None = None) -> None:
+        self.prog.append((code, k, jt, jf))
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.prog)
+
+    def assemble(self) -> bytes:
+        """The packed ``struct sock_filter`` instructions.
+
+        :raises ValueError: for a jump farther than 255 instructions.
+        """
+        out = bytearray()
+        for pc, (code, k, jt, jf) in enumerate(self.prog):
+            offsets = [0 if to is None else self.labels[to] - pc - 1 for to in (jt, jf)]
+            if not all(0 <= o <= 255 for o in offsets):
+                raise ValueError(f"jump out of range at instruction {pc}")
+            out += struct.pack("=HBBI", code, offsets[0], offsets[1], k)
+        return bytes(out)
+
+
 def seccomp_filter(arch: str | None = None) -> bytes:
     """The filter for ``arch`` as packed ``struct sock_filter`` instructions.
 
@@ -182,18 +211,16 @@ def seccomp_filter(arch: str | None = None) -> bytes:
     arch = arch or native_arch()
     if arch not in SYSCALLS:
         raise ValueError(f"no seccomp syscall table for architecture {arch!r}")
-    nrs = SYSCALLS[arch]
-    deny = RET_ERRNO | errno.EPERM
-    # (code, k, jump-if-true label, jump-if-false label); None: fall through.
-    prog: list[tuple[int, int, str | None, str | None]] = []
-    labels: dict[str, int] = {}
+    p = _Program()
+    _by_number(p, arch, SYSCALLS[arch])
+    _by_argument(p, arch, SYSCALLS[arch])
+    return p.assemble()
 
-    def op(code: int, k: int, jt: str | None = None, jf: str | None = None) -> None:
-        prog.append((code, k, jt, jf))
 
-    def label(name: str) -> None:
-        labels[name] = len(prog)
-
+def _by_number(p: _Program, arch: str, nrs: dict[str, int]) -> None:
+    """The arch check, then each call decided by its number alone, or sent to the check of its
+    arguments (a label of :func:`_by_argument`); any other call allowed."""
+    op = p.op
     op(LD_ABS_W, OFF_ARCH)
     op(JEQ_K, AUDIT_ARCH[arch], None, "deny")
     op(LD_ABS_W, OFF_NR)
@@ -217,6 +244,12 @@ def seccomp_filter(arch: str | None = None) -> bytes:
     op(JEQ_K, nrs["preadv2"], "rwf", None)
     op(JEQ_K, nrs["pwritev2"], "rwf", None)
     op(RET_K, RET_ALLOW)
+
+
+def _by_argument(p: _Program, arch: str, nrs: dict[str, int]) -> None:
+    """The calls decided by an argument, each at its label, then the shared answers."""
+    op, label = p.op, p.label
+    deny = RET_ERRNO | errno.EPERM
     label("madvise")
     op(LD_ABS_W, _arg_lo(2))
     for value in MADV_OK:
@@ -261,14 +294,6 @@ def seccomp_filter(arch: str | None = None) -> bytes:
     op(RET_K, RET_ERRNO | errno.EINVAL)
     label("allow")
     op(RET_K, RET_ALLOW)
-
-    out = bytearray()
-    for pc, (code, k, jt, jf) in enumerate(prog):
-        offsets = [0 if to is None else labels[to] - pc - 1 for to in (jt, jf)]
-        if not all(0 <= o <= 255 for o in offsets):
-            raise ValueError(f"jump out of range at instruction {pc}")
-        out += struct.pack("=HBBI", code, offsets[0], offsets[1], k)
-    return bytes(out)
 
 
 def seccomp_fd(arch: str | None = None) -> int:

@@ -7,6 +7,7 @@ import re
 import secrets
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -171,62 +172,13 @@ def play(
         raise click.UsageError("at most one seat can be human")
     console = Console(no_color=ascii_only, emoji=False, highlight=False,
                       stderr=False, soft_wrap=True)
-    commands: list[str | list[str]] = []
-    for command in bots:
-        if command == HUMAN:
-            commands.append(command)
-            continue
-        try:
-            commands.append(resolve_command(command, Path.cwd()))
-        except BotCommandError as err:
-            raise click.ClickException(f"bot {command!r}: {err}") from None
-        if (hint := shell_syntax_warning(command)) is not None:
-            click.echo(f"warning: bot {command!r}: {hint}", err=True)
+    names, entrants = _entrants(bots, console, ascii_only)
     try:
         mode = resolve_mode(sandbox, who="the bots run")
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
-    names = entrant_names(commands)
-    entrants: list[Entrant] = []
-    for name, argv in zip(names, commands, strict=True):
-        if argv == HUMAN:
-            entrants.append(HumanEntrant(name, HUMAN, console=console, ascii_only=ascii_only))
-        else:
-            entrants.append(Entrant(name, tuple(argv), Path.cwd()))
-    if logs_dir is None and record_path is not None:
-        stem = Path(record_path.name.removesuffix(".gz")).stem  # game.json(.gz): game-logs
-        logs_dir = record_path.with_name(stem + "-logs")
-    scratch = None
-    if logs_dir is None:  # kept only for the match: a faulting bot's last lines are shown
-        scratch = tempfile.TemporaryDirectory(prefix="ct-play-logs-")
-        logs_dir = Path(scratch.name)
-    # Made before any bot starts, so every sandboxed bot gets the logs folder hidden (only an
-    # existing folder can be); the record is written after the match, so its folder needs no
-    # hiding (and hiding it could hide the bots themselves: it is often the current folder).
-    try:
-        if record_path is not None:
-            record_path.absolute().parent.mkdir(parents=True, exist_ok=True)
-        if logs_dir is not None:
-            logs_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise click.ClickException(f"cannot make the folder {err.filename!r}: "
-                                   f"{err.strerror}") from None
-    hidden = [logs_dir.absolute()] if logs_dir is not None else []
-    players = len(entrants)
-    if seed is None:  # bots see their own cards: the deals must not follow from a small seed
-        secret = secrets.token_bytes(32)
-        match_id, bot_id = f"play-{secrets.token_hex(4)}", secrets.token_hex(6)
-        fallback_key = secret
-
-        def deals(k: int) -> Deal:
-            return Deal.from_key(players, secret, f"play:{k}")
-    else:  # practice: everything follows from the seed, so the match can be played again
-        match_id = f"play-{seed}"
-        bot_id = hashlib.sha256(f"play:{seed}".encode()).hexdigest()[:12]
-        fallback_key = f"play:{seed}".encode()  # as guessable as the deals, by choice
-
-        def deals(k: int) -> Deal:
-            return Deal.from_seed(players, f"{seed}:{k}")
+    logs_dir, scratch = _folders(record_path, logs_dir)
+    match_id, bot_id, fallback_key, deals = _dealing(seed, len(entrants))
     if not quiet:
         head = Text(" vs ".join(names), style="bold")
         dealt = "random deals" if seed is None else f"seed {seed}"
@@ -238,21 +190,16 @@ def play(
     try:
         record = play_match(
             match_id, entrants, deals, variant=Variant(variant), target=target, limits=limits,
-            launcher=Launcher.resolve(mode, limits), logs_dir=logs_dir, hidden=hidden,
-            observer=teller, bot_id=bot_id, fallback_key=fallback_key)
+            launcher=Launcher.resolve(mode, limits), logs_dir=logs_dir,
+            hidden=[logs_dir.absolute()], observer=teller, bot_id=bot_id,
+            fallback_key=fallback_key)
     except BotCommandError as err:
         raise click.ClickException(str(err)) from None
     except (MatchAborted, KeyboardInterrupt):
         console.print("interrupted: bots stopped, no record written")
         sys.exit(130)
     print_result(console, record)
-    for seat in sorted({f["seat"] for f in record["faults"]}):
-        tail = stderr_tail(seat_log(logs_dir, seat, names[seat]))
-        if tail:
-            console.print(Text(f"stderr of {escape_controls(names[seat])} (last lines):",
-                               style="dim"))
-            for line in tail:
-                console.print(Text(f"  {escape_controls(line)}", style="dim"))
+    _stderr_tails(console, record, logs_dir, names)
     if scratch is not None:
         scratch.cleanup()
     elif record_path is not None:
@@ -260,3 +207,83 @@ def play(
         console.print(Text(f"record: {record_path} · logs: {logs_dir}"))
     else:
         console.print(Text(f"logs: {logs_dir}"))
+
+
+def _entrants(bots: tuple[str, ...], console: Console,
+              ascii_only: bool) -> tuple[list[str], list[Entrant]]:
+    """Each seat's name and entrant (a command resolved here, or the person at the terminal);
+    a shell syntax in a command is warned of."""
+    commands: list[str | list[str]] = []
+    for command in bots:
+        if command == HUMAN:
+            commands.append(command)
+            continue
+        try:
+            commands.append(resolve_command(command, Path.cwd()))
+        except BotCommandError as err:
+            raise click.ClickException(f"bot {command!r}: {err}") from None
+        if (hint := shell_syntax_warning(command)) is not None:
+            click.echo(f"warning: bot {command!r}: {hint}", err=True)
+    names = entrant_names(commands)
+    entrants: list[Entrant] = []
+    for name, argv in zip(names, commands, strict=True):
+        if argv == HUMAN:
+            entrants.append(HumanEntrant(name, HUMAN, console=console, ascii_only=ascii_only))
+        else:
+            entrants.append(Entrant(name, tuple(argv), Path.cwd()))
+    return names, entrants
+
+
+def _folders(record_path: Path | None, logs_dir: Path | None
+             ) -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:
+    """The bots' logs folder (beside the record, else a scratch one kept only for the match:
+    a faulting bot's last lines are shown), made with the record's folder before any bot
+    starts, so every sandboxed bot gets the logs folder hidden (only an existing folder can
+    be); the record is written after the match, so its folder needs no hiding (and hiding it
+    could hide the bots themselves: it is often the current folder)."""
+    if logs_dir is None and record_path is not None:
+        stem = Path(record_path.name.removesuffix(".gz")).stem  # game.json(.gz): game-logs
+        logs_dir = record_path.with_name(stem + "-logs")
+    scratch = None
+    if logs_dir is None:
+        scratch = tempfile.TemporaryDirectory(prefix="ct-play-logs-")
+        logs_dir = Path(scratch.name)
+    try:
+        if record_path is not None:
+            record_path.absolute().parent.mkdir(parents=True, exist_ok=True)
+        logs_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise click.ClickException(f"cannot make the folder {err.filename!r}: "
+                                   f"{err.strerror}") from None
+    return logs_dir, scratch
+
+
+def _dealing(seed: int | None, players: int
+             ) -> tuple[str, str, bytes, Callable[[int], Deal]]:
+    """The match id, the bots' id, the fallback's key and the deals."""
+    if seed is None:  # bots see their own cards: the deals must not follow from a small seed
+        secret = secrets.token_bytes(32)
+
+        def dealt(k: int) -> Deal:
+            return Deal.from_key(players, secret, f"play:{k}")
+
+        return f"play-{secrets.token_hex(4)}", secrets.token_hex(6), secret, dealt
+
+    def seeded(k: int) -> Deal:  # practice: everything follows from the seed (played again)
+        return Deal.from_seed(players, f"{seed}:{k}")
+
+    bot_id = hashlib.sha256(f"play:{seed}".encode()).hexdigest()[:12]
+    # the fallback's key as guessable as the deals, by choice
+    return f"play-{seed}", bot_id, f"play:{seed}".encode(), seeded
+
+
+def _stderr_tails(console: Console, record: RecordDict, logs_dir: Path,
+                  names: list[str]) -> None:
+    """The last lines of each faulting bot's stderr, escaped."""
+    for seat in sorted({f["seat"] for f in record["faults"]}):
+        tail = stderr_tail(seat_log(logs_dir, seat, names[seat]))
+        if tail:
+            console.print(Text(f"stderr of {escape_controls(names[seat])} (last lines):",
+                               style="dim"))
+            for line in tail:
+                console.print(Text(f"  {escape_controls(line)}", style="dim"))

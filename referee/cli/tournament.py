@@ -73,6 +73,8 @@ TOP = 8
 """Rows of the table shown while the tournament runs."""
 PLAIN_EVERY_S = 60.0
 """Off a terminal, a progress line at least this often (and at each tenth of the schedule)."""
+PREFLIGHT_EVERY_S = 10.0
+"""Off a terminal, a pre-flight line at least this often (and at each tenth of the entrants)."""
 TABLE_EVERY_S = 0.5
 """On a terminal, the live table is redrawn at most this often, and at most a tenth of the
 time (its rows are sorted from the whole table: 0.3 s at 10,000 entrants)..."""
@@ -280,6 +282,7 @@ class PlainReporter(Reporter):
         self.total = self.kept = self.shown = 0
         self.t0 = self.last = time.monotonic()
         self.leader: str | None = None
+        self.checked, self.checked_at, self.checked_t0 = 0, self.t0, self.t0
 
     def _print(self, text: str) -> None:
         self.console.print(Text(text), soft_wrap=True)
@@ -292,6 +295,24 @@ class PlainReporter(Reporter):
 
     def warn(self, message: str) -> None:
         self._print(f"warning: {message}")
+
+    def preflight(self, done: int, total: int, left_s: float | None) -> None:
+        now = time.monotonic()
+        if done == 0:
+            self.checked, self.checked_at, self.checked_t0 = 0, now, now
+            self._print(f"pre-flight: starting each of {total} entrants once (up to 8 at "
+                        f"once); matches start for those checked")
+            return
+        tenth = done * 10 // max(total, 1) if total >= 20 else 0  # a few: the last line alone
+        if done != total and tenth <= self.checked and now - self.checked_at < PREFLIGHT_EVERY_S:
+            return
+        self.checked, self.checked_at = tenth, now
+        if done == total:
+            self._print(f"pre-flight: {done}/{total} entrants checked in "
+                        f"{now - self.checked_t0:.1f} s")
+        else:
+            left = "" if left_s is None or left_s < 1 else f", about {left_s:.0f} s left"
+            self._print(f"pre-flight: {done}/{total} entrants checked{left}")
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
         if _benched_again(self.benched, name, fault):
@@ -331,6 +352,7 @@ class LiveReporter(Reporter):
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console)
         self.task: TaskID | None = None
+        self.checks: TaskID | None = None
         self.live: Live | None = None
         self.kept = 0
         self.t0 = time.monotonic()
@@ -347,6 +369,13 @@ class LiveReporter(Reporter):
         self.task = self.progress.add_task(config.name, total=total, completed=done, rate="")
         self.live = Live(self.progress, console=self.console, refresh_per_second=4)
         self.live.start()
+
+    def preflight(self, done: int, total: int, left_s: float | None) -> None:
+        if self.checks is None:
+            self.checks = self.progress.add_task("pre-flight", total=total, completed=done,
+                                                 rate="entrants")
+        else:
+            self.progress.update(self.checks, completed=done)
 
     def _print(self, line: str, indent: int) -> None:
         """``line`` in yellow, wrapped under its text after ``indent`` cells."""

@@ -506,12 +506,17 @@ class ProcessRunner(_PoolRunner):
     of this machine (started by :meth:`start`, or on the first match; they end with this
     process, even when it is killed outright): the referee's own work is spread over the
     cores. The cancel signal is a :class:`SharedFlag`; a match's faults come back inside
-    its result line, just before its :class:`Finished`."""
+    its result line, just before its :class:`Finished`.
+
+    Until every worker process is up (a fork server's first start imports the referee: a
+    tenth of a second on an idle machine, seconds on a loaded one), one match at a time is
+    played in a thread of this process instead (``bridge``), so the first matches do not wait
+    for the workers: :attr:`bridged` counts them."""
 
     faults_in_result = True
 
     def __init__(self, concurrency: int = 2, *, start_method: str | None = None,
-                 affinity: bool = False) -> None:
+                 affinity: bool = False, bridge: bool = True) -> None:
         method = start_method or default_start_method()
         self._context = multiprocessing.get_context(method)
         if method == "forkserver":
@@ -521,6 +526,13 @@ class ProcessRunner(_PoolRunner):
         self._starting = threading.Lock()
         self._starter: threading.Thread | None = None
         self._cpus = allowed_cpus() if affinity else None
+        self._up: list[Future[int]] = []
+        """Each worker's first task: all done once every worker is up."""
+        self._bridge: ThreadPoolExecutor | None = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="bridge") if bridge else None
+        self._bridged: Future[Done] | None = None
+        self.bridged = 0
+        """Matches played in this process while the workers started."""
 
     @property
     def isolation(self) -> str:
@@ -554,9 +566,8 @@ class ProcessRunner(_PoolRunner):
                 # this, one that comes between a worker's fork and its initializer (the server
                 # gives it Python's handler back) ends the worker with a KeyboardInterrupt: the
                 # pool is broken.
-                with _sigint_blocked():
-                    for _ in range(self.concurrency):  # one process each, all at once
-                        pool.submit(_ready)
+                with _sigint_blocked():  # one process each, all at once
+                    self._up = [pool.submit(_ready) for _ in range(self.concurrency)]
                 self._executor = pool
             return self._executor
 
@@ -565,7 +576,32 @@ class ProcessRunner(_PoolRunner):
         pool, so that no pool is made once closed."""
         if self._starter is not None:
             self._starter.join()
+        if self._bridge is not None:
+            self._bridge.shutdown(wait=True, cancel_futures=True)
+            self._bridge = None
         super().close()
+
+    def _play_here(self, job: MatchJob) -> Done:
+        """Plays ``job`` on the bridge's thread; with affinity, it and its bots on the last
+        CPU, as a worker's would be on one."""
+        if not self._cpus:
+            return job.run(self._stop)
+        cpu = {self._cpus[-1]}
+        os.sched_setaffinity(0, cpu)  # 0: this thread, the bridge's own
+        spawner = default_spawner()
+        spawner.pin(cpu)
+        try:
+            return job.run(self._stop)
+        finally:
+            spawner.release()
+
+    def _bridging(self) -> bool:
+        """Whether the next match plays in this process: the workers are not all up yet, and
+        no other match plays here."""
+        if self._bridge is None or (self._bridged is not None and not self._bridged.done()):
+            return False
+        up = self._up
+        return self._executor is None or not up or not all(f.done() for f in up)
 
     def slots(self) -> int:
         """See :meth:`Runner.slots`: twice the concurrency, so that each worker process has
@@ -575,6 +611,12 @@ class ProcessRunner(_PoolRunner):
 
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
+        if self._bridging():
+            assert self._bridge is not None
+            self.bridged += 1  # its faults come inside its result, as a worker's
+            self._bridged = self._bridge.submit(self._play_here, job)
+            self._track(job, self._bridged)
+            return
         pool = self._start()
         future: Future[Done]
         try:  # no process starts here: :meth:`_start` started them all

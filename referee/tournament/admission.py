@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +34,7 @@ from typing import Any
 from referee.bots.bot import Answer, BotCrash, BotError, BotStartupError, CancelSignal
 from referee.bots.limits import Limits
 from referee.bots.process import Launcher, stderr_tail
-from referee.game.faults import Reason
+from referee.game.faults import Fault, Reason
 from referee.match.job import MatchSpec
 from referee.match.play import Entrant, Player
 from referee.protocol.escape import escape_controls
@@ -84,17 +86,25 @@ class PreflightResult:
 
 def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher,
               logs_dir: Path, hidden: Sequence[Path] = (),
-              stop: CancelSignal | None = None) -> list[PreflightResult]:
+              stop: CancelSignal | None = None,
+              done: Callable[[int, PreflightResult], None] | None = None
+              ) -> list[PreflightResult]:
     """Starts each entrant once (up to 8 at once) with ``launcher``, waits for its ``ready``
     (within ``limits.startup_ms``), and stops it; one that ran out of time beside others is
-    started once more, alone (:data:`SLOW`).
+    started once more, alone among the pre-flight's starts (:data:`SLOW`). ``done`` is called
+    (on a pre-flight thread) with each entrant's index and its final result as soon as it is
+    known: at once for most, after its second start for one tried again.
 
     :raises referee.bots.bot.BotCommandError: if a command cannot be started at all.
     """
     logs_dir.mkdir(parents=True, exist_ok=True)
+    told = done or (lambda i, result: None)
 
     def fly(entrant: Entrant) -> PreflightResult:
         log = logs_dir / f"{entrant.name}.stderr"
+        if stop is not None and stop.is_set():  # the run is over: no bot starts any more
+            return PreflightResult(entrant.name, False, 0.0, fault=Fault.STARTUP,
+                                   code=Reason.STOPPED, detail="stopped before it started")
         player = entrant.spawn(launcher=launcher, stderr_path=log, hidden=hidden)
         t0 = time.monotonic()
         try:
@@ -111,23 +121,96 @@ def preflight(entrants: Sequence[Entrant], *, limits: Limits, launcher: Launcher
         player.close()
         return PreflightResult(entrant.name, True, ms, ready=ready, log=log)
 
+    alone = len(entrants) <= 1
+
+    def first(i: int) -> PreflightResult:
+        result = fly(entrants[i])
+        if alone or result.code not in SLOW:
+            told(i, result)
+        return result
+
     if not entrants:
         return []
     with ThreadPoolExecutor(max_workers=min(8, len(entrants)),
                             thread_name_prefix="preflight") as pool:
-        results = list(pool.map(fly, entrants))
-    if len(entrants) > 1:  # beside others, one of which may have burned the CPU it needed
-        until = time.monotonic() + RETRIES_FOR * limits.startup_ms / 1000
-        for i, result in enumerate(results):
-            if result.code not in SLOW or (stop is not None and stop.is_set()):
-                continue
-            if time.monotonic() < until:
-                results[i] = fly(entrants[i])  # once more, alone
-            else:  # many silent entrants: their retries cost no more than 8 start-ups
-                results[i] = dataclasses.replace(
-                    result, detail=f"{result.detail} (not tried again alone: the pre-flight's "
-                                   f"retries took {RETRIES_FOR} start-up limits already)")
+        results = list(pool.map(first, range(len(entrants))))
+    if alone:
+        return results
+    # beside others, one of which may have burned the CPU it needed
+    until = time.monotonic() + RETRIES_FOR * limits.startup_ms / 1000
+    for i, result in enumerate(results):
+        if result.code not in SLOW:
+            continue
+        if stop is not None and stop.is_set():
+            pass
+        elif time.monotonic() < until:
+            results[i] = fly(entrants[i])  # once more, alone
+        else:  # many silent entrants: their retries cost no more than 8 start-ups
+            results[i] = dataclasses.replace(
+                result, detail=f"{result.detail} (not tried again alone: the pre-flight's "
+                               f"retries took {RETRIES_FOR} start-up limits already)")
+        told(i, results[i])
     return results
+
+
+class Checks:
+    """A pre-flight under way beside play (:func:`preflight` on a thread of its own): each
+    entrant's result as it comes (:meth:`put`, from any thread), taken on the coordinator's
+    thread (:meth:`take`), so that the matches of entrants already checked start while the
+    rest are (:meth:`wait_for`)."""
+
+    def __init__(self, wanted: Iterable[int]) -> None:
+        self.pending = set(wanted)
+        """Entrants whose result has not been taken yet."""
+        self.total = len(self.pending)
+        self.results: dict[int, PreflightResult] = {}
+        self._queue: queue.SimpleQueue[tuple[int, PreflightResult] | BaseException] = \
+            queue.SimpleQueue()
+        self.t0 = time.monotonic()
+        self.worker: threading.Thread | None = None
+        """The thread that runs the pre-flight, if any (joined once play is over)."""
+
+    @property
+    def done(self) -> int:
+        """Entrants checked (their results taken)."""
+        return self.total - len(self.pending)
+
+    def put(self, i: int, result: PreflightResult) -> None:
+        """Entrant ``i`` is checked (any thread)."""
+        self._queue.put((i, result))
+
+    def fail(self, error: BaseException) -> None:
+        """The pre-flight itself failed (any thread): :meth:`take` raises ``error``."""
+        self._queue.put(error)
+
+    def take(self, timeout: float | None = 0) -> list[tuple[int, PreflightResult]]:
+        """The results come since the last call (waiting up to ``timeout`` seconds for the
+        first; ``0``: none, ``None``: as long as it takes).
+
+        :raises BaseException: what the pre-flight raised (:meth:`fail`).
+        """
+        got: list[tuple[int, PreflightResult]] = []
+        block = timeout != 0
+        while self.pending:
+            try:
+                item = self._queue.get(block=block, timeout=timeout if block else None)
+            except queue.Empty:
+                break
+            block = False  # the first is in: the rest only if there already
+            if isinstance(item, BaseException):
+                raise item
+            i, result = item
+            if i in self.pending:
+                self.pending.discard(i)
+                self.results[i] = result
+                got.append(item)
+        return got
+
+    def left(self, done: int) -> float | None:
+        """Seconds the rest should take, at the pace so far (``None``: not known yet)."""
+        if not done:
+            return None
+        return (time.monotonic() - self.t0) / done * (self.total - done)
 
 
 RETRIES_FOR = 8

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.match.job import MatchSpec
+from referee.match.spec import MatchSpec
 from referee.tournament.stopping import PairTest
 
 

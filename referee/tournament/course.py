@@ -20,10 +20,17 @@ from enum import StrEnum
 
 import trueskill
 
-from referee.match.job import DealSecret, MatchSpec
+from referee.match.spec import DealSecret, MatchSpec
 from referee.tournament.formats import Format, Prefix, State, plan_round, set_size
 from referee.tournament.ratings import MatchResult, RatingConfig, Standing, Standings, p_stronger
 from referee.tournament.stopping import Evidence, Judge, Pair, Stop, adjacent
+
+EARLY_SETS = 8
+"""A format seeded by results (the ladder) plans its next round once at most this many sets of
+the current one are left to rate (and at most a quarter of them), from the standings as they
+stood at exactly that point of the schedule (:meth:`TournamentProgress.early`): the round's
+last sets play beside the first of the next, and the plan is the same at any concurrency and
+on a resume."""
 
 
 class Stopped(StrEnum):
@@ -81,6 +88,10 @@ class TournamentProgress:
             MatchSpec, MatchResult, Sequence[Sequence[int]],
             Sequence[Sequence[float]] | None]]] = {}
         self._size = set_size(plan.players, plan.seatings)
+        self._early_at: int | None = None
+        """How many matches rated (the prefix) the next round is planned from (:meth:`early`)."""
+        self._early: State | None = None
+        """What the next round is planned from, once that prefix is rated."""
         self.left_out: frozenset[int] = frozenset()
         """Entrants that never play (left out by the pre-flight: their seat is the fallback's):
         last in the order at once, and no question of ``stop`` waits on them."""
@@ -114,8 +125,22 @@ class TournamentProgress:
         """Whether the next round may be planned before the current one is complete: no result
         changes what it plays (a round robin or a gauntlet without ``stop``: the same groups
         every round, ``rounds`` and ``max_matches`` counted in planned matches). The ladder
-        seeds each round from the ratings, and ``stop`` drops decided pairs: they wait."""
+        seeds each round from the ratings (:meth:`early`), and ``stop`` drops decided pairs:
+        it waits."""
         return self.plan.stop is None and not self.format.seeded_by_results
+
+    def early(self) -> bool:
+        """Whether the next round is planned before the current one is complete, from the
+        standings of a fixed prefix of the schedule: the current round less its last
+        :data:`EARLY_SETS` sets (a format seeded by results, the ladder, without ``stop``,
+        which waits for every result)."""
+        return self.plan.stop is None and self.format.seeded_by_results
+
+    def ready(self) -> bool:
+        """Whether the next round may be planned now (:meth:`ahead`, :meth:`early`, or the
+        current round complete)."""
+        return self.ahead() or self.complete() if not self.early() else \
+            self._early is not None or self._early_at is None
 
     def next_round(self, planned: Sequence[tuple[int, tuple[int, ...]]] | None = None
                    ) -> Sequence[MatchSpec]:
@@ -127,11 +152,12 @@ class TournamentProgress:
         :raises RuntimeError: if the current round is not complete and the plan depends on
             its results (see :meth:`ahead`).
         """
-        if not self.complete() and not self.ahead():
+        if not self.ready():
             raise RuntimeError("the current round is not complete")
         if self.stopped is not None:
             return []
-        state = self.state()
+        state = self._early if self._early is not None else self.state()
+        self._early = self._early_at = None
         p = self.plan
         specs = plan_round(self.format, state, players=p.players, seatings=p.seatings,
                            seed=p.seed, secret=p.secret.key, rounds=p.rounds,
@@ -149,7 +175,18 @@ class TournamentProgress:
         self._prefix.add_round(specs)
         if self.format.seeded_by_results:  # it avoids the round before's groups
             self._last = frozenset(tuple(sorted(s.seats)) for s in specs)
+        if self.early():
+            sets = len(specs) // self._size
+            self._early_at = self.planned - min(EARLY_SETS, sets // 4) * self._size
+            self._catch()
         return specs
+
+    def _catch(self) -> None:
+        """Takes what the next round is planned from, once the prefix of :meth:`early` is
+        rated."""
+        if self._early_at is not None and self._early is None and \
+                self.matches == self._early_at:
+            self._early = self.state()
 
     # -- results -----------------------------------------------------------------------------
 
@@ -176,6 +213,7 @@ class TournamentProgress:
                     [m[3] or () for m in members] if known else None)
                 if self.per_set:
                     self._rate_set(points, [m[1] for m in members])
+            self._catch()
 
     def _rate_set(self, points: dict[int, float], results: Sequence[MatchResult]) -> None:
         """One rating update for a finished set: its members ranked by adjusted points over the

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
-from referee.match.job import MatchSpec
+from referee.match.spec import MatchSpec
 from referee.records.match_id import MatchId
 from referee.tournament.schedule import seatings
 

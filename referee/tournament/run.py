@@ -31,12 +31,12 @@ from pathlib import Path
 from referee.bots import hygiene
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, Launcher, bwrap_available
-from referee.bots.sandbox import capabilities
+from referee.bots.sandbox import Privilege, capabilities
 from referee.bots.snapshot import Store
 from referee.match.job import DealSecret
 from referee.match.play import Entrant
 from referee.runners.local import CancelSignal, Runner, auto_affinity, local_runner
-from referee.tournament.admission import Preflight, preflight
+from referee.tournament.admission import Checks, Preflight, preflight
 from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.dispatch import TournamentError, play_jobs, stop_on_sigint
 from referee.tournament.entrants import check_entrant_folders, hidden_paths, refused_entrant
@@ -92,7 +92,8 @@ def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
 def _subuid_check() -> tuple[bool, str]:
     """Whether bots can run as the organiser's subordinate uids here, and the ids or why not
     (with the fix)."""
-    check = next((c for c in capabilities().checks if c.name == "subuid"), None)
+    # the check is named after the mode it enables
+    check = next((c for c in capabilities().checks if c.name == Privilege.SUBUID), None)
     if check is None:
         return False, "no subordinate uid check"
     return check.ok, check.detail if check.ok else f"{check.detail}: {check.enable}"
@@ -170,6 +171,9 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
     with contextlib.ExitStack() as stack:
         where = stack.enter_context(contextlib.closing(runner or local_runner(
             config.concurrency, affinity=_affinity(config))))
+        stack.enter_context(private_files())  # records and logs 0600 while playing
+        where.start()  # worker processes (their umask this one's now) start while the rest is
+        # prepared: a new interpreter's imports
         remote = where.remote  # bots spawned on other machines
         hidden: dict[str, tuple[Path, ...]] = {}
         if config.sandbox is not SandboxMode.NONE:  # auto or bwrap: never a silent fall-back
@@ -183,8 +187,6 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
                                       for c in ("memory", "pids", "cpu")):
                 reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
                               f"(see ct-referee sandbox)")
-        stack.enter_context(private_files())  # records and logs 0600 while playing
-        where.start()  # worker processes start while the rest is prepared
         seals = None
         if config.sandbox is not SandboxMode.NONE and not remote:
             check_bot_uids(config)
@@ -203,8 +205,8 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
             if where.clears_caches and not hygiene.can_drop():  # walk, watch while play starts
                 where.eviction.prepare()
         sandbox = _sandbox_header(config, session.mode, where, remote=remote, seals=seals)
-        session.admit(lambda entrants, skip: _preflight(config, entrants, session.mode,
-                                                        reporter, stop, skip=skip))
+        session.admit(lambda entrants, skip, halt: _preflight(config, entrants, session.mode,
+                                                              halt, skip=skip))
         if where.eviction is not None:  # before any seating: the watch in place
             where.eviction.ready()
         return session.play(sandbox=sandbox,
@@ -250,29 +252,35 @@ class _Pace:
                 f"goes on")
 
 def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode,
-               reporter: Reporter, stop: CancelSignal,
-               skip: Collection[int] = ()) -> dict[int, str]:
-    """Starts each entrant once (``preflight`` not ``off``; not those in ``skip``, left out
-    already), reports each that did not start, and returns those to leave out
-    (``leave-out``), with why."""
+               stop: CancelSignal, skip: Collection[int] = ()) -> Checks | None:
+    """Starts the pre-flight (``preflight`` not ``off``) on a thread of its own: each entrant
+    started once (not those in ``skip``, left out already); returns the :class:`Checks` it
+    fills in as each entrant's result is known (the session reports them, and leaves out
+    those that did not start with ``leave-out``, before any of their matches starts).
+
+    :raises TournamentError: if the sandbox cannot be resolved for the bots (a command that
+        cannot be started at all is raised where the results are taken).
+    """
     if config.preflight is Preflight.OFF:
-        return {}
+        return None
     wanted = [i for i in range(len(entrants)) if i not in skip]
     try:
         launcher = Launcher.resolve(sandbox, config.limits)
-        flights = preflight([entrants[i] for i in wanted], limits=config.limits,
-                            launcher=launcher, logs_dir=OutputFolder(config.output).preflight,
-                            hidden=(config.output,), stop=stop)
     except BotCommandError as err:
         raise TournamentError(str(err)) from None
-    failed: dict[int, str] = {}
-    for i, flight in zip(wanted, flights, strict=True):
-        if not flight.ok:
-            failed[i] = f"did not start in the pre-flight: {flight.fault}: {flight.detail}"
-            then = ("it is left out: no process in its matches, which it loses by fault "
-                    "(preflight: keep starts it in each match all the same)"
-                    if config.preflight is Preflight.LEAVE_OUT else
-                    "it plays all the same and loses by fault (preflight: keep)")
-            reporter.warn(f"{flight.report()}\n  {then}")
-    return failed if config.preflight is Preflight.LEAVE_OUT else {}
+    checks = Checks(wanted)
 
+    def fly() -> None:
+        try:
+            preflight([entrants[i] for i in wanted], limits=config.limits, launcher=launcher,
+                      logs_dir=OutputFolder(config.output).preflight,
+                      hidden=(config.output,), stop=stop,
+                      done=lambda k, result: checks.put(wanted[k], result))
+        except BotCommandError as err:
+            checks.fail(TournamentError(str(err)))
+        except BaseException as err:  # raised again on the coordinator's thread
+            checks.fail(err)
+
+    checks.worker = threading.Thread(target=fly, name="preflight", daemon=True)
+    checks.worker.start()
+    return checks

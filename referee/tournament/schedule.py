@@ -19,7 +19,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from referee.match.job import MatchSpec
+from referee.match.spec import MatchSpec
 from referee.records.match_id import MatchId
 
 SEATINGS = ("all", "rotate")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import array
 import dataclasses
+import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,15 +29,22 @@ from typing import Any, Protocol
 
 from referee.bots.sandbox import SandboxError
 from referee.bots.snapshot import FolderChanged
+from referee.game.faults import Reason
 from referee.match.job import DealSecret, Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
 from referee.records.record import FaultDict, RecordDict, RecordError, read_record
 from referee.runners.local import CancelSignal, Runner
-from referee.tournament.admission import BENCHED, FaultLimit, Preflight
+from referee.tournament.admission import (
+    BENCHED,
+    Checks,
+    FaultLimit,
+    Preflight,
+    PreflightResult,
+)
 from referee.tournament.audit import Audit, in_play_order
 from referee.tournament.config import Config
 from referee.tournament.course import Stopped, TournamentProgress
-from referee.tournament.dispatch import TournamentError, play_jobs
+from referee.tournament.dispatch import WAIT_S, TournamentError, play_jobs
 from referee.tournament.formats import set_size
 from referee.tournament.output import Journal, JournalLine, OutputFolder, write_standings
 from referee.tournament.ratings import MatchResult, Standing, Standings
@@ -66,12 +74,21 @@ class Pages(Protocol):
         """The run is over (finished, stopped or failed), the standings files written if it
         finished; called on the coordinator's thread, which waits for the last write."""
 
+    def replay_page(self) -> Callable[[RecordDict], None] | None:
+        """What makes a match's page from its record where the match is played, once its
+        record is written (:attr:`MatchJob.after`: a picklable callable, it travels to worker
+        processes), so that the pages are made as the matches are played, on every core,
+        rather than after the last one; ``None``: nothing. Asked once, before play."""
+
 
 class NoPages:
     """No pages to keep current."""
 
     def match_done(self, line: dict[str, Any], table: Standings) -> None:
         """Nothing to do."""
+
+    def replay_page(self) -> None:
+        """No page."""
 
     def finish(self) -> None:
         """Nothing to do."""
@@ -85,6 +102,12 @@ class Reporter:
 
     def warn(self, message: str) -> None:
         """Something the user should know (no sandbox, say)."""
+
+    def preflight(self, done: int, total: int, left_s: float | None) -> None:
+        """The pre-flight has checked ``done`` of ``total`` entrants (called with 0 when it
+        starts, after :meth:`started`, then after each entrant: matches of the entrants
+        checked already may be under way); ``left_s``: the seconds the rest should take at
+        the pace so far (``None``: not known yet)."""
 
     def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
         """A bot faulted in a running match."""
@@ -397,6 +420,16 @@ class Books:
         self.pace(self.done, self.played)
 
 
+class _Either:
+    """Set once either of two signals is (the run's stop, the session's end)."""
+
+    def __init__(self, a: CancelSignal, b: CancelSignal) -> None:
+        self.a, self.b = a, b
+
+    def is_set(self) -> bool:
+        return self.a.is_set() or self.b.is_set()
+
+
 # -- the session -------------------------------------------------------------------------------
 
 class TournamentSession:
@@ -435,6 +468,12 @@ class TournamentSession:
         # secret travels with every match anyway: it deals the cards)
         self._shared = (self.folder.secret, self.folder.secret.read_text(encoding="ascii")) \
             if remote else None
+        self._preflight: Callable[[Sequence[Entrant], Collection[int], CancelSignal],
+                                  Checks | None] | None = None
+        self._checks: Checks | None = None
+        self._halt = threading.Event()
+        self._after: Callable[[RecordDict], None] | None = None
+        """What a job does with its record once written (a page: :meth:`Pages.replay_page`)."""
 
     # -- resume and admission ------------------------------------------------------------------
 
@@ -444,17 +483,58 @@ class TournamentSession:
         self.rounds.load()
         self.books.done = len(self.resumed)  # a line that turns out not to fit is not
 
-    def admit(self, preflight: Callable[[Sequence[Entrant], Collection[int]], dict[int, str]]
-              ) -> None:
-        """Decides who plays before any match: with a pre-flight every snapshot is taken now,
-        and ``preflight`` (the entrants, those left out already) says whom to leave out, and
-        why. Nothing here for bots that start on other machines."""
+    def admit(self, preflight: Callable[[Sequence[Entrant], Collection[int], CancelSignal],
+                                        Checks | None]) -> None:
+        """Decides who plays: with a pre-flight every snapshot is taken now, and ``preflight``
+        (the entrants, those left out already, a signal to stop early) is started by
+        :meth:`play` once the header is out: it returns the :class:`Checks` it fills in on a
+        thread of its own, while the matches of the entrants checked already play. Nothing
+        here for bots that start on other machines."""
         if self.remote:
             return
         if self.config.preflight is not Preflight.OFF:  # every bot starts: every snapshot now
             self.roster.seal_all()
-        # left out at once: last in the order, and stop waits on no question of theirs
-        self.roster.leave_out(preflight(self.roster.entrants, self.limit.left_out))
+        self._preflight = preflight
+
+    def _start_checks(self) -> None:
+        """Starts the pre-flight, if any (see :meth:`admit`)."""
+        if self._preflight is None:
+            return
+        self._checks = self._preflight(self.roster.entrants, dict(self.limit.left_out),
+                                       _Either(self.stop, self._halt))
+        if self._checks is not None:
+            self.reporter.preflight(0, self._checks.total, None)
+
+    def _await(self, entrants: Iterable[int] | None = None) -> None:
+        """Takes the pre-flight's results come so far, then waits for those of ``entrants``
+        (``None``: every one) unless the run stops meanwhile."""
+        checks = self._checks
+        if checks is None:
+            return
+        self._checked(checks.take())
+        wanted = checks.pending if entrants is None else set(entrants)
+        while not self.stop.is_set() and checks.pending & wanted:
+            self._checked(checks.take(timeout=WAIT_S))
+
+    def _checked(self, results: Sequence[tuple[int, PreflightResult]]) -> None:
+        """Reports each entrant checked, and leaves out those that did not start
+        (``preflight: leave-out``): left out before any match of theirs is planned."""
+        checks = self._checks
+        if not results or checks is None:
+            return
+        mode = self.config.preflight
+        for i, flight in results:
+            if flight.ok or flight.code == Reason.STOPPED:  # stopped: the run is over
+                continue
+            then = ("it is left out: no process in its matches, which it loses by fault "
+                    "(preflight: keep starts it in each match all the same)"
+                    if mode is Preflight.LEAVE_OUT else
+                    "it plays all the same and loses by fault (preflight: keep)")
+            self.reporter.warn(f"{flight.report()}\n  {then}")
+            if mode is Preflight.LEAVE_OUT:
+                self.roster.leave_out(
+                    {i: f"did not start in the pre-flight: {flight.fault}: {flight.detail}"})
+        self.reporter.preflight(checks.done, checks.total, checks.left(checks.done))
 
     # -- planning ------------------------------------------------------------------------------
 
@@ -492,6 +572,10 @@ class TournamentSession:
         order drawn from the deal secret (the audit); ``None``: who sits next waits on the
         faults of earlier matches."""
         for item in self.limit.plan(in_play_order(self._missing(specs))):
+            if item is not None:  # who sits waits on its pre-flight: left out, or not
+                self._await(item[0].seats)
+                if self.stop.is_set():
+                    return
             yield None if item is None else self.job(*item)
 
     def job(self, spec: MatchSpec, benched: dict[int, str]) -> MatchJob:
@@ -501,7 +585,8 @@ class TournamentSession:
         return MatchJob(spec, seats, config.variant, config.target, config.limits, self.mode,
                         config.name, logs_dir=folder.match_logs(spec.id),
                         hidden=(config.output,), record_path=folder.record(spec.id),
-                        shared=self._shared, snapshots=self.roster.digests(spec))
+                        shared=self._shared, snapshots=self.roster.digests(spec),
+                        after=self._after)
 
     # -- play ----------------------------------------------------------------------------------
 
@@ -512,6 +597,8 @@ class TournamentSession:
         tournament ended. ``sandbox``: what the header says of it."""
         books = self.books
         books.pages = pages or NoPages()
+        if not self.remote:  # a cluster's worker sends its record back, or writes it unseen
+            self._after = books.pages.replay_page()
         if pace is not None:
             books.pace = pace
         total = self.config.total()
@@ -520,11 +607,16 @@ class TournamentSession:
         if advice is not None:
             self.reporter.warn(advice)
         try:
+            self._start_checks()
             self._rounds()
+            self._await()  # an entrant in no match: its check still says if it is left out
         except BaseException:
             books.pages.finish()
             raise
         finally:
+            self._halt.set()  # a pre-flight still under way starts no more bots
+            if self._checks is not None and self._checks.worker is not None:
+                self._checks.worker.join()  # its bots stopped (within a stop poll each)
             books.journal.close()
             self.rounds.close()
         if self.course.stopped is None or not self.course.complete():  # planned, to play
@@ -538,15 +630,39 @@ class TournamentSession:
         def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
             self.reporter.fault(job.spec, name, fault)
 
+        def on_batch() -> None:
+            self.books.journal.sync()
+            self._await(())  # the pre-flight's results come so far: its count stays current
+
         while not self.stop.is_set():
             specs = self.next_round()
             if not specs:
                 break
-            stream = self._later(specs) if self.course.ahead() else specs
-            play_jobs(self.runner, self.jobs(stream), self.books.saved, self.stop, on_fault,
-                      self.books.journal.sync)
+            if self.course.ahead():
+                jobs = self.jobs(self._later(specs))
+            elif self.course.early():
+                jobs = self._early(specs)
+            else:
+                jobs = self.jobs(specs)
+            play_jobs(self.runner, jobs, self.books.saved, self.stop, on_fault, on_batch)
             if not self.course.complete():
                 break
+
+    def _early(self, first: Sequence[MatchSpec]) -> Iterator[MatchJob | None]:
+        """The jobs of ``first``, then of each round after it, planned once the prefix of the
+        schedule it is planned from is rated (:meth:`TournamentProgress.early`: the round
+        before less its last sets); ``None`` meanwhile: the next jobs wait for matches to be
+        saved, and the last sets of a round play beside the first of the next."""
+        specs = first
+        while specs:
+            yield from self.jobs(specs)
+            while not self.course.ready():
+                if self.stop.is_set():
+                    return
+                yield None
+            if self.stop.is_set():
+                return
+            specs = self.next_round()
 
     # -- standings -----------------------------------------------------------------------------
 

@@ -14,13 +14,15 @@ import gzip
 import html
 import json
 import re
+from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from referee.game.rules import Hand
 from referee.records.positions import Dealt, Scored, positions
-from referee.records.record import RecordDict
+from referee.records.record import RecordDict, write_atomic
 
 
 @cache
@@ -211,6 +213,30 @@ _JS = asset("replay.js")
 
 ASSETS = {"viewer.css": _CSS, "viewer.js": _JS}
 """The viewer's style and script, as files that every linked page loads (:func:`linked_page`)."""
+
+
+@dataclass(frozen=True)
+class ReplayPage:
+    """Writes a tournament match's replay page, as the report links it (``games/<id>.html``
+    in ``folder``, the report's folder: :func:`linked_page` with the report's viewer), from the
+    record in hand: a tournament's worker calls it once the match's record is written
+    (:attr:`referee.match.job.MatchJob.after`), so the pages are made where and while the
+    matches are played, not one after another once the last ended. Plain data: it travels
+    to a worker process."""
+
+    folder: Path
+
+    def __call__(self, record: RecordDict) -> None:
+        match_id = str(record["id"])
+        if not _PAGE_NAME.fullmatch(match_id):
+            raise ValueError(f"not a match id: {match_id!r}")
+        games = self.folder / "games"
+        games.mkdir(parents=True, exist_ok=True)
+        write_atomic(games / f"{match_id}.html",
+                     linked_page(record, assets="../", back="../index.html"))
+
+
+_PAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 
 
 def linked_page(record: RecordDict, *, assets: str, back: str | None = None) -> str:

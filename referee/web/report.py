@@ -63,6 +63,7 @@ from referee.web.folder import (
 from referee.web.replay_html import ASSETS as VIEWER
 from referee.web.replay_html import (
     SHARED_PAGE,
+    ReplayPage,
     linked_page,
     match_steps,
     replay_script,
@@ -268,7 +269,8 @@ class Report:
         self._write_chunks()
         if final and self.summary.count <= ALL_PAGES:
             for m in self.summary.matches:
-                self._page(m[0])
+                if m[0] not in self.pages:
+                    self._page(m[0])
             self.all_pages = True
         left_out = self._left_out(standings)
         config = self.config if isinstance(self.config, dict) else None
@@ -328,6 +330,13 @@ class Report:
         for k in range(math.ceil(len(rows) / ROWS_FILE)):
             part = rows[k * ROWS_FILE:(k + 1) * ROWS_FILE]
             write_atomic(self.root / "rows" / f"{k}.js", f"ctRows({k}, {script_json(part)});\n")
+
+    def paged(self, line: dict[str, Any]) -> None:
+        """Counts the replay page of ``line``'s match as made where its page file is (written
+        where the match ran: :class:`ReplayPage`)."""
+        match_id = str(line.get("id"))
+        if (self.root / "games" / f"{match_id}.html").is_file():
+            self.pages.add(match_id)
 
     def _page(self, match_id: str) -> dict[str, Any] | None:
         """Writes the match's replay page once; returns its record (``None``: unreadable)."""
@@ -498,6 +507,7 @@ class Refresher(Pages):
             max_workers=1, thread_name_prefix="report")
         self._busy = True  # until the journal is read
         self._table: Standings | None = None
+        self._paged = False
         self._pool.submit(self._load)
 
     def _beat(self) -> None:
@@ -511,6 +521,13 @@ class Refresher(Pages):
         """:meth:`_beat` every :data:`HEARTBEAT_S` until the run ends (:meth:`finish`)."""
         while not self._ended.wait(HEARTBEAT_S):
             self._beat()
+
+    def replay_page(self) -> ReplayPage:
+        """Each match's replay page, written by whoever plays it (see :class:`ReplayPage`):
+        the report counts those of this run's matches as made (the final write makes the
+        rest)."""
+        self._paged = True
+        return ReplayPage(self.report.root)
 
     def match_done(self, line: dict[str, Any], table: Standings) -> None:
         self._lines.append(line)
@@ -557,6 +574,8 @@ class Refresher(Pages):
         try:  # the report is a view: the results are what count, and they are saved
             for line in lines:
                 self.report.add(line)
+                if not loaded and self._paged:
+                    self.report.paged(line)
             if loaded:
                 self.report.summary.remember = False
                 if not lines:
