@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from referee.bots.limits import SandboxMode
 from referee.bots.process import bwrap_available
-from referee.bots.sandbox import capabilities
+from referee.bots.sandbox import Privilege, capabilities
 from referee.bots.snapshot import Store
 from referee.league.config import LeagueConfig
 from referee.league.journal import prepare
@@ -38,7 +38,7 @@ def _check_sandbox(config: LeagueConfig) -> SandboxMode:
                           f"({capabilities().summary()}): see ct-referee sandbox, or set "
                           f"sandbox: none")
     if os.geteuid() != 0 and config.bot_uids != "shared":
-        check = next((c for c in capabilities().checks if c.name == "subuid"), None)
+        check = next((c for c in capabilities().checks if c.name == Privilege.SUBUID), None)
         if check is None or not check.ok:
             raise ConfigError(f"{config.path}: the referee is not root and cannot give each "
                               f"bot a subordinate uid: run it as root, give it subordinate "
