@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PY, ROOT
+from conftest import PY, ROOT, tournament_yaml
 from fault_sim import Rescan, Run, dispatch
 from referee.match.job import MatchSpec
 from referee.tournament import admission
@@ -207,19 +207,12 @@ SECRET_BYTES = bytes(range(32))
 
 
 def config_file(tmp_path: Path) -> Path:
-    path = tmp_path / "t.yaml"
-    path.write_text(f"""\
-entrants:
-  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
-  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
-  - {{name: unlucky, command: {PY} {ROOT}/tests/bots/dealfault.py}}
-  - {{name: random-b, command: {PY} {ROOT}/bots/random_bot.py --seed 7}}
-players: 2
-target: 100
-sandbox: none
-max_faults: 2
-""")
-    return path
+    return tournament_yaml(tmp_path, {
+        "random": f"{PY} {ROOT}/bots/random_bot.py",
+        "greedy": f"{PY} {ROOT}/bots/greedy_bot.py",
+        "unlucky": f"{PY} {ROOT}/tests/bots/dealfault.py",
+        "random-b": f"{PY} {ROOT}/bots/random_bot.py --seed 7",
+    }, players=2, target=100, sandbox="none", max_faults=2)
 
 
 def benched(out: Path) -> dict[str, list[tuple[int, str]]]:
