@@ -150,6 +150,24 @@ def _close_shared_cluster() -> None:
         _shared_cluster.pop().close()
 
 
+_PROCESS_MODULE = re.compile(r"^pytestmark = \[?\s*pytest\.mark\.process\b", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m "not process and ..."`` (the fast lane), a test module whose every test is
+    ``process`` (``pytestmark = pytest.mark.process`` at its top) is not imported at all: its
+    tests would all be deselected, and imports such as Dask's cost the lane seconds."""
+    expression = (config.option.markexpr or "").strip()
+    if not (expression == "not process" or expression.startswith("not process and ")):
+        return None
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    try:
+        return bool(_PROCESS_MODULE.search(collection_path.read_text())) or None
+    except OSError:
+        return None
+
+
 @pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     users = [item.nodeid for item in items if "cluster" in getattr(item, "fixturenames", ())]
