@@ -679,6 +679,7 @@ def test_an_interrupted_run_says_so_and_how_to_resume_and_stops_reloading(
     assert again["loads"] == 2 and "reloads every 30 s" in str(again["sub"]), again
 
 
+@pytest.mark.slow
 def test_a_resumed_run_is_live_then_final_again(interrupted: tuple[Path, str],
                                                  tmp_path: Path) -> None:
     out, resume = interrupted

@@ -187,6 +187,7 @@ def test_resume_after_sigkill_and_a_torn_line(setup: tuple[Path, str], tmp_path:
 
 
 @pytest.mark.process
+@pytest.mark.slow
 def test_a_folder_of_plain_records_from_before_resumes(setup: tuple[Path, str],
                                                         tmp_path: Path) -> None:
     """A folder an older ct-referee left (``games/<id>.json``, plain JSON; journal lines without
