@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # where they are used: pyproject.toml's mypy overrides).
 STRICT := referee
 
-.PHONY: demo test test-fast lint bench clean system-demo system-test
+.PHONY: demo test test-fast test-deep lint bench clean system-demo system-test
 
 # The system packages ct-referee uses: bubblewrap (the bots' sandbox: tournaments refuse to run
 # without one), uidmap (newuidmap/newgidmap: a referee that is not root runs each bot as one of
@@ -43,16 +43,27 @@ $(BIN)/ct-referee: pyproject.toml
 demo: system-demo $(BIN)/ct-referee
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/ct-referee tournament tournaments/demo.yaml --fresh
 
-# ruff, the layers (lint-imports: pyproject.toml), mypy --strict, then pytest: the tests, tests/bots excluded, and the doctests in referee/.
+# The lanes (pytest markers, registered in pyproject.toml; docs/architecture.md, "Tests", says
+# what each holds and how long it takes). `make test`, the everyday lane: ruff, the layers
+# (lint-imports: pyproject.toml), mypy --strict, then pytest: the tests, tests/bots excluded,
+# and the doctests in referee/, all but the deep lane (the tests marked deep or slow), hypothesis
+# with its everyday examples.
 test: system-test $(BIN)/ct-referee
 	$(BIN)/ruff check referee tests bots bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy --strict $(STRICT)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -m "not deep and not slow"
 
-# The fast lane: no process started (no bot, no CLI, no browser), under 30 s.
+# The fast lane: no process started (no bot, no CLI, no browser), under 15 s.
 test-fast: $(BIN)/ct-referee
-	$(BIN)/pytest -q -m "not process"
+	$(BIN)/pytest -q -m "not process and not deep and not slow"
+
+# The deep lane: what `make test` leaves out (@pytest.mark.deep: statistical runs over many
+# sets, the real page-cache and timing-channel audits, long sandbox attacks; @pytest.mark.slow:
+# a test of more than a few seconds) and the hypothesis properties again with 20 times the
+# everyday examples (CT_TEST_DEEP=1: tests/conftest.py). .ci/run runs `make test`, then this.
+test-deep: system-test $(BIN)/ct-referee
+	CT_TEST_DEEP=1 $(BIN)/pytest -q -m "deep or slow or hypothesis"
 
 # The benchmarks that need data of their own (sets or a games folder: see each one's docstring)
 # are left out of the loop.

@@ -2,11 +2,20 @@
 ``process`` marker's check.
 
 The test modules import these names (``from conftest import PY, ROOT, Scripted``); pytest puts
-this folder on the path. Two markers sort the suite (registered in ``pyproject.toml``):
+this folder on the path. Three markers sort the suite into lanes (registered in
+``pyproject.toml``; ``docs/architecture.md`` says what each lane holds):
 
 - ``process``: the test starts real subprocesses (bots, the CLI). A test that starts one without
-  the marker fails at teardown, so ``pytest -m "not process"`` never starts a process.
+  the marker fails at teardown, so ``pytest -m "not process"`` (``make test-fast``) never starts
+  a process.
 - ``slow``: the test takes more than a few seconds.
+- ``deep``: the deep lane, ``make test-deep`` only: statistical runs over many sets, the real
+  page-cache and timing-channel audits, long sandbox attacks, browser checks of very large
+  reports. ``make test`` runs ``-m "not deep"``.
+
+Hypothesis runs under one of two settings profiles (:func:`examples`): ``everyday``, the
+default, with a fifth of each property's examples, and ``deep`` (``CT_TEST_DEEP=1``, as
+``make test-deep`` sets) with four times as many.
 """
 
 from __future__ import annotations
@@ -16,11 +25,14 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from hypothesis import settings
 
 from referee.bots.bot import Answer
 from referee.bots.limits import Limits
@@ -50,21 +62,31 @@ for line in sys.stdin:
 """A bot that starts, then exits at its first decision: a ``crash`` fault every match."""
 
 
+def tournament_yaml(folder: Path, entrants: dict[str, str | Sequence[str] | dict[str, object]],
+                    *, file: str = "t.yaml", **keys: object) -> Path:
+    """Writes a tournament configuration, ``folder/file``, and returns its path: ``entrants``
+    maps each name to its command (a command line or a list of arguments) or to its entry's
+    other keys (``{"command": ..., "workdir": ...}``); ``keys`` are the top-level keys, in the
+    order given (``limits={"move_ms": 1000}``, ``preflight="off"``), ``entrants`` after them.
+    The file is real YAML, as ``yaml.safe_dump`` writes it; a test of the loader's own messages
+    (line numbers, spelling) writes its text by hand instead."""
+    rows = [{"name": name, **(spec if isinstance(spec, dict) else
+                              {"command": spec if isinstance(spec, str) else list(spec)})}
+            for name, spec in entrants.items()]
+    path = folder / file
+    path.write_text(yaml.safe_dump({**keys, "entrants": rows}, sort_keys=False,
+                                   default_flow_style=None, width=1000))
+    return path
+
+
 def quitter_tournament(folder: Path) -> Path:
     """Writes ``quitter.py`` (:data:`QUITTER`) and ``t.yaml``, a two-player tournament of it
     against the greedy example bot (target 100, no sandbox), into ``folder``; returns the
     configuration's path."""
     (folder / "quitter.py").write_text(QUITTER)
-    path = folder / "t.yaml"
-    path.write_text(f"""\
-entrants:
-  - {{name: quitter, command: {PY} quitter.py}}
-  - {{name: greedy, command: {PY} {EXAMPLES}/greedy_bot.py}}
-players: 2
-target: 100
-sandbox: none
-""")
-    return path
+    return tournament_yaml(folder, {"quitter": f"{PY} quitter.py",
+                                    "greedy": f"{PY} {EXAMPLES}/greedy_bot.py"},
+                           players=2, target=100, sandbox="none")
 
 
 def assert_passes_check(command: str) -> None:
@@ -78,6 +100,20 @@ CLI = str(Path(PY).parent / "ct-referee")
 GO = "go hand 7c Kd table 3h stock 24 ms 1000"
 """A ``go`` request, for bots that answer any."""
 
+DEEP = os.environ.get("CT_TEST_DEEP", "") not in ("", "0")
+"""Whether this is the deep lane (``make test-deep`` sets ``CT_TEST_DEEP=1``)."""
+
+settings.register_profile("everyday", max_examples=20, deadline=None)
+settings.register_profile("deep", max_examples=400, deadline=None)
+settings.load_profile("deep" if DEEP else "everyday")
+
+
+def examples(n: int) -> int:
+    """A property's number of hypothesis examples: ``n`` is its weight; a fifth of it (at least
+    10) in the everyday lane, four times it in the deep lane (``CT_TEST_DEEP=1``)."""
+    return 4 * n if DEEP else max(10, n // 5)
+
+
 collect_ignore = ["bots", "policies"]  # scripts, not tests (some read stdin when imported)
 
 
@@ -87,6 +123,56 @@ def need_extra(*modules: str, extra: str) -> None:
     for module in modules:
         pytest.importorskip(module, reason=f"needs the {extra} extra ({module} is missing): "
                                            f"pip install 'ct-referee[{extra}]'")
+
+_shared_cluster: list[Any] = []  # the session's LocalCluster while it runs
+_last_cluster_user: list[str] = []  # the node id of the last test that asks for it
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Any]:
+    """The one Dask ``LocalCluster`` the cluster tests share (started at the first that asks,
+    closed after the last, so its workers do not idle through the rest of the session): two
+    worker processes of one thread and one ``match`` each. A test that stops, scales or
+    rewrites a worker, or needs workers of another kind, starts a cluster of its own."""
+    need_extra("distributed", extra="distributed")
+    from distributed import LocalCluster
+
+    _shared_cluster.append(LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                        resources={"match": 1}, dashboard_address=None))
+    try:
+        yield _shared_cluster[0]
+    finally:
+        _close_shared_cluster()
+
+
+def _close_shared_cluster() -> None:
+    while _shared_cluster:
+        _shared_cluster.pop().close()
+
+
+_PROCESS_MODULE = re.compile(r"^pytestmark = \[?\s*pytest\.mark\.process\b", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m "not process and ..."`` (the fast lane), a test module whose every test is
+    ``process`` (``pytestmark = pytest.mark.process`` at its top) is not imported at all: its
+    tests would all be deselected, and imports such as Dask's cost the lane seconds."""
+    expression = (config.option.markexpr or "").strip()
+    if not (expression == "not process" or expression.startswith("not process and ")):
+        return None
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    try:
+        return bool(_PROCESS_MODULE.search(collection_path.read_text())) or None
+    except OSError:
+        return None
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    users = [item.nodeid for item in items if "cluster" in getattr(item, "fixturenames", ())]
+    _last_cluster_user[:] = users[-1:]
+
 
 needs_bwrap = pytest.mark.skipif(not bwrap_available(),
                                  reason="bwrap is missing or cannot build a sandbox here")
@@ -230,6 +316,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     yield
+    if _last_cluster_user and item.nodeid == _last_cluster_user[0]:
+        _close_shared_cluster()
     before = item.stash.get(_count_key, _started[0])
     if _started[0] != before and item.get_closest_marker("process") is None:
         pytest.fail(f"{item.nodeid} starts a subprocess: mark it with @pytest.mark.process",

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
-from conftest import CLI, PY, ROOT
+from conftest import CLI, PY, ROOT, tournament_yaml
 from referee.bots.limits import SandboxMode
 from referee.bots.process import ThreadSpawner, default_spawner
 from referee.runners.local import ThreadRunner, allowed_cpus, auto_affinity
@@ -40,17 +41,10 @@ def write(tmp_path: Path, *, concurrency: int, affinity: str | None) -> Path:
     bot.write_text(f"#!/bin/sh\ngrep Cpus_allowed_list /proc/self/status >&2\n"
                    f"exec {PY} {ROOT}/bots/random_bot.py\n")
     bot.chmod(bot.stat().st_mode | stat.S_IXUSR)
-    path = tmp_path / "t.yaml"
-    path.write_text(f"""\
-players: 2
-target: 30
-sandbox: none
-preflight: "off"
-concurrency: {concurrency}
-{f"affinity: {affinity}" if affinity is not None else ""}
-entrants:
-""" + "".join(f"  - {{name: b{i}, command: ./where.sh}}\n" for i in range(3)))
-    return path
+    extra = {} if affinity is None else {"affinity": yaml.safe_load(affinity)}  # as written
+    return tournament_yaml(tmp_path, {f"b{i}": "./where.sh" for i in range(3)}, players=2,
+                           target=30, sandbox="none", preflight="off", concurrency=concurrency,
+                           **extra)
 
 
 def allowed(out: Path) -> list[set[int]]:

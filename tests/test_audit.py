@@ -62,6 +62,7 @@ def test_the_audit_does_not_depend_on_the_order_matches_finish_in() -> None:
     assert verdicts[0] == verdicts[1]
 
 
+@pytest.mark.deep
 def test_honest_bots_over_many_secrets_are_flagged_at_most_at_the_stated_rate() -> None:
     runs = 300
     flagged = sum(honest_tournament(hashlib.sha256(f"t{i}".encode()).digest())
@@ -161,6 +162,7 @@ def test_the_randomization_e_value_has_mean_one_for_any_outcomes() -> None:
 
 @pytest.mark.process
 @pytest.mark.slow
+@pytest.mark.deep
 def test_the_page_cache_bot_is_flagged_and_an_honest_one_is_not() -> None:
     """Unsandboxed (the control: its channel works), 30 sets against greedy: the page-cache
     bot plays better in every later seating (by about 25 points a hand) and the audit flags the

@@ -32,6 +32,7 @@ from referee.tournament.run import run
 CAPS = capabilities()
 pytestmark = [
     pytest.mark.process,
+    pytest.mark.deep,
     pytest.mark.skipif(not CAPS.works, reason=f"no sandbox here: {CAPS.summary()}"),
     pytest.mark.skipif(not hygiene.can_drop(), reason="dropping the kernel's caches needs root "
                        "(and a writable /proc/sys)"),

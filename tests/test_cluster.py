@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conftest import BOTS, PY, ROOT, need_extra, quitter_tournament
+from conftest import BOTS, PY, ROOT, need_extra, quitter_tournament, tournament_yaml
 
 need_extra("distributed", extra="distributed")
 from distributed import Client, LocalCluster
@@ -42,7 +42,7 @@ from referee.tournament.run import (
 
 CLI = [PY, "-c", "from referee.cli import main; main()"]
 DASK = str(Path(PY).parent / "dask")
-pytestmark = [pytest.mark.process, pytest.mark.slow]
+pytestmark = pytest.mark.process  # each test but five cheap ones is slow too: the deep lane
 MATCHES = 4 * 6  # C(4, 3) groups x 3! seatings
 
 
@@ -54,20 +54,12 @@ def write_config(folder: Path, flags: Path) -> Path:
     for name in ("random_bot.py", "greedy_bot.py"):
         shutil.copy(ROOT / "bots" / name, bots / name)
     flags.mkdir(exist_ok=True)
-    path = folder / "t.yaml"
-    path.write_text(f"""\
-name: t
-entrants:
-  - {{name: random, command: [{PY}, {bots}/random_bot.py, --seed, '3']}}
-  - {{name: greedy, command: [{PY}, {bots}/greedy_bot.py]}}
-  - {{name: blocker, command: [{PY}, {BOTS}/blocker.py, {flags}]}}
-  - {{name: random-b, command: [{PY}, {bots}/random_bot.py, --seed, '7']}}
-players: 3
-target: 200
-sandbox: none
-limits: {{move_ms: 60000}}
-""")
-    return path
+    return tournament_yaml(folder, {
+        "random": [PY, f"{bots}/random_bot.py", "--seed", "3"],
+        "greedy": [PY, f"{bots}/greedy_bot.py"],
+        "blocker": [PY, f"{BOTS}/blocker.py", str(flags)],
+        "random-b": [PY, f"{bots}/random_bot.py", "--seed", "7"],
+    }, name="t", players=3, target=200, sandbox="none", limits={"move_ms": 60000})
 
 
 @pytest.fixture(scope="module")
@@ -80,14 +72,6 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     outcome = run(load_config(path, output=base / "reference", concurrency=1))
     assert outcome.finished and outcome.played == MATCHES
     yield path, (base / "reference" / "standings.json").read_text()
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    """Two worker processes of one thread and one match each."""
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      resources={"match": 1}, dashboard_address=None) as local:
-        yield local
 
 
 def secret_of(path: Path) -> bytes:
@@ -122,6 +106,7 @@ class InBackground:
         return outcome
 
 
+@pytest.mark.slow
 def test_a_two_worker_cluster_gives_the_standings_of_a_local_run(
     reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
 ) -> None:
@@ -139,6 +124,7 @@ def test_a_two_worker_cluster_gives_the_standings_of_a_local_run(
                                                       "2-blocker.stderr"]
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_standings_of_a_local_run(
     reference: tuple[Path, str], tmp_path: Path,
 ) -> None:
@@ -158,6 +144,7 @@ def wait_for(path: Path, what: str, *, line: bool = False) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
     reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
 ) -> None:
@@ -186,6 +173,7 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
     assert all(any((tmp_path / "out" / "logs" / i).iterdir()) for i in ids)
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_a_one_line_error(reference: tuple[Path, str],
                                                       tmp_path: Path) -> None:
     path, _ = reference
@@ -225,6 +213,7 @@ def start(args: list[str], cwd: Path, **kw: object) -> subprocess.Popen[str]:
                             text=True, **kw)  # type: ignore[call-overload]
 
 
+@pytest.mark.slow
 def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
     reference: tuple[Path, str], tmp_path: Path,
 ) -> None:
@@ -277,6 +266,7 @@ def test_a_scheduler_that_goes_away_stops_cleanly_and_the_run_resumes_locally(
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["processes", "cluster"])
 def test_faults_are_shown_from_worker_processes_and_cluster_workers(
     where: str, cluster: LocalCluster, tmp_path: Path,
@@ -305,6 +295,7 @@ def test_faults_are_shown_from_worker_processes_and_cluster_workers(
     assert [row["name"] for row in table] == ["greedy", "quitter"]
 
 
+@pytest.mark.slow
 def test_stop_cancels_the_cluster_tasks_and_a_resume_completes(
     reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
 ) -> None:
@@ -336,6 +327,7 @@ def _without_bwrap() -> None:
     referee.bots.process.bwrap_available = lambda: False  # type: ignore[assignment]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")
 def test_a_worker_without_the_sandbox_asked_for_is_a_clear_error(
     reference: tuple[Path, str], tmp_path: Path,
@@ -402,6 +394,7 @@ def test_a_lost_worker_is_reported() -> None:
                          f"on the others"] for address in addresses), warnings
 
 
+@pytest.mark.slow
 def test_seatings_spread_over_hosts_and_sets_go_whole_where_they_cannot(
     reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
 ) -> None:
@@ -480,6 +473,7 @@ def stop_group(proc: subprocess.Popen[str]) -> None:
         proc.communicate(timeout=60)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not available here")
 def test_a_worker_that_does_not_see_the_output_folder_sends_records_the_coordinator_writes(
     reference: tuple[Path, str], tmp_path: Path,
@@ -550,6 +544,7 @@ def _forge_reports(how: str) -> None:
     cluster.play_on_worker = forged  # type: ignore[assignment]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["elsewhere", "link", "nothing", "dotdot"])
 def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
                                                                tmp_path: Path) -> None:
@@ -644,6 +639,7 @@ def _close_soon(dask_worker: object) -> None:
     dask_worker.loop.add_callback(dask_worker.close)  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_a_worker_closed_midway_through_a_whole_set_loses_no_match(
     reference: tuple[Path, str], tmp_path: Path,
 ) -> None:

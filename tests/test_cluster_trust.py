@@ -33,7 +33,7 @@ from referee.records.record import read_record  # noqa: E402
 from referee.runners.cluster import ClusterRunner  # noqa: E402
 from referee.tournament.run import SECRET, load_config, run  # noqa: E402
 
-pytestmark = [pytest.mark.process, pytest.mark.slow]
+pytestmark = pytest.mark.process  # and slow, but for the certificates: the deep lane
 
 FORGER = """\
 '''A dask worker preload (dask worker ... --preload forger.py): the task function the
@@ -122,6 +122,7 @@ def forging_worker(address: str, tmp_path: Path, how: str) -> subprocess.Popen[s
                  tmp_path, start_new_session=True, env=env)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["line", "record", "deals"])
 def test_a_worker_that_forges_results_is_refused_and_the_standings_stay_honest(
     how: str, reference: tuple[Path, str], tmp_path: Path,
@@ -169,6 +170,7 @@ def test_a_worker_that_forges_results_is_refused_and_the_standings_stay_honest(
     assert (out / "standings.json").read_text() == standings
 
 
+@pytest.mark.slow
 def test_nothing_sent_to_a_worker_holds_the_deal_secret(reference: tuple[Path, str],
                                                         tmp_path: Path) -> None:
     """Every job a worker is sent, pickled as it arrived (a preload keeps them), holds neither
@@ -258,6 +260,7 @@ def tls_worker(address: str, tmp_path: Path, cert: Path | None, ca: Path) -> sub
                  start_new_session=True)
 
 
+@pytest.mark.slow
 def test_a_tls_cluster_admits_only_workers_with_its_certificate(tmp_path: Path) -> None:
     """A scheduler started with the certificates of ``ct-referee cluster-certs``: a worker
     without a certificate, and one with a certificate of another authority, never join (the

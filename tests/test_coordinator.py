@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from conftest import tournament_yaml
 from referee.bots.sandbox import Binds, check_binds
 from referee.cli import tournament as cli
 from referee.match.job import MatchJob, MatchSpec
@@ -100,9 +101,8 @@ def test_journal_lines_of_a_batch_count_once_synced(tmp_path: Path) -> None:
 
 
 def test_a_huge_plan_is_announced_with_what_to_use_instead(tmp_path: Path) -> None:
-    lines = ["name: big", "players: 3", "sandbox: none", "entrants:"]
-    lines += [f"  - {{name: e{i}, command: [/bin/true]}}" for i in range(100)]
-    (tmp_path / "big.yaml").write_text("\n".join(lines) + "\n")
+    tournament_yaml(tmp_path, {f"e{i}": ["/bin/true"] for i in range(100)}, file="big.yaml",
+                    name="big", players=3, sandbox="none")
     config = load_config(tmp_path / "big.yaml", output=tmp_path / "out")
     advice = plan_advice(config, config.total())
     assert advice is not None

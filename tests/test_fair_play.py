@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conftest import CLI, PY, ROOT, bot
+from conftest import CLI, PY, ROOT, bot, tournament_yaml
 from referee.cli import main
 from referee.match.job import Done
 from referee.match.play import Observer
@@ -35,13 +35,8 @@ HEX12 = re.compile(r"[0-9a-f]{12}")
 
 
 def write_config(tmp_path: Path, entrants: list[tuple[str, str]], **extra: object) -> Path:
-    path = tmp_path / "t.yaml"
-    lines = ["name: t", "entrants:"]
-    lines += [f"  - {{name: {name}, command: {command}}}" for name, command in entrants]
-    lines += ["players: 2", "target: 100", "sandbox: none"]
-    lines += [f"{k}: {v}" for k, v in extra.items()]
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return tournament_yaml(tmp_path, dict(entrants), name="t", players=2, target=100,
+                           sandbox="none", **extra)
 
 
 def deals(out: Path, match_id: str = "r1-g001-s01") -> list[dict[str, Any]]:

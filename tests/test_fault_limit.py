@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PY, ROOT
+from conftest import PY, ROOT, tournament_yaml
 from fault_sim import Rescan, Run, dispatch
 from referee.match.job import MatchSpec
 from referee.tournament import admission
@@ -134,7 +134,8 @@ def test_benched_sets_follow_the_schedule_whatever_the_finish_order(limit: int) 
             assert simulate(limit, slots, seed, ahead=True) == expected, (slots, seed)
 
 
-@pytest.mark.parametrize("limit", [1, 2, 3, 5])
+@pytest.mark.parametrize("limit", [1, *(pytest.param(n, marks=pytest.mark.deep)
+                                     for n in (2, 3, 5))])
 def test_the_plan_answers_as_deciding_every_held_set_again_did(
         limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Answer for answer (each match, who is benched in it, each wait), the same as the plan
@@ -207,19 +208,12 @@ SECRET_BYTES = bytes(range(32))
 
 
 def config_file(tmp_path: Path) -> Path:
-    path = tmp_path / "t.yaml"
-    path.write_text(f"""\
-entrants:
-  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
-  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
-  - {{name: unlucky, command: {PY} {ROOT}/tests/bots/dealfault.py}}
-  - {{name: random-b, command: {PY} {ROOT}/bots/random_bot.py --seed 7}}
-players: 2
-target: 100
-sandbox: none
-max_faults: 2
-""")
-    return path
+    return tournament_yaml(tmp_path, {
+        "random": f"{PY} {ROOT}/bots/random_bot.py",
+        "greedy": f"{PY} {ROOT}/bots/greedy_bot.py",
+        "unlucky": f"{PY} {ROOT}/tests/bots/dealfault.py",
+        "random-b": f"{PY} {ROOT}/bots/random_bot.py --seed 7",
+    }, players=2, target=100, sandbox="none", max_faults=2)
 
 
 def benched(out: Path) -> dict[str, list[tuple[int, str]]]:

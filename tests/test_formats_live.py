@@ -72,6 +72,7 @@ def ladder_config(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_ladder_is_the_same_at_any_concurrency_and_after_sigkill(tmp_path: Path) -> None:
     path = ladder_config(tmp_path)
     secret = tmp_path / "secret"
@@ -103,6 +104,7 @@ def test_a_ladder_is_the_same_at_any_concurrency_and_after_sigkill(tmp_path: Pat
     assert again == ids
 
 
+@pytest.mark.slow
 def test_a_ladder_takes_a_late_entrant(tmp_path: Path) -> None:
     """Entrants added at the end (and a higher cap) continue a ladder: the rounds played stay
     as they were, and the newcomer, the most uncertain, seeds the next round's first group."""

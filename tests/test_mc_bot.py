@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, tournament_yaml
 from referee.game.cards import DECK, Card, format_cards
 from referee.game.rules import TURNS_PER_HAND, Deal, Hand, Variant
 
@@ -326,18 +326,11 @@ def test_playouts_make_a_tournament_reproducible_and_resumable(tmp_path: Path) -
     from referee.tournament.run import Reporter, load_config, read_deal_secret, run
 
     bots = Path(__file__).resolve().parent.parent / "bots"
-    path = tmp_path / "t.yaml"
-    path.write_text(f"""\
-entrants:
-  - {{name: mc, command: {sys.executable} {bots}/mc_bot.py --playouts 25}}
-  - {{name: mc-b, command: {sys.executable} {bots}/mc_bot.py --playouts 40}}
-  - {{name: greedy, command: {sys.executable} {bots}/greedy_bot.py}}
-players: 2
-target: 300
-sandbox: none
-concurrency: 2
-limits: {{move_ms: 5000}}
-""")
+    path = tournament_yaml(tmp_path, {
+        "mc": f"{sys.executable} {bots}/mc_bot.py --playouts 25",
+        "mc-b": f"{sys.executable} {bots}/mc_bot.py --playouts 40",
+        "greedy": f"{sys.executable} {bots}/greedy_bot.py",
+    }, players=2, target=300, sandbox="none", concurrency=2, limits={"move_ms": 5000})
 
     def outcome(out: Path, secret: bytes | None, stop_after: int | None = None) -> None:
         stop = threading.Event()

@@ -98,6 +98,7 @@ def undeep(folder: Path) -> None:
             spare.rename(top)
 
 
+@pytest.mark.deep
 def test_a_folder_too_deep_is_refused_in_one_line(world: World, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     deep(world.attacker, 1200)

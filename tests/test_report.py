@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from conftest import tournament_yaml
 from referee.records.record import read_record, write_record
 from referee.web.replay_html import compact_steps, match_steps
 
@@ -62,17 +63,10 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("report")
     (base / "evil.py").write_text(EVIL_BOT)
     (base / "crash.py").write_text(CRASHER)
-    (base / "t.yaml").write_text(f"""\
-name: report-test
-entrants:
-  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
-  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
-  - {{name: evil, command: {PY} evil.py}}
-  - {{name: crasher, command: {PY} crash.py}}
-players: 2
-target: 100
-sandbox: none
-""")
+    tournament_yaml(base, {"random": f"{PY} {ROOT}/bots/random_bot.py",
+                           "greedy": f"{PY} {ROOT}/bots/greedy_bot.py",
+                           "evil": f"{PY} evil.py", "crasher": f"{PY} crash.py"},
+                    name="report-test", players=2, target=100, sandbox="none")
     done = subprocess.run([*CLI, "tournament", "t.yaml", "-o", "out"], cwd=base,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -391,6 +385,7 @@ BIG = """(w, d, out, done) => { w.setTimeout(() => {
 }, 300); }"""
 
 
+@pytest.mark.deep
 def test_a_large_ladder_pages_its_rows_and_matches_and_finds_an_entrant(
         tmp_path: Path, profile: Path) -> None:
     out = tmp_path / "out"
@@ -631,17 +626,10 @@ def test_compact_steps_leave_out_only_the_derived_cards(folder: Path) -> None:
 def interrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A tournament stopped with Ctrl-C (SIGINT) after a few matches, and its resume command."""
     base = tmp_path_factory.mktemp("interrupted")
-    (base / "t.yaml").write_text(f"""\
-name: cut-short
-entrants:
-  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
-  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
-  - {{name: random-b, command: {PY} {ROOT}/bots/random_bot.py --seed 3}}
-players: 2
-rounds: 8
-target: 1000
-sandbox: none
-""")
+    tournament_yaml(base, {"random": f"{PY} {ROOT}/bots/random_bot.py",
+                           "greedy": f"{PY} {ROOT}/bots/greedy_bot.py",
+                           "random-b": f"{PY} {ROOT}/bots/random_bot.py --seed 3"},
+                    name="cut-short", players=2, rounds=8, target=1000, sandbox="none")
     out = base / "out"
     proc = subprocess.Popen([*CLI, "tournament", "t.yaml", "-o", "out"], cwd=base,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -695,6 +683,7 @@ def test_an_interrupted_run_says_so_and_how_to_resume_and_stops_reloading(
     assert again["loads"] == 2 and "reloads every 30 s" in str(again["sub"]), again
 
 
+@pytest.mark.slow
 def test_a_resumed_run_is_live_then_final_again(interrupted: tuple[Path, str],
                                                  tmp_path: Path) -> None:
     out, resume = interrupted
@@ -853,7 +842,7 @@ def thousand(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("width", [390, 1000, 1600])
-@pytest.mark.parametrize("which", ["four", "thousand"])
+@pytest.mark.parametrize("which", ["four", pytest.param("thousand", marks=pytest.mark.deep)])
 def test_the_page_at_every_width_cuts_nothing_and_no_text_is_under_11_px(
         request: pytest.FixtureRequest, profile: Path, width: int, which: str) -> None:
     """A phone (390 px), a laptop, a wide screen; 4 entrants (the finished tournament) and

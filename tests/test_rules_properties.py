@@ -1,5 +1,6 @@
 """Properties of random legal games: hypothesis draws the deal, the seats, the variant and every
-choice, and the engine must keep its invariants at every step."""
+choice, and the engine must keep its invariants at every step. Each property's examples are
+``examples(weight)``: a fifth in ``make test``, four times as many in ``make test-deep``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from referee.game.cards import DECK, Card
 from referee.game.rules import TURNS_PER_HAND, Deal, Hand, IllegalMoveError, Move, Variant
 
@@ -96,7 +98,7 @@ def cards_in(value: object) -> set[Card]:
 # Properties.
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(hands())
 def test_cards_are_conserved_and_the_hand_ends_clean(game: tuple[Hand, random.Random]) -> None:
     hand, rng = game
@@ -121,7 +123,7 @@ def test_cards_are_conserved_and_the_hand_ends_clean(game: tuple[Hand, random.Ra
 
 
 @pytest.mark.slow
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(hands())
 def test_a_view_never_shows_another_seats_cards(game: tuple[Hand, random.Random]) -> None:
     hand, rng = game
@@ -148,7 +150,7 @@ def test_a_view_never_shows_another_seats_cards(game: tuple[Hand, random.Random]
             assert {c for p in view.captured for c in p} <= public
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(hands())
 def test_legal_moves_are_exactly_the_moves_play_accepts(game: tuple[Hand, random.Random]) -> None:
     hand, rng = game
@@ -187,7 +189,7 @@ def test_legal_moves_are_exactly_the_moves_play_accepts(game: tuple[Hand, random
             assert bool(event.captured) == bool(h.targets(m.card))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(hands(), st.integers(0, 60), st.integers(0, 2**32 - 1))
 def test_rollout_scores_the_whole_hand_and_leaves_it_unchanged(
     game: tuple[Hand, random.Random], stop: int, seed: int
@@ -223,7 +225,7 @@ class SortedChoice:
         return list(options).index(self.nth(options))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(hands(), st.integers(0, 60), st.integers(0, 2**32 - 1))
 def test_rollout_with_a_policy_plays_as_the_move_api_does(
     game: tuple[Hand, random.Random], stop: int, seed: int
@@ -245,7 +247,7 @@ def test_rollout_with_a_policy_plays_as_the_move_api_does(
     assert result == hand.scores()
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80))
 @given(hands(), st.integers(0, 60))
 def test_copy_is_independent(game: tuple[Hand, random.Random], stop: int) -> None:
     hand, rng = game

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import referee.bots.process as procmod
+from conftest import tournament_yaml
 from referee.bots.limits import Limits
 from referee.bots.probes.attacks import ATTACKS
 from referee.bots.sandbox import SandboxPolicy, capabilities
@@ -209,10 +210,9 @@ def test_a_bot_folder_showing_the_output_is_refused_before_play(world: World) ->
     link.mkdir()
     (link / "alice").symlink_to(world.output)  # the entrant's folder is the output folder
     shutil.copy(INSTANT, world.output / "bot.py")
-    config = world.root / "t.yaml"
-    config.write_text(f"entrants:\n  - {{name: a, command: {sys.executable} bot.py, "
-                      f"workdir: entrants/alice}}\n  - {{name: b, command: {sys.executable} "
-                      f"{INSTANT}}}\nplayers: 2\noutput: out\n")
+    config = tournament_yaml(world.root, {
+        "a": {"command": f"{sys.executable} bot.py", "workdir": "entrants/alice"},
+        "b": f"{sys.executable} {INSTANT}"}, players=2, output="out")
     with pytest.raises(ConfigError, match=r"entrant 'a': the bot folder .* is inside the "
                                           r"protected path .*out'"):
         check_entrant_folders(load_config(config))
@@ -228,10 +228,9 @@ def test_a_private_bot_folder_plays_from_its_snapshot(world: World) -> None:
     private.mkdir(mode=0o700)
     shutil.copy(INSTANT, private / "bot.py")
     (private / "bot.py").chmod(0o600)
-    config = world.root / "t.yaml"
-    config.write_text(f"entrants:\n  - {{name: a, command: {sys.executable} private/bot.py}}\n"
-                      f"  - {{name: b, command: {sys.executable} {INSTANT}}}\nplayers: 2\n"
-                      f"output: fresh-out\ntarget: 1\n")
+    config = tournament_yaml(world.root, {"a": f"{sys.executable} private/bot.py",
+                                          "b": f"{sys.executable} {INSTANT}"},
+                             players=2, output="fresh-out", target=1)
     outcome = run(load_config(config))
     assert outcome.finished and not any(sum(s.faults.values()) for s in outcome.standings or [])
 

@@ -5,7 +5,6 @@ showing it works without the seal (the unsealed sandbox, as before)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from conftest import tournament_yaml
 from referee.bots import hygiene
 from referee.bots.process import Launcher
 from referee.bots.sandbox import SandboxError, SandboxPolicy, capabilities
@@ -53,13 +53,12 @@ class World:
         self.config = self.root / "t.yaml"
 
     def write(self, command: str, **extra: object) -> Path:
-        lines = [f"entrants:\n  - {{name: attacker, command: '{command}', workdir: attacker}}\n"
-                 f"  - {{name: victim, command: {sys.executable} bot.py, workdir: victim}}\n"]
         keys: dict[str, object] = {"players": 2, "target": 1, "output": "out",
                                    "preflight": "keep"}
-        lines += [f"{k}: {json.dumps(v)}\n" for k, v in (keys | extra).items()]
-        self.config.write_text("".join(lines))
-        return self.config
+        return tournament_yaml(self.root, {
+            "attacker": {"command": command, "workdir": "attacker"},
+            "victim": {"command": f"{sys.executable} bot.py", "workdir": "victim"},
+        }, **(keys | extra))
 
 
 @pytest.fixture

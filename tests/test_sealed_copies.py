@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import tournament_yaml
 from referee.bots import snapshot
 from referee.bots.sandbox import SandboxError
 from referee.bots.snapshot import Store, copy_estimate, match_copy, take_snapshot
@@ -105,6 +106,7 @@ def many(folder: Path, count: int) -> None:
         (folder / "many" / str(i)).touch()
 
 
+@pytest.mark.deep
 def test_the_default_cap_allows_a_few_thousand_entries(tmp_path: Path) -> None:
     folder = tmp_path / "bot"
     folder.mkdir()
@@ -121,19 +123,17 @@ def test_the_default_cap_allows_a_few_thousand_entries(tmp_path: Path) -> None:
         assert take_snapshot(folder, store, "c", cap_mb=0).entries == 4101  # no cap
 
 
-def config_for(tmp_path: Path, extra: str = "") -> Path:
+def config_for(tmp_path: Path, **extra: object) -> Path:
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "bot.py").write_text("print('ready')\n")
-    entrants = "".join(f"  - {{name: {n}, command: {sys.executable} bot.py, workdir: {n}}}\n"
-                       for n in "ab")
-    (tmp_path / "t.yaml").write_text(f"players: 2\noutput: out\nentrants:\n{entrants}{extra}")
-    return tmp_path / "t.yaml"
+    return tournament_yaml(tmp_path, {n: {"command": f"{sys.executable} bot.py", "workdir": n}
+                                      for n in "ab"}, players=2, output="out", **extra)
 
 
 def test_a_tournament_refuses_too_many_files_in_one_line_naming_the_entrant(
         tmp_path: Path) -> None:
-    config = load_config(config_for(tmp_path, "snapshot_mb: 64\n"))  # 512 entries
+    config = load_config(config_for(tmp_path, snapshot_mb=64))  # 512 entries
     many(tmp_path / "b", 600)
     with Store(tmp_path) as store, pytest.raises(ConfigError) as info:
         seal(config, store, print)

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from conftest import tournament_yaml
 from referee.bots.sandbox import SandboxError, capabilities
 from referee.bots.snapshot import Store, take_snapshot
 from referee.match.job import MatchSpec
@@ -48,13 +49,12 @@ def root() -> Iterator[Path]:
     """Three entrant folders (a, b, c: the instant bot each) and a round robin of 2 seats."""
     path = Path(tempfile.mkdtemp(prefix="ct-start-", dir="/var/tmp"))
     path.chmod(0o755)
-    lines = ["format: round-robin", "players: 2", "target: 1", "output: out",
-             'preflight: "off"', "concurrency: 1", "entrants:"]
     for name in "abc":
         (path / name).mkdir(mode=0o755)
         (path / name / "bot.py").write_bytes(bot_text(False))
-        lines.append(f"  - {{name: {name}, command: {sys.executable} bot.py, workdir: {name}}}")
-    (path / "t.yaml").write_text("\n".join(lines) + "\n")
+    tournament_yaml(path, {n: {"command": f"{sys.executable} bot.py", "workdir": n} for n in "abc"},
+                    format="round-robin", players=2, target=1, output="out", preflight="off",
+                    concurrency=1)
     yield path
     shutil.rmtree(path, ignore_errors=True)
 

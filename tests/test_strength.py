@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PY, ROOT
+from conftest import PY, ROOT, tournament_yaml
 from referee.tournament.run import load_config, run
 
 CLI = [str(Path(sys.executable).parent / "ct-referee")]
@@ -37,26 +37,14 @@ def test_mc_bot_passes_check_within_its_time() -> None:
 
 @pytest.mark.process
 @pytest.mark.slow
+@pytest.mark.deep
 def test_short_duplicate_tournament_ranks_mc_and_greedy_above_random(tmp_path: Path) -> None:
-    config = tmp_path / "t.yaml"
-    config.write_text(f"""\
-name: strength-test
-entrants:
-  - name: random
-    command: {PY} {ROOT}/bots/random_bot.py
-  - name: greedy
-    command: {PY} {ROOT}/bots/greedy_bot.py
-  - name: mc
-    command: {PY} {ROOT}/bots/mc_bot.py --max-ms 20
-players: 3
-seatings: all
-rounds: 2
-target: 500
-concurrency: 2
-sandbox: none
-limits:
-  move_ms: 1000
-""")
+    config = tournament_yaml(tmp_path, {
+        "random": f"{PY} {ROOT}/bots/random_bot.py",
+        "greedy": f"{PY} {ROOT}/bots/greedy_bot.py",
+        "mc": f"{PY} {ROOT}/bots/mc_bot.py --max-ms 20",
+    }, name="strength-test", players=3, seatings="all", rounds=2, target=500, concurrency=2,
+        sandbox="none", limits={"move_ms": 1000})
     outcome = run(load_config(config, output=tmp_path / "out"))
     assert outcome.finished and outcome.total == 12
     assert outcome.standings is not None

@@ -28,6 +28,7 @@ from conftest import (
     ScriptedEntrant,
     live_processes,
     quitter_tournament,
+    tournament_yaml,
 )
 from referee.bots.process import bwrap_available
 from referee.cli import main
@@ -186,6 +187,7 @@ def test_resume_after_sigkill_and_a_torn_line(setup: tuple[Path, str], tmp_path:
 
 
 @pytest.mark.process
+@pytest.mark.slow
 def test_a_folder_of_plain_records_from_before_resumes(setup: tuple[Path, str],
                                                         tmp_path: Path) -> None:
     """A folder an older ct-referee left (``games/<id>.json``, plain JSON; journal lines without
@@ -284,7 +286,9 @@ def test_ctrl_c_stops_cleanly_and_resumes(setup: tuple[Path, str], tmp_path: Pat
     assert "\x1b" not in stdout + stderr
     assert journal_lines(out) < MATCHES
     assert not (out / "standings.json").exists()
-    time.sleep(0.2)
+    deadline = time.monotonic() + 10  # the bots' processes, reaped as the command ended
+    while live_processes(holding=str(path.parent / "bots")) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert live_processes(holding=str(path.parent / "bots")) == []
     done = subprocess.run([*CLI, "tournament", *args], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
@@ -427,16 +431,9 @@ def test_verify_a_tournament_folder_counts_only_its_records(setup: tuple[Path, s
 
 
 def small_config(tmp_path: Path) -> Path:
-    path = tmp_path / "t.yaml"
-    path.write_text(f"""\
-entrants:
-  - {{name: random, command: {PY} {ROOT}/bots/random_bot.py}}
-  - {{name: greedy, command: {PY} {ROOT}/bots/greedy_bot.py}}
-players: 2
-target: 100
-sandbox: none
-""")
-    return path
+    return tournament_yaml(tmp_path, {"random": f"{PY} {ROOT}/bots/random_bot.py",
+                                      "greedy": f"{PY} {ROOT}/bots/greedy_bot.py"},
+                           players=2, target=100, sandbox="none")
 
 
 @pytest.mark.process

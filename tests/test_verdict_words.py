@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PY, ROOT
+from conftest import PY, ROOT, tournament_yaml
 from referee.web.folder import interval_confidence, pair_text
 
 CLI = [PY, "-c", "from referee.cli import main; main()"]
@@ -22,12 +22,10 @@ def played(tmp_path: Path, rounds: int) -> tuple[dict[str, Any], dict[str, Any],
     """greedy against random, 2 seats, ``rounds`` duplicate sets of the same fixed deals
     (a fixed deal secret; the random bot seeds itself from the match id): the pair of
     ``standings.json``, the report's data and what the command printed (piped)."""
-    config = tmp_path / "t.yaml"
-    config.write_text(
-        "name: gr\nentrants:\n"
-        f"  - {{name: random, command: [{PY}, {ROOT / 'bots' / 'random_bot.py'}]}}\n"
-        f"  - {{name: greedy, command: [{PY}, {ROOT / 'bots' / 'greedy_bot.py'}]}}\n"
-        "players: 2\ntarget: 1000\nsandbox: none\nconcurrency: 2\n")
+    config = tournament_yaml(tmp_path, {
+        "random": [PY, str(ROOT / "bots" / "random_bot.py")],
+        "greedy": [PY, str(ROOT / "bots" / "greedy_bot.py")],
+    }, name="gr", players=2, target=1000, sandbox="none", concurrency=2)
     secret = tmp_path / "secret"
     secret.write_text(f"{7:064x}\n")
     out = tmp_path / f"out{rounds}"

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import legal
+from base import requests
 
 
 def block_once(folder: Path) -> None:
@@ -27,14 +28,9 @@ def block_once(folder: Path) -> None:
 
 def main() -> None:
     folder = Path(sys.argv[1])
-    for line in sys.stdin:
-        if line.startswith("chinese-ten"):
-            legal.say("ready blocker\n")
-        elif line.startswith(("go", "pick")):
-            block_once(folder)
-            legal.say(legal.answer(line) + "\n")
-        elif line.startswith("quit"):
-            return
+    for line in requests("blocker"):
+        block_once(folder)
+        legal.say(legal.answer(line) + "\n")
 
 
 if __name__ == "__main__":

@@ -7,24 +7,20 @@ same match faults the same way at any concurrency and when played again.
 
 import sys
 
+from base import requests
 from legal import RANKS, answer, cards_after, say
 
 
 def main() -> None:
     modulus = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     first = True
-    for line in sys.stdin:
-        if line.startswith("chinese-ten"):
-            say("ready dealfault\n")
-        elif line.startswith(("go ", "pick ")):
-            if first and line.startswith("go "):
-                first = False
-                hand = cards_after(line.split(), "hand")
-                if sum(RANKS.index(c[0]) + 1 for c in hand) % modulus == 0:
-                    sys.exit(3)
-            say(answer(line) + "\n")
-        elif line.startswith("quit"):
-            return
+    for line in requests("dealfault", prefixes=("go ", "pick ")):
+        if first and line.startswith("go "):
+            first = False
+            hand = cards_after(line.split(), "hand")
+            if sum(RANKS.index(c[0]) + 1 for c in hand) % modulus == 0:
+                sys.exit(3)
+        say(answer(line) + "\n")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from base import requests
 from legal import answer, say, unheld
 
 
@@ -47,18 +48,12 @@ def main() -> None:
         time.sleep(600)
     if mode == "stubborn":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    decisions = 0
-    for line in sys.stdin:
-        if line.startswith("chinese-ten"):
-            say("ready faulty\n")
-        elif line.startswith(("go ", "pick ")):
-            decisions += 1
-            if decisions == at:
-                misbehave(mode, line)
-            else:
-                say(answer(line) + "\n")
-        elif line.startswith("quit") and mode not in ("stubborn",):
-            return
+    requested = requests("faulty", prefixes=("go ", "pick "), until_quit=mode != "stubborn")
+    for decisions, line in enumerate(requested, 1):
+        if decisions == at:
+            misbehave(mode, line)
+        else:
+            say(answer(line) + "\n")
     if mode == "stubborn":
         time.sleep(600)
 

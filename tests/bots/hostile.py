@@ -8,6 +8,7 @@ which it answers with garbage that holds an escape sequence, and writes escapes 
 
 import sys
 
+from base import requests
 from legal import answer, say
 
 NAME = "\x1b]0;pwned\x07\x1b[31m[bold]evil[/bold]\u202e\x9b2J"
@@ -18,21 +19,14 @@ GARBAGE = "\x1b[2J\x1b[1;1H[red]forfeits[/red]"
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2
-    decisions = 0
-    for line in sys.stdin:
-        if line.startswith("chinese-ten"):
-            say(f"ready {NAME}\n")
-        elif line.startswith(("go", "pick")):
-            decisions += 1
-            say(f"info {CLEAR}\ninfo {HTML}\n")
-            if decisions == n:
-                sys.stderr.write(f"{CLEAR}\n")
-                sys.stderr.flush()
-                say(GARBAGE + "\n")
-            else:
-                say(answer(line) + "\n")
-        elif line.startswith("quit"):
-            return
+    for decisions, line in enumerate(requests(NAME), 1):
+        say(f"info {CLEAR}\ninfo {HTML}\n")
+        if decisions == n:
+            sys.stderr.write(f"{CLEAR}\n")
+            sys.stderr.flush()
+            say(GARBAGE + "\n")
+        else:
+            say(answer(line) + "\n")
 
 
 if __name__ == "__main__":
