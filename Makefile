@@ -65,6 +65,9 @@ test-fast: $(BIN)/ct-referee
 test-deep: system-test $(BIN)/ct-referee
 	CT_TEST_DEEP=1 $(BIN)/pytest -q -m "deep or slow or hypothesis"
 
+# Every test: the everyday lane, then the deep lane (README's second command; .ci/run runs it).
+test-all: test test-deep
+
 # The benchmarks that need data of their own (sets or a games folder: see each one's docstring)
 # are left out of the loop.
 NEEDS_DATA := bench/luck_fit.py bench/play_sets.py bench/verdicts.py bench/records.py
