@@ -257,6 +257,15 @@ class Spawner(Protocol):
         ...
 
 
+def _process_cpus() -> None:
+    """The calling thread back on the CPUs of the process's main thread: a thread starts on
+    those of the thread that started it, and the spawner's is started by whichever thread
+    first asks it to fork, perhaps one pinned to a CPU for a match of its own (a runner's
+    bridge): every bot forked later would keep to that CPU."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setaffinity(0, os.sched_getaffinity(os.getpid()))
+
+
 class ThreadSpawner:
     """Forks every child from one thread of its own, which lives until :meth:`close`.
 
@@ -265,7 +274,8 @@ class ThreadSpawner:
     """
 
     def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="bot-spawner")
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="bot-spawner",
+                                        initializer=_process_cpus)
         self._pins = 0  # pin calls not released yet (read and written on the pool's thread)
         self._free: set[int] | None = None  # the CPUs before the first of them
 

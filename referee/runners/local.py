@@ -588,7 +588,7 @@ class ProcessRunner(_PoolRunner):
             return job.run(self._stop)
         cpu = {self._cpus[-1]}
         os.sched_setaffinity(0, cpu)  # 0: this thread, the bridge's own
-        spawner = default_spawner()
+        spawner = default_spawner()  # its thread on the process's CPUs, whoever starts it
         spawner.pin(cpu)
         try:
             return job.run(self._stop)
