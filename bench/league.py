@@ -17,7 +17,8 @@ Four figures:
 2. **memory**: ``--entrants`` versions (1,000) and ``--matches`` simulated matches (1,000,000:
    two seatings a set) through the league's own bookkeeping (:class:`~referee.league.season.
    League`: every match's journal line parsed and booked, every set rated, the matchmaker
-   choosing every set); the process's resident memory at each tenth and its peak.
+   choosing every set, every set fed to the pairs' tests and the fair-play audit); the
+   process's resident memory at each tenth and its peak, and the tests kept.
 3. **a new folder's first match, real bots**: a league of two submissions (random, greedy;
    ``concurrency 2``, the default sandbox) playing, then three new folders, one after the other;
    for each, the seconds from its folder written to its first set handed to the runner (the
@@ -211,7 +212,9 @@ def memory(entrants: int, matches: int) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"memory: {entrants:,} entrants, {done:,} simulated matches ({league.table.sets:,} "
           f"sets rated) in {seconds:.0f} s; resident MB at the start {start:.0f}, at each "
-          f"tenth {' '.join(f'{m:.0f}' for m in marks)}; peak RSS {peak:.0f} MB (goal <= 500)")
+          f"tenth {' '.join(f'{m:.0f}' for m in marks)}; peak RSS {peak:.0f} MB (goal <= 500); "
+          f"{len(league.verdicts.pairs):,} pairs' tests and {len(league.verdicts.audits):,} "
+          f"audits kept")
 
 
 # -- real bots -------------------------------------------------------------------------------
