@@ -125,6 +125,8 @@ def render(data: dict[str, Any]) -> str:
              f"<p>{_e(state)} · {data.get('matches', 0):,} matches, {data.get('sets', 0):,} "
              f"sets rated · {len(active)} versions playing · updated "
              f"{_e(data.get('updated', ''))}</p>",
+             (f"<p class=bad>On a Dask cluster: {_e(data['cluster'])}.</p>"
+              if data.get("cluster") else ""),
              "<h2>Leaderboard</h2><p class=muted>Ranked by the conservative score mu - 3 "
              "sigma (TrueSkill, one update per duplicate set, on points less the luck of the "
              "stock flips); P(&gt; next): the probability that a version is truly stronger "

@@ -38,13 +38,20 @@ from referee.tournament.output import Journal, JournalLine
 from referee.tournament.schedule import seatings
 from referee.tournament.stopping import Stop
 
-__all__ = ["PAGE_S", "League"]
+__all__ = ["CLUSTER_WEAKER", "PAGE_S", "League"]
 
 PAGE_S = 3.0
 """The page is written at most this often while matches finish (and at every event)."""
 IDLE_S = 0.1
 """How often an idle league (fewer versions than seats) looks for news."""
 NEWEST = 30
+CLUSTER_WEAKER = (
+    "weaker than on one machine: the versions are not sealed (each worker runs their "
+    "folders as they are, a change made after a version's admission included: its snapshot "
+    "is pre-flown and checked here, not played), and each bot's sandbox, uid and the drops "
+    "of the kernel's caches are as each worker can (docs/cluster.md)")
+"""What the league says, in its first lines and on its page, when it plays on a cluster
+(a tournament's header says the same: ``referee.cli.tournament.CLUSTER_WEAKER``)."""
 
 
 @dataclass
@@ -104,6 +111,8 @@ class League:
         self._pruned = 0
         """Sets up to this one had their logs pruned (``keep_logs``)."""
         self.admissions: Admissions | None = None
+        self.remote = bool(getattr(runner, "remote", False))
+        """Matches run on a cluster's workers, from the versions' folders as they are."""
 
     # -- the journal ---------------------------------------------------------------------------
 
@@ -352,7 +361,8 @@ class League:
         return MatchJob(spec, tuple(self.playable[n] for n in seats), c.variant, c.target,
                         c.limits, self.mode, c.name, logs_dir=self.folder.match_logs(spec.id),
                         hidden=(c.output,), record_path=self.folder.record(spec.id),
-                        snapshots=tuple(self.digest.get(n) for n in seats))
+                        snapshots=None if self.remote
+                        else tuple(self.digest.get(n) for n in seats))
 
     # -- play ----------------------------------------------------------------------------------
 
@@ -419,6 +429,7 @@ class League:
                 "sets": self.table.sets, "rows": rows, "newest": list(self.newest),
                 "refused": dict(self.refused), "log": list(self.log),
                 "confidence": self.stop_rule.confidence,
+                "cluster": CLUSTER_WEAKER if self.remote else None,
                 "flags": [self.verdicts.audit(self.number[n]).describe(n)
                           for n in sorted(self.flagged, key=self.number.__getitem__)],
                 "hand_points": self.config.variant.hand_total}
