@@ -97,6 +97,28 @@ def verdict_text(pair: dict[str, Any] | None, *, confidence: float, bound: float
 def _p(p: float | None) -> str:
     return "" if p is None else f"{100 * p:.0f} %"
 
+_VERDICTS_NOTE = (
+    "<p class=muted>Verdict vs next: the sequential test of the two versions' difference in "
+    "points a hand over the duplicate sets they shared (adjusted for the luck of the stock "
+    "flips), as a tournament's: <em>stronger</em> once it is {confidence} sure over the whole "
+    "season however often it is looked at, <em>open</em> until then, <em>weaker</em> when the "
+    "test says the next one down is stronger (the ratings and the test disagree); the ± is its "
+    "anytime-valid interval at the pair's level. Every verdict reads every set its pair "
+    "played; a version's pairs are forgotten when it retires.</p>")
+
+
+def _audit(flags: list[str], confidence: float) -> str:
+    """The fair-play audit's section."""
+    head = ("<h2>Fair-play audit</h2><p class=muted>Whether a version does better (or worse) "
+            "in the later seatings of a duplicate set than in the first-played one, as a "
+            "tournament's audit (a randomization test, each version at its share of "
+            f"{1 - confidence:.0%} over the season). A cheat's gain is its opponents' loss: one "
+            "flagged <em>loses later</em> may be the victim of one that gains; look at their "
+            "records.</p>")
+    if not flags:
+        return head + "<p>No version flagged.</p>"
+    return head + "<ul>" + "".join(f"<li class=bad>{_e(f)}</li>" for f in flags) + "</ul>"
+
 
 def render(data: dict[str, Any]) -> str:
     """The page of ``data`` (:meth:`referee.league.season.League.page_data`)."""
@@ -131,24 +153,9 @@ def render(data: dict[str, Any]) -> str:
              "sigma (TrueSkill, one update per duplicate set, on points less the luck of the "
              "stock flips); P(&gt; next): the probability that a version is truly stronger "
              "than the next one down.</p>",
-             "<p class=muted>Verdict vs next: the sequential test of the two versions' "
-             "difference in points a hand over the duplicate sets they shared (adjusted for "
-             "the luck of the stock flips), as a tournament's: <em>stronger</em> once it is "
-             f"{confidence:.0%} sure over the whole season however often it is looked at, "
-             "<em>open</em> until then, <em>weaker</em> when the test says the next one down is "
-             "stronger (the ratings and the test disagree); the ± is its anytime-valid interval "
-             "at the pair's level. Every verdict reads every set its pair played; a version's "
-             "pairs are forgotten when it retires.</p>",
+             _VERDICTS_NOTE.format(confidence=f"{confidence:.0%}"),
              f"<table>{board_head}{board}</table>"]
-    flags = data.get("flags", [])
-    parts.append("<h2>Fair-play audit</h2><p class=muted>Whether a version does better (or "
-                 "worse) in the later seatings of a duplicate set than in the first-played one, "
-                 "as a tournament's audit (a randomization test, each version at its share of "
-                 f"{1 - confidence:.0%} over the season). A cheat's gain is its opponents' loss: "
-                 "one flagged <em>loses later</em> may be the victim of one that gains; look at "
-                 "their records.</p>")
-    parts.append("<ul>" + "".join(f"<li class=bad>{_e(f)}</li>" for f in flags) + "</ul>"
-                 if flags else "<p>No version flagged.</p>")
+    parts.append(_audit(data.get("flags", []), confidence))
     newest = data.get("newest", [])
     if newest:
         parts.append("<h2>Newest results</h2><table><tr><th>match</th><th>players</th>"
