@@ -93,6 +93,7 @@ def test_the_command_says_on_which_cluster_it_plays_and_what_is_weaker(tmp_path:
            f"than on one machine" in done.stdout
     assert "is not authenticated (plain tcp)" in done.stdout
     assert "reached max_matches: 2 matches" in done.stdout
+    assert "  vs next: open" in done.stdout  # the table's verdicts, one set in: still open
     bad = subprocess.run([PY, "-c", "from referee.cli import main; main()", "league",
                           str(path), "--scheduler", "tcp://127.0.0.1:9", "--max-matches", "2"],
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)

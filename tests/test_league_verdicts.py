@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import random
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -181,3 +184,33 @@ def test_a_restart_reads_back_the_same_verdicts_and_audit(tmp_path: Path) -> Non
     assert not any(2 in pair for pair in again.verdicts.pairs)  # c retired: its pairs gone
     assert any(r.get("next") and r["next"]["sets"] > 0 for r in now["rows"])
     assert all(r["audit"]["sets"] == r["sets"] for r in now["rows"])
+
+
+def deep_size(root: object) -> int:
+    """The bytes of every object reachable from ``root`` (classes and modules left out)."""
+    seen, stack, total = set(), [root], 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, type | types.ModuleType | types.FunctionType):
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        stack.extend(gc.get_referents(obj))
+    return total
+
+
+def test_the_memory_of_the_tests_does_not_grow_with_the_sets() -> None:
+    """The same pairs over 100 sets and over 2,000: what is kept is the same size (within a
+    few floats: a value that was a small int may become a float)."""
+    rng = random.Random(2)
+    skill = {0: 1.0, 1: 0.0, 2: -1.0}
+    v = Verdicts(Stop())
+    sets = [a_set(rng, tuple(rng.sample(range(3), 2)), skill) for _ in range(2000)]
+    for seats, scores, luck in sets[:100]:
+        v.add_set(seats, scores, luck, [b"x", b"y"])
+    after_100 = deep_size(v)
+    for seats, scores, luck in sets[100:]:
+        v.add_set(seats, scores, luck, [b"x", b"y"])
+    after_2000 = deep_size(v)
+    assert sum(s.test.sets for s in v.pairs.values()) == 2000
+    assert abs(after_2000 - after_100) < 512, (after_100, after_2000)

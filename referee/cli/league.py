@@ -15,6 +15,7 @@ import click
 
 from referee.league.config import load_league
 from referee.league.journal import LeagueFolder
+from referee.league.page import verdict_text
 from referee.league.run import run_league
 from referee.league.season import CLUSTER_WEAKER, League
 from referee.protocol.escape import escape_controls
@@ -135,8 +136,14 @@ def league(config: Path, output: Path | None, concurrency: int | None,
     rows = done.table.ranked()
     say(f"{'stopped' if stop.is_set() else 'reached max_matches'}: {done.done} matches "
         f"({done.played} this run); the same command goes on")
+    confidence, bound = done.stop_rule.confidence, float(cfg.variant.hand_total)
     for i, row in enumerate(rows[:10], 1):
+        verdict = (verdict_text(done.page_verdict(row.name, rows[i].name),
+                                confidence=confidence, bound=bound) if i < len(rows) else "")
         click.echo(f"{i:>3}. {row.name:<24} {row.score:7.2f}  (mu {row.rating.mu:.2f}, "
-                   f"sigma {row.rating.sigma:.2f}, {row.sets} sets)")
+                   f"sigma {row.rating.sigma:.2f}, {row.sets} sets)"
+                   + (f"  vs next: {verdict}" if verdict else ""))
+    for line in done.page_data(live=False)["flags"]:
+        click.echo(escape_controls(line))
     with contextlib.suppress(Exception):
         click.echo(f"page: {done.folder.report / 'index.html'}")

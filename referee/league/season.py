@@ -421,7 +421,7 @@ class League:
         rows = [dict(r.to_json(), first_s=self.first.get(r.name), audit=self._audit(r.name),
                      p_above_next=round(self.table.p_above(r.name, ranked[i + 1].name), 3)
                      if i + 1 < len(ranked) else None,
-                     next=self._verdict(r.name, ranked[i + 1].name)
+                     next=self.page_verdict(r.name, ranked[i + 1].name)
                      if i + 1 < len(ranked) else None) for i, r in enumerate(ranked)]
         rows += [dict(r.to_json(), first_s=self.first.get(r.name), audit=self._audit(r.name))
                  for r in self.table.retired()]
@@ -434,7 +434,8 @@ class League:
                           for n in sorted(self.flagged, key=self.number.__getitem__)],
                 "hand_points": self.config.variant.hand_total}
 
-    def _verdict(self, upper: str, lower: str) -> dict[str, Any] | None:
+    def page_verdict(self, upper: str, lower: str) -> dict[str, Any] | None:
+        """The verdict on ``upper`` over ``lower`` as the page's data (``None``: unknown)."""
         if upper not in self.number or lower not in self.number:
             return None
         return self.verdicts.pair(self.number[upper], self.number[lower], self.names).to_json()
