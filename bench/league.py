@@ -17,7 +17,8 @@ Four figures:
 2. **memory**: ``--entrants`` versions (1,000) and ``--matches`` simulated matches (1,000,000:
    two seatings a set) through the league's own bookkeeping (:class:`~referee.league.season.
    League`: every match's journal line parsed and booked, every set rated, the matchmaker
-   choosing every set); the process's resident memory at each tenth and its peak.
+   choosing every set, every set fed to the pairs' tests and the fair-play audit); the
+   process's resident memory at each tenth and its peak, and the tests kept.
 3. **a new folder's first match, real bots**: a league of two submissions (random, greedy;
    ``concurrency 2``, the default sandbox) playing, then three new folders, one after the other;
    for each, the seconds from its folder written to its first set handed to the runner (the
@@ -30,7 +31,8 @@ Four figures:
 Measured on 2026-12-02 on the 2-core development machine shared with five other sessions (load
 average 13-15), each part alone (``--parts``): docs/league.md, *Figures*, lists them with their
 settings (first match 4.8-8.7 s; placement median 6 matches against 12 in a round robin's
-order; 1,000,000 simulated matches over 1,000 versions at a peak RSS of 51 MB).
+order; 1,000,000 simulated matches over 1,000 versions at a peak RSS of 51 MB, 150 MB with the
+pairs' verdicts and the audit: 65,644 pairs' tests kept).
 """
 
 from __future__ import annotations
@@ -211,7 +213,9 @@ def memory(entrants: int, matches: int) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"memory: {entrants:,} entrants, {done:,} simulated matches ({league.table.sets:,} "
           f"sets rated) in {seconds:.0f} s; resident MB at the start {start:.0f}, at each "
-          f"tenth {' '.join(f'{m:.0f}' for m in marks)}; peak RSS {peak:.0f} MB (goal <= 500)")
+          f"tenth {' '.join(f'{m:.0f}' for m in marks)}; peak RSS {peak:.0f} MB (goal <= 500); "
+          f"{len(league.verdicts.pairs):,} pairs' tests and {len(league.verdicts.audits):,} "
+          f"audits kept")
 
 
 # -- real bots -------------------------------------------------------------------------------

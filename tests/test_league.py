@@ -160,6 +160,10 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
     assert "dave" not in rows and "erin" not in rows
     page = (league.out / "report" / "index.html").read_text()
     assert "did not start in the pre-flight" in page and "alice.v2" in page
+    assert "verdict vs next" in page and "Fair-play audit" in page
+    ranked = [r for r in data["rows"] if r["active"]]
+    assert all(r["next"] is not None for r in ranked[:-1]) and "next" in ranked[-1]
+    assert all(r["audit"] is not None for r in data["rows"])
     # after its retirement alice was never handed another set: every match of alice came
     # before alice.v2's first one in the journal, but for seatings of sets already handed out
     results = league.results()
@@ -263,8 +267,11 @@ def test_a_restart_after_sigkill_loses_no_finished_match(tmp_path: Path) -> None
     still.proc.wait(timeout=120)
     assert "0 this run" in still.stop()
     same = json.loads((out / "report" / "league.json").read_text())["rows"]
-    key = [(r["name"], r["mu"], r["sigma"], r["sets"]) for r in rows]
-    assert [(r["name"], r["mu"], r["sigma"], r["sets"]) for r in same] == key
+    key = [(r["name"], r["mu"], r["sigma"], r["sets"], r.get("next"), r["audit"]) for r in rows]
+    assert [(r["name"], r["mu"], r["sigma"], r["sets"], r.get("next"), r["audit"])
+            for r in same] == key  # the verdicts and the audit too, read back set by set
+    assert any(r.get("next") and r["next"]["sets"] > 0 for r in same)
+    assert all(r["audit"]["sets"] == r["sets"] for r in same)  # every rated set audited
 
 
 def test_the_configuration_is_read_again_while_it_plays(tmp_path: Path) -> None:

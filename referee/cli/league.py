@@ -15,9 +15,12 @@ import click
 
 from referee.league.config import load_league
 from referee.league.journal import LeagueFolder
+from referee.league.page import verdict_text
 from referee.league.run import run_league
-from referee.league.season import League
+from referee.league.season import CLUSTER_WEAKER, League
 from referee.protocol.escape import escape_controls
+from referee.runners.cluster import ClusterError, ClusterRunner
+from referee.runners.local import Runner
 from referee.tournament.config import ConfigError
 from referee.tournament.dispatch import TournamentError, stop_on_sigint
 
@@ -70,8 +73,19 @@ def report_league(output: Path, *, serving: bool, port: int) -> bool:
 @click.option("--serve", "port", type=click.IntRange(min=0, max=65535), default=None,
               help="Also serve the live page at http://127.0.0.1:PORT/ (0: a free port).")
 @click.option("--fresh", is_flag=True, help="Start over in the output folder.")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Play every match as a task on the workers of this Dask scheduler "
+                   "(docs/cluster.md): versions are admitted here, and play there from their "
+                   "folders as they are.")
+@click.option("--scheduler-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="As --scheduler, with the address in this file (dask scheduler "
+                   "--scheduler-file FILE), checked to be the scheduler that wrote it.")
+@click.option("--tls", type=click.Path(file_okay=False, path_type=Path),
+              help="Connect to a tls:// scheduler with the certificates in DIR (ct-referee "
+                   "cluster-certs DIR).")
 def league(config: Path, output: Path | None, concurrency: int | None,
-           max_matches: int | None, port: int | None, fresh: bool) -> None:
+           max_matches: int | None, port: int | None, fresh: bool, scheduler: str | None,
+           scheduler_file: Path | None, tls: Path | None) -> None:
     """Run the league described by CONFIG (YAML): the submissions folder watched, each new or
     changed folder admitted as a new version and placed at once, the live page in
     OUTPUT/report/index.html. Ctrl-C stops it; the same command goes on where it stopped."""
@@ -85,24 +99,51 @@ def league(config: Path, output: Path | None, concurrency: int | None,
     def say(line: str) -> None:
         click.echo(f"{time.strftime('%H:%M:%S')} {escape_controls(line)}")
 
+    runner: Runner | None = None
+    if scheduler is not None or scheduler_file is not None:
+        if scheduler is not None and scheduler_file is not None:
+            raise click.UsageError("--scheduler and --scheduler-file: give one")
+        try:
+            runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=say,
+                                   scheduler_file=scheduler_file, tls=tls)
+        except ClusterError as err:
+            raise click.ClickException(str(err)) from None
+        if not runner.authenticated:
+            say(f"warning: the cluster at {runner.address} is not authenticated (plain tcp): "
+                f"any program that reaches its scheduler may join as a worker and is sent "
+                f"matches (their results are checked before they count); use TLS "
+                f"(docs/cluster.md)")
+    elif tls is not None:
+        raise click.UsageError("--tls is for a cluster: give --scheduler or --scheduler-file")
+
     def started(lg: League) -> None:
         playing = sum(r.active for r in lg.table.rows.values())
         say(f"league {cfg.name}: {lg.done} matches kept, {playing} versions in the journal; "
             f"watching {cfg.submissions or 'the configuration'}; page "
             f"{lg.folder.report / 'index.html'}")
+        if lg.remote:
+            say(f"running on the Dask scheduler {getattr(lg.runner, 'address', '?')}; "
+                f"sandbox: {CLUSTER_WEAKER}")
         if port is not None:
             say(f"serving the page at {_serve(lg.folder.report, port)}")
 
     try:
         with stop_on_sigint(stop):
-            done = run_league(cfg, fresh=fresh, stop=stop, say=say, started=started)
+            done = run_league(cfg, fresh=fresh, stop=stop, say=say, started=started,
+                              runner=runner)
     except (ConfigError, TournamentError) as err:
         raise click.ClickException(str(err)) from None
     rows = done.table.ranked()
     say(f"{'stopped' if stop.is_set() else 'reached max_matches'}: {done.done} matches "
         f"({done.played} this run); the same command goes on")
+    confidence, bound = done.stop_rule.confidence, float(cfg.variant.hand_total)
     for i, row in enumerate(rows[:10], 1):
+        verdict = (verdict_text(done.page_verdict(row.name, rows[i].name),
+                                confidence=confidence, bound=bound) if i < len(rows) else "")
         click.echo(f"{i:>3}. {row.name:<24} {row.score:7.2f}  (mu {row.rating.mu:.2f}, "
-                   f"sigma {row.rating.sigma:.2f}, {row.sets} sets)")
+                   f"sigma {row.rating.sigma:.2f}, {row.sets} sets)"
+                   + (f"  vs next: {verdict}" if verdict else ""))
+    for line in done.page_data(live=False)["flags"]:
+        click.echo(escape_controls(line))
     with contextlib.suppress(Exception):
         click.echo(f"page: {done.folder.report / 'index.html'}")

@@ -10,6 +10,8 @@ layers below, and only :mod:`referee.cli` imports it.
 * :mod:`~referee.league.matchmaker`: who plays next (pure): placement, then the pairs that
   teach most, with a fair-share floor;
 * :mod:`~referee.league.table`: the ratings per duplicate set and their history (pure, bounded);
+* :mod:`~referee.league.verdicts`: each pair's sequential verdict and the fair-play audit, the
+  tournament's tests read online (pure, bounded by the pairs of versions playing);
 * :mod:`~referee.league.submissions`: the submissions folder watched, each settled folder
   admitted (snapshot, pre-flight, conformance) off the league's own thread;
 * :mod:`~referee.league.journal`: the league's events and results on disk, read back on a

@@ -21,7 +21,7 @@ from typing import Any
 
 from referee.records.record import write_atomic
 
-__all__ = ["render", "sparkline", "write_page"]
+__all__ = ["render", "sparkline", "verdict_text", "write_page"]
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;
@@ -56,17 +56,68 @@ def sparkline(history: list[list[float]], *, lo: float, hi: float, width: int = 
 
 
 def _row_cells(r: dict[str, Any], rank: int | str, lo: float, hi: float, *,
-               line: bool = True) -> str:
+               line: bool = True, verdict: str | None = None) -> str:
     ppm = "" if r.get("points_per_hand") is None else f"{r['points_per_hand']:.2f}"
     return (f"<td>{rank}</td><td><a href=\"#{_e(r['author'])}\">{_e(r['name'])}</a></td>"
             f"<td>{r['score']:.2f}</td><td>{r['mu']:.2f}</td><td>{r['sigma']:.2f}</td>"
             f"<td>{r['sets']}</td><td>{r['matches']}</td><td>{r['wins']}</td><td>{ppm}</td>"
             f"<td>{r['faults']}</td><td>{_p(r.get('p_above_next'))}</td>"
+            + (f"<td class=l>{_e(verdict)}</td>" if verdict is not None else "")
             + (f"<td>{sparkline(r['history'], lo=lo, hi=hi)}</td>" if line else ""))
+
+
+EARLY_WIDTH = 0.5
+"""An interval wider than this share of a hand's points says nothing yet (the tournament
+page's rule)."""
+
+
+def verdict_text(pair: dict[str, Any] | None, *, confidence: float, bound: float) -> str:
+    """A row's verdict against the next one down, as a tournament's page says it:
+    ``stronger +5.6 ± 2.1 pts/hand, 95% sure, 3 sets``, ``open +1.2 ± 4.1 pts/hand, 3 sets``.
+
+    >>> verdict_text({"verdict": "open", "diff": 1.2, "low": -2.9, "high": 5.3, "sets": 3},
+    ...              confidence=0.95, bound=240)
+    'open +1.2 ± 4.1 pts/hand, 3 sets'
+    """
+    if pair is None:
+        return ""
+    verdict, diff, sets = pair.get("verdict", "open"), pair.get("diff"), pair.get("sets", 0)
+    tail = f", {sets} set{'s' if sets != 1 else ''}"
+    if diff is None:
+        return f"{verdict} (never met)"
+    sure = "" if verdict == "open" else f", {confidence:.0%} sure"
+    low, high = pair.get("low"), pair.get("high")
+    if low is None or high is None or high - low > EARLY_WIDTH * bound:
+        if verdict == "open":
+            return f"open: too early to tell{tail} ({diff:+.1f} pts/hand so far)"
+        return f"{verdict} {diff:+.1f} pts/hand{sure}{tail}"
+    return f"{verdict} {diff:+.1f} ± {(high - low) / 2:.1f} pts/hand{sure}{tail}"
 
 
 def _p(p: float | None) -> str:
     return "" if p is None else f"{100 * p:.0f} %"
+
+_VERDICTS_NOTE = (
+    "<p class=muted>Verdict vs next: the sequential test of the two versions' difference in "
+    "points a hand over the duplicate sets they shared (adjusted for the luck of the stock "
+    "flips), as a tournament's: <em>stronger</em> once it is {confidence} sure over the whole "
+    "season however often it is looked at, <em>open</em> until then, <em>weaker</em> when the "
+    "test says the next one down is stronger (the ratings and the test disagree); the ± is its "
+    "anytime-valid interval at the pair's level. Every verdict reads every set its pair "
+    "played; a version's pairs are forgotten when it retires.</p>")
+
+
+def _audit(flags: list[str], confidence: float) -> str:
+    """The fair-play audit's section."""
+    head = ("<h2>Fair-play audit</h2><p class=muted>Whether a version does better (or worse) "
+            "in the later seatings of a duplicate set than in the first-played one, as a "
+            "tournament's audit (a randomization test, each version at its share of "
+            f"{1 - confidence:.0%} over the season). A cheat's gain is its opponents' loss: one "
+            "flagged <em>loses later</em> may be the victim of one that gains; look at their "
+            "records.</p>")
+    if not flags:
+        return head + "<p>No version flagged.</p>"
+    return head + "<ul>" + "".join(f"<li class=bad>{_e(f)}</li>" for f in flags) + "</ul>"
 
 
 def render(data: dict[str, Any]) -> str:
@@ -78,11 +129,16 @@ def render(data: dict[str, Any]) -> str:
             "<th>sets</th><th>matches</th><th>wins</th><th>points/hand</th><th>faults</th>"
             "<th title='the probability that it is truly stronger than the next one down'>"
             "P(&gt; next)</th>")
-    board_head = head + "</tr>"
+    board_head = head + ("<th title='the sequential test on the two, valid however often it "
+                         "is looked at'>verdict vs next</th></tr>")
+    confidence = float(data.get("confidence", 0.95))
+    bound = float(data.get("hand_points", 240))
     head += "<th>rating over time</th></tr>"
     active = [r for r in rows if r["active"]]
-    board = "".join(f"<tr>{_row_cells(r, i, lo, hi, line=False)}</tr>"
-                    for i, r in enumerate(active, 1))
+    board = "".join(
+        "<tr>" + _row_cells(r, i, lo, hi, line=False, verdict=verdict_text(
+            r.get("next"), confidence=confidence, bound=bound)) + "</tr>"
+        for i, r in enumerate(active, 1))
     refresh = '<meta http-equiv="refresh" content="5">' if data.get("live") else ""
     state = "playing" if data.get("live") else "stopped (the same command goes on)"
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>{refresh}"
@@ -91,11 +147,15 @@ def render(data: dict[str, Any]) -> str:
              f"<p>{_e(state)} · {data.get('matches', 0):,} matches, {data.get('sets', 0):,} "
              f"sets rated · {len(active)} versions playing · updated "
              f"{_e(data.get('updated', ''))}</p>",
+             (f"<p class=bad>On a Dask cluster: {_e(data['cluster'])}.</p>"
+              if data.get("cluster") else ""),
              "<h2>Leaderboard</h2><p class=muted>Ranked by the conservative score mu - 3 "
              "sigma (TrueSkill, one update per duplicate set, on points less the luck of the "
              "stock flips); P(&gt; next): the probability that a version is truly stronger "
              "than the next one down.</p>",
+             _VERDICTS_NOTE.format(confidence=f"{confidence:.0%}"),
              f"<table>{board_head}{board}</table>"]
+    parts.append(_audit(data.get("flags", []), confidence))
     newest = data.get("newest", [])
     if newest:
         parts.append("<h2>Newest results</h2><table><tr><th>match</th><th>players</th>"

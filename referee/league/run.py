@@ -50,7 +50,11 @@ def run_league(config: LeagueConfig, *, fresh: bool = False, stop: threading.Eve
                say: Callable[[str], None], runner: Runner | None = None,
                started: Callable[[League], None] = lambda league: None) -> League:
     """Plays the league until ``stop`` is set or its ``max_matches``; returns it (its table
-    and counts). ``started``: called once the journal is read, before play.
+    and counts). ``started``: called once the journal is read, before play. ``runner``: where
+    the matches run (default: this machine's processes); on a cluster's (a ``remote`` runner)
+    each version is still admitted here (snapshot, pre-flight, conformance, in this machine's
+    sandbox) and then plays on the workers from its folder as it is, as a tournament's
+    entrants do there (:data:`~referee.league.season.CLUSTER_WEAKER`).
 
     :raises ConfigError: see :func:`_check_sandbox` and :func:`~referee.league.journal.prepare`.
     """
@@ -61,9 +65,6 @@ def run_league(config: LeagueConfig, *, fresh: bool = False, stop: threading.Eve
         stack.enter_context(private_files())
         where = stack.enter_context(contextlib.closing(
             runner or local_runner(config.concurrency, affinity=affinity)))
-        if where.remote:
-            raise ConfigError(f"{config.path}: a league runs its matches on this machine's "
-                              f"processes (its snapshots do not travel to a cluster yet)")
         where.start()
         secret = prepare(config, fresh=fresh)
         make_private(config.output)
@@ -73,7 +74,7 @@ def run_league(config: LeagueConfig, *, fresh: bool = False, stop: threading.Eve
         league.resume()
         admissions = Admissions(config, store=store, mode=mode,
                                 logs=league.folder.preflight, known=league.known,
-                                versions=league.versions)
+                                versions=league.versions, remote=where.remote)
         started(league)
         league.play(admissions)
         return league

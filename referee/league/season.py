@@ -26,23 +26,32 @@ from referee.league.matchmaker import Matchmaker
 from referee.league.page import write_page
 from referee.league.submissions import Admissions, Admitted, Known, Note, Refused, Withdrawn
 from referee.league.table import Table, set_points
+from referee.league.verdicts import Verdicts
 from referee.match.job import DealSecret, Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
 from referee.records.match_id import MatchId
 from referee.records.record import FaultDict
 from referee.runners.local import Runner
-from referee.tournament.audit import in_play_order
+from referee.tournament.audit import in_play_order, play_key
 from referee.tournament.dispatch import play_jobs
 from referee.tournament.output import Journal, JournalLine
 from referee.tournament.schedule import seatings
+from referee.tournament.stopping import Stop
 
-__all__ = ["PAGE_S", "League"]
+__all__ = ["CLUSTER_WEAKER", "PAGE_S", "League"]
 
 PAGE_S = 3.0
 """The page is written at most this often while matches finish (and at every event)."""
 IDLE_S = 0.1
 """How often an idle league (fewer versions than seats) looks for news."""
 NEWEST = 30
+CLUSTER_WEAKER = (
+    "weaker than on one machine: the versions are not sealed (each worker runs their "
+    "folders as they are, a change made after a version's admission included: its snapshot "
+    "is pre-flown and checked here, not played), and each bot's sandbox, uid and the drops "
+    "of the kernel's caches are as each worker can (docs/cluster.md)")
+"""What the league says, in its first lines and on its page, when it plays on a cluster
+(a tournament's header says the same: ``referee.cli.tournament.CLUSTER_WEAKER``)."""
 
 
 @dataclass
@@ -68,6 +77,10 @@ class League:
         self.results = self.folder.journal()
         self.events: Journal = self.folder.event_log()
         self.table = Table(config.rating)
+        self.stop_rule = Stop()
+        self.verdicts = Verdicts(self.stop_rule)
+        """The pairs' verdicts and the fair-play audit (bounded: :mod:`referee.league.verdicts`)."""
+        self.flagged: set[str] = set()
         self.mm = Matchmaker(players=config.players, placement=config.placement,
                              beta=config.rating.beta)
         self.order = seatings(tuple(range(config.players)), config.seatings)
@@ -98,6 +111,8 @@ class League:
         self._pruned = 0
         """Sets up to this one had their logs pruned (``keep_logs``)."""
         self.admissions: Admissions | None = None
+        self.remote = bool(getattr(runner, "remote", False))
+        """Matches run on a cluster's workers, from the versions' folders as they are."""
 
     # -- the journal ---------------------------------------------------------------------------
 
@@ -140,7 +155,7 @@ class League:
             self.versions[author] = max(version, self.versions.get(author, 0))
             self.refused.pop(author, None)
         elif kind == "retired" and isinstance(name, str):
-            self.table.retire(name, str(data.get("why", "")))
+            self._table_retire(name, str(data.get("why", "")))
             if isinstance(author, str) and self.current.get(author) == name:
                 del self.current[author]
             if isinstance(author, str) and self.known.get(author, None) is not None \
@@ -157,12 +172,18 @@ class League:
     def _join(self, name: str, author: str, version: int) -> None:
         old = self.current.get(author)
         if old is not None and old != name:
-            self.table.retire(old, f"replaced by {name}")
+            self._table_retire(old, f"replaced by {name}")
         self.current[author] = name
         self.table.join(name, author=author, version=version)
         if name not in self.number:
             self.number[name] = len(self.names)
             self.names.append(name)
+
+    def _table_retire(self, name: str, why: str) -> None:
+        """``name`` plays no more: its row stays, its pairs' evidence goes."""
+        self.table.retire(name, why)
+        if name in self.number:
+            self.verdicts.drop(self.number[name])
 
     def _book(self, line: JournalLine) -> None:
         """Counts one finished match, and rates its set once every seating is in."""
@@ -188,10 +209,31 @@ class League:
                             [ln.scores or [] for ln in lines], [ln.luck for ln in lines])
         faulted = {ln.result.players[seat] for ln in lines for seat, _ in ln.result.faults}
         self.table.rate_set(points, faulted)
+        self._judge(mid.group, s, lines)
         for name in points:
             row = self.table.rows.get(name)
             if row is not None:
                 self.mm.update(name, row.rating.mu, row.rating.sigma)
+
+    def _judge(self, group: int, s: _Set, lines: list[JournalLine]) -> None:
+        """Feeds a finished set to the audit, and to the tests of its pairs of versions that
+        play (a retired version's pairs are forgotten: on a restart, which reads the versions'
+        events before the matches, as live)."""
+        rows = self.table.rows
+        if not all(n in self.number for n in s.group):
+            return
+        seats = [tuple(self.number[p] for p in ln.result.players) for ln in lines]
+        keys = [play_key(self.spec(group, s.group, k)) for k in s.done]
+        playing = {self.number[n] for n in s.group if n in rows and rows[n].active}
+        self.verdicts.add_set(seats, [ln.scores or [] for ln in lines],
+                              [ln.luck for ln in lines], keys, pairs_of=playing)
+        for name in s.group:
+            if name in self.flagged:
+                continue
+            verdict = self.verdicts.audit(self.number[name])
+            if verdict.flag:
+                self.flagged.add(name)
+                self._say(verdict.describe(name))
 
     # -- news from the admissions --------------------------------------------------------------
 
@@ -247,7 +289,7 @@ class League:
     def _retire(self, name: str, author: str, why: str) -> None:
         self.events.append({"event": "retired", "name": name, "author": author, "why": why,
                             "at": time.time()})
-        self.table.retire(name, why)
+        self._table_retire(name, why)
         self.mm.remove(name)
         self.playable.pop(name, None)
         self._say(f"{name} retires: {why}")
@@ -319,7 +361,8 @@ class League:
         return MatchJob(spec, tuple(self.playable[n] for n in seats), c.variant, c.target,
                         c.limits, self.mode, c.name, logs_dir=self.folder.match_logs(spec.id),
                         hidden=(c.output,), record_path=self.folder.record(spec.id),
-                        snapshots=tuple(self.digest.get(n) for n in seats))
+                        snapshots=None if self.remote
+                        else tuple(self.digest.get(n) for n in seats))
 
     # -- play ----------------------------------------------------------------------------------
 
@@ -375,13 +418,32 @@ class League:
     def page_data(self, *, live: bool = True) -> dict[str, Any]:
         """What the page shows."""
         ranked = self.table.ranked()
-        rows = [dict(r.to_json(), first_s=self.first.get(r.name),
+        rows = [dict(r.to_json(), first_s=self.first.get(r.name), audit=self._audit(r.name),
                      p_above_next=round(self.table.p_above(r.name, ranked[i + 1].name), 3)
+                     if i + 1 < len(ranked) else None,
+                     next=self.page_verdict(r.name, ranked[i + 1].name)
                      if i + 1 < len(ranked) else None) for i, r in enumerate(ranked)]
-        rows += [dict(r.to_json(), first_s=self.first.get(r.name)) for r in self.table.retired()]
+        rows += [dict(r.to_json(), first_s=self.first.get(r.name), audit=self._audit(r.name))
+                 for r in self.table.retired()]
         return {"name": self.config.name, "live": live, "matches": self.table.matches,
                 "sets": self.table.sets, "rows": rows, "newest": list(self.newest),
-                "refused": dict(self.refused), "log": list(self.log)}
+                "refused": dict(self.refused), "log": list(self.log),
+                "confidence": self.stop_rule.confidence,
+                "cluster": CLUSTER_WEAKER if self.remote else None,
+                "flags": [self.verdicts.audit(self.number[n]).describe(n)
+                          for n in sorted(self.flagged, key=self.number.__getitem__)],
+                "hand_points": self.config.variant.hand_total}
+
+    def page_verdict(self, upper: str, lower: str) -> dict[str, Any] | None:
+        """The verdict on ``upper`` over ``lower`` as the page's data (``None``: unknown)."""
+        if upper not in self.number or lower not in self.number:
+            return None
+        return self.verdicts.pair(self.number[upper], self.number[lower], self.names).to_json()
+
+    def _audit(self, name: str) -> dict[str, Any] | None:
+        if name not in self.number:
+            return None
+        return self.verdicts.audit(self.number[name]).to_json()
 
     def page(self, *, force: bool = False, live: bool = True) -> None:
         """Writes the page, at most every :data:`PAGE_S` unless ``force``, and never taking

@@ -312,8 +312,11 @@ class Admissions:
 
     def __init__(self, config: LeagueConfig, *, store: Store, mode: SandboxMode, logs: Path,
                  known: dict[str, Known], versions: dict[str, int],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, remote: bool = False) -> None:
         self.config, self.store, self.mode, self.logs = config, store, mode, logs
+        self.remote = remote
+        """Matches run on a cluster's workers: an admitted version (its snapshot pre-flown and
+        checked here) plays there from its folder as it is (no snapshot travels)."""
         self.known, self.versions = known, versions
         self.clock = clock
         self.stop = threading.Event()
@@ -497,6 +500,9 @@ class Admissions:
             self._events.put(Refused(author, str(err)))
             return
         state.done = seen
+        if self.remote:
+            entrant = Entrant(name, argv, workdir=state.source.workdir or state.source.folder,
+                              hidden=(self.config.output,))
         with self._lock:
             old = self.known.get(author)
             if old is not None and snap.digest == old.digest:  # the same code, the same version

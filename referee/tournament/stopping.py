@@ -313,6 +313,15 @@ class PairTest:
         self._cs[alpha] = (len(self.history), low, high)
         return low, high
 
+    def fold(self, alpha: float) -> None:
+        """Brings the confidence sequence at ``alpha`` up to date and drops the history behind
+        it: the test's memory stays bounded however many pieces it reads (a league's), its
+        interval then known at ``alpha`` alone (the same interval: it is the running
+        intersection)."""
+        low, high = self.interval(alpha)
+        self.history = self.history[-1:]
+        self._cs = {alpha: (len(self.history), low, high)}
+
     def passed(self, alpha: float) -> int:
         """``1``: the mean is above 0 at ``alpha`` by both tests; ``-1``: below; ``0``: not
         yet."""

@@ -1,0 +1,203 @@
+"""A league's pairwise verdicts and fair-play audit, in memory that does not grow with the sets
+(pure: no I/O).
+
+The tests are the tournament's (:mod:`referee.tournament.stopping`,
+:mod:`referee.tournament.audit`); what differs is what is kept:
+
+* **a pair's verdict**: the pair's :class:`~referee.tournament.stopping.PairTest` (its running
+  sums, the bets' log-wealth and their peaks) read each finished set's pieces
+  (:func:`~referee.tournament.stopping.deal_pieces`) once, in the order the sets complete (the
+  journal's order: a restart replays the same sequence), and then forgets them; its confidence
+  sequence is kept at the pair's own level only (:meth:`PairTest.fold`: the running
+  intersection, the same interval the tournament computes from the whole history). The level
+  is the growing field's split (:func:`~referee.tournament.stopping.pair_alpha` with
+  ``growing``: pair ``(i, j)``, ``i < j`` in admission order, at ``alpha / (j^2 (j + 1))``,
+  a share that does not change as versions arrive and sums to at most ``alpha`` over any
+  season). A pair is kept while both its versions play: a version that retires takes its
+  pairs' evidence with it (its verdicts are no longer shown: only the leaderboard's rows,
+  the versions playing, are judged), so memory is bounded by the pairs among the versions
+  playing, never by the sets. Nothing is truncated: every verdict shown reads every set its
+  pair played.
+* **the audit**: each version's later-minus-first value ``T`` of each finished set feeds its
+  randomization test's two betting products at once (the tournament's ``_Evidence``: running
+  sums and the peak), and a normal confidence sequence describing ``T`` folded at its level;
+  version ``j`` (admission order, from 1) is judged at ``alpha / (j (j + 1))`` (the shares sum
+  to ``alpha`` over any season: an honest season flags someone with probability at most
+  ``alpha``). What the tournament's step-down does beyond that (the cheat told from its
+  victims by judging each on the sets without the other) needs every set's values again, so
+  the league does not do it: a flag names a version whose later seatings differ from its first
+  ones beyond chance, and in a set a cheat's gain is its opponents' loss, so a version flagged
+  ``loses later`` may be the victim of one flagged ``gains later`` (the page says so).
+
+>>> from referee.tournament.stopping import Stop
+>>> v = Verdicts(Stop())
+>>> v.add_set([(0, 1), (1, 0)], [[[30, 10], [25, 15]] * 9, [[12, 28], [14, 26]] * 9], [None, None])
+>>> p = v.pair(0, 1, ["a", "b"])
+>>> p.sets, round(p.diff or 0, 1), (p.low or 0) > 0
+(1, 14.5, True)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from referee.tournament.audit import AUDIT_SIZE, SetStat, Verdict, _Evidence
+from referee.tournament.stopping import Pair, PairTest, Stop, deal_pieces, pair_alpha
+
+__all__ = ["Verdicts", "audit_level", "set_stats"]
+
+
+def audit_level(stop: Stop, entrant: int) -> float:
+    """The audit's level of the version numbered ``entrant`` (from 0, admission order).
+
+    >>> round(sum(audit_level(Stop(), j) for j in range(10_000)), 4)
+    0.05
+    """
+    j = entrant + 1
+    return stop.alpha / (j * (j + 1))
+
+
+@dataclass(slots=True)
+class _PairState:
+    test: PairTest
+    alpha: float
+    raw: float = 0.0
+    """Sum of the raw differences per deal, lower index minus higher."""
+    deals: int = 0
+
+
+@dataclass(slots=True)
+class _AuditState:
+    level: float
+    evidence: _Evidence = field(default_factory=_Evidence)
+    about: PairTest = field(default_factory=lambda: PairTest(AUDIT_SIZE))
+    total: float = 0.0
+
+
+def set_stats(seats: Sequence[Sequence[int]], keys: Sequence[bytes],
+              adjusted: Sequence[Sequence[Sequence[float]]]) -> dict[int, SetStat]:
+    """Each member's ``T`` of one finished set (the audit's, :meth:`~referee.tournament.audit.
+    Audit.entrant_stats`): ``seats`` the entrants by seat of each seating, ``keys`` each
+    seating's :func:`~referee.tournament.audit.play_key`, ``adjusted`` each seating's points by
+    hand and seat less the luck of the stock flips. Empty for a set of one seating.
+
+    >>> st = set_stats([(0, 1), (1, 0)], [b"b", b"a"], [[[10, 2]], [[8, 4]]])
+    >>> st[0].observed, st[1].observed
+    (6.0, -6.0)
+    """
+    if len(seats) < 2:
+        return {}
+    ordered = sorted(zip(keys, seats, adjusted, strict=True))
+    common = min(len(h) for _, _, h in ordered)
+    if common == 0:
+        return {}
+    members = tuple(sorted(seats[0]))
+    out = {}
+    for e in members:
+        points = [math.fsum(h[k][list(s).index(e)] for k in range(common)) / common
+                  for _, s, h in ordered]
+        total, n = math.fsum(points), len(points)
+        alternatives = tuple((total - y) / (n - 1) - y for y in points)
+        out[e] = SetStat(members, alternatives[0], alternatives)
+    return out
+
+
+class Verdicts:
+    """The league's pair tests and audit, over version numbers (admission order)."""
+
+    def __init__(self, stop: Stop) -> None:
+        self.stop = stop
+        self.pairs: dict[tuple[int, int], _PairState] = {}
+        self._partners: dict[int, set[int]] = {}
+        self.audits: dict[int, _AuditState] = {}
+
+    def add_set(self, seats: Sequence[Sequence[int]],
+                hand_scores: Sequence[Sequence[Sequence[int]]],
+                luck: Sequence[Sequence[Sequence[float]] | None],
+                keys: Sequence[bytes] | None = None, *,
+                pairs_of: Collection[int] | None = None) -> None:
+        """One finished duplicate set: each seating's entrants by seat, points by hand and
+        seat, luck by hand and seat (``None`` where unknown); ``keys``: each seating's play key
+        (for the audit; without them no audit); ``pairs_of``: the members whose pairs are
+        tested (default: all; the league's: those playing)."""
+        if not seats:
+            return
+        members = sorted(seats[0])
+        common = min(len(h) for h in hand_scores)
+        known = None if any(x is None for x in luck) else [x or [] for x in luck]
+        points = {e: [0.0] * common for e in members}
+        for order, hands in zip(seats, hand_scores, strict=True):
+            for k in range(common):
+                for seat, e in enumerate(order):
+                    points[e][k] += hands[k][seat] / len(seats)
+        tested = [e for e in members if pairs_of is None or e in pairs_of]
+        for a, b in itertools.combinations(tested, 2):
+            s = self.pairs.get((a, b))
+            if s is None:
+                s = self.pairs[(a, b)] = _PairState(
+                    PairTest(self.stop.margin), pair_alpha(self.stop, 0, a, b, growing=True))
+                self._partners.setdefault(a, set()).add(b)
+                self._partners.setdefault(b, set()).add(a)
+            s.raw += math.fsum(points[a][k] - points[b][k] for k in range(common))
+            s.deals += common
+            s.test.add_set(deal_pieces(a, b, seats, hand_scores, known))
+            s.test.fold(s.alpha)
+        if keys is None:
+            return
+        adjusted = [[[h[k][seat] - (flips[k][seat] if flips is not None and k < len(flips)
+                                    else 0.0) for seat in range(len(order))]
+                     for k in range(len(h))]
+                    for order, h, flips in zip(seats, hand_scores, luck, strict=True)]
+        for e, stat in set_stats(seats, keys, adjusted).items():
+            st = self.audits.get(e)
+            if st is None:
+                st = self.audits[e] = _AuditState(audit_level(self.stop, e))
+            st.evidence.add(stat)
+            st.about.add([stat.observed])
+            st.about.fold(st.level)
+            st.total += stat.observed
+
+    def drop(self, entrant: int) -> None:
+        """Forgets the pairs of ``entrant`` (a version that plays no more); its audit stays."""
+        for other in self._partners.pop(entrant, set()):
+            self.pairs.pop((min(entrant, other), max(entrant, other)), None)
+            partners = self._partners.get(other)
+            if partners is not None:
+                partners.discard(entrant)
+
+    def pair(self, upper: int, lower: int, names: Sequence[str]) -> Pair:
+        """The verdict on ``upper`` over ``lower``: ``stronger`` (the test says ``upper`` is),
+        ``weaker`` (it says ``lower`` is: the ratings' order and the test disagree), or
+        ``open``; the anytime-valid interval on ``upper - lower`` (points per hand, adjusted
+        for luck) at the pair's level."""
+        a, b = min(upper, lower), max(upper, lower)
+        s = self.pairs.get((a, b))
+        if s is None or not s.test.n:
+            return Pair(names[upper], names[lower], "open", None, None, None,
+                        s.test.sets if s else 0)
+        t = s.test
+        low, high = t.interval(s.alpha)
+        mean, raw = t.total / t.n, s.raw / s.deals if s.deals else None
+        side = t.passed(s.alpha)
+        evidence = t.peak_up if upper < lower else t.peak_down
+        if upper > lower:
+            mean, low, high, side = -mean, -high, -low, -side
+            raw = None if raw is None else -raw
+        word = "stronger" if side > 0 else "weaker" if side < 0 else "open"
+        return Pair(names[upper], names[lower], word, mean + 0.0,
+                    low if math.isfinite(low) else None, high if math.isfinite(high) else None,
+                    t.sets, raw, None, evidence)
+
+    def audit(self, entrant: int) -> Verdict:
+        """The audit's verdict on ``entrant``: flagged once its evidence passes its level."""
+        st = self.audits.get(entrant)
+        if st is None or not st.evidence.n:
+            return Verdict(None, -math.inf, math.inf, False, 0)
+        ev = st.evidence
+        flag = ev.peak >= math.log(1 / st.level)
+        why = ("gains later" if ev.peak_side > 0 else "loses later") if flag else ""
+        low, high = st.about.interval(st.level)
+        return Verdict(st.total / ev.n, low, high, flag, ev.n, ev.peak, why)
