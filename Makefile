@@ -47,16 +47,16 @@ demo: system-demo $(BIN)/ct-referee
 # what each holds and how long it takes). `make test`, the everyday lane: ruff, the layers
 # (lint-imports: pyproject.toml), mypy --strict, then pytest: the tests, tests/bots excluded,
 # and the doctests in referee/, all but the deep lane (the tests marked deep or slow), hypothesis
-# with its everyday examples.
+# with its everyday examples; on every CPU at once (pytest-xdist's -n auto: a process a CPU).
 test: system-test $(BIN)/ct-referee
 	$(BIN)/ruff check referee tests bots bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy --strict $(STRICT)
-	$(BIN)/pytest -q -m "not deep and not slow"
+	$(BIN)/pytest -q -n auto -m "not deep and not slow"
 
 # The fast lane: no process started (no bot, no CLI, no browser), under 15 s.
 test-fast: $(BIN)/ct-referee
-	$(BIN)/pytest -q -m "not process and not deep and not slow"
+	$(BIN)/pytest -q -n auto -m "not process and not deep and not slow"
 
 # The deep lane: what `make test` leaves out (@pytest.mark.deep: statistical runs over many
 # sets, the real page-cache and timing-channel audits, long sandbox attacks; @pytest.mark.slow:
