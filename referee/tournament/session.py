@@ -535,7 +535,8 @@ class TournamentSession:
     def _start_checks(self, first: Sequence[MatchSpec]) -> None:
         """Starts the snapshots, then the pre-flight, if any (see :meth:`admit`), both in the
         order ``first`` (the first round's matches) needs the entrants in."""
-        order = list(dict.fromkeys([*(i for spec in in_play_order(first) for i in spec.seats),
+        # a group's seatings all seat its members: the groups' order is the play order's
+        order = list(dict.fromkeys([*(i for spec in first for i in spec.seats),
                                     *range(len(self.names))]))
         seals = self.roster.seals
         if seals is not None and not self.remote:
