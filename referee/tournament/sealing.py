@@ -1,13 +1,15 @@
-"""A tournament's entrants sealed before play: one folder each, snapshotted when the run starts.
+"""A tournament's entrants sealed: one folder each, snapshotted before the entrant's first match.
 
-:func:`seal` checks every entrant's command against its folder (:func:`referee.bots.snapshot.
-entrant_folder`) and the ``shared`` list, and copies each folder into the private store, then
-hashes the copy (:func:`~referee.bots.snapshot.take_snapshot`): what every match of an entrant
-plays is the bytes it had when the tournament started, whatever is written to its folder after
-(a write through a shared writable mapping moves no date, so no stat could see it). What the
-copy refuses (the caps, the depth, an unreadable file, a file linked in from another user) is
-refused before play, in one line naming the entrant. Entrants sharing a folder share its
-snapshot.
+:func:`prepare` checks every entrant's command against its folder (:func:`referee.bots.
+snapshot.entrant_folder`) and the ``shared`` list before play; :meth:`Seals.start` then copies
+each folder into the private store and hashes the copy (:func:`~referee.bots.snapshot.
+take_snapshot`) on threads of their own, in the order play needs the entrants, beside play, and
+:meth:`Seals.sealed` waits for one entrant's: what every match of an entrant plays is the bytes
+its folder held at its snapshot, whatever is written to it after (a write through a shared
+writable mapping moves no date, so no stat could see it). What the copy refuses (the caps, the
+depth, an unreadable file, a file linked in from another user) is said in one line naming the
+entrant (:meth:`Seals.refusal`: the session stops the run there). Entrants sharing a folder
+share its snapshot. :func:`seal` takes every snapshot at once.
 """
 
 from __future__ import annotations
