@@ -9,8 +9,9 @@ over the typed journal line (:class:`~referee.tournament.output.JournalLine`) an
 * :class:`Resumed`: the matches an earlier run finished, read back from ``results.jsonl``;
 * :class:`RoundsLog`: the rounds as planned (``rounds.jsonl``: a format seeded by results plays
   them the same on a resume, even with entrants added since);
-* :class:`Roster`: who sits for each entrant (sealing: a snapshot taken the first time; a
-  folder changed since the start, a pre-flight that failed or a disqualification bench it);
+* :class:`Roster`: who sits for each entrant (sealing: its snapshot, waited for before its
+  first match; a folder changed since the start, a pre-flight that failed or a
+  disqualification bench it);
 * :class:`Books`: the bookkeeping of each saved match (the journal, the course, the audit, the
   fault limit, the hooks);
 * :class:`TournamentSession`: planning (each round's missing matches as jobs, every round in
@@ -322,7 +323,7 @@ class RoundsLog:
 
 class Roster:
     """Who sits for each entrant in a match planned now: the entrant itself (a sealed entrant
-    on its snapshot, taken the first time it is asked for), or, for one left out (a folder
+    on its snapshot, taken beside play and waited for here), or, for one left out (a folder
     changed since the start, a failed pre-flight) or disqualified, a bench that loses by fault
     (:meth:`FaultLimit.entrant`)."""
 
