@@ -3,6 +3,7 @@ take when every match is handed back at once (real records, no bots), and how so
 10,000-entrant ladder starts its first match.
 
 Run:  .venv/bin/python bench/coordinator.py [--entrants 500] [--matches 1200]
+      .venv/bin/python bench/coordinator.py --compare ../wt-main --ladder 10000 --rounds 2
 
 One real match of ``bots/starter.c`` (3 seats, target 1000) is played once; its record is the
 template of every match after it. :class:`InstantRunner` is a
@@ -12,9 +13,11 @@ ran (:meth:`referee.match.job.MatchJob.finish`: the record written when the outp
 shared, a small result handed back), and its own CPU and wall time are taken off the figures,
 so they measure the coordinator only: planning, dispatch, the journal (synced), the ratings, the
 standings and (``with the report``) the pages hook. The ladder of ``--entrants`` plays
-``--matches`` matches; the 10,000-entrant ladder (sandbox on, so the entrant folder check runs,
-pre-flight off) is planned in a child process that stops at its first match and reports its
-peak memory. The last line is
+``--matches`` matches; the 10,000-entrant ladder (the defaults: sandbox on, so every folder is
+sealed, and the pre-flight on) is planned in a child process that stops at its first match and
+reports its peak memory. ``--compare CHECKOUT`` times only that ladder to its first match, with
+the code of another checkout (a worktree of main: before) and this one's (after), alternating
+in one run. The last line is
 ``coordinator: <N> matches/s (<M> ms CPU a match), 10,000-entrant ladder planned and first
 match in <S> s``.
 """
@@ -96,12 +99,12 @@ class InstantRunner(Runner):
 
 
 def write_ladder(folder: Path, bot: Path, entrants: int, *, matches: int | None,
-                 sandbox: str, fmt: str = "ladder") -> Path:
+                 sandbox: str, fmt: str = "ladder", preflight: bool = False) -> Path:
     """A ladder (or another format) of ``entrants`` entrants, each in a folder of its own (a
-    hard link to ``bot``)."""
+    hard link to ``bot``); ``preflight``: the default pre-flight (``leave-out``), else off."""
     lines = ["name: coordinator", f"format: {fmt}", "players: 3", "seatings: all",
-             "target: 1000", "rounds: 1", f"sandbox: {sandbox}", "preflight: \"off\"",
-             "entrants:"]
+             "target: 1000", "rounds: 1", f"sandbox: {sandbox}",
+             *([] if preflight else ["preflight: \"off\""]), "entrants:"]
     if matches is not None:
         lines.insert(1, f"max_matches: {matches}")
     for i in range(entrants):
@@ -152,10 +155,12 @@ def ceiling(folder: Path, bot: Path, record: RecordDict, *, entrants: int, match
     return rate, 1000 * cpu / outcome.played
 
 
-def first_match(folder: Path, bot: Path, record: RecordDict, entrants: int, fmt: str) -> None:
+def first_match(folder: Path, bot: Path, record: RecordDict, entrants: int, fmt: str,
+                preflight: bool) -> None:
     """(child process) Loads and runs the tournament until its first match is submitted."""
     sandbox = "auto" if os.path.exists("/usr/bin/bwrap") else "none"
-    config_path = write_ladder(folder, bot, entrants, matches=None, sandbox=sandbox, fmt=fmt)
+    config_path = write_ladder(folder, bot, entrants, matches=None, sandbox=sandbox, fmt=fmt,
+                               preflight=preflight)
     stop = threading.Event()
     runner = InstantRunner(record, stop=stop)
     header: list[str] = []
@@ -165,25 +170,53 @@ def first_match(folder: Path, bot: Path, record: RecordDict, entrants: int, fmt:
             header.extend(part for part in sandbox.split("; ") if part.startswith("sealed:"))
 
     start = time.perf_counter()
-    config = load_config(config_path, output=folder / f"out-first-{fmt}{entrants}")
+    config = load_config(config_path, output=folder / f"out-first-{fmt}{entrants}"
+                         f"{'-preflight' if preflight else ''}")
     loaded = time.perf_counter() - start
     run(config, runner=runner, reporter=Header(), stop=stop)
     assert runner.first is not None
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": runner.first - start, "rss_mb": rss, "sandbox": sandbox,
+                      "preflight": config.preflight.value,
                       "total": config.total(), "loaded": loaded,
                       "sealed": header[0] if header else None}))
 
 
-def _first(folder: Path, fmt: str, entrants: int) -> dict[str, Any]:
-    """Times, in a child process, a tournament of ``entrants`` to its first match."""
-    child = subprocess.run([sys.executable, __file__, "--first-match", str(folder), "--format",
-                            fmt, "--ladder", str(entrants)], capture_output=True, text=True,
-                           check=False)
+def _first(folder: Path, fmt: str, entrants: int, *, preflight: bool = True,
+           source: Path = HERE / "coordinator.py") -> dict[str, Any]:
+    """Times, in a child process, a tournament of ``entrants`` to its first match (``source``:
+    this script, or a copy of it in another checkout, whose code it then times)."""
+    child = subprocess.run([sys.executable, str(source), "--first-match", str(folder),
+                            "--format", fmt, "--ladder", str(entrants),
+                            *([] if preflight else ["--no-preflight"])],
+                           capture_output=True, text=True, check=False)
     if child.returncode:
         sys.exit(f"error: the {entrants}-entrant {fmt} failed:\n{child.stderr}")
     result: dict[str, Any] = json.loads(child.stdout.strip().splitlines()[-1])
     return result
+
+
+def _first_line(n: int, fmt: str, got: dict[str, Any], label: str = "") -> str:
+    return (f"coordinator: {label}{n}-entrant {fmt} of {got['total']:,} matches (sandbox "
+            f"{got['sandbox']}, preflight {got.get('preflight', 'off')}): first match after "
+            f"{got['seconds']:.1f} s (the configuration read in {got['loaded']:.1f} s; "
+            f"{got['sealed'] or 'not sealed'}), peak {got['rss_mb']:.0f} MB")
+
+
+def compare_first(folder: Path, entrants: int, before: Path, rounds: int) -> None:
+    """The ``entrants``-entrant ladder to its first match with the defaults (pre-flight on),
+    timed with the code of the checkout ``before`` (a copy of this script run there) and with
+    this one's, alternating, ``rounds`` times each: before and after in one run, under the
+    same load."""
+    copy = before / "bench" / "coordinator_first.py"
+    copy.write_text((HERE / "coordinator.py").read_text())
+    try:
+        for k in range(rounds):
+            for label, source in (("before", copy), ("after", HERE / "coordinator.py")):
+                got = _first(folder, "ladder", entrants, source=source)
+                print(_first_line(entrants, "ladder", got, f"[{label} {k + 1}] "), flush=True)
+    finally:
+        copy.unlink()
 
 
 def main() -> None:
@@ -194,13 +227,20 @@ def main() -> None:
                         help="entrants of the ladder timed to its first match")
     parser.add_argument("--round-robin", type=int, default=100,
                         help="entrants of the round robin timed to its first match")
+    parser.add_argument("--compare", metavar="CHECKOUT", type=Path,
+                        help="time only the ladder to its first match (pre-flight on), with "
+                             "CHECKOUT's code (e.g. a worktree of main) and this one's, "
+                             "alternating")
+    parser.add_argument("--rounds", type=int, default=2, help="with --compare: runs of each")
     parser.add_argument("--first-match", metavar="FOLDER", help=argparse.SUPPRESS)
     parser.add_argument("--format", default="ladder", help=argparse.SUPPRESS)
+    parser.add_argument("--no-preflight", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.first_match:
         folder = Path(args.first_match)
         first_match(folder, folder / "starter.bin",
-                    json.loads((folder / "record.json").read_text()), args.ladder, args.format)
+                    json.loads((folder / "record.json").read_text()), args.ladder, args.format,
+                    preflight=not args.no_preflight)
         return
     print(f"coordinator: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the "
           f"start", flush=True)
@@ -209,6 +249,9 @@ def main() -> None:
         bot = _distributed_bench().compile_bot(folder)
         record = template(bot)
         (folder / "record.json").write_text(json.dumps(record))
+        if args.compare is not None:
+            compare_first(folder, args.ladder, args.compare.resolve(), args.rounds)
+            return
         ceiling(folder, bot, record, entrants=args.entrants, matches=args.matches,
                 report=False)
         rate, cpu = ceiling(folder, bot, record, entrants=args.entrants, matches=args.matches,
@@ -216,14 +259,11 @@ def main() -> None:
         firsts = {fmt: _first(folder, fmt, n)
                   for fmt, n in (("round-robin", args.round_robin), ("ladder", args.ladder))}
     for fmt, n in (("round-robin", args.round_robin), ("ladder", args.ladder)):
-        got = firsts[fmt]
-        print(f"coordinator: {n}-entrant {fmt} of {got['total']:,} matches (sandbox "
-              f"{got['sandbox']}): first match after {got['seconds']:.1f} s (the "
-              f"configuration read in {got['loaded']:.1f} s; {got['sealed'] or 'not sealed'}), "
-              f"peak {got['rss_mb']:.0f} MB")
+        print(_first_line(n, fmt, firsts[fmt]))
     first = firsts["ladder"]
     print(f"coordinator: {rate:.0f} matches/s ({cpu:.2f} ms CPU a match), "
-          f"{args.ladder:,}-entrant ladder planned and first match in {first['seconds']:.1f} s")
+          f"{args.ladder:,}-entrant ladder planned and first match in {first['seconds']:.1f} s "
+          f"(pre-flight on)")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ attacks that were refused, kept as regression tests."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ from referee.bots import snapshot
 from referee.bots.sandbox import SandboxError
 from referee.bots.snapshot import Store
 from referee.tournament.config import ConfigError, load_config
+from referee.tournament.dispatch import TournamentError
 from referee.tournament.run import run
 
 HOSTILE = ROOT / "tests" / "bots" / "hostile"
@@ -98,15 +100,25 @@ def undeep(folder: Path) -> None:
             spare.rename(top)
 
 
+def played_by(world: World, name: str) -> list[str]:
+    """The matches saved that seat ``name`` (a refused entrant plays none: it is sealed before
+    its first match)."""
+    results = world.output / "results.jsonl"
+    lines = results.read_text().splitlines() if results.is_file() else []
+    return [line for line in lines if name in json.loads(line)["players"]]
+
+
 @pytest.mark.deep
+@pytest.mark.process
+@needs_sandbox
 def test_a_folder_too_deep_is_refused_in_one_line(world: World, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     deep(world.attacker, 1200)
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(TournamentError) as info:  # found as play starts: the run stops
         run(load_config(world.write(f"{sys.executable} snoop.py")))
     text = str(info.value)
     assert "entrant 'attacker'" in text and "more than 64 deep" in text and "\n" not in text
-    assert not (world.output / "games").exists()
+    assert not played_by(world, "attacker")
     # the control: without the bound the copy's recursion crashed the tournament's start
     monkeypatch.setattr(snapshot, "MAX_DEPTH", 10_000)
     try:
@@ -121,6 +133,8 @@ def test_a_folder_too_deep_is_refused_in_one_line(world: World, tmp_path: Path,
 # -- a folder of many empty files ----------------------------------------------------------------
 
 
+@pytest.mark.process
+@needs_sandbox
 def test_a_folder_of_many_empty_files_is_refused(world: World, tmp_path: Path) -> None:
     """Empty files weigh nothing against ``snapshot_mb`` but every match copies each one again
     (100,000 took 26 s a copy here): the cap counts them too, 8 a MiB (4,096 at the default)."""
@@ -128,12 +142,12 @@ def test_a_folder_of_many_empty_files_is_refused(world: World, tmp_path: Path) -
     many.mkdir()
     for i in range(100):
         (many / str(i)).touch()
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(TournamentError) as info:  # found as play starts: the run stops
         run(load_config(world.write(f"{sys.executable} snoop.py", snapshot_mb=1)))
     text = str(info.value)
     assert "entrant 'attacker'" in text and "more than 8 files, folders and links" in text
     assert "snapshot_mb" in text and "\n" not in text
-    assert not (world.output / "games").exists()
+    assert not played_by(world, "attacker")
     # the control: without a cap every empty file is copied
     with Store(tmp_path) as store:
         assert snapshot.take_snapshot(world.attacker, store, "a", cap_mb=0).files > 100

@@ -5,6 +5,7 @@ folder's owner was asked, and root may read everything). Real files and owners: 
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import sys
@@ -16,7 +17,8 @@ from test_sealed import World
 
 from referee.bots.sandbox import SandboxError
 from referee.bots.snapshot import Store, take_snapshot
-from referee.tournament.config import ConfigError, load_config
+from referee.tournament.config import load_config
+from referee.tournament.dispatch import TournamentError
 from referee.tournament.run import run
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to own files as others")
@@ -56,13 +58,15 @@ def upload(world: World, how: str) -> Path:
     return up
 
 
+@pytest.mark.process
+@test_sealed.needs_sandbox
 @pytest.mark.parametrize("how", ["owner", "group", "everyone", "above"])
 def test_a_hard_link_to_another_entrants_private_file_is_refused(world: World, how: str) -> None:
     key = private(world)
     up = upload(world, how)
     os.link(key, up / "key.txt")
     config = world.write(f"{sys.executable} snoop.py")
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(TournamentError) as info:  # found as play starts: the run stops
         run(load_config(config))
     text = str(info.value)
     who = {"owner": f"uid {ENTRANT}", "group": f"group {ENTRANT}", "everyone": "every user",
@@ -71,7 +75,10 @@ def test_a_hard_link_to_another_entrants_private_file_is_refused(world: World, h
     assert text.startswith(f"{config}: entrant 'attacker': the entrant's folder "), text
     assert f"holds '{(up / 'key.txt').relative_to(world.attacker)}', a file of uid {OTHER} " \
            f"(mode -rw-------) that {who} may not read, yet {who} may write {where}" in text
-    assert "\n" not in text and not (world.output / "games").exists()
+    assert "\n" not in text
+    results = world.output / "results.jsonl"  # the refused entrant played no match
+    assert not any("attacker" in json.loads(line)["players"]
+                   for line in (results.read_text().splitlines() if results.is_file() else []))
 
 
 def test_control_in_a_folder_only_root_may_write_the_organiser_vouches(world: World,

@@ -1,8 +1,8 @@
-"""Sealed entrants snapshotted when the run starts (issue 29, after issue 19's lazy snapshots):
-every folder is copied into the store, and the copy hashed, before play; whatever is written to
-the folder after (an edit, a rename, a write through a shared writable mapping, which moves no
-date) changes neither what plays nor its digest; what the copy refuses is refused before play,
-in one line naming the entrant."""
+"""Sealed entrants (issue 29, after issue 19's lazy snapshots): every folder is copied into the
+store, and the copy hashed, before the entrant's first match (in the order play needs them,
+beside play: tests/test_sealed_beside_play.py); whatever is written to the folder after (an edit,
+a rename, a write through a shared writable mapping, which moves no date) changes neither what
+plays nor its digest; what the copy refuses is refused in one line naming the entrant."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from referee.bots.sandbox import SandboxError, capabilities
 from referee.bots.snapshot import Store, take_snapshot
 from referee.match.job import MatchSpec
 from referee.records.record import read_record
-from referee.tournament.config import Config, ConfigError, load_config
+from referee.tournament.config import ConfigError, load_config
 from referee.tournament.ratings import MatchResult, Standings
 from referee.tournament.run import Reporter, run
 from referee.tournament.sealing import seal
@@ -140,15 +140,20 @@ def test_a_write_through_a_mapping_after_the_start_changes_nothing(tmp_path: Pat
 
 
 class RewritesA(Reporter):
-    """Tells the mapping process to rewrite a's bot once the tournament has started (its
-    folders sealed), before any match."""
+    """Tells the mapping process to rewrite a's bot once a's folder is sealed: after a's first
+    match (an entrant is sealed before its first match, beside play), so that its three other
+    matches are played after the write."""
 
     def __init__(self, mapper: Mapper) -> None:
         self.mapper = mapper
         self.warnings: list[str] = []
+        self.rewritten = False
 
-    def started(self, config: Config, total: int, done: int, sandbox: str) -> None:
-        self.mapper.rewrite()
+    def match_done(self, spec: MatchSpec, result: MatchResult, done: int,
+                   table: Standings) -> None:
+        if "a" in result.players and not self.rewritten:
+            self.rewritten = True
+            self.mapper.rewrite()
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -164,6 +169,7 @@ def test_a_tournament_plays_the_bytes_of_the_start_whatever_the_mapping_writes(
         run(load_config(root / "t.yaml"), reporter=reporter)
     finally:
         mapper.close()
+    assert reporter.rewritten
     assert (root / "a" / "bot.py").read_bytes() == bot_text(True)  # the folder was rewritten
     logs = sorted((root / "out" / "logs").glob("*/?-a.stderr"))
     assert len(logs) == 4  # a plays 4 matches (2 opponents, 2 seatings)
@@ -219,15 +225,15 @@ def test_every_kind_of_edit_after_the_snapshot_changes_nothing_that_plays(
 @pytest.mark.process
 @needs_sandbox
 def test_a_folder_changed_mid_tournament_plays_its_start_code(root: Path) -> None:
-    """c's bot made to crash after the first match: c still plays every match, unfaulted,
-    from the snapshot of the start (issue 19 left it out, saying why)."""
+    """c's bot made to crash after c's first match (c is sealed before it): c still plays
+    every match, unfaulted, from its snapshot (issue 19 left it out, saying why)."""
 
     class EditsC(Reporter):
         edited = False
 
         def match_done(self, spec: MatchSpec, result: MatchResult, done: int,
                        table: Standings) -> None:
-            if not self.edited:
+            if not self.edited and "c" in result.players:
                 self.edited = True
                 with open(root / "c" / "bot.py", "a") as f:
                     f.write("raise SystemExit(3)\n")

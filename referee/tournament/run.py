@@ -25,6 +25,7 @@ import contextlib
 import os
 import threading
 import time
+import typing
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
@@ -50,9 +51,10 @@ from referee.tournament.output import (
     write_standings,
 )
 from referee.tournament.private import make_private, private_files
-from referee.tournament.sealing import Seals, seal
+from referee.tournament.sealing import Seals, prepare
 from referee.tournament.session import (
     BIG_PLAN,
+    Lineup,
     Outcome,
     Pages,
     Reporter,
@@ -191,7 +193,10 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
         if config.sandbox is not SandboxMode.NONE and not remote:
             check_bot_uids(config)
             store = stack.enter_context(Store())
-            seals = seal(config, store, reporter.warn)
+            # the folders checked now; their snapshots taken beside play, in the order it
+            # needs them (the session starts them), closed before the store goes
+            seals = prepare(config, store, reporter.warn)
+            stack.callback(seals.close)
             hidden = sealed_hidden(config, seals)
         secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
         make_private(config.output)
@@ -251,10 +256,33 @@ class _Pace:
                 f"with a smaller plan (--max-matches, a ladder, players: 2, seatings: rotate) "
                 f"goes on")
 
+class _Picked(Sequence[Entrant]):
+    """``entrants[wanted[k]]`` as item ``k``, each asked for only when the pre-flight starts
+    it (a :class:`Lineup`'s waits for its snapshot)."""
+
+    def __init__(self, entrants: Sequence[Entrant], wanted: Sequence[int]) -> None:
+        self.entrants, self.wanted = entrants, wanted
+
+    def __len__(self) -> int:
+        return len(self.wanted)
+
+    @typing.overload
+    def __getitem__(self, k: int) -> Entrant: ...
+
+    @typing.overload
+    def __getitem__(self, k: slice) -> Sequence[Entrant]: ...
+
+    def __getitem__(self, k: int | slice) -> Entrant | Sequence[Entrant]:
+        if isinstance(k, slice):
+            return [self.entrants[i] for i in self.wanted[k]]
+        return self.entrants[self.wanted[k]]
+
+
 def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode,
                stop: CancelSignal, skip: Collection[int] = ()) -> Checks | None:
     """Starts the pre-flight (``preflight`` not ``off``) on a thread of its own: each entrant
-    started once (not those in ``skip``, left out already); returns the :class:`Checks` it
+    started once (not those in ``skip``, left out already), in the order play needs them when
+    given a :class:`Lineup` (each waited for until sealed); returns the :class:`Checks` it
     fills in as each entrant's result is known (the session reports them, and leaves out
     those that did not start with ``leave-out``, before any of their matches starts).
 
@@ -263,7 +291,9 @@ def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode
     """
     if config.preflight is Preflight.OFF:
         return None
-    wanted = [i for i in range(len(entrants)) if i not in skip]
+    # in the order play needs them (a :class:`Lineup`: as they are sealed)
+    order = entrants.order if isinstance(entrants, Lineup) else range(len(entrants))
+    wanted = [i for i in order if i not in skip]
     try:
         launcher = Launcher.resolve(sandbox, config.limits)
     except BotCommandError as err:
@@ -272,7 +302,7 @@ def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode
 
     def fly() -> None:
         try:
-            preflight([entrants[i] for i in wanted], limits=config.limits, launcher=launcher,
+            preflight(_Picked(entrants, wanted), limits=config.limits, launcher=launcher,
                       logs_dir=OutputFolder(config.output).preflight,
                       hidden=(config.output,), stop=stop,
                       done=lambda k, result: checks.put(wanted[k], result))

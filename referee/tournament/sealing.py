@@ -1,13 +1,15 @@
-"""A tournament's entrants sealed before play: one folder each, snapshotted when the run starts.
+"""A tournament's entrants sealed: one folder each, snapshotted before the entrant's first match.
 
-:func:`seal` checks every entrant's command against its folder (:func:`referee.bots.snapshot.
-entrant_folder`) and the ``shared`` list, and copies each folder into the private store, then
-hashes the copy (:func:`~referee.bots.snapshot.take_snapshot`): what every match of an entrant
-plays is the bytes it had when the tournament started, whatever is written to its folder after
-(a write through a shared writable mapping moves no date, so no stat could see it). What the
-copy refuses (the caps, the depth, an unreadable file, a file linked in from another user) is
-refused before play, in one line naming the entrant. Entrants sharing a folder share its
-snapshot.
+:func:`prepare` checks every entrant's command against its folder (:func:`referee.bots.
+snapshot.entrant_folder`) and the ``shared`` list before play; :meth:`Seals.start` then copies
+each folder into the private store and hashes the copy (:func:`~referee.bots.snapshot.
+take_snapshot`) on threads of their own, in the order play needs the entrants, beside play, and
+:meth:`Seals.sealed` waits for one entrant's: what every match of an entrant plays is the bytes
+its folder held at its snapshot, whatever is written to it after (a write through a shared
+writable mapping moves no date, so no stat could see it). What the copy refuses (the caps, the
+depth, an unreadable file, a file linked in from another user) is said in one line naming the
+entrant (:meth:`Seals.refusal`: the session stops the run there). Entrants sharing a folder
+share its snapshot. :func:`seal` takes every snapshot at once.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent import futures
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.bots.bot import CancelSignal
 from referee.bots.sandbox import Binds, SandboxError, sealed_off, system_view
 from referee.bots.snapshot import (
     SLOW_COPY_S,
@@ -35,34 +39,54 @@ from referee.bots.snapshot import (
 )
 from referee.tournament.config import Config, ConfigError, EntrantConfig
 
+STOP_POLL_S = 0.05
+"""How often a wait for a snapshot looks at its stop signal."""
+
 LARGE_MB = 20
 """A folder from this size on is named, with its size, before play."""
 
 
 @dataclass(frozen=True)
 class _Entrant:
-    """An entrant as sealed before play: its snapshot and its sandbox's view."""
+    """An entrant as checked before play: its folder (resolved; entrants sharing one share its
+    snapshot) and its sandbox's view."""
 
-    sealed: Sealed
-
-    @property
-    def binds(self) -> Binds:
-        return self.sealed.binds
+    folder: Path
+    binds: Binds
 
 
 class Seals:
-    """Every entrant's seal, by name, each snapshotted before play, with the header's line
-    about them."""
+    """Every entrant's seal, by name, with the header's line about them. The folders are
+    checked before play (:func:`prepare`); their snapshots are taken on :data:`SEAL_THREADS`
+    threads once :meth:`start` names the order play needs them in, and :meth:`sealed` waits for
+    an entrant's own: a match waits only for its seats' snapshots, never for the last one.
+
+    Thread-safe; what is to be said (a large folder, a folder changed since kept matches) waits
+    for :meth:`tell`, on the coordinator's thread."""
 
     def __init__(self, warn: Callable[[str], None], entrants: dict[str, _Entrant],
-                 summary: str, seconds: float = 0.0) -> None:
+                 take: Callable[[str], Snapshot], *, checked: float = 0.0) -> None:
         self._warn = warn
         self._entrants = entrants
-        self.summary = summary
+        self._take = take
+        """Takes the snapshot of the folder of the entrant named (its first in the
+        configuration); raises :class:`ConfigError` naming it."""
+        self._sharing: dict[Path, list[str]] = {}  # each folder's entrants, its first names it
+        for name, entrant in entrants.items():
+            self._sharing.setdefault(entrant.folder, []).append(name)
         self._kept: dict[str, Counter[str]] = {}
+        self._loaded = False
         self._lock = threading.Lock()
-        self.seconds = seconds
-        """Spent on snapshots."""
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: dict[Path, Future[Snapshot]] = {}
+        self._said: list[str] = []
+        self._refused: ConfigError | None = None
+        self._checked = checked
+        self._started = 0.0
+        self._ended: float | None = None
+        self._count = 0
+        self.seconds = 0.0
+        """Spent on snapshots (summed over the threads)."""
 
     def __contains__(self, name: object) -> bool:
         return name in self._entrants
@@ -74,37 +98,177 @@ class Seals:
 
     def folder(self, name: str) -> Path:
         """The entrant's folder (resolved)."""
-        return self._entrants[name].sealed.snapshot.folder
+        return self._entrants[name].folder
 
     def binds(self, name: str) -> Binds:
         """What the entrant's sandbox shows (its folder served from its snapshot)."""
         return self._entrants[name].binds
 
+    # -- snapshots, in the order play needs them ------------------------------------------------
+
+    def start(self, first: Sequence[str] = ()) -> None:
+        """Starts taking the snapshots on threads of their own: the folders of the entrants
+        ``first`` names, in that order, then the rest in configuration order (each folder
+        once). Does nothing once started."""
+        with self._lock:
+            if self._pool is not None:
+                return
+            self._started = time.perf_counter()
+            self._pool = ThreadPoolExecutor(SEAL_THREADS, thread_name_prefix="seal")
+            for name in dict.fromkeys([*first, *self._entrants]):
+                folder = self._entrants[name].folder
+                if folder not in self._futures:
+                    self._futures[folder] = self._pool.submit(self._seal, folder)
+
+    def _seal(self, folder: Path) -> Snapshot:
+        """(a sealing thread) The snapshot of ``folder``, what it says noted for :meth:`tell`."""
+        name = self._sharing[folder][0]
+        try:
+            snap = self._take(name)
+        except ConfigError as err:
+            with self._lock:
+                self._refused = self._refused or err
+            raise
+        with self._lock:
+            self.seconds += snap.seconds
+            self._count += 1
+            if self._count == len(self._sharing):
+                self._ended = time.perf_counter()
+            if snap.size >= LARGE_MB << 20 or snap.estimate >= SLOW_COPY_S:
+                for other in self._sharing[folder]:
+                    self._said.append(
+                        f"entrant {other!r}: its folder {str(folder)!r} holds "
+                        f"{_mb(snap.size)} in {snap.entries} files, folders and links; "
+                        f"each of its bots copies it again per match, about "
+                        f"{snap.estimate:.2f} s a copy by its size (the snapshot took "
+                        f"{snap.seconds:.2f} s)")
+            if self._loaded:
+                self._compare_folder(folder, snap.digest)
+        return snap
+
+    def sealed(self, name: str) -> Sealed:
+        """The entrant's snapshot and view, waiting for its snapshot (sealing starts here,
+        in configuration order, if nothing started it).
+
+        :raises ConfigError: its folder refused, in one line naming the entrant.
+        """
+        self.start()
+        entrant = self._entrants[name]
+        return Sealed(self._futures[entrant.folder].result(), entrant.binds)
+
+    def wait_for(self, name: str, stop: CancelSignal) -> Sealed | None:
+        """:meth:`sealed`, unless ``stop`` is set before its snapshot is taken (``None``)."""
+        self.start()
+        entrant = self._entrants[name]
+        future = self._futures[entrant.folder]
+        while not future.done():
+            if stop.is_set():
+                return None
+            futures.wait([future], timeout=STOP_POLL_S)
+        return Sealed(future.result(), entrant.binds)
+
+    def settle(self, timeout: float) -> None:
+        """Waits up to ``timeout`` seconds for the snapshots under way (all of them, or one
+        refused)."""
+        with self._lock:
+            pending = [f for f in self._futures.values() if not f.done()]
+        if pending:
+            futures.wait(pending, timeout=timeout, return_when=futures.FIRST_EXCEPTION)
+
+    def refusal(self) -> ConfigError | None:
+        """The first refusal found so far (in the order sealed), if any."""
+        with self._lock:
+            return self._refused
+
+    def wait(self) -> None:
+        """Waits for every snapshot (sealing started in configuration order if nothing
+        started it), then says what is to be said (:meth:`tell`).
+
+        :raises ConfigError: for the first entrant refused in configuration order.
+        """
+        self.start()
+        for name in self._entrants:
+            self.sealed(name)
+        self.tell()
+
+    def close(self) -> None:
+        """Takes no more snapshots (those being taken finish first: the store outlives them)."""
+        with self._lock:
+            pool = self._pool
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def tell(self) -> None:
+        """Says (``warn``, on this thread) what the snapshots taken since the last call
+        have to say."""
+        with self._lock:
+            said, self._said = self._said, []
+        for text in said:
+            self._warn(text)
+
+    @property
+    def done(self) -> bool:
+        """Whether every folder is snapshotted."""
+        with self._lock:
+            return self._count == len(self._sharing)
+
+    @property
+    def summary(self) -> str:
+        """The header's line: the snapshots so far (every one once :meth:`wait` returned)."""
+        with self._lock:
+            taken = [f.result() for f in self._futures.values()
+                     if f.done() and f.exception() is None]
+            count, ended = self._count, self._ended
+        folders = len(self._sharing)
+        if count < folders:
+            return (f"sealed: {folders} folders checked ({self._checked:.2f} s), each "
+                    f"snapshotted before its first match in the order play needs them "
+                    f"({count} so far, the rest beside play), a copy per bot per match")
+        size = sum(snap.size for snap in taken)
+        files = sum(snap.files for snap in taken)
+        seconds = self._checked + ((ended or self._started) - self._started)
+        return (f"sealed: {folders} folders snapshotted ({_mb(size)} in {files} files, "
+                f"{seconds:.2f} s), a copy per bot per match")
+
+    # -- a resume ------------------------------------------------------------------------------
+
     def kept(self, name: str, digest: object) -> None:
         """A match kept from an earlier run says the entrant played the snapshot ``digest``:
-        :meth:`kept_loaded` warns if it is another (the folder changed between runs)."""
+        once both :meth:`kept_loaded` is called and its snapshot taken, a warning waits for
+        :meth:`tell` if it is another (the folder changed between runs)."""
         if isinstance(digest, str) and name in self._entrants:
-            self._kept.setdefault(name, Counter())[digest] += 1
+            with self._lock:
+                self._kept.setdefault(name, Counter())[digest] += 1
 
     def kept_loaded(self) -> None:
-        """Every kept match is told: each snapshot compares its digest with theirs."""
+        """Every kept match is told: each snapshot (taken already, or once taken) compares its
+        digest with theirs."""
         with self._lock:
-            for name, entrant in self._entrants.items():
-                self._compare(name, entrant.sealed.snapshot.digest)
+            self._loaded = True
+            for folder, future in self._futures.items():
+                if future.done() and future.exception() is None:
+                    self._compare_folder(folder, future.result().digest)
 
-    def _compare(self, name: str, digest: str) -> None:
-        kept = self._kept.pop(name, Counter())
-        count = sum(n for other, n in kept.items() if other != digest)
-        if count:
-            self._warn(f"entrant {name!r}: its folder changed since {count} kept match(es) "
-                       f"were played (their records name another snapshot digest): they stay "
-                       f"as played; --fresh plays everything again with the code as it is "
-                       f"now")
+    def _compare_folder(self, folder: Path, digest: str) -> None:
+        """(under the lock) Compares the kept matches of the entrants of ``folder``."""
+        for name in self._sharing[folder]:
+            kept = self._kept.pop(name, Counter())
+            count = sum(n for other, n in kept.items() if other != digest)
+            if count:
+                self._said.append(
+                    f"entrant {name!r}: its folder changed since {count} kept match(es) were "
+                    f"played (their records name another snapshot digest): they stay as "
+                    f"played; --fresh plays everything again with the code as it is now")
 
     def digest(self, name: str) -> str | None:
-        """The digest of the entrant's snapshot."""
+        """The digest of the entrant's snapshot (``None``: not taken yet)."""
         entrant = self._entrants.get(name)
-        return entrant.sealed.snapshot.digest if entrant is not None else None
+        if entrant is None:
+            return None
+        future = self._futures.get(entrant.folder)
+        if future is None or not future.done() or future.exception() is not None:
+            return None
+        return future.result().digest
 
     def shown(self, shared: Sequence[Path] = ()) -> tuple[Path, ...]:
         """What the entrants' sandboxes show read-only at their host paths: the system
@@ -116,10 +280,6 @@ class Seals:
             found.update(dict.fromkeys(entrant.binds.runtime))
         found.update(dict.fromkeys(Path(os.path.realpath(p)) for p in shared))
         return tuple(found)
-
-    def sealed(self, name: str) -> Sealed:
-        """The entrant's snapshot and view, taken when the tournament started."""
-        return self._entrants[name].sealed
 
 
 def _mb(size: int) -> str:
@@ -157,67 +317,62 @@ threads run, and a cold cache's disk reads): on 2 cores at a load average of 14-
 on one, alternating (``docs/scaling.md``)."""
 
 
-def seal(config: Config, store: Store, warn: Callable[[str], None]) -> Seals:
-    """Check and snapshot every entrant (entrants sharing a folder share its snapshot), on
-    :data:`SEAL_THREADS` threads, naming before play those whose per-match copy will be slow.
+def prepare(config: Config, store: Store, warn: Callable[[str], None]) -> Seals:
+    """Checks every entrant's command against its folder (and the ``shared`` list) now, and
+    returns the :class:`Seals` that snapshot the folders once started (:meth:`Seals.start`:
+    in the order play needs them, beside play; :meth:`Seals.sealed` waits for one).
 
-    :raises ConfigError: for a command naming a path outside its entrant's folder, a folder
-        that may not be one, one past ``snapshot_mb``, one the referee cannot read, or one
-        holding what its entrant could not read itself: naming the entrant, in one line (the
-        first in configuration order, as on one thread).
+    :raises ConfigError: for a ``shared`` path or a command naming a path outside its
+        entrant's folder, or a folder that may not be one: naming the entrant, in one line (the
+        first in configuration order). A snapshot's refusal (a folder past ``snapshot_mb``,
+        one the referee cannot read, one holding what its entrant could not read itself) is
+        raised by :meth:`Seals.sealed` and :meth:`Seals.wait`, and noted for
+        :meth:`Seals.refusal`.
     """
     start = time.perf_counter()
     check_shared(config)
 
-    def folder_of(e: EntrantConfig) -> Path:
+    def check(e: EntrantConfig) -> _Entrant:
         try:
-            return entrant_folder(e.argv, e.workdir, shared=config.shared,
-                                  given=e.workdir_given)
+            folder = entrant_folder(e.argv, e.workdir, shared=config.shared,
+                                    given=e.workdir_given)
+            return _Entrant(folder, sealed_binds(e.argv, e.workdir, folder, config.shared))
         except SandboxError as err:
             raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
 
-    pool = ThreadPoolExecutor(SEAL_THREADS, thread_name_prefix="seal")
+    with ThreadPoolExecutor(SEAL_THREADS, thread_name_prefix="seal") as pool:
+        checked = list(pool.map(check, config.entrants))
+    # What every snapshot leaves out, stated once (not once per entrant: 10,000 entrants
+    # made that 100 million stats); an entrant's own folder is among them, harmlessly: a
+    # copy of it starts inside it and never meets it.
+    excluded = set()
+    for path in (config.output, config.path, store.path, *(c.folder for c in checked),
+                 *config.shared):
+        with contextlib.suppress(OSError):
+            st = os.stat(path)
+            excluded.add((st.st_dev, st.st_ino))
+    entrants = {e.name: c for e, c in zip(config.entrants, checked, strict=True)}
+
+    def take(name: str) -> Snapshot:
+        try:
+            return take_snapshot(entrants[name].folder, store, name, cap_mb=config.snapshot_mb,
+                                 excluded=excluded)
+        except SandboxError as err:
+            raise ConfigError(f"{config.path}: entrant {name!r}: {err}") from None
+
+    return Seals(warn, entrants, take, checked=time.perf_counter() - start)
+
+
+def seal(config: Config, store: Store, warn: Callable[[str], None]) -> Seals:
+    """Checks and snapshots every entrant now (:func:`prepare`, then :meth:`Seals.wait`),
+    naming those whose per-match copy will be slow.
+
+    :raises ConfigError: as :func:`prepare`, and for the first entrant in configuration order
+        whose snapshot is refused.
+    """
+    seals = prepare(config, store, warn)
     try:
-        folders = list(pool.map(folder_of, config.entrants))
-        # What every snapshot leaves out, stated once (not once per entrant: 10,000 entrants
-        # made that 100 million stats); an entrant's own folder is among them, harmlessly: a
-        # copy of it starts inside it and never meets it.
-        excluded = set()
-        for path in (config.output, config.path, store.path, *folders, *config.shared):
-            with contextlib.suppress(OSError):
-                st = os.stat(path)
-                excluded.add((st.st_dev, st.st_ino))
-        first: dict[Path, EntrantConfig] = {}  # each folder's first entrant: names its snapshot
-        for e, folder in zip(config.entrants, folders, strict=True):
-            first.setdefault(folder, e)
-
-        def seal_one(i: int) -> tuple[Snapshot | None, Binds]:
-            e, folder = config.entrants[i], folders[i]
-            try:
-                snap = take_snapshot(folder, store, e.name, cap_mb=config.snapshot_mb,
-                                     excluded=excluded) if first[folder] is e else None
-                return snap, sealed_binds(e.argv, e.workdir, folder, config.shared)
-            except SandboxError as err:
-                raise ConfigError(f"{config.path}: entrant {e.name!r}: {err}") from None
-
-        sealed = list(pool.map(seal_one, range(len(folders))))
+        seals.wait()
     finally:
-        pool.shutdown(cancel_futures=True)
-    taken = {folder: snap for folder, (snap, _) in zip(folders, sealed, strict=True)
-             if snap is not None}
-    entrants: dict[str, _Entrant] = {}
-    for e, folder, (_, bound) in zip(config.entrants, folders, sealed, strict=True):
-        snap = taken[folder]
-        if snap.size >= LARGE_MB << 20 or snap.estimate >= SLOW_COPY_S:
-            warn(f"entrant {e.name!r}: its folder {str(folder)!r} holds {_mb(snap.size)} in "
-                 f"{snap.entries} files, folders and links; each of its bots copies it again "
-                 f"per match, about {snap.estimate:.2f} s a copy by its size (the snapshot "
-                 f"took {snap.seconds:.2f} s)")
-        entrants[e.name] = _Entrant(Sealed(snap, bound))
-    size = sum(snap.size for snap in taken.values())
-    files = sum(snap.files for snap in taken.values())
-    copying = sum(snap.seconds for snap in taken.values())
-    seconds = time.perf_counter() - start
-    summary = (f"sealed: {len(taken)} folders snapshotted ({_mb(size)} in {files} files, "
-               f"{seconds:.2f} s), a copy per bot per match")
-    return Seals(warn, entrants, summary, copying)
+        seals.close()
+    return seals

@@ -9,8 +9,9 @@ over the typed journal line (:class:`~referee.tournament.output.JournalLine`) an
 * :class:`Resumed`: the matches an earlier run finished, read back from ``results.jsonl``;
 * :class:`RoundsLog`: the rounds as planned (``rounds.jsonl``: a format seeded by results plays
   them the same on a resume, even with entrants added since);
-* :class:`Roster`: who sits for each entrant (sealing: a snapshot taken the first time; a
-  folder changed since the start, a pre-flight that failed or a disqualification bench it);
+* :class:`Roster`: who sits for each entrant (sealing: its snapshot, waited for before its
+  first match; a folder changed since the start, a pre-flight that failed or a
+  disqualification bench it);
 * :class:`Books`: the bookkeeping of each saved match (the journal, the course, the audit, the
   fault limit, the hooks);
 * :class:`TournamentSession`: planning (each round's missing matches as jobs, every round in
@@ -22,6 +23,7 @@ from __future__ import annotations
 import array
 import dataclasses
 import threading
+import typing
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +44,7 @@ from referee.tournament.admission import (
     PreflightResult,
 )
 from referee.tournament.audit import Audit, in_play_order
-from referee.tournament.config import Config
+from referee.tournament.config import Config, ConfigError
 from referee.tournament.course import Stopped, TournamentProgress
 from referee.tournament.dispatch import WAIT_S, TournamentError, play_jobs
 from referee.tournament.formats import set_size
@@ -321,7 +323,7 @@ class RoundsLog:
 
 class Roster:
     """Who sits for each entrant in a match planned now: the entrant itself (a sealed entrant
-    on its snapshot, taken the first time it is asked for), or, for one left out (a folder
+    on its snapshot, taken beside play and waited for here), or, for one left out (a folder
     changed since the start, a failed pre-flight) or disqualified, a bench that loses by fault
     (:meth:`FaultLimit.entrant`)."""
 
@@ -336,7 +338,8 @@ class Roster:
     def seat(self, i: int, detail: str | None = None) -> Entrant:
         """Who sits for entrant ``i`` (``detail``: benched, why, from :meth:`FaultLimit.plan`).
 
-        :raises TournamentError: if its snapshot cannot be made while its folder is as it was.
+        :raises TournamentError: if its snapshot cannot be made while its folder is as it was,
+            or its folder is refused (one line naming it, as before play).
         """
         if detail is None and i in self.limit.left_out:  # left out since its set was planned
             detail = BENCHED[1] + self.limit.left_out[i]
@@ -351,12 +354,24 @@ class Roster:
                 detail = BENCHED[1] + self.limit.left_out[i]
             except SandboxError as err:  # not the entrant's doing: stop, resume later
                 raise TournamentError(f"entrant {self.names[i]!r}: {err}") from None
+            except ConfigError as err:  # its folder refused: stop, fix it, resume
+                raise TournamentError(str(err)) from None
         return self.limit.entrant(self.entrants[i], detail)
 
-    def seal_all(self) -> None:
-        """Takes every snapshot now (every bot starts in the pre-flight)."""
-        for i in range(len(self.entrants)):
-            self.seat(i)
+    def on_snapshot(self, i: int, stop: CancelSignal) -> Entrant:
+        """(any thread) Entrant ``i`` on its snapshot, once taken (the pre-flight starts
+        it); unsealed if ``stop`` is set meanwhile (then nothing starts it: the run is over).
+
+        :raises TournamentError: its folder refused (one line naming it).
+        """
+        entrant = self.entrants[i]
+        if self.seals is None or entrant.sealed is not None:
+            return entrant
+        try:
+            sealed = self.seals.wait_for(self.names[i], stop)
+        except ConfigError as err:
+            raise TournamentError(str(err)) from None
+        return entrant if sealed is None else dataclasses.replace(entrant, sealed=sealed)
 
     def leave_out(self, why: dict[int, str]) -> None:
         """Leaves these entrants out, each with why (no process in their matches)."""
@@ -418,6 +433,29 @@ class Books:
                                f"referee's fallback plays its seat from its next set on")
         self.pages.match_done(line.raw, self.course.table)
         self.pace(self.done, self.played)
+
+
+class Lineup(Sequence[Entrant]):
+    """The entrants as the pre-flight starts them: each on its snapshot, waited for when
+    asked (:meth:`Roster.on_snapshot`), and :attr:`order`, the order play needs them in (the
+    pre-flight checks them in it, as they are sealed)."""
+
+    def __init__(self, roster: Roster, order: Sequence[int], stop: CancelSignal) -> None:
+        self.roster, self.order, self.stop = roster, list(order), stop
+
+    def __len__(self) -> int:
+        return len(self.roster.entrants)
+
+    @typing.overload
+    def __getitem__(self, i: int) -> Entrant: ...
+
+    @typing.overload
+    def __getitem__(self, i: slice) -> Sequence[Entrant]: ...
+
+    def __getitem__(self, i: int | slice) -> Entrant | Sequence[Entrant]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(len(self))[i]]
+        return self.roster.on_snapshot(i, self.stop)
 
 
 class _Either:
@@ -485,29 +523,41 @@ class TournamentSession:
 
     def admit(self, preflight: Callable[[Sequence[Entrant], Collection[int], CancelSignal],
                                         Checks | None]) -> None:
-        """Decides who plays: with a pre-flight every snapshot is taken now, and ``preflight``
-        (the entrants, those left out already, a signal to stop early) is started by
-        :meth:`play` once the header is out: it returns the :class:`Checks` it fills in on a
-        thread of its own, while the matches of the entrants checked already play. Nothing
-        here for bots that start on other machines."""
+        """Decides who plays: ``preflight`` (the entrants, a :class:`Lineup` when sealed:
+        each on its snapshot, waited for as asked; those left out already; a signal to stop
+        early) is started by :meth:`play` once the header is out and the snapshots are under
+        way (:meth:`Seals.start`, in the order the first round needs the entrants): it returns
+        the :class:`Checks` it fills in on a thread of its own, while the matches of the
+        entrants checked already play. Nothing here for bots that start on other machines."""
         if self.remote:
             return
-        if self.config.preflight is not Preflight.OFF:  # every bot starts: every snapshot now
-            self.roster.seal_all()
         self._preflight = preflight
 
-    def _start_checks(self) -> None:
-        """Starts the pre-flight, if any (see :meth:`admit`)."""
+    def _start_checks(self, first: Sequence[MatchSpec]) -> None:
+        """Starts the snapshots, then the pre-flight, if any (see :meth:`admit`), both in the
+        order ``first`` (the first round's matches) needs the entrants in."""
+        # a group's seatings all seat its members: the groups' order is the play order's
+        order = list(dict.fromkeys([*(i for spec in first for i in spec.seats),
+                                    *range(len(self.names))]))
+        seals = self.roster.seals
+        if seals is not None and not self.remote:
+            seals.start([self.names[i] for i in order])
         if self._preflight is None:
             return
-        self._checks = self._preflight(self.roster.entrants, dict(self.limit.left_out),
-                                       _Either(self.stop, self._halt))
+        signal = _Either(self.stop, self._halt)
+        entrants: Sequence[Entrant] = self.roster.entrants if seals is None else \
+            Lineup(self.roster, order, signal)
+        self._checks = self._preflight(entrants, dict(self.limit.left_out), signal)
         if self._checks is not None:
             self.reporter.preflight(0, self._checks.total, None)
 
     def _await(self, entrants: Iterable[int] | None = None) -> None:
         """Takes the pre-flight's results come so far, then waits for those of ``entrants``
-        (``None``: every one) unless the run stops meanwhile."""
+        (``None``: every one) unless the run stops meanwhile; says what the snapshots taken
+        meanwhile say.
+
+        :raises TournamentError: an entrant's folder refused (:meth:`_sealing`)."""
+        self._sealing()
         checks = self._checks
         if checks is None:
             return
@@ -515,6 +565,24 @@ class TournamentSession:
         wanted = checks.pending if entrants is None else set(entrants)
         while not self.stop.is_set() and checks.pending & wanted:
             self._checked(checks.take(timeout=WAIT_S))
+            self._sealing()
+
+    def _sealing(self, wait: bool = False) -> None:
+        """Says what the snapshots taken since have to say (a large folder, a folder changed
+        since kept matches); ``wait``: once every one is taken (unless the run stops).
+
+        :raises TournamentError: the first folder refused so far, in one line naming its
+            entrant: the run stops there (the matches played so far kept: fix it, then
+            resume), whether or not the entrant played yet (``docs/tournaments.md``)."""
+        seals = self.roster.seals
+        if seals is None or self.remote:
+            return
+        while wait and not self.stop.is_set() and not seals.done and seals.refusal() is None:
+            seals.settle(WAIT_S)
+        seals.tell()
+        refused = seals.refusal()
+        if refused is not None:
+            raise TournamentError(str(refused))
 
     def _checked(self, results: Sequence[tuple[int, PreflightResult]]) -> None:
         """Reports each entrant checked, and leaves out those that did not start
@@ -607,9 +675,11 @@ class TournamentSession:
         if advice is not None:
             self.reporter.warn(advice)
         try:
-            self._start_checks()
-            self._rounds()
+            first = self.next_round() if not self.stop.is_set() else []
+            self._start_checks(first)
+            self._rounds(first)
             self._await()  # an entrant in no match: its check still says if it is left out
+            self._sealing(wait=True)  # and its folder still refused, if it is
         except BaseException:
             books.pages.finish()
             raise
@@ -626,7 +696,8 @@ class TournamentSession:
         books.pages.finish()
         return outcome
 
-    def _rounds(self) -> None:
+    def _rounds(self, first: Sequence[MatchSpec]) -> None:
+        """Plays ``first`` (the first round, planned), then each round after it."""
         def on_fault(job: MatchJob, fault: FaultDict, name: str) -> None:
             self.reporter.fault(job.spec, name, fault)
 
@@ -634,8 +705,9 @@ class TournamentSession:
             self.books.journal.sync()
             self._await(())  # the pre-flight's results come so far: its count stays current
 
+        specs: Sequence[MatchSpec] | None = first
         while not self.stop.is_set():
-            specs = self.next_round()
+            specs = self.next_round() if specs is None else specs
             if not specs:
                 break
             if self.course.ahead():
@@ -645,6 +717,7 @@ class TournamentSession:
             else:
                 jobs = self.jobs(specs)
             play_jobs(self.runner, jobs, self.books.saved, self.stop, on_fault, on_batch)
+            specs = None
             if not self.course.complete():
                 break
 
