@@ -728,6 +728,7 @@ def test_every_match_of_a_300_match_contest_has_its_page_from_disk(
     assert_links_resolve(index, links)
 
 
+@pytest.mark.slow  # 14 s: the 300-match contest above stays in the everyday lane
 def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served(
         folder: Path, tmp_path: Path, profile: Path) -> None:
     """Past the 999 matches that get a page of their own: each match of the list links to the

@@ -230,6 +230,7 @@ def test_a_folder_of_plain_records_from_before_resumes(setup: tuple[Path, str],
         assert told.returncode == 0 and "rank 1" in told.stdout, told.stderr
 
 
+@pytest.mark.slow  # about 19 s with its setup (a reference run): the deep lane
 @pytest.mark.process
 def test_a_match_played_again_keeps_one_record(setup: tuple[Path, str], tmp_path: Path) -> None:
     """An older ct-referee's folder whose last matches were written (``games/<id>.json``) but
