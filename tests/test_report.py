@@ -150,7 +150,9 @@ def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
             assert r.headers["Content-Encoding"] == "gzip"
             assert json.loads(gzip.decompress(r.read()))["id"] == match_id
         (tmp_path / "outside.json.gz").write_bytes(gzip.compress(b"{}"))  # beside the folder
-        for escape in ("/games/%2E%2E/%2E%2E/outside.json.gz", "/games/../../outside.json.gz"):
+        for escape in ("/games/%2E%2E/%2E%2E/outside.json.gz", "/games/../../outside.json.gz",
+                       "/report/replays/%2E%2E%2F%2E%2E%2Foutside.js",  # not a match id: no
+                       "/report/games/not%20an%20id.html"):  # record is looked for by it
             with pytest.raises(urllib.error.HTTPError) as info:
                 urllib.request.urlopen(f"{base}{escape}", timeout=30)
             assert info.value.code == 404

@@ -85,8 +85,6 @@ class Seals:
         self._started = 0.0
         self._ended: float | None = None
         self._count = 0
-        self.seconds = 0.0
-        """Spent on snapshots (summed over the threads)."""
 
     def __contains__(self, name: object) -> bool:
         return name in self._entrants
@@ -130,7 +128,6 @@ class Seals:
                 self._refused = self._refused or err
             raise
         with self._lock:
-            self.seconds += snap.seconds
             self._count += 1
             if self._count == len(self._sharing):
                 self._ended = time.perf_counter()
@@ -216,8 +213,8 @@ class Seals:
     def summary(self) -> str:
         """The header's line: the snapshots so far (every one once :meth:`wait` returned)."""
         with self._lock:
-            taken = [f.result() for f in self._futures.values()
-                     if f.done() and f.exception() is None]
+            taken = [f.result() for f in self._futures.values()  # a stop cancels some
+                     if f.done() and not f.cancelled() and f.exception() is None]
             count, ended = self._count, self._ended
         folders = len(self._sharing)
         if count < folders:
@@ -246,7 +243,7 @@ class Seals:
         with self._lock:
             self._loaded = True
             for folder, future in self._futures.items():
-                if future.done() and future.exception() is None:
+                if future.done() and not future.cancelled() and future.exception() is None:
                     self._compare_folder(folder, future.result().digest)
 
     def _compare_folder(self, folder: Path, digest: str) -> None:
@@ -266,7 +263,8 @@ class Seals:
         if entrant is None:
             return None
         future = self._futures.get(entrant.folder)
-        if future is None or not future.done() or future.exception() is not None:
+        if future is None or not future.done() or future.cancelled() or \
+                future.exception() is not None:
             return None
         return future.result().digest
 

@@ -34,6 +34,7 @@ from referee.bots.snapshot import FolderChanged
 from referee.game.faults import Reason
 from referee.match.job import DealSecret, Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
+from referee.protocol.escape import escape_controls
 from referee.records.record import FaultDict, RecordDict, RecordError, read_record
 from referee.runners.local import CancelSignal, Runner
 from referee.tournament.admission import (
@@ -601,7 +602,8 @@ class TournamentSession:
             self.reporter.warn(f"{flight.report()}\n  {then}")
             if mode is Preflight.LEAVE_OUT:
                 self.roster.leave_out(
-                    {i: f"did not start in the pre-flight: {flight.fault}: {flight.detail}"})
+                    {i: f"did not start in the pre-flight: {flight.fault}: "
+                        f"{escape_controls(flight.detail)}"})  # may quote the bot's bytes
         self.reporter.preflight(checks.done, checks.total, checks.left(checks.done))
 
     # -- planning ------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from urllib.parse import unquote, urlsplit
 import yaml
 
 from referee.protocol.escape import escape_controls
+from referee.records.match_id import MatchId
 from referee.records.record import RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
 from referee.tournament.output import JournalLine, OutputFolder
@@ -662,7 +663,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if route.startswith(replays) and route.endswith(".js"):  # drawn where not written yet
             match_id = route[len(replays):-len(".js")]
             path = Path(self.directory) / REPORT / REPLAYS / f"{match_id}.js"
-            if "/" not in match_id and not match_id.startswith(".") and not path.is_file():
+            if MatchId.is_one(match_id) and not path.is_file():
                 script = _replay_of(Path(self.directory), match_id)
                 if script is not None:
                     self._reply(script.encode(), TYPES[".js"])
@@ -671,7 +672,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if route.startswith(prefix) and route.endswith(".html"):
             match_id = route[len(prefix):-len(".html")]
             page = Path(self.directory) / REPORT / "games" / f"{match_id}.html"
-            if "/" not in match_id and not match_id.startswith(".") and not page.is_file():
+            if MatchId.is_one(match_id) and not page.is_file():
                 body = _page_on_demand(Path(self.directory), match_id)
                 if body is not None:
                     self._reply(body.encode(), TYPES[".html"])
