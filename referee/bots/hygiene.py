@@ -208,16 +208,18 @@ class Eviction:
             self._ready = True
 
     def _start(self) -> None:
-        tree = walk(self.folders)
-        inside = set(tree.folders)
         try:
-            self.watch = Opened(tree.folders, [os.path.join(folder, name) for folder, names
-                                               in tree.files if folder not in inside
-                                               for name in names])
-        except OSError as err:
-            self.watching = str(err)
-        self.tree = tree
-        self._marked.set()
+            tree = walk(self.folders)
+            inside = set(tree.folders)
+            try:
+                self.watch = Opened(tree.folders, [os.path.join(folder, name) for folder, names
+                                                   in tree.files if folder not in inside
+                                                   for name in names])
+            except Exception as err:  # no watch: every later call evicts every file
+                self.watching = str(err) or type(err).__name__
+            self.tree = tree
+        finally:  # ready() never waits for ever, whatever the walk met
+            self._marked.set()
         self.files = evict_pages(tree.files)
         self.full += 1
 

@@ -109,7 +109,7 @@ class Opened:
                 self._mark(folder, folder)
             for path in files:
                 self._mark(path, os.path.dirname(path))
-        except OSError:
+        except BaseException:  # the fanotify fd and the pipe closed whatever went wrong
             self.close()
             raise
         self._thread = threading.Thread(target=self._gather, name="opened", daemon=True)
@@ -167,6 +167,8 @@ class Opened:
     def _read(self, data: bytes) -> None:
         """Adds the events in ``data`` (whole events, as ``read`` returns them; holding the
         lock)."""
+        if self._lost:  # every file is evicted at the next take: a bot flooding the queue
+            return      # with opens costs the coordinator no parsing meanwhile
         found: list[str] = []
         lost = False
         me = os.getpid()
