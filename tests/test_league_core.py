@@ -232,3 +232,35 @@ def test_a_folder_is_withdrawn_only_once_it_stayed_away(tmp_path: Path) -> None:
     (tmp_path / "away").rename(subs)
     watcher.poll()
     assert watcher.events() == [Withdrawn("alice")] and "alice" not in watcher.known
+
+
+def test_a_folder_swapped_for_a_link_after_it_settled_is_not_admitted(tmp_path: Path) -> None:
+    """An author settles a folder, then swaps it for a link to another author's folder while
+    it is copied: the admission sees the change (the second fingerprint fails on the link,
+    which once read as no change at all) and waits for the folder to settle again, never
+    admitting the other author's code under this name. In process, no bot started."""
+    import threading
+
+    from referee.bots.snapshot import Store
+    from referee.league.submissions import Source, admit
+
+    subs = tmp_path / "subs"
+    (subs / "mallory").mkdir(parents=True)
+    (subs / "alice").mkdir()
+    for who in ("mallory", "alice"):
+        (subs / who / "bot.py").write_text(f"# {who}\n")
+        (subs / who / "command.txt").write_text("python3 bot.py\n")
+    path = tmp_path / "league.yaml"
+    path.write_text("name: s\nsubmissions: subs\nsandbox: none\ncheck: false\n")
+    config = load_league(path)
+    before = fingerprint(subs / "mallory", cap_mb=config.snapshot_mb)
+    (subs / "mallory").rename(tmp_path / "mallory-old")
+    (subs / "mallory").symlink_to(subs / "alice")
+    store = Store(tmp_path)
+    try:
+        with pytest.raises(InterruptedError):
+            admit(Source("mallory", subs / "mallory"), "mallory", config=config, store=store,
+                  mode=SandboxMode.NONE, logs=tmp_path / "logs", stop=threading.Event(),
+                  before=before)
+    finally:
+        store.close()

@@ -219,9 +219,12 @@ def admit(source: Source, name: str, *, config: LeagueConfig, store: Store, mode
     except SandboxError as err:
         raise ValueError(str(err)) from None
     try:
-        with contextlib.suppress(OSError, ValueError):
-            if fingerprint(source.folder, cap_mb=config.snapshot_mb) != before:
-                raise InterruptedError(name)
+        try:  # changed while copied (or swapped for a link to another's folder): later
+            after = fingerprint(source.folder, cap_mb=config.snapshot_mb)
+        except (OSError, ValueError):
+            after = None
+        if after != before or os.path.islink(source.folder):
+            raise InterruptedError(name)
         if mode is SandboxMode.NONE:  # no sandbox: the bot runs in its snapshot's copy
             rel = os.path.relpath(workdir, folder)
             entrant = Entrant(name, argv, workdir=Path(os.path.normpath(snap.copy / rel)))
