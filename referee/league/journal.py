@@ -59,8 +59,8 @@ def prepare(config: LeagueConfig, *, fresh: bool = False) -> DealSecret:
     """Makes the output folder ready (new, the same league resumed, or emptied with
     ``fresh``) and returns its deal secret.
 
-    :raises ConfigError: for a folder of another league, or one that is not a league's and
-        is not empty.
+    :raises ConfigError: for a folder of another league, one that is not a league's and is
+        not empty, or one with results but no deal secret.
     """
     folder = LeagueFolder(config.output)
     out = config.output
@@ -88,6 +88,10 @@ def prepare(config: LeagueConfig, *, fresh: bool = False) -> DealSecret:
             {"format": "ct-referee-league", "version": 1, "identity": mine}, indent=2) + "\n")
     if folder.secret.is_file():
         secret = read_deal_secret(folder.secret)
+    elif folder.results.is_file() and folder.results.stat().st_size:
+        raise ConfigError(f"output {str(out)!r} has results but no {folder.secret.name} (its "
+                          f"deals cannot be told again, nor new ones kept apart from them); "
+                          f"add --fresh to start over there")  # as a tournament's folder
     else:
         secret = DealSecret.new()
         write_atomic(folder.secret, secret.hex() + "\n", mode=0o600)
