@@ -153,7 +153,7 @@ def test_an_output_folder_of_another_league_is_refused(tmp_path: Path) -> None:
     assert match_id(7, 1) == "r1-g000007-s01"
     LeagueFolder(tmp_path / "out").results.write_text('{"id": "r1-g000001-s01"}\n')
     secret.unlink()  # results without the secret that dealt them: refused, as a tournament's
-    with pytest.raises(ConfigError, match="has results but no .deal-secret"):
+    with pytest.raises(ConfigError, match=r"has results but no \.deal-secret"):
         prepare(load_league(tmp_path / "a.yaml"))
     prepare(load_league(tmp_path / "a.yaml"), fresh=True)
     assert secret.is_file()
