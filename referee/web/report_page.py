@@ -86,7 +86,7 @@ tournament's confidence over all entrants. In a set a cheat's gain is its oppone
 entrant with the most evidence is judged first, the others on the sets without it; with two
 entrants the pair is flagged and either may be the cause.</p>
 <table class="data" id="audits"><thead><tr><th>entrant</th><th class="n">later − first</th>
-<th>about</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></section>
+<th>about</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></table></section>
 <section id="crosstable"><h2>Crosstable</h2>
 <p class="muted">Row against column, over the matches both played: the row's raw points a
 hand minus the column's (not adjusted for luck, unlike the verdicts), and below, its
