@@ -353,6 +353,7 @@ class LiveReporter(Reporter):
             TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console)
         self.task: TaskID | None = None
         self.checks: TaskID | None = None
+        self.checks_t0 = 0.0
         self.live: Live | None = None
         self.kept = 0
         self.t0 = time.monotonic()
@@ -371,11 +372,18 @@ class LiveReporter(Reporter):
         self.live.start()
 
     def preflight(self, done: int, total: int, left_s: float | None) -> None:
-        if self.checks is None:
+        if self.checks is None and done < total:
+            self.checks_t0 = time.monotonic()
             self.checks = self.progress.add_task("pre-flight", total=total, completed=done,
                                                  rate="entrants")
-        else:
+        elif self.checks is not None:
             self.progress.update(self.checks, completed=done)
+        if self.checks is not None and done >= total:  # done: a line above, the bar gone
+            self.progress.remove_task(self.checks)
+            self.checks = None
+            self.console.print(Text(f"pre-flight: {done}/{total} entrants checked in "
+                                    f"{time.monotonic() - self.checks_t0:.1f} s"),
+                               highlight=False)
 
     def _print(self, line: str, indent: int) -> None:
         """``line`` in yellow, wrapped under its text after ``indent`` cells."""

@@ -218,9 +218,10 @@ class Seals:
             count, ended = self._count, self._ended
         folders = len(self._sharing)
         if count < folders:
-            return (f"sealed: {folders} folders checked ({self._checked:.2f} s), each "
-                    f"snapshotted before its first match in the order play needs them "
-                    f"({count} so far, the rest beside play), a copy per bot per match")
+            what = "1 folder" if folders == 1 else f"{folders} folders"
+            return (f"sealed: {what} checked ({self._checked:.2f} s), each snapshotted before "
+                    f"its first match in the order play needs them ({count} taken so far, the "
+                    f"rest while play goes on), a copy per bot per match")
         size = sum(snap.size for snap in taken)
         files = sum(snap.files for snap in taken)
         seconds = self._checked + ((ended or self._started) - self._started)
