@@ -26,11 +26,15 @@ __all__ = ["render", "sparkline", "verdict_text", "write_page"]
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;
 color:#222}
-table{border-collapse:collapse;margin:.5em 0}td,th{padding:.2em .6em;text-align:right;
+table{border-collapse:collapse;margin:.5em 0;display:block;max-width:100%;overflow-x:auto}
+td,th{padding:.2em .6em;text-align:right;
 border-bottom:1px solid #ddd}td:nth-child(2),th:nth-child(2),td.l{text-align:left}
 .muted{color:#777}.bad{color:#a00}h2{margin-top:1.5em}svg{vertical-align:middle}
-code{font-size:90%}td.l.muted{white-space:nowrap}
+code{font-size:90%}
 """
+
+VIEWPORT = "<meta name=viewport content='width=device-width, initial-scale=1'>"
+"""A phone draws the page at its own width (the tables scroll in their own box)."""
 
 
 def _e(value: object) -> str:
@@ -95,7 +99,7 @@ def verdict_text(pair: dict[str, Any] | None, *, confidence: float, bound: float
 
 
 def _p(p: float | None) -> str:
-    return "" if p is None else f"{100 * p:.0f} %"
+    return "" if p is None else f"{100 * p:.0f}%"
 
 _VERDICTS_NOTE = (
     "<p class=muted>Verdict vs next: the sequential test of the two versions' difference in "
@@ -128,7 +132,7 @@ def render(data: dict[str, Any]) -> str:
     head = ("<tr><th>#</th><th>version</th><th>score</th><th>mu</th><th>sigma</th>"
             "<th>sets</th><th>matches</th><th>wins</th><th>points/hand</th><th>faults</th>"
             "<th title='the probability that it is truly stronger than the next one down'>"
-            "P(&gt; next)</th>")
+            "P(&gt;&nbsp;next)</th>")
     board_head = head + ("<th title='the sequential test on the two, valid however often it "
                          "is looked at'>verdict vs next</th></tr>")
     confidence = float(data.get("confidence", 0.95))
@@ -140,8 +144,9 @@ def render(data: dict[str, Any]) -> str:
             r.get("next"), confidence=confidence, bound=bound)) + "</tr>"
         for i, r in enumerate(active, 1))
     refresh = '<meta http-equiv="refresh" content="5">' if data.get("live") else ""
-    state = "playing" if data.get("live") else "stopped (the same command goes on)"
-    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>{refresh}"
+    state = ("playing" if data.get("live") else
+             "stopped (not playing now: the same command goes on)")
+    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>{VIEWPORT}{refresh}"
              f"<title>{_e(data['name'])}: league</title><style>{_STYLE}</style></head><body>",
              f"<h1>{_e(data['name'])}</h1>",
              f"<p>{_e(state)} · {data.get('matches', 0):,} matches, {data.get('sets', 0):,} "
