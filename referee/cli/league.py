@@ -19,7 +19,7 @@ from referee.league.page import verdict_text
 from referee.league.run import run_league
 from referee.league.season import CLUSTER_WEAKER, League
 from referee.protocol.escape import escape_controls
-from referee.runners.cluster import ClusterError, ClusterRunner
+from referee.runners.cluster import ClusterError, ClusterRunner, plain_tcp_warning
 from referee.runners.local import Runner
 from referee.tournament.config import ConfigError
 from referee.tournament.dispatch import TournamentError, stop_on_sigint
@@ -109,10 +109,7 @@ def league(config: Path, output: Path | None, concurrency: int | None,
         except ClusterError as err:
             raise click.ClickException(str(err)) from None
         if not runner.authenticated:
-            say(f"warning: the cluster at {runner.address} is not authenticated (plain tcp): "
-                f"any program that reaches its scheduler may join as a worker and is sent "
-                f"matches (their results are checked before they count); use TLS "
-                f"(docs/cluster.md)")
+            say(plain_tcp_warning(runner.address))
     elif tls is not None:
         raise click.UsageError("--tls is for a cluster: give --scheduler or --scheduler-file")
 

@@ -46,7 +46,7 @@ from referee.match.job import DealSecret, MatchSpec
 from referee.match.play import seat_log
 from referee.protocol.escape import escape_controls
 from referee.records.record import FaultDict
-from referee.runners.cluster import ClusterError, ClusterRunner
+from referee.runners.cluster import ClusterError, ClusterRunner, plain_tcp_warning
 from referee.runners.local import Runner
 from referee.tournament.admission import BENCHED
 from referee.tournament.config import parse_stop
@@ -632,11 +632,7 @@ def _cluster_runner(cfg: Config, scheduler: str | None, scheduler_file: Path | N
             err.print(Text(f"error: {e}"), soft_wrap=True)
             sys.exit(1)
         if not runner.authenticated:
-            _say(err, f"warning: the cluster at {runner.address} is not authenticated (plain "
-                 f"tcp): any program that reaches its scheduler may join as a worker and is "
-                 f"sent matches (their results are checked before they count); use TLS: "
-                 f"ct-referee cluster-certs DIR, then --tls DIR (docs/cluster.md)",
-                 len("warning: "))
+            _say(err, plain_tcp_warning(runner.address), len("warning: "))
         return runner
     return None
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CA_FILE", "CA_KEY_FILE", "CONNECT_TIMEOUT_S", "RESOURCE", "SCHEDULER_CERT",
            "WORKER_CERT", "ClusterError", "ClusterRunner", "RefusedResult", "WorkerReport",
-           "play_on_worker", "read_scheduler_file", "security", "task_key"]
+           "plain_tcp_warning", "play_on_worker", "read_scheduler_file", "security", "task_key"]
 
 RESOURCE = "match"
 """The Dask worker resource a match needs one unit of."""
@@ -151,6 +151,15 @@ def read_scheduler_file(path: Path) -> tuple[str, str | None]:
                            f"by: dask scheduler --scheduler-file {path})")
     ident = data.get("id")
     return address, ident if isinstance(ident, str) else None
+
+
+def plain_tcp_warning(address: str) -> str:
+    """What ``tournament`` and ``league`` say of a cluster whose scheduler takes any worker
+    (not :attr:`ClusterRunner.authenticated`)."""
+    return (f"warning: the cluster at {address} is not authenticated (plain tcp): any program "
+            f"that reaches its scheduler may join as a worker and is sent matches (their "
+            f"results are checked before they count); use TLS: ct-referee cluster-certs DIR, "
+            f"then --tls DIR (docs/cluster.md)")
 
 
 def host_of(address: str) -> str:
