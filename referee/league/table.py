@@ -13,7 +13,6 @@ season of a million matches keeps the same memory as one of a thousand).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,14 +155,3 @@ class Table:
     def p_above(self, a: str, b: str) -> float:
         """The probability that ``a`` is truly stronger than ``b``."""
         return p_stronger(self.rows[a].rating, self.rows[b].rating)
-
-    def distance(self, name: str) -> float | None:
-        """Half the mu gap to its nearer neighbour in the ranked order (``None``: alone)."""
-        ranked = self.ranked()
-        names = [r.name for r in ranked]
-        if name not in names or len(names) < 2:
-            return None
-        i = names.index(name)
-        gaps = [abs(ranked[j].rating.mu - ranked[i].rating.mu)
-                for j in (i - 1, i + 1) if 0 <= j < len(ranked)]
-        return min(gaps) if gaps else math.inf
