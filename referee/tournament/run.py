@@ -214,6 +214,10 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
                                                               halt, skip=skip))
         if where.eviction is not None:  # before any seating: the watch in place
             where.eviction.ready()
+            if where.eviction.watching:
+                reporter.warn(f"no watch of which files the bots open "
+                              f"({where.eviction.watching}): every file they see is evicted "
+                              f"before each later seating, which is slower")
         return session.play(sandbox=sandbox,
                             pages=pages(config.output) if pages is not None else None,
                             pace=_Pace(reporter, config.total()).tick)
