@@ -230,8 +230,11 @@ def test_hint_keys_on_the_reason_code(mode: str, received: str, hint: str) -> No
 # -- every run reports the same steps, once each ------------------------------------------------
 
 
-@pytest.mark.parametrize("bot", ["noflush", "unheld", "chatty", "noready", "nonewline", "noquit",
-                                 "thirdgo", "base"])
+@pytest.mark.parametrize("bot", [
+    # 5 s each of waits for answers that never come: the deep lane's (a failure mid-match and
+    # one at start-up stay in the everyday lane: unheld, noready).
+    pytest.param("noflush", marks=pytest.mark.slow), "unheld", "chatty", "noready",
+    pytest.param("nonewline", marks=pytest.mark.slow), "noquit", "thirdgo", "base"])
 def test_every_step_is_reported_once_in_order(bot: str) -> None:
     report = run_check(["python3", f"{CHECKBOTS}/{bot}.py"], workdir=ROOT, move_ms=400,
                        startup_ms=1500)

@@ -313,6 +313,7 @@ def test_the_page_cache_remembers_nothing_between_seatings(world: World) -> None
 
 
 @pytest.mark.process
+@pytest.mark.deep  # serial only: a root referee in a test beside it drops every cache it marks
 def test_control_unsandboxed_the_page_cache_tells_the_opponents_cards(
         world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hygiene, "can_drop", lambda *_: False)  # a root referee's drop erases it
