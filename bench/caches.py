@@ -51,7 +51,7 @@ def play(config: Path, drop: bool, level: int, evict: bool = False
     hygiene.can_evict = (lambda: real_evict()) if drop and evict else (lambda: False)
     hygiene.drop_caches = counted
     hygiene.Eviction.__call__ = evicted  # type: ignore[method-assign]
-    local._system_eviction.cache_clear()  # each run walks the folders again
+    local.system_eviction.cache_clear()  # each run walks the folders again
     try:
         with tempfile.TemporaryDirectory(prefix="ct-bench-caches-", dir="/var/tmp") as out:
             began = time.monotonic()

@@ -118,3 +118,25 @@ def test_without_ready_the_first_call_evicts_every_file(folder: Path) -> None:
         assert cached_pages(folder / "b") == 0
     finally:
         eviction.close()
+
+
+def test_a_cluster_worker_that_is_not_root_evicts_the_entrants_folders_and_the_system(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before a later seating of a set, a worker that cannot drop the caches evicts the pages of
+    the entrants' folders (which a worker binds as they are) and calls the system folders'
+    eviction (walked and watched once a worker process: tested above, left out here)."""
+    from types import SimpleNamespace
+
+    from referee.bots import hygiene
+    from referee.runners import cluster
+
+    calls: list[str] = []
+    monkeypatch.setattr(hygiene, "can_drop", lambda *_: False)
+    monkeypatch.setattr(cluster, "system_eviction", lambda: lambda: calls.append("system"))
+    read_in_another_process(folder / "a", folder / "sub" / "c")
+    assert cached_pages(folder / "a") > 0 and cached_pages(folder / "sub" / "c") > 0
+    job = SimpleNamespace(entrants=[SimpleNamespace(workdir=folder),
+                                    SimpleNamespace(workdir=None)])
+    cluster.clear_worker_caches(job)  # type: ignore[arg-type]
+    assert calls == ["system"]
+    assert cached_pages(folder / "a") == 0 and cached_pages(folder / "sub" / "c") == 0

@@ -41,7 +41,15 @@ from referee.match.job import Done
 from referee.match.play import MatchAborted
 from referee.protocol.escape import escape_controls
 from referee.records.record import MAX_BYTES, RecordDict, RecordError, gunzip
-from referee.runners.local import Failed, Finished, Runner, RunnerError, RunnerEvent, faulted
+from referee.runners.local import (
+    Failed,
+    Finished,
+    Runner,
+    RunnerError,
+    RunnerEvent,
+    faulted,
+    system_eviction,
+)
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -264,20 +272,35 @@ def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseExceptio
     """The task of a whole duplicate set: plays its seatings one after another on this worker
     (they must never run at once anyway) and returns what became of each, in order: its report,
     or the error that ended it (the seatings after a cancelled one are cancelled too). Before
-    each seating after the first, a root worker drops its kernel's caches
-    (:mod:`referee.bots.hygiene`: what the seating before left there is gone)."""
+    each seating after the first, the worker clears what the seating before left in its
+    kernel's caches (:func:`clear_worker_caches`)."""
     out: list[WorkerReport | BaseException] = []
     for job in jobs:
         if out and isinstance(out[-1], MatchAborted):
             out.append(MatchAborted(f"match {job.spec.id} stopped"))
             continue
-        if out and job.sandbox is not SandboxMode.NONE and hygiene.can_drop():
-            hygiene.drop_caches()
+        if out and job.sandbox is not SandboxMode.NONE:
+            clear_worker_caches(job)
         try:
             out.append(play_on_worker(job))
         except Exception as err:  # sent back as this seating's outcome
             out.append(err)
     return out
+
+
+def clear_worker_caches(job: MatchJob) -> None:
+    """What a worker does before a later seating of a set (:mod:`referee.bots.hygiene`): a
+    root worker drops its kernel's caches; one that is not root evicts the pages of every file
+    the bots see read-only: the system folders (:func:`~referee.runners.local.system_eviction`:
+    walked and watched once a worker process, then only the files opened since) and the
+    entrants' folders, which a worker binds as they are (every file of them, each time: no
+    watch); the dentries stay. Where it can do neither, nothing."""
+    if hygiene.can_drop():
+        hygiene.drop_caches()
+    elif hygiene.can_evict():
+        system_eviction()()
+        folders = {e.workdir for e in job.entrants if e.workdir is not None}
+        hygiene.evict_pages(hygiene.walk(sorted(folders)).files)
 
 
 def _scheduler_info(client: Any) -> dict[str, Any]:

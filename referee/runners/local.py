@@ -139,7 +139,7 @@ class Runner(Protocol):
         if hygiene.can_drop():
             hygiene.drop_caches()
         else:
-            (self.eviction or _system_eviction())()
+            (self.eviction or system_eviction())()
 
     @property
     def by_set(self) -> bool:
@@ -188,9 +188,10 @@ class Runner(Protocol):
 
 
 @functools.cache
-def _system_eviction() -> hygiene.Eviction:
+def system_eviction() -> hygiene.Eviction:
     """The system folders' :class:`~referee.bots.hygiene.Eviction`, for a runner the
-    tournament gave none (one for the process: its walk made once)."""
+    tournament gave none and for a cluster's worker that is not root (one for the process: its
+    walk made once, its watch kept until the process ends)."""
     return hygiene.Eviction(system_view())
 
 
