@@ -247,3 +247,35 @@ def test_the_standings_are_written_once_every_match_is_saved(tmp_path: Path) -> 
     assert heard.final[0] == "e2" and outcome.standings is not None
     doc = json.loads(session.folder.standings_json.read_text())
     assert doc["matches"] == len(specs) and doc["standings"][0]["name"] == "e2"
+
+
+def test_fresh_sets_the_last_run_aside_at_once_and_a_thread_deletes_it(tmp_path: Path) -> None:
+    """``--fresh`` moves the last run's files into a hidden folder (a rename each) and deletes
+    them from a thread while the new run plays; the organiser's own files stay; a set-aside
+    folder an earlier run left (cut short before its deletion ended) is deleted by the next
+    run, fresh or not, and does not make the folder look like someone else's."""
+    cfg = config(tmp_path)
+    prepare_output(cfg)
+    out = cfg.output
+    for k in range(200):  # the last run's records
+        (out / "games" / f"r1-g{k:03d}-s01.json.gz").write_bytes(b"x" * 100)
+    (out / "notes.txt").write_text("mine")
+    old = (out / ".deal-secret").read_text()
+    prepare_output(cfg, fresh=True)
+    sweeps = [t for t in threading.enumerate() if t.name == "fresh-sweep"]
+    for sweep in sweeps:
+        sweep.join(timeout=60)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [".ct-referee.json", ".deal-secret", "games", "logs", "notes.txt", "tournament.yaml"])
+    assert not list((out / "games").iterdir())
+    assert (out / ".deal-secret").read_text() != old  # a new secret, the old one deleted
+    assert (out / "notes.txt").read_text() == "mine"
+
+    cut = tmp_path / "cut"  # a run cut short between the set-aside and the marker
+    (cut / ".fresh-0123456789abcdef" / "games").mkdir(parents=True)
+    (cut / ".fresh-0123456789abcdef" / "games" / "r1-g001-s01.json.gz").write_bytes(b"x")
+    prepare_output(load_config(tmp_path / "t.yaml", output=cut))
+    for sweep in [t for t in threading.enumerate() if t.name == "fresh-sweep"]:
+        sweep.join(timeout=60)
+    assert not any(p.name.startswith(".fresh-") for p in cut.iterdir())
+    assert (cut / ".ct-referee.json").is_file()

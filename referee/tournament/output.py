@@ -16,6 +16,7 @@ import io
 import json
 import os
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,6 +155,40 @@ def read_deal_secret(path: Path) -> DealSecret:
                           f"(128 bits), as in the {SECRET} file of a tournament folder") from None
 
 
+SET_ASIDE = ".fresh-"
+"""The prefix of the hidden folder ``--fresh`` moves the last run's files into (one rename
+each), deleted by a thread while the new run plays (:func:`_sweep`)."""
+
+
+def _set_aside(out: Path) -> None:
+    """``--fresh``: every :data:`OWNED` entry of ``out`` moved into a hidden folder of its own
+    (mode 0700, its name unguessable), at once whatever the last run's size (the deletion of
+    100,000 records takes minutes): a symlink moves as itself, never followed."""
+    aside = out / f"{SET_ASIDE}{os.urandom(8).hex()}"
+    for name in OWNED:
+        path = out / name
+        if path.is_symlink() or path.exists():
+            if not aside.exists():
+                aside.mkdir(mode=0o700)
+            os.rename(path, aside / name)
+
+
+def _sweep(out: Path) -> threading.Thread | None:
+    """Deletes the folders :func:`_set_aside` made in ``out`` (this run's, and any an earlier run
+    cut short left), from a thread the interpreter waits for at its exit (not a daemon: a
+    run shorter than the deletion ends once it is done); the thread, if any."""
+    aside = [p for p in out.glob(f"{SET_ASIDE}*") if p.is_dir() and not p.is_symlink()]
+    if not aside:
+        return None
+    def delete() -> None:
+        for path in aside:
+            shutil.rmtree(path, ignore_errors=True)
+
+    sweep = threading.Thread(target=delete, name="fresh-sweep")
+    sweep.start()
+    return sweep
+
+
 def prepare_output(config: Config, *, fresh: bool = False,
                    deal_secret: DealSecret | bytes | None = None) -> DealSecret:
     """Makes ``config.output`` ready: new, resumed (same tournament), or emptied (``fresh``),
@@ -176,17 +211,12 @@ def prepare_output(config: Config, *, fresh: bool = False,
             theirs = None
         mine = config.identity()
         if fresh:
-            for name in OWNED:
-                path = out / name
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path)
-                else:
-                    path.unlink(missing_ok=True)
+            _set_aside(out)
         elif theirs != mine and not (config.format.grows and grows(theirs, mine)):
             raise ConfigError(f"output {str(out)!r} holds another tournament "
                               f"({_difference(theirs, mine)}); add --fresh to start over there, "
                               f"or choose another --output")
-    elif out.is_dir() and any(out.iterdir()):
+    elif out.is_dir() and any(not p.name.startswith(SET_ASIDE) for p in out.iterdir()):
         raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee tournament "
                           f"folder; choose another --output")
     try:
@@ -206,6 +236,7 @@ def prepare_output(config: Config, *, fresh: bool = False,
         secret = DealSecret.new() if asked is None else asked
     paths.games.mkdir(parents=True, exist_ok=True)
     paths.logs.mkdir(exist_ok=True)
+    _sweep(out)
     if not marker.is_file() or (marker.is_file() and not fresh and theirs != mine):
         identity = config.identity()  # new, or a ladder grown since
         write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
