@@ -7,9 +7,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,13 +20,15 @@ from conftest import EXAMPLES, PY, QUITTER
 from referee.bots.limits import Limits, SandboxMode
 from referee.game.rules import Variant
 from referee.match.job import MatchJob, MatchSpec
-from referee.match.play import Entrant
+from referee.match.play import Entrant, MatchAborted
+from referee.runners import local
 from referee.runners.local import (
     Failed,
     Faulted,
     Finished,
     ProcessRunner,
     Runner,
+    RunnerError,
     RunnerEvent,
     ThreadRunner,
 )
@@ -126,3 +131,72 @@ def test_worker_processes_make_files_with_the_umask_of_their_runner(tmp_path: Pa
             os.umask(old)
         modes.append((folder / "games" / f"{job.spec.id}.json").stat().st_mode & 0o777)
     assert modes == [0o644, 0o600]
+
+
+class _HeldPool:
+    """A stand-in for ``ProcessPoolExecutor`` in ``referee.runners.local`` that holds the
+    making of the pool until ``gate`` is set, then makes the real one (or raises ``error``)."""
+
+    def __init__(self, gate: threading.Event, error: Exception | None = None) -> None:
+        self.gate, self.error = gate, error
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ProcessPoolExecutor:
+        assert self.gate.wait(60)
+        if self.error is not None:
+            raise self.error
+        return ProcessPoolExecutor(*args, **kwargs)
+
+
+def submitted_at_once(runner: Runner, jobs: list[MatchJob]) -> None:
+    """Submits ``jobs`` from a thread that must be done long before the pool is made."""
+    submitter = threading.Thread(target=lambda: [runner.submit(job) for job in jobs])
+    submitter.start()
+    submitter.join(30)
+    assert not submitter.is_alive(), "a submit waited for the worker processes to start"
+
+
+@pytest.mark.process
+def test_matches_submitted_while_the_workers_start_wait_for_them_without_holding_anyone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first match plays here (the bridge); the next ones wait for the pool in order,
+    without holding the tournament's thread, and each ends once, as a worker's would."""
+    gate = threading.Event()
+    monkeypatch.setattr(local, "ProcessPoolExecutor", _HeldPool(gate))
+    with ProcessRunner(2) as runner:
+        runner.start()
+        jobs = [quitter_job(tmp_path, g) for g in (1, 2, 3)]
+        submitted_at_once(runner, jobs)
+        gate.set()
+        events = events_until_done(runner, len(jobs))
+        assert runner.bridged == 1
+    for job in jobs:
+        mine = [type(e) for e in events if e.job.spec.id == job.spec.id]
+        assert mine == [Faulted, Finished], mine
+
+
+@pytest.mark.process
+def test_a_match_waiting_for_the_workers_is_cancelled_or_fails_with_their_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = threading.Event()
+    monkeypatch.setattr(local, "ProcessPoolExecutor", _HeldPool(gate))
+    with ProcessRunner(2, bridge=False) as runner:  # cancelled while it waits: never played
+        runner.start()
+        job = quitter_job(tmp_path, 1)
+        submitted_at_once(runner, [job])
+        runner.cancel()
+        gate.set()
+        [event] = events_until_done(runner, 1)
+        assert isinstance(event, Failed) and isinstance(event.error, MatchAborted)
+    assert not (tmp_path / "games" / f"{job.spec.id}.json").exists()
+
+    gate = threading.Event()
+    monkeypatch.setattr(local, "ProcessPoolExecutor",
+                        _HeldPool(gate, OSError(24, "Too many open files")))
+    with ProcessRunner(2, bridge=False) as runner:  # the pool could not be made
+        runner.start()
+        submitted_at_once(runner, [job])
+        gate.set()
+        [event] = events_until_done(runner, 1)
+        assert isinstance(event, Failed) and isinstance(event.error, RunnerError)
+        assert str(event.error) == ("the referee's worker processes could not start: [Errno 24] "
+                                    "Too many open files")

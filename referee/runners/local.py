@@ -534,6 +534,14 @@ class ProcessRunner(_PoolRunner):
         self._bridged: Future[Done] | None = None
         self.bridged = 0
         """Matches played in this process while the workers started."""
+        self._waiting: list[tuple[MatchJob, Future[Done]]] = []
+        """Matches submitted while the worker processes were being started (the fork
+        server's imports): handed to the pool, in order, once it is made (:meth:`_hand_over`)
+        instead of holding the submitter until then."""
+        self._waiting_lock = threading.Lock()
+        self._pool_coming = False
+        """Whether :meth:`start`'s thread is making the pool (it has neither made it nor
+        failed yet)."""
 
     @property
     def isolation(self) -> str:
@@ -546,7 +554,9 @@ class ProcessRunner(_PoolRunner):
         with self._starting:
             if self._starter is not None or self._executor is not None:
                 return
-            self._starter = threading.Thread(target=self._start, name="workers", daemon=True)
+            self._pool_coming = True
+            self._starter = threading.Thread(target=self._start_aside, name="workers",
+                                             daemon=True)
             self._starter.start()
 
     def _start(self) -> Executor:
@@ -569,8 +579,48 @@ class ProcessRunner(_PoolRunner):
                 # pool is broken.
                 with _sigint_blocked():  # one process each, all at once
                     self._up = [pool.submit(_ready) for _ in range(self.concurrency)]
-                self._executor = pool
+                with self._waiting_lock:
+                    self._executor, self._pool_coming = pool, False
+                    self._hand_over(pool)
             return self._executor
+
+    def _start_aside(self) -> None:
+        """:meth:`_start` on :meth:`start`'s thread: where it fails, the matches that waited
+        for the pool fail with its error (a later submit tries again, and raises it)."""
+        try:
+            self._start()
+        except Exception as err:
+            with self._waiting_lock:
+                waiting, self._waiting, self._pool_coming = self._waiting, [], False
+            for _, stand_in in waiting:
+                if stand_in.set_running_or_notify_cancel():
+                    stand_in.set_exception(RunnerError(
+                        f"the referee's worker processes could not start: {err}"))
+
+    def _hand_over(self, pool: Executor) -> None:
+        """Submits the matches that waited for the pool, each through its stand-in future
+        (one cancelled meanwhile is left out: its callback reported it aborted)."""
+        waiting, self._waiting = self._waiting, []
+        for job, stand_in in waiting:
+            if not stand_in.set_running_or_notify_cancel():
+                continue
+            try:
+                real = pool.submit(_play_in_worker, job)
+            except BrokenProcessPool as err:
+                stand_in.set_exception(err)
+                continue
+            real.add_done_callback(functools.partial(_settle, stand_in))
+
+    def _wait_for_pool(self, job: MatchJob) -> bool:
+        """Queues ``job`` for the pool if the worker processes are still being started
+        (:meth:`start`'s thread is making the pool); whether it did."""
+        with self._waiting_lock:
+            if not self._pool_coming:
+                return False
+            stand_in: Future[Done] = Future()
+            self._waiting.append((job, stand_in))
+        self._track(job, stand_in)
+        return True
 
     def close(self) -> None:
         """See :meth:`Runner.close`: after a start under way (:meth:`start`) has made the
@@ -618,6 +668,8 @@ class ProcessRunner(_PoolRunner):
             self._bridged = self._bridge.submit(self._play_here, job)
             self._track(job, self._bridged)
             return
+        if self._wait_for_pool(job):
+            return
         pool = self._start()
         future: Future[Done]
         try:  # no process starts here: :meth:`_start` started them all
@@ -626,6 +678,19 @@ class ProcessRunner(_PoolRunner):
             future = Future()
             future.set_exception(BrokenProcessPool("broken"))
         self._track(job, future)
+
+
+def _settle(stand_in: Future[Done], real: Future[Done]) -> None:
+    """Gives ``stand_in`` (running) the outcome of ``real``: its result, its error, or, if
+    it was cancelled (the pool shut down), the match stopped."""
+    if real.cancelled():
+        stand_in.set_exception(MatchAborted("stopped before it started"))
+        return
+    error = real.exception()
+    if error is None:
+        stand_in.set_result(real.result())
+    else:
+        stand_in.set_exception(error)
 
 
 def auto_affinity(concurrency: int, *, fair: bool) -> bool:
