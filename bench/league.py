@@ -333,6 +333,40 @@ def real_placement(tmp: Path, matches: int) -> None:
           f"matches for it")
 
 
+def poll(folders: int, rounds: int) -> None:
+    """Seconds a poll of the watcher takes over ``folders`` settled submission folders (each a
+    bot, a ``command.txt``, a subfolder of three files: eight entries), nothing admitted
+    (``settle_s`` an hour): the median of ``rounds`` polls after a first one."""
+    from referee.bots.limits import SandboxMode
+    from referee.league.config import load_league
+    from referee.league.submissions import Admissions
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        subs = root / "subs"
+        for i in range(folders):
+            sub = subs / f"author{i:04d}" / "lib"
+            sub.mkdir(parents=True)
+            (sub.parent / "bot.py").write_text(f"# bot {i}\n" * 40)
+            (sub.parent / "command.txt").write_text("python3 bot.py\n")
+            for k in range(3):
+                (sub / f"m{k}.py").write_text(f"x = {k}\n")
+        (root / "league.yaml").write_text("name: bench\nsubmissions: subs\nsandbox: none\n"
+                                          "settle_s: 3600\n")
+        watcher = Admissions(load_league(root / "league.yaml"), store=None,  # type: ignore[arg-type]
+                             mode=SandboxMode.NONE, logs=root / "logs", known={}, versions={})
+        time.sleep(2.5)  # every entry older than the watcher's doubt about fresh timestamps
+        watcher.poll()  # nothing settles: no admission starts, no thread
+        times = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            watcher.poll()
+            times.append(time.perf_counter() - start)
+    print(f"poll: {folders} settled folders (8 entries each): "
+          f"{statistics.median(times) * 1000:.1f} ms a poll (median of {rounds}; min "
+          f"{min(times) * 1000:.1f} ms)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--field", type=int, default=30)
@@ -340,8 +374,10 @@ def main() -> None:
     parser.add_argument("--entrants", type=int, default=1000)
     parser.add_argument("--matches", type=int, default=1_000_000)
     parser.add_argument("--real-matches", type=int, default=160)
-    parser.add_argument("--parts", default="placement,first,real,memory",
-                        help="which figures, of placement,first,real,memory (default: all)")
+    parser.add_argument("--folders", type=int, default=1000)
+    parser.add_argument("--parts", default="placement,first,real,memory,poll",
+                        help="which figures, of placement,first,real,memory,poll (default: "
+                             "all)")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     if "placement" in parts:
@@ -354,6 +390,8 @@ def main() -> None:
             real_placement(Path(tmp), args.real_matches)
     if "memory" in parts:
         memory(args.entrants, args.matches)
+    if "poll" in parts:
+        poll(args.folders, 20)
 
 
 if __name__ == "__main__":
