@@ -3,6 +3,7 @@
 Run:  .venv/bin/python bench/league.py                   # everything (~15 min on 2 shared cores)
       .venv/bin/python bench/league.py --parts placement,memory  # the simulations alone
       .venv/bin/python bench/league.py --matches 100000  # a smaller memory run
+      .venv/bin/python bench/league.py --parts poll      # the watcher's poll, 1,000 folders
 
 Four figures:
 
@@ -27,6 +28,12 @@ Four figures:
    placed, then a newcomer (mc at 12 playouts); its matches until it holds its final place for
    good (by its rating history beside the others' at the same sets), beside one round of a
    round robin (``2 (n - 1)`` matches, the fewest in which it meets every opponent once).
+
+5. **poll**: the watcher's poll (:meth:`~referee.league.submissions.Admissions.poll`) over
+   ``--folders`` (1,000) settled submission folders of 8 entries each (a bot, a
+   ``command.txt``, a subfolder of three files), ``settle_s`` an hour so nothing is admitted:
+   the median and the least of 20 polls after a first one. Run at the commit before the
+   incremental look (``git checkout cbce47c -- referee``, then back) for the figure before.
 
 Measured on 2026-12-02 on the 2-core development machine shared with five other sessions (load
 average 13-15), each part alone (``--parts``): docs/league.md, *Figures*, lists them with their
@@ -374,7 +381,7 @@ def main() -> None:
     parser.add_argument("--entrants", type=int, default=1000)
     parser.add_argument("--matches", type=int, default=1_000_000)
     parser.add_argument("--real-matches", type=int, default=160)
-    parser.add_argument("--folders", type=int, default=1000)
+    parser.add_argument("--folders", type=int, default=1000, help="the poll part's folders")
     parser.add_argument("--parts", default="placement,first,real,memory,poll",
                         help="which figures, of placement,first,real,memory,poll (default: "
                              "all)")
