@@ -321,3 +321,27 @@ def test_the_league_folder_is_prepared_by_the_tournaments_code(tmp_path: Path) -
     with pytest.raises(ConfigError, match="not a ct-referee league folder"):
         prepare(load_league(tmp_path / "a.yaml", output=tmp_path / "c"))
 
+
+
+def test_a_journal_holding_a_name_no_utf8_can_say_is_read_back_and_shown(
+        tmp_path: Path) -> None:
+    """An older run journaled a refusal under a folder name of bytes that are not UTF-8 (as
+    JSON's ``\\udcff``): the league reads it back and writes its page, the name escaped."""
+    import json
+    import threading
+
+    from referee.league.season import League
+
+    config = load_league(league(tmp_path))
+    secret = prepare(config)
+    folder = LeagueFolder(config.output)
+    folder.events.write_text(json.dumps({"event": "refused", "author": "bad\udcff\x1b[2J",
+                                         "reason": "its folder's name is not valid UTF-8"})
+                             + "\n")
+    lg = League(config, secret, runner=None,  # type: ignore[arg-type]
+                stop=threading.Event(), mode=SandboxMode.NONE)
+    lg.resume()
+    lg.page(force=True, live=False)
+    assert list(lg.refused) == ["bad\\xff\\x1b[2J"]
+    page = (folder.report / "index.html").read_text(encoding="utf-8")
+    assert "bad\\xff\\x1b[2J" in page and "\x1b" not in page
