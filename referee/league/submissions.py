@@ -669,10 +669,12 @@ class Admissions:
     def _too_soon(self, state: _Folder, now: float) -> bool:
         """Whether a new version of ``state``'s author must wait (``version_s`` since its
         last one was admitted); said once a wait. The folder as it is when the wait is over
-        (and settled) is the one admitted."""
+        (and settled) is the one admitted. An author's first version never waits, nor the
+        first look of a run at a folder (after a restart, the journal's version is most often
+        the folder as it is: admitted again at once, it plays at once)."""
         author = state.source.author
         last = self._accepted.get(author)
-        if last is None or author not in self.known:
+        if last is None or author not in self.known or state.done is None:
             return False
         left = last + self.config.version_s - now
         if left <= 0:
