@@ -267,6 +267,7 @@ def test_a_poll_walks_only_a_folder_whose_stat_changed(
     path = league(tmp_path, settle_s=3600)
     for name in ("alice", "bob"):
         submit(tmp_path / "subs" / name / "lib")
+        os.utime(tmp_path / "subs" / name / "lib", ns=(1, 1))  # any change later shows
     walked: list[str] = []
     real = os.scandir
 
