@@ -316,6 +316,11 @@ def test_the_served_page_is_not_cached_and_nothing_else_is_served(tmp_path: Path
             assert reply.headers["Cache-Control"] == "no-cache"
         with urllib.request.urlopen(address + "report/league.json", timeout=30) as reply:
             assert reply.headers.get_all("Cache-Control") == ["no-cache"]
+        with urllib.request.urlopen(address + "report/", timeout=30) as reply:
+            assert b"<!doctype html>" in reply.read()
+        head = urllib.request.Request(address, method="HEAD")
+        with urllib.request.urlopen(head, timeout=30) as reply:  # to the page, not a listing
+            assert reply.url.endswith("/report/index.html")
         for hidden in (".deal-secret", "report/../.deal-secret", "results.jsonl",
                        "%2e%2e/results.jsonl", "report/%2e%2e/results.jsonl",
                        "logs/x/0-a.stderr", "report/../logs/x/0-a.stderr", "games/"):

@@ -43,13 +43,18 @@ class _PageHandler(_ReportHandler):
     def do_HEAD(self) -> None:
         if not self._page():
             self.send_error(404)
-            return
-        super().do_HEAD()
+        elif posixpath.normpath(unquote(urlsplit(self.path).path)) == "/":
+            self.send_response(302)  # as GET: the page, not a listing of the folder
+            self.send_header("Location", f"/{REPORT}/index.html")
+            self.end_headers()
+        else:
+            super().do_HEAD()
 
     def _page(self) -> bool:
         route = posixpath.normpath(unquote(urlsplit(self.path).path))
-        return route == "/" or (posixpath.dirname(route) == f"/{REPORT}"
-                                and not posixpath.basename(route).startswith("."))
+        return route in ("/", f"/{REPORT}") or (
+            posixpath.dirname(route) == f"/{REPORT}"
+            and not posixpath.basename(route).startswith("."))
 
     def send_header(self, keyword: str, value: str) -> None:
         if keyword.lower() == "cache-control":
