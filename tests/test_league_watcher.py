@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -19,6 +21,7 @@ import pytest
 
 from conftest import EXAMPLES
 from referee.bots.limits import SandboxMode
+from referee.bots.sandbox import SandboxError
 from referee.bots.snapshot import Store
 from referee.league import submissions
 from referee.league.config import load_league
@@ -141,6 +144,57 @@ def test_a_folder_that_changes_while_it_is_read_waits_and_is_not_refused(
         w.poll()
     assert w.events() == []
     w.close()
+
+
+def test_a_folder_changed_while_its_snapshot_is_taken_waits_and_is_not_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The snapshot's copy fails because the author changed the folder under it (a file
+    gone mid-copy): the admission waits for the folder to settle again, as for any change
+    while it is copied, instead of refusing it (no bot starts: it never gets that far)."""
+    path = league(tmp_path)
+    config = load_league(path)
+    alice = tmp_path / "subs" / "alice"
+    submit(alice)
+    (alice / "data.txt").write_text("x")
+    before = submissions.fingerprint(alice, cap_mb=config.snapshot_mb)
+
+    def copy_cut_short(folder: Path, *args: Any, **kwargs: Any) -> Any:
+        (alice / "data.txt").unlink()  # the change, then the copy's failure it causes
+        raise SandboxError(f"cannot copy the entrant's folder {str(folder)!r}: No such file "
+                           f"or directory ('data.txt')")
+
+    monkeypatch.setattr(submissions, "take_snapshot", copy_cut_short)
+    store = Store(tmp_path)
+    try:
+        with pytest.raises(InterruptedError):
+            submissions.admit(submissions.Source("alice", alice), "alice", config=config,
+                              store=store, mode=SandboxMode.NONE, logs=tmp_path / "logs",
+                              stop=threading.Event(), before=before)
+        before = submissions.fingerprint(alice, cap_mb=config.snapshot_mb)  # settled again
+        monkeypatch.setattr(submissions, "take_snapshot", failing)
+        with pytest.raises(ValueError, match="cannot copy"):  # unchanged: a refusal
+            submissions.admit(submissions.Source("alice", alice), "alice", config=config,
+                              store=store, mode=SandboxMode.NONE, logs=tmp_path / "logs",
+                              stop=threading.Event(), before=before)
+    finally:
+        store.close()
+
+
+def failing(folder: Path, *args: Any, **kwargs: Any) -> Any:
+    raise SandboxError(f"cannot copy the entrant's folder {str(folder)!r}: Permission denied")
+
+
+def test_special_files_are_never_opened(tmp_path: Path) -> None:
+    """A FIFO as command.txt (which a read would wait on for ever) and a device file: the
+    command is refused as no file, and the walk only looks at them."""
+    alice = tmp_path / "alice"
+    alice.mkdir()
+    os.mkfifo(alice / "command.txt")
+    if os.geteuid() == 0:
+        os.mknod(alice / "zero", 0o600 | stat.S_IFCHR, os.makedev(1, 5))
+    with pytest.raises(ValueError, match=r"command\.txt is not a file"):
+        submissions._command(submissions.Source("alice", alice), "python3 bot.py")
+    assert submissions.fingerprint(alice, cap_mb=1)
 
 
 # -- 2. more folders than the league looks at ----------------------------------------------------

@@ -316,14 +316,12 @@ def admit(source: Source, name: str, *, config: LeagueConfig, store: Store, mode
         snap = take_snapshot(folder, store, name, cap_mb=config.snapshot_mb,
                              exclude=(config.output, config.path))
     except SandboxError as err:
+        if _changed(source.folder, before, config):  # a copy cut short by a change: later
+            raise InterruptedError(name) from None
         raise ValueError(str(err)) from None
     try:
-        try:  # changed while copied (or swapped for a link to another's folder): later
-            after = fingerprint(source.folder, cap_mb=config.snapshot_mb)
-        except (OSError, ValueError, Changed):
-            after = None
-        if after != before or os.path.islink(source.folder):
-            raise InterruptedError(name)
+        if _changed(source.folder, before, config):  # changed while copied (or swapped for
+            raise InterruptedError(name)  # a link to another's folder): later
         if mode is SandboxMode.NONE:  # no sandbox: the bot runs in its snapshot's copy
             rel = os.path.relpath(workdir, folder)
             entrant = Entrant(name, argv, workdir=Path(os.path.normpath(snap.copy / rel)))
@@ -341,6 +339,15 @@ def admit(source: Source, name: str, *, config: LeagueConfig, store: Store, mode
         remove_copy(snap.copy)
         raise
     return entrant, snap, argv
+
+
+def _changed(folder: Path, before: str, config: LeagueConfig) -> bool:
+    """Whether ``folder`` is no longer as its fingerprint ``before`` saw it (or is a link)."""
+    try:
+        after = fingerprint(folder, cap_mb=config.snapshot_mb)
+    except (OSError, ValueError, Changed):
+        return True
+    return after != before or os.path.islink(folder)
 
 
 def _fly(entrant: Entrant, *, config: LeagueConfig, mode: SandboxMode, logs: Path,
