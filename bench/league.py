@@ -32,8 +32,11 @@ Four figures:
 5. **poll**: the watcher's poll (:meth:`~referee.league.submissions.Admissions.poll`) over
    ``--folders`` (1,000) settled submission folders of 8 entries each (a bot, a
    ``command.txt``, a subfolder of three files), ``settle_s`` an hour so nothing is admitted:
-   the median and the least of 20 polls after a first one. Run at the commit before the
-   incremental look (``git checkout cbce47c -- referee``, then back) for the figure before.
+   the median and the least of 20 polls after a first one. The figure before the incremental
+   look: this script at commit ``cbce47c`` (``git archive cbce47c | tar -x -C /tmp/before``,
+   then ``.venv/bin/python /tmp/before/bench/league.py --parts poll``: it imports the
+   ``referee`` beside it). On 2026-12-02 (2 shared cores, load average 2.5), three runs each,
+   alternating: 22-31 ms a poll, against 76-128 ms before (docs/league.md, *Figures*).
 
 Measured on 2026-12-02 on the 2-core development machine shared with five other sessions (load
 average 13-15), each part alone (``--parts``): docs/league.md, *Figures*, lists them with their
