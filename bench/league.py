@@ -3,6 +3,7 @@
 Run:  .venv/bin/python bench/league.py                   # everything (~15 min on 2 shared cores)
       .venv/bin/python bench/league.py --parts placement,memory  # the simulations alone
       .venv/bin/python bench/league.py --matches 100000  # a smaller memory run
+      .venv/bin/python bench/league.py --parts poll      # the watcher's poll, 1,000 folders
 
 Four figures:
 
@@ -27,6 +28,15 @@ Four figures:
    placed, then a newcomer (mc at 12 playouts); its matches until it holds its final place for
    good (by its rating history beside the others' at the same sets), beside one round of a
    round robin (``2 (n - 1)`` matches, the fewest in which it meets every opponent once).
+
+5. **poll**: the watcher's poll (:meth:`~referee.league.submissions.Admissions.poll`) over
+   ``--folders`` (1,000) settled submission folders of 8 entries each (a bot, a
+   ``command.txt``, a subfolder of three files), ``settle_s`` an hour so nothing is admitted:
+   the median and the least of 20 polls after a first one. The figure before the incremental
+   look: this script at commit ``cbce47c`` (``git archive cbce47c | tar -x -C /tmp/before``,
+   then ``.venv/bin/python /tmp/before/bench/league.py --parts poll``: it imports the
+   ``referee`` beside it). On 2026-12-02 (2 shared cores, load average 2.5), three runs each,
+   alternating: 22-31 ms a poll, against 76-128 ms before (docs/league.md, *Figures*).
 
 Measured on 2026-12-02 on the 2-core development machine shared with five other sessions (load
 average 13-15), each part alone (``--parts``): docs/league.md, *Figures*, lists them with their
@@ -333,6 +343,40 @@ def real_placement(tmp: Path, matches: int) -> None:
           f"matches for it")
 
 
+def poll(folders: int, rounds: int) -> None:
+    """Seconds a poll of the watcher takes over ``folders`` settled submission folders (each a
+    bot, a ``command.txt``, a subfolder of three files: eight entries), nothing admitted
+    (``settle_s`` an hour): the median of ``rounds`` polls after a first one."""
+    from referee.bots.limits import SandboxMode
+    from referee.league.config import load_league
+    from referee.league.submissions import Admissions
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        subs = root / "subs"
+        for i in range(folders):
+            sub = subs / f"author{i:04d}" / "lib"
+            sub.mkdir(parents=True)
+            (sub.parent / "bot.py").write_text(f"# bot {i}\n" * 40)
+            (sub.parent / "command.txt").write_text("python3 bot.py\n")
+            for k in range(3):
+                (sub / f"m{k}.py").write_text(f"x = {k}\n")
+        (root / "league.yaml").write_text("name: bench\nsubmissions: subs\nsandbox: none\n"
+                                          "settle_s: 3600\n")
+        watcher = Admissions(load_league(root / "league.yaml"), store=None,  # type: ignore[arg-type]
+                             mode=SandboxMode.NONE, logs=root / "logs", known={}, versions={})
+        time.sleep(2.5)  # every entry older than the watcher's doubt about fresh timestamps
+        watcher.poll()  # nothing settles: no admission starts, no thread
+        times = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            watcher.poll()
+            times.append(time.perf_counter() - start)
+    print(f"poll: {folders} settled folders (8 entries each): "
+          f"{statistics.median(times) * 1000:.1f} ms a poll (median of {rounds}; min "
+          f"{min(times) * 1000:.1f} ms)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--field", type=int, default=30)
@@ -340,8 +384,10 @@ def main() -> None:
     parser.add_argument("--entrants", type=int, default=1000)
     parser.add_argument("--matches", type=int, default=1_000_000)
     parser.add_argument("--real-matches", type=int, default=160)
-    parser.add_argument("--parts", default="placement,first,real,memory",
-                        help="which figures, of placement,first,real,memory (default: all)")
+    parser.add_argument("--folders", type=int, default=1000, help="the poll part's folders")
+    parser.add_argument("--parts", default="placement,first,real,memory,poll",
+                        help="which figures, of placement,first,real,memory,poll (default: "
+                             "all)")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     if "placement" in parts:
@@ -354,6 +400,8 @@ def main() -> None:
             real_placement(Path(tmp), args.real_matches)
     if "memory" in parts:
         memory(args.entrants, args.matches)
+    if "poll" in parts:
+        poll(args.folders, 20)
 
 
 if __name__ == "__main__":

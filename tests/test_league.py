@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -180,6 +181,13 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
     assert not logged & set(complete[:-3]), sorted(logged)
 
 
+HOSTILE_NAMES = (b"bad\xff\xfe", b"\x1b[31mred", b"-x", b"a" * 250, b"new\nline",
+                 b"<script>alert(1)")
+HOSTILE_SHOWN = ("bad\\xff\\xfe", "\\x1b[31mred", "-x", "a" * 80 + "... (250 characters)",
+                 "new\\nline", "<script>alert(1)")
+"""Folder names a hostile author chooses, and as the league's log and page show them."""
+
+
 def test_a_hostile_folder_is_contained_and_the_league_plays_on(tmp_path: Path) -> None:
     path = config(tmp_path, snapshot_mb=4)
     subs = tmp_path / "subs"
@@ -199,6 +207,14 @@ def test_a_hostile_folder_is_contained_and_the_league_plays_on(tmp_path: Path) -
     os.symlink(EXAMPLES / "random_bot.py", linkout / "bot.py")
     os.symlink(subs / "alice", subs / "alias")  # a folder that is a symlink
     submit(subs, "alice.v2")  # a name the league gives versions
+    for name in HOSTILE_NAMES:  # names for a terminal, a page, a command line, a file system
+        folder = os.fsencode(subs) + b"/" + name
+        os.mkdir(folder)
+        shutil.copy(EXAMPLES / "random_bot.py", folder + b"/bot.py")
+    pipes = submit(subs, "pipes")  # special files inside: never opened, left out, it plays
+    os.mkfifo(pipes / "fifo")
+    if os.geteuid() == 0:
+        os.mknod(pipes / "zero", 0o600 | stat.S_IFCHR, os.makedev(1, 5))
     stop = threading.Event()
 
     def rewrite() -> None:
@@ -212,10 +228,11 @@ def test_a_hostile_folder_is_contained_and_the_league_plays_on(tmp_path: Path) -
     writer.start()
     league = Running(path)
     try:
-        for author in ("huge", "many", "linkout", "alias", "alice.v2"):
+        for author in ("huge", "many", "linkout", "alias", "alice.v2", *HOSTILE_SHOWN):
             league.wait_for(lambda a=author: league.event("refused", author=a) is not None,
                             f"{author} refused")
         league.wait_for(lambda: len(league.results()) >= 12, "12 matches while churn churns")
+        league.wait_for(lambda: league.played("pipes"), "a match of pipes")
     finally:
         stop.set()
         writer.join()
@@ -228,6 +245,13 @@ def test_a_hostile_folder_is_contained_and_the_league_plays_on(tmp_path: Path) -
     assert "symlink" in reasons["alias"]
     assert "may not end in .v<number>" in reasons["alice.v2"]
     assert all("\n" not in r for r in reasons.values())
+    assert all(not set(a) & set("\n\r\x1b\x00") and a.encode() for a in reasons), reasons
+    assert "is not valid UTF-8" in reasons["bad\\xff\\xfe"]
+    assert "may not start with '-'" in reasons["-x"]
+    assert "longer than 64 characters" in reasons["a" * 80 + "... (250 characters)"]
+    page = (league.out / "report" / "index.html").read_text(encoding="utf-8")
+    assert "bad\\xff\\xfe" in page and "&lt;script&gt;alert(1)" in page
+    assert "\x1b" not in page and "\x1b" not in text
     assert league.event("admitted", author="churn") is None
     assert not any("churn" in r["players"] for r in league.results())
 

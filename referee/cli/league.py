@@ -6,10 +6,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import posixpath
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import click
 
@@ -23,23 +24,59 @@ from referee.runners.cluster import ClusterError, ClusterRunner, plain_tcp_warni
 from referee.runners.local import Runner
 from referee.tournament.config import ConfigError
 from referee.tournament.dispatch import TournamentError, stop_on_sigint
+from referee.web.report import REPORT
+from referee.web.report import _Handler as _ReportHandler
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    """Serves the page's folder, logging nothing."""
+class _PageHandler(_ReportHandler):
+    """The tournament's report server's handler (no hidden file, ``/`` the report's page,
+    nothing logged) over a league's output folder, serving its page alone: ``/`` and the
+    files right in ``report/``; every reply says ``Cache-Control: no-cache`` (the page changes
+    as the league plays)."""
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+    def do_GET(self) -> None:
+        if not self._page():
+            self.send_error(404)
+            return
+        super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if not self._page():
+            self.send_error(404)
+        elif posixpath.normpath(unquote(urlsplit(self.path).path)) == "/":
+            self.send_response(302)  # as GET: the page, not a listing of the folder
+            self.send_header("Location", f"/{REPORT}/index.html")
+            self.end_headers()
+        else:
+            super().do_HEAD()
+
+    def _page(self) -> bool:
+        route = posixpath.normpath(unquote(urlsplit(self.path).path))
+        return route in ("/", f"/{REPORT}") or (
+            posixpath.dirname(route) == f"/{REPORT}"
+            and not posixpath.basename(route).startswith("."))
+
+    def send_header(self, keyword: str, value: str) -> None:
+        if keyword.lower() == "cache-control":
+            self._cache_said = True
+        super().send_header(keyword, value)
+
+    def end_headers(self) -> None:
+        if not getattr(self, "_cache_said", False):
+            self.send_header("Cache-Control", "no-cache")
+        self._cache_said = False
+        super().end_headers()
 
 
-def _serve(folder: Path, port: int) -> str:
-    """Serves ``folder`` (the page alone: never the deal secret) on a daemon thread; its
-    address."""
-    folder.mkdir(parents=True, exist_ok=True)
-    handler = functools.partial(_Quiet, directory=str(folder))
+def _serve(folder: Path, port: int) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """Serves the page of the league whose output folder is ``folder`` (the page alone: never
+    the deal secret, the journal, the records or the logs) on a daemon thread; the server and
+    its address."""
+    (folder / REPORT).mkdir(parents=True, exist_ok=True)
+    handler = functools.partial(_PageHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, name="league-page", daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/"
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 def report_league(output: Path, *, serving: bool, port: int) -> bool:
@@ -53,7 +90,7 @@ def report_league(output: Path, *, serving: bool, port: int) -> bool:
                f"current as it plays)")
     if serving:
         try:
-            address = _serve(folder.report, port)
+            _, address = _serve(output, port)
         except OSError as err:
             raise click.ClickException(f"cannot serve on port {port}: "
                                        f"{err.strerror or err}") from None
@@ -122,7 +159,7 @@ def league(config: Path, output: Path | None, concurrency: int | None,
             say(f"running on the Dask scheduler {getattr(lg.runner, 'address', '?')}; "
                 f"sandbox: {CLUSTER_WEAKER}")
         if port is not None:
-            say(f"serving the page at {_serve(lg.folder.report, port)}")
+            say(f"serving the page at {_serve(lg.folder.root, port)[1]}")
 
     try:
         with stop_on_sigint(stop):

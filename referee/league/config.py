@@ -30,8 +30,8 @@ __all__ = ["KEYS", "LeagueConfig", "load_league"]
 
 KEYS = ("name", "submissions", "command", "entrants", "variant", "players", "target", "seatings",
         "concurrency", "affinity", "limits", "sandbox", "output", "rating", "shared",
-        "snapshot_mb", "bot_uids", "placement", "poll_s", "settle_s", "check", "max_matches",
-        "keep_logs")
+        "snapshot_mb", "bot_uids", "placement", "poll_s", "settle_s", "version_s", "check",
+        "max_matches", "keep_logs")
 LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb", "pids", "cpus", "tmp_mb",
                "file_mb")
 RATING_KEYS = ("mu", "sigma", "beta", "tau", "draw_probability")
@@ -73,6 +73,9 @@ class LeagueConfig:
     """How often the submissions folder is looked at."""
     settle_s: float = 1.0
     """How long a folder must stay unchanged before it is admitted."""
+    version_s: float = 60.0
+    """The least time between two versions of one author admitted: a newer folder waits, and
+    the folder as it is when the time is up is admitted (0: no wait)."""
     check: bool = True
     """Whether a submission passes ``ct-referee check``'s conformance before it plays."""
     max_matches: int | None = None
@@ -137,6 +140,9 @@ class _LeagueLoader(_Loader):
                 self.note(key, f"must be from 0.05 to 3600 seconds, not {value:g}")
             return value
 
+        version_s = self.attempt(lambda: self.number(data, "version_s", 60.0), 60.0)
+        if not 0 <= version_s <= 86400:
+            self.note("version_s", f"must be from 0 to 86400 seconds, not {version_s:g}")
         check = data.get("check", True)
         if not isinstance(check, bool):
             self.note("check", f"expected true or false, got {check!r}")
@@ -154,8 +160,8 @@ class _LeagueLoader(_Loader):
             shared=self.attempt(lambda: self.shared(data), ()),
             snapshot_mb=integer("snapshot_mb", 64, 1), bot_uids=bot_uids,
             placement=integer("placement", 3, 0), poll_s=seconds("poll_s", 1.0),
-            settle_s=seconds("settle_s", 1.0), check=check, max_matches=max_matches,
-            keep_logs=integer("keep_logs", 0, 0))
+            settle_s=seconds("settle_s", 1.0), version_s=version_s, check=check,
+            max_matches=max_matches, keep_logs=integer("keep_logs", 0, 0))
         if self.mistakes:
             raise ConfigError(*(text for _, _, text in sorted(self.mistakes)))
         return config

@@ -11,7 +11,6 @@ lines (a record holds everything its line says), so no finished match is lost.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
@@ -20,15 +19,23 @@ from typing import Any
 from referee.league.config import LeagueConfig
 from referee.match.job import DealSecret, result_line
 from referee.records.match_id import MatchId
-from referee.records.record import RecordError, read_record, record_id, write_atomic
-from referee.tournament.config import ConfigError
-from referee.tournament.output import Journal, OutputFolder, read_deal_secret
+from referee.records.record import RecordError, read_record, record_id
+from referee.tournament.output import (
+    PREFLIGHT,
+    REPORT,
+    SECRET,
+    Journal,
+    OutputFolder,
+    prepare_folder,
+)
 
-__all__ = ["EVENTS", "MARKER", "RECENT", "WIDTHS", "Journaled", "LeagueFolder", "match_id",
+__all__ = ["EVENTS", "MARKER", "OWNED", "RECENT", "WIDTHS", "Journaled", "LeagueFolder", "match_id",
            "orphans", "prepare"]
 
 MARKER = ".ct-referee-league.json"
 EVENTS = "league.jsonl"
+OWNED = (MARKER, EVENTS, "results.jsonl", SECRET, "games", "logs", PREFLIGHT, REPORT)
+"""Everything ``--fresh`` deletes from a league's folder; nothing else is touched."""
 WIDTHS = (1, 6, 2)
 """A league's match ids, ``r1-g000042-s02``: round 1, the set's number, the seating."""
 
@@ -57,58 +64,14 @@ class LeagueFolder(OutputFolder):
 
 def prepare(config: LeagueConfig, *, fresh: bool = False) -> DealSecret:
     """Makes the output folder ready (new, the same league resumed, or emptied with
-    ``fresh``) and returns its deal secret.
+    ``fresh``) and returns its deal secret: the tournament's
+    :func:`~referee.tournament.output.prepare_folder`, with the league's marker and files.
 
     :raises ConfigError: for a folder of another league, one that is not a league's and is
         not empty, or one with results but no deal secret.
     """
-    folder = LeagueFolder(config.output)
-    out = config.output
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"output {str(out)!r} is a file, not a folder")
-    mine = config.identity()
-    if folder.league_marker.is_file():
-        try:
-            theirs = json.loads(folder.league_marker.read_text(encoding="utf-8"))["identity"]
-        except (OSError, ValueError, KeyError, TypeError):
-            theirs = None
-        if fresh:
-            _empty(folder)
-        elif theirs != mine:
-            raise ConfigError(f"output {str(out)!r} holds another league ({theirs!r}); add "
-                              f"--fresh to start over there, or choose another --output")
-    elif out.is_dir() and any(out.iterdir()):
-        raise ConfigError(f"output {str(out)!r} is not empty and is not a league's folder; "
-                          f"choose another --output")
-    out.mkdir(parents=True, exist_ok=True)
-    folder.games.mkdir(exist_ok=True)
-    folder.logs.mkdir(exist_ok=True)
-    if not folder.league_marker.is_file():
-        write_atomic(folder.league_marker, json.dumps(
-            {"format": "ct-referee-league", "version": 1, "identity": mine}, indent=2) + "\n")
-    if folder.secret.is_file():
-        secret = read_deal_secret(folder.secret)
-    elif folder.results.is_file() and folder.results.stat().st_size:
-        raise ConfigError(f"output {str(out)!r} has results but no {folder.secret.name} (its "
-                          f"deals cannot be told again, nor new ones kept apart from them); "
-                          f"add --fresh to start over there")  # as a tournament's folder
-    else:
-        secret = DealSecret.new()
-        write_atomic(folder.secret, secret.hex() + "\n", mode=0o600)
-    for tmp in [*out.glob(".*.tmp"), *folder.games.glob(".*.tmp")]:  # cut short by a kill
-        if tmp.is_file():
-            tmp.unlink(missing_ok=True)
-    return secret
-
-
-def _empty(folder: LeagueFolder) -> None:
-    import shutil
-    for path in (folder.league_marker, folder.events, folder.results, folder.secret,
-                 folder.games, folder.logs, folder.preflight, folder.report):
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
+    return prepare_folder(config.output, config.identity(), kind="league", marker=MARKER,
+                          owned=OWNED, fresh=fresh)
 
 
 RECENT = 10_000

@@ -207,4 +207,5 @@ def write_page(folder: Path, data: dict[str, Any]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     data = dict(data, updated=time.strftime("%Y-%m-%d %H:%M:%S"))
     write_atomic(folder / "league.json", json.dumps(data, separators=(",", ":")))
-    write_atomic(folder / "index.html", render(data))
+    write_atomic(folder / "index.html",  # a name no UTF-8 can say, written as an escape
+                 render(data).encode("utf-8", "backslashreplace"))

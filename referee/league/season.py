@@ -24,7 +24,15 @@ from referee.league.config import LeagueConfig
 from referee.league.journal import Journaled, LeagueFolder, match_id, orphans
 from referee.league.matchmaker import Matchmaker
 from referee.league.page import write_page
-from referee.league.submissions import Admissions, Admitted, Known, Note, Refused, Withdrawn
+from referee.league.submissions import (
+    Admissions,
+    Admitted,
+    Known,
+    Note,
+    Refused,
+    Withdrawn,
+    shown,
+)
 from referee.league.table import Table, set_points
 from referee.league.verdicts import Verdicts
 from referee.match.job import DealSecret, Done, MatchJob, MatchSpec
@@ -151,7 +159,9 @@ class League:
             if not isinstance(version, int) or not isinstance(digest, str):
                 return False
             self._join(name, author, version)
-            self.known[author] = Known(name, version, digest)
+            at = data.get("at")
+            self.known[author] = Known(name, version, digest,
+                                       float(at) if isinstance(at, int | float) else 0.0)
             self.versions[author] = max(version, self.versions.get(author, 0))
             self.refused.pop(author, None)
         elif kind == "retired" and isinstance(name, str):
@@ -161,8 +171,8 @@ class League:
             if isinstance(author, str) and self.known.get(author, None) is not None \
                     and self.known[author].name == name:
                 del self.known[author]
-        elif kind == "refused" and isinstance(author, str):
-            self.refused[author] = str(data.get("reason", ""))
+        elif kind == "refused" and isinstance(author, str):  # as an older run wrote it, shown
+            self.refused[shown(author)] = str(data.get("reason", ""))
         elif kind == "first" and isinstance(name, str):
             self.first[name] = float(data.get("seconds", 0.0))
         else:

@@ -17,6 +17,7 @@ refusal is one line. A new digest is a new version, which retires the author's o
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import queue
@@ -62,7 +63,17 @@ VERSIONED = re.compile(r".*\.v[0-9]+")
 ADMIT_JOBS = 2
 """Admissions under way at once (a slow or hostile one holds up at most one of them)."""
 MAX_FOLDERS = 10_000
-"""Submission folders looked at (a folder of more is cut there, and says so)."""
+"""Submission folders looked at: past it the ones already in keep their place and the newest
+are refused (saying so once)."""
+LIST_MAX = 4 * MAX_FOLDERS
+"""Names read from the submissions folder in one listing (a folder of more is cut there)."""
+MAX_NAME = 64
+"""The longest folder name (an author's name on the page and in its files' names)."""
+PATH_MAX = os.pathconf("/", "PC_PATH_MAX")
+RACY_NS = 2_000_000_000
+"""A folder or file changed this recently (by its timestamps) is walked again at the next poll
+rather than trusted by its ``stat``: a change within the file system's timestamp granularity
+leaves them as they were."""
 
 
 @dataclass(frozen=True)
@@ -121,21 +132,107 @@ class Note:
 Event = Admitted | Refused | Withdrawn | Note
 
 
-def fingerprint(folder: Path, *, cap_mb: int) -> str:
+def shown(author: str, limit: int = 80) -> str:
+    r"""A folder's name as the log and the page show it: bytes that are not UTF-8 as ``\xff``,
+    control characters as escapes (:func:`~referee.protocol.escape.escape_controls`), cut to
+    about ``limit`` characters.
+
+    >>> shown("bad\udcff\x1b[2J"), shown("a" * 100, limit=8)
+    ('bad\\xff\\x1b[2J', 'aaaaaaaa... (100 characters)')
+    """
+    text = author.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    cut = escape_controls(text[:limit])
+    return cut if len(text) <= limit else f"{cut}... ({len(author)} characters)"
+
+
+def name_problem(author: str, output: Path) -> str | None:
+    """Why a submission folder's name cannot be an author's (one line), or ``None``: only
+    letters, digits, ``-``, ``_`` and ``.``, not starting with ``-`` (an option, to a command
+    that meets it) nor ending as a version's name, at most :data:`MAX_NAME` characters, and
+    short enough for the longest path the league makes of it under ``output``."""
+    if not NAME_RE.fullmatch(author):
+        try:
+            author.encode("utf-8")
+        except UnicodeEncodeError:
+            return "its folder's name is not valid UTF-8"
+        return "its folder's name may only hold letters, digits, '-', '_' and '.'"
+    if author.startswith("-"):
+        return "its folder's name may not start with '-' (it would read as an option)"
+    if VERSIONED.fullmatch(author):
+        return "its folder's name may not end in .v<number> (the league names versions so)"
+    if len(author) > MAX_NAME:
+        return f"its folder's name is longer than {MAX_NAME} characters"
+    longest = output / "logs" / f"r1-g{'0' * 12}-s99" / f"99-{author}.v999999.stderr"
+    if len(os.fsencode(longest)) >= PATH_MAX - 64:
+        return "its folder's name makes the paths of its logs too long under the output folder"
+    return None
+
+
+class Changed(Exception):
+    """The folder changed while it was walked (an entry gone, a folder become a file)."""
+
+
+def fingerprint(folder: Path, *, cap_mb: int,
+                stats: list[tuple[str, tuple[int, ...]]] | None = None) -> str:
     """A digest of what ``folder`` holds as ``stat`` sees it (paths, kinds, sizes, modes,
     modification times, link targets), walked without following a symlink.
 
     :raises ValueError: past the caps (``cap_mb`` MiB of files, ``cap_mb * 8`` entries,
         :data:`MAX_DEPTH` folders deep), or for a folder that is a symlink or not a folder:
         one line saying which.
+    :raises Changed: where an entry went or changed kind while it was walked.
     :raises OSError: where it cannot be read.
+
+    ``stats``: filled with every entry's path and :func:`stat_key` (the folder's first), what
+    :func:`unchanged` compares at the next look.
     """
+    try:
+        return _walk(folder, cap_mb, stats)
+    except (FileNotFoundError, NotADirectoryError) as err:
+        raise Changed(str(err)) from None
+    except OSError as err:
+        if err.errno == errno.ENAMETOOLONG:
+            raise ValueError("a path in it is longer than the system allows") from None
+        raise
+
+
+def stat_key(st: os.stat_result) -> tuple[int, ...]:
+    """What tells a change of an entry by its ``stat``: its kind and mode, inode, size, and
+    modification and change times."""
+    return st.st_mode, st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def unchanged(stats: list[tuple[str, tuple[int, ...]]]) -> bool:
+    """Whether every entry :func:`fingerprint` saw is as it saw it (one ``lstat`` each; a
+    folder whose entries changed has another modification time)."""
+    lstat = os.lstat
+    try:
+        for path, key in stats:
+            st = lstat(path)
+            if (st.st_mode, st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns,
+                    st.st_ctime_ns) != key:
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def recent(stats: list[tuple[str, tuple[int, ...]]]) -> bool:
+    """Whether an entry changed within :data:`RACY_NS` of now (its ``stat`` not to be trusted
+    yet)."""
+    now = time.time_ns()
+    return any(now - max(key[4], key[5]) < RACY_NS for _, key in stats)
+
+
+def _walk(folder: Path, cap_mb: int, stats: list[tuple[str, tuple[int, ...]]] | None) -> str:
     most_entries, most_bytes = cap_mb * ENTRIES_PER_MB, cap_mb << 20
     digest = hashlib.sha256()
     entries = size = 0
     st = os.lstat(folder)
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
         raise ValueError("it is a symlink or a file, not a folder")
+    if stats is not None:
+        stats.append((str(folder), stat_key(st)))
     stack: list[tuple[Path, int]] = [(folder, 0)]
     while stack:
         here, depth = stack.pop()
@@ -152,6 +249,8 @@ def fingerprint(folder: Path, *, cap_mb: int) -> str:
                 names.append(entry)
         for entry in sorted(names, key=lambda e: e.name):
             est = entry.stat(follow_symlinks=False)
+            if stats is not None:
+                stats.append((entry.path, stat_key(est)))
             rel = os.path.relpath(entry.path, folder)
             extra = ""
             if stat.S_ISLNK(est.st_mode):
@@ -217,14 +316,12 @@ def admit(source: Source, name: str, *, config: LeagueConfig, store: Store, mode
         snap = take_snapshot(folder, store, name, cap_mb=config.snapshot_mb,
                              exclude=(config.output, config.path))
     except SandboxError as err:
+        if _changed(source.folder, before, config):  # a copy cut short by a change: later
+            raise InterruptedError(name) from None
         raise ValueError(str(err)) from None
     try:
-        try:  # changed while copied (or swapped for a link to another's folder): later
-            after = fingerprint(source.folder, cap_mb=config.snapshot_mb)
-        except (OSError, ValueError):
-            after = None
-        if after != before or os.path.islink(source.folder):
-            raise InterruptedError(name)
+        if _changed(source.folder, before, config):  # changed while copied (or swapped for
+            raise InterruptedError(name)  # a link to another's folder): later
         if mode is SandboxMode.NONE:  # no sandbox: the bot runs in its snapshot's copy
             rel = os.path.relpath(workdir, folder)
             entrant = Entrant(name, argv, workdir=Path(os.path.normpath(snap.copy / rel)))
@@ -242,6 +339,15 @@ def admit(source: Source, name: str, *, config: LeagueConfig, store: Store, mode
         remove_copy(snap.copy)
         raise
     return entrant, snap, argv
+
+
+def _changed(folder: Path, before: str, config: LeagueConfig) -> bool:
+    """Whether ``folder`` is no longer as its fingerprint ``before`` saw it (or is a link)."""
+    try:
+        after = fingerprint(folder, cap_mb=config.snapshot_mb)
+    except (OSError, ValueError, Changed):
+        return True
+    return after != before or os.path.islink(folder)
 
 
 def _fly(entrant: Entrant, *, config: LeagueConfig, mode: SandboxMode, logs: Path,
@@ -294,6 +400,13 @@ class _Folder:
     """The fingerprint last admitted or refused (nothing to do while it stays)."""
     busy: bool = False
     """An admission of it is under way (on a worker: nothing else touches it meanwhile)."""
+    stats: list[tuple[str, tuple[int, ...]]] | None = None
+    """Every entry's ``stat`` at the last walk that gave :attr:`seen` (``None``: walk again):
+    while they stay, so does the fingerprint, and the folder is not walked."""
+    waiting: bool = False
+    """A new version waits for ``version_s`` (said once)."""
+    bad: str | None = None
+    """Why its name cannot be an author's (:func:`name_problem`), looked at once."""
 
 
 @dataclass
@@ -303,6 +416,8 @@ class Known:
     name: str
     version: int
     digest: str
+    at: float = 0.0
+    """When it was admitted (``time.time()``; 0: unknown)."""
 
 
 class Admissions:
@@ -334,6 +449,20 @@ class Admissions:
         self.error: BaseException | None = None
         self._house = config.entrants
         self._read = self._mtime()
+        self._listing: tuple[tuple[int, ...], list[str], bool] | None = None
+        """The submissions folder's ``stat``, its names and whether they were cut at
+        :data:`LIST_MAX`, from its last listing (read again once its ``stat`` changes)."""
+        self._made: dict[str, Source] = {}
+        """Each submission folder's source, made once."""
+        self._arrival: dict[str, int] = {}
+        """The poll each folder not yet looked at was first listed in (past the cap)."""
+        self._polls = 0
+        self._capped: set[str] = set()
+        """Folders refused past :data:`MAX_FOLDERS` (each said once)."""
+        wall, mono = time.time(), clock()
+        self._accepted: dict[str, float] = {
+            a: mono - max(0.0, wall - k.at) for a, k in known.items() if k.at}
+        """When each author's newest version was admitted (by ``clock``)."""
 
     def start(self) -> None:
         """Starts watching."""
@@ -342,7 +471,8 @@ class Admissions:
     def close(self) -> None:
         """Stops watching (an admission under way is abandoned at its next step)."""
         self.stop.set()
-        self._thread.join(timeout=30)
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def events(self) -> list[Event]:
@@ -364,25 +494,84 @@ class Admissions:
     # -- one look ---------------------------------------------------------------------------
 
     def sources(self) -> list[Source] | None:
-        """The house entrants, then every submission folder (sorted, at most
-        :data:`MAX_FOLDERS`); ``None`` while the submissions folder cannot be read (nobody is
+        """The house entrants, then the submission folders (sorted): at most
+        :data:`MAX_FOLDERS`, those already looked at or in the journal first, the newest
+        refused past it; ``None`` while the submissions folder cannot be read (nobody is
         withdrawn for that)."""
         found = [self._house_source(e) for e in self._entrants()]
         folder = self.config.submissions
         if folder is not None:
-            try:
-                with os.scandir(folder) as it:
-                    names = []
-                    for entry in it:
-                        if not entry.name.startswith("."):
-                            names.append(entry.name)
-                        if len(names) >= MAX_FOLDERS:
-                            break
-            except OSError:
+            listed = self._names(folder)
+            if listed is None:
                 return None
+            names, cut = listed
             house = {s.author for s in found}
-            found += [Source(n, folder / n) for n in sorted(names) if n not in house]
+            names = [n for n in names if n not in house]
+            made = self._made
+            for n in sorted(self._within_cap(folder, names, cut)):
+                source = made.get(n)
+                if source is None:
+                    source = made[n] = Source(n, folder / n)
+                found.append(source)
+            if len(made) > 2 * MAX_FOLDERS:  # gone ones forgotten
+                self._made = {s.author: s for s in found}
         return found
+
+    def _names(self, folder: Path) -> tuple[list[str], bool] | None:
+        """The submissions folder's names (those not starting with ``.``) and whether they
+        were cut at :data:`LIST_MAX`: listed again only when its ``stat`` changed."""
+        try:
+            st = os.stat(folder)
+        except OSError:
+            return None
+        key = stat_key(st)
+        if self._listing is not None and self._listing[0] == key:
+            return self._listing[1], self._listing[2]
+        names: list[str] = []
+        cut = False
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if len(names) >= LIST_MAX:
+                        cut = True
+                        break
+                    if not entry.name.startswith("."):
+                        names.append(entry.name)
+        except OSError:
+            return None
+        fresh = time.time_ns() - max(key[4], key[5]) < RACY_NS
+        self._listing = None if fresh else (key, names, cut)
+        return names, cut
+
+    def _within_cap(self, folder: Path, names: list[str], cut: bool) -> list[str]:
+        """``names`` within :data:`MAX_FOLDERS`: those the watcher looks at already or the
+        journal knows keep their place, newcomers take what room is left (those listed first
+        first, then by name), and the rest are refused, each once (and a note says so, once
+        each time it starts)."""
+        held = {*self._folders, *self.known}
+        present = [n for n in names if n in held]
+        if cut:  # a listing cut short: those held that it did not reach are looked up
+            seen = set(present)
+            present += [n for n in held if n not in seen and os.path.isdir(folder / n)]
+        self._polls += 1
+        arrival = self._arrival = {n: self._arrival.get(n, self._polls)
+                                   for n in names if n not in held}
+        newcomers = sorted(arrival, key=lambda n: (arrival[n], n))  # the newest last
+        room = max(0, MAX_FOLDERS - len(present))
+        over = newcomers[room:]
+        self._capped &= set(over)  # room freed: looked at as any other, refused once again
+        if over and not self._capped:
+            self._events.put(Note(
+                f"the submissions folder holds more than {MAX_FOLDERS} folders: the "
+                f"{len(over)} newest are refused until some leave (those already in keep "
+                f"their place)"))
+        for name in over:
+            if name not in self._capped:
+                self._capped.add(name)
+                self._events.put(Refused(shown(name), f"the league looks at {MAX_FOLDERS} "
+                                                      f"submission folders at most, and that "
+                                                      f"many came before it"))
+        return present + newcomers[:room]
 
     def _mtime(self) -> int | None:
         try:
@@ -439,19 +628,21 @@ class Admissions:
         for author, source in sources.items():
             if self.stop.is_set():
                 return
-            state = self._folders.setdefault(author, _Folder(source))
+            state = self._folders.get(author)
+            if state is None:
+                state = self._folders[author] = _Folder(source)
+                if not source.house:
+                    state.bad = name_problem(author, self.config.output)
             if state.busy:
                 continue
-            if not NAME_RE.fullmatch(author):
-                self._refuse(state, author, "its folder's name may only hold letters, digits, "
-                                            "'-', '_' and '.'", "name")
-                continue
-            if VERSIONED.fullmatch(author):
-                self._refuse(state, author, "its folder's name may not end in .v<number> (the "
-                                            "league names versions so)", "name")
+            if state.bad is not None:
+                self._refuse(state, author, state.bad, "name")
                 continue
             try:
-                seen = fingerprint(source.folder, cap_mb=self.config.snapshot_mb)
+                seen = self._look(state)
+            except Changed:  # changed while it was walked: it has not settled
+                state.seen = None
+                continue
             except (OSError, ValueError) as err:
                 why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
                 self._refuse(state, author, f"{why}", f"bad:{why}")
@@ -465,8 +656,42 @@ class Admissions:
                 continue
             if seen == state.done or now - state.since < self.config.settle_s:
                 continue
-            state.busy = True
+            if self._too_soon(state, now):
+                continue
+            state.busy, state.waiting = True, False
             self._pool.submit(self._admit_on_worker, state, seen)
+
+    def _look(self, state: _Folder) -> str:
+        """The fingerprint of ``state``'s folder: the last one while every entry's ``stat``
+        stays as it was (one ``lstat`` an entry), else a walk (:func:`fingerprint`)."""
+        if state.stats is not None and state.seen is not None and unchanged(state.stats):
+            return state.seen
+        state.stats = None
+        stats: list[tuple[str, tuple[int, ...]]] = []
+        seen = fingerprint(state.source.folder, cap_mb=self.config.snapshot_mb, stats=stats)
+        if not recent(stats):
+            state.stats = stats
+        return seen
+
+    def _too_soon(self, state: _Folder, now: float) -> bool:
+        """Whether a new version of ``state``'s author must wait (``version_s`` since its
+        last one was admitted); said once a wait. The folder as it is when the wait is over
+        (and settled) is the one admitted. An author's first version never waits, nor the
+        first look of a run at a folder (after a restart, the journal's version is most often
+        the folder as it is: admitted again at once, it plays at once)."""
+        author = state.source.author
+        last = self._accepted.get(author)
+        if last is None or author not in self.known or state.done is None:
+            return False
+        left = last + self.config.version_s - now
+        if left <= 0:
+            return False
+        if not state.waiting:
+            state.waiting = True
+            self._events.put(Note(f"{author}: a new version waits {left:.0f} s (version_s: "
+                                  f"{self.config.version_s:g} s between two versions of an "
+                                  f"author); the folder as it is then is admitted"))
+        return True
 
     def _admit_on_worker(self, state: _Folder, seen: str) -> None:
         try:
@@ -481,10 +706,10 @@ class Admissions:
             state.busy = False
 
     def _refuse(self, state: _Folder, author: str, reason: str, key: str) -> None:
-        state.seen = None
+        state.seen, state.stats = None, None
         if state.done != key:
             state.done = key
-            self._events.put(Refused(author, reason))
+            self._events.put(Refused(shown(author), reason))
 
     def _admit(self, state: _Folder, seen: str) -> None:
         author = state.source.author
@@ -514,6 +739,7 @@ class Admissions:
                                           new=False))
                 return
             self.versions[author] = version
-            self.known[author] = Known(name, version, snap.digest)
+            self.known[author] = Known(name, version, snap.digest, time.time())
+            self._accepted[author] = self.clock()
             self._events.put(Admitted(author, name, version, snap.digest, entrant, argv,
                                       state.wall))

@@ -44,7 +44,7 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from referee.tournament.audit import AUDIT_SIZE, SetStat, Verdict, _Evidence
+from referee.tournament.audit import AUDIT_SIZE, SetStat, Verdict, _Evidence, set_stat
 from referee.tournament.stopping import Pair, PairTest, Stop, deal_pieces, pair_alpha
 
 __all__ = ["Verdicts", "audit_level", "set_stats"]
@@ -82,7 +82,8 @@ def set_stats(seats: Sequence[Sequence[int]], keys: Sequence[bytes],
     """Each member's ``T`` of one finished set (the audit's, :meth:`~referee.tournament.audit.
     Audit.entrant_stats`): ``seats`` the entrants by seat of each seating, ``keys`` each
     seating's :func:`~referee.tournament.audit.play_key`, ``adjusted`` each seating's points by
-    hand and seat less the luck of the stock flips. Empty for a set of one seating.
+    hand and seat less the luck of the stock flips (each member's the audit's own
+    :func:`~referee.tournament.audit.set_stat`). Empty for a set of one seating.
 
     >>> st = set_stats([(0, 1), (1, 0)], [b"b", b"a"], [[[10, 2]], [[8, 4]]])
     >>> st[0].observed, st[1].observed
@@ -90,19 +91,9 @@ def set_stats(seats: Sequence[Sequence[int]], keys: Sequence[bytes],
     """
     if len(seats) < 2:
         return {}
-    ordered = sorted(zip(keys, seats, adjusted, strict=True))
-    common = min(len(h) for _, _, h in ordered)
-    if common == 0:
-        return {}
-    members = tuple(sorted(seats[0]))
-    out = {}
-    for e in members:
-        points = [math.fsum(h[k][list(s).index(e)] for k in range(common)) / common
-                  for _, s, h in ordered]
-        total, n = math.fsum(points), len(points)
-        alternatives = tuple((total - y) / (n - 1) - y for y in points)
-        out[e] = SetStat(members, alternatives[0], alternatives)
-    return out
+    seatings = list(zip(keys, seats, adjusted, strict=True))
+    stats = {e: set_stat(seatings, e) for e in sorted(seats[0])}
+    return {e: st for e, st in stats.items() if st is not None}
 
 
 class Verdicts:

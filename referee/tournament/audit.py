@@ -187,6 +187,26 @@ def _odds(log_e: float) -> str:
     return f"1 in {math.exp(min(log_e, 700)):,.0f}" if log_e < 46 else "beyond 1 in 10^20"
 
 
+def set_stat(seatings: Sequence[tuple[bytes, Sequence[int], Sequence[Sequence[float]]]],
+             entrant: int) -> SetStat | None:
+    """``entrant``'s ``T`` of one finished set of two seatings or more: ``seatings`` each
+    seating's :func:`play_key`, entrants by seat and points by hand and seat less the luck of
+    the stock flips, in any order (taken in play order); ``None`` where a seating has no hand.
+
+    >>> set_stat([(b"b", (0, 1), [[10, 2]]), (b"a", (1, 0), [[8, 4]])], 0).observed
+    6.0
+    """
+    ordered = sorted(seatings)
+    common = min(len(h) for _, _, h in ordered)
+    if common == 0:
+        return None
+    points = [math.fsum(h[k][list(seats).index(entrant)] for k in range(common)) / common
+              for _, seats, h in ordered]
+    total, s = math.fsum(points), len(points)
+    alternatives = tuple((total - y) / (s - 1) - y for y in points)
+    return SetStat(tuple(sorted(ordered[0][1])), alternatives[0], alternatives)
+
+
 class Audit:
     """Gathers the finished matches of a tournament (any order) and judges each entrant."""
 
@@ -218,13 +238,9 @@ class Audit:
         for _, seatings in sorted(self._sets.items()):
             if len(seatings) < max(2, self.per_set) or entrant not in seatings[0][1]:
                 continue
-            ordered = sorted(seatings)
-            common = min(len(h) for _, _, h in ordered)
-            points = [math.fsum(h[k][seats.index(entrant)] for k in range(common)) / common
-                      for _, seats, h in ordered]
-            total, s = math.fsum(points), len(points)
-            alternatives = tuple((total - y) / (s - 1) - y for y in points)
-            out.append(SetStat(tuple(sorted(ordered[0][1])), alternatives[0], alternatives))
+            stat = set_stat(seatings, entrant)
+            if stat is not None:
+                out.append(stat)
         return out
 
     def values(self, entrant: int) -> list[float]:

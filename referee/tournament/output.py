@@ -33,8 +33,8 @@ from referee.tournament.course import Stopped
 from referee.tournament.ratings import MatchResult, Standing
 from referee.tournament.stopping import Pair
 
-__all__ = ["MARKER", "OWNED", "SECRET", "Journal", "JournalLine", "OutputFolder", "prepare_output",
-           "read_deal_secret", "write_standings"]
+__all__ = ["MARKER", "OWNED", "SECRET", "Journal", "JournalLine", "OutputFolder", "prepare_folder",
+           "prepare_output", "read_deal_secret", "write_standings"]
 
 MARKER = ".ct-referee.json"
 """The file that makes a folder a ct-referee tournament folder (and says which tournament)."""
@@ -160,12 +160,13 @@ SET_ASIDE = ".fresh-"
 each), deleted by a thread while the new run plays (:func:`_sweep`)."""
 
 
-def _set_aside(out: Path) -> None:
-    """``--fresh``: every :data:`OWNED` entry of ``out`` moved into a hidden folder of its own
-    (mode 0700, its name unguessable), at once whatever the last run's size (the deletion of
-    100,000 records takes minutes): a symlink moves as itself, never followed."""
+def _set_aside(out: Path, owned: Sequence[str]) -> None:
+    """``--fresh``: every ``owned`` entry of ``out`` (:data:`OWNED`, a tournament's) moved
+    into a hidden folder of its own (mode 0700, its name unguessable), at once whatever the
+    last run's size (the deletion of 10,000 matches' files took 7 s here): a symlink moves as
+    itself, never followed."""
     aside = out / f"{SET_ASIDE}{os.urandom(8).hex()}"
-    for name in OWNED:
+    for name in owned:
         path = out / name
         if path.is_symlink() or path.exists():
             if not aside.exists():
@@ -180,6 +181,7 @@ def _sweep(out: Path) -> threading.Thread | None:
     aside = [p for p in out.glob(f"{SET_ASIDE}*") if p.is_dir() and not p.is_symlink()]
     if not aside:
         return None
+
     def delete() -> None:
         for path in aside:
             shutil.rmtree(path, ignore_errors=True)
@@ -191,33 +193,48 @@ def _sweep(out: Path) -> threading.Thread | None:
 
 def prepare_output(config: Config, *, fresh: bool = False,
                    deal_secret: DealSecret | bytes | None = None) -> DealSecret:
-    """Makes ``config.output`` ready: new, resumed (same tournament), or emptied (``fresh``),
-    and returns its deal secret: the one in the folder (:data:`SECRET`), else ``deal_secret``,
+    """Makes ``config.output`` ready (:func:`prepare_folder`: a ladder's folder may have grown
+    since), writes the resolved configuration there, and returns its deal secret."""
+    secret = prepare_folder(config.output, config.identity(), fresh=fresh,
+                            deal_secret=deal_secret, may_grow=config.format.grows)
+    write_atomic(OutputFolder(config.output).config,
+                 yaml.dump(config.resolved(), Dumper=_FAST_DUMPER, sort_keys=False,
+                           allow_unicode=True))
+    return secret
+
+
+def prepare_folder(out: Path, mine: dict[str, Any], *, kind: str = "tournament",
+                   marker: str = MARKER, owned: Sequence[str] = OWNED, fresh: bool = False,
+                   deal_secret: DealSecret | bytes | None = None,
+                   may_grow: bool = False) -> DealSecret:
+    """Makes ``out`` ready for a run of a ``kind`` (a tournament, a league) whose identity is
+    ``mine``: new, resumed (the same identity in its ``marker`` file, or, ``may_grow``, one
+    it :func:`grows` from), or emptied (``fresh``: the files in ``owned``, nothing else), and
+    returns its deal secret: the one in the folder (:data:`SECRET`), else ``deal_secret``,
     else a new one from the OS, written there (mode 0600) for resuming.
 
-    :raises ConfigError: for a folder of another tournament (without ``fresh``), a folder
-        that is not a ct-referee tournament folder and is not empty, a ``deal_secret`` other
-        than the folder's, or a folder with results but no deal secret.
+    :raises ConfigError: for a folder of another ``kind`` (without ``fresh``), a folder that
+        is not a ct-referee ``kind`` folder and is not empty, a ``deal_secret`` other than the
+        folder's, or a folder with results but no deal secret.
     """
-    out = config.output
     paths = OutputFolder(out)
-    marker = paths.marker
+    marker_path = out / marker
     if out.exists() and not out.is_dir():
         raise ConfigError(f"output {str(out)!r} is a file, not a folder")
-    if marker.is_file():
+    theirs: object = None
+    if marker_path.is_file():
         try:
-            theirs = json.loads(marker.read_text(encoding="utf-8"))["identity"]
+            theirs = json.loads(marker_path.read_text(encoding="utf-8"))["identity"]
         except (OSError, ValueError, KeyError, TypeError):
             theirs = None
-        mine = config.identity()
         if fresh:
-            _set_aside(out)
-        elif theirs != mine and not (config.format.grows and grows(theirs, mine)):
-            raise ConfigError(f"output {str(out)!r} holds another tournament "
+            _set_aside(out, owned)
+        elif theirs != mine and not (may_grow and grows(theirs, mine)):
+            raise ConfigError(f"output {str(out)!r} holds another {kind} "
                               f"({_difference(theirs, mine)}); add --fresh to start over there, "
                               f"or choose another --output")
     elif out.is_dir() and any(not p.name.startswith(SET_ASIDE) for p in out.iterdir()):
-        raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee tournament "
+        raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee {kind} "
                           f"folder; choose another --output")
     try:
         asked = None if deal_secret is None else DealSecret.of(deal_secret)
@@ -231,22 +248,20 @@ def prepare_output(config: Config, *, fresh: bool = False,
                               f"one given; add --fresh to start over there with it")
     elif paths.results.is_file() and paths.results.stat().st_size:
         raise ConfigError(f"output {str(out)!r} has results but no {SECRET} (an older "
-                          f"ct-referee dealt them); add --fresh to start over there")
+                          f"ct-referee dealt them, or it was lost: they cannot be dealt again); "
+                          f"add --fresh to start over there")
     else:
         secret = DealSecret.new() if asked is None else asked
     paths.games.mkdir(parents=True, exist_ok=True)
     paths.logs.mkdir(exist_ok=True)
     _sweep(out)
-    if not marker.is_file() or (marker.is_file() and not fresh and theirs != mine):
-        identity = config.identity()  # new, or a ladder grown since
-        write_atomic(marker, json.dumps({"format": "ct-referee-tournament", "version": 1,
-                                          "fingerprint": fingerprint(identity),
-                                          "identity": identity}, indent=2) + "\n")
+    if not marker_path.is_file() or (not fresh and theirs != mine):
+        # new, or a ladder grown since
+        write_atomic(marker_path, json.dumps({"format": f"ct-referee-{kind}", "version": 1,
+                                              "fingerprint": fingerprint(mine),
+                                              "identity": mine}, indent=2) + "\n")
     if not secret_path.is_file():  # after the marker: a folder cut short here still resumes
         write_atomic(secret_path, secret.hex() + "\n", mode=0o600)
-    write_atomic(paths.config,
-                  yaml.dump(config.resolved(), Dumper=_FAST_DUMPER, sort_keys=False,
-                            allow_unicode=True))
     for folder in (out, paths.games):  # left by a write_atomic cut short (SIGKILL), or by a
         # cluster worker's attempt at a match that another worker finished first
         for tmp in folder.glob(".*.tmp"):
