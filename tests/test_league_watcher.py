@@ -72,7 +72,7 @@ HOSTILE = {b"a" * 250: "longer than 64 characters", b"bad\xff\xfe": "not valid U
 
 
 def test_hostile_folder_names_are_refused_in_one_printable_line(tmp_path: Path) -> None:
-    path = league(tmp_path)
+    path = league(tmp_path, settle_s=3600)  # alice never settles: no admission (no store here)
     subs = os.fsencode(tmp_path / "subs")
     for name in HOSTILE:
         submit(Path(os.fsdecode(subs + b"/" + name)))
