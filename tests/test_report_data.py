@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.tournament.ratings import Standings
 from referee.web.folder import (
     CHUNK,
@@ -329,3 +331,23 @@ def test_the_rating_chart_has_one_point_a_number_of_matches(tmp_path: Path) -> N
     report.snapshot(table)
     assert [x for x, _ in report.history] == [0, 1]
     assert report.history[-1][1]["a"] > 25
+
+
+def test_a_view_is_written_whole_but_not_synced(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's heartbeat and replay data go through ``write_atomic(sync=False)``: renamed
+    over the old file as every write is (a reader sees one or the other), without the fsync a
+    record gets."""
+    import os
+
+    from referee.records.record import write_atomic
+
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
+    path = tmp_path / "report" / "alive.js"
+    write_atomic(path, "old\n", sync=False)
+    write_atomic(path, "new\n", sync=False)
+    assert path.read_text() == "new\n" and synced == []
+    write_atomic(path, "a record\n")
+    assert path.read_text() == "a record\n" and len(synced) == 1
+    assert [p.name for p in path.parent.iterdir()] == ["alive.js"]  # no temporary file left
