@@ -1,7 +1,9 @@
 """A tournament's replays on disk: for each record of a games folder, the data the report's one
 replay page reads (``report/replays/<id>.js``: the page's data, gzip-compressed, in base64)
 against a match's page of its own (``report/games/<id>.html``, what a tournament of at most 999
-matches gets), and the CPU to make each from the record (its check under the rules included).
+matches gets), and the CPU to make each from the record (its check under the rules included),
+and to make ``replays/<id>.js`` from the match's own page instead (what the report does where
+the worker that played the match wrote the page).
 
     python bench/replays.py results/demo/games
     python bench/replays.py        # results/demo/games where make demo left it, else nothing
@@ -26,7 +28,11 @@ sys.path.insert(0, str(ROOT))
 
 from referee.records.record import read_record, record_id  # noqa: E402
 from referee.records.replay import check_replayable  # noqa: E402
-from referee.web.replay_html import linked_page, replay_script  # noqa: E402
+from referee.web.replay_html import (  # noqa: E402
+    linked_page,
+    replay_script,
+    replay_script_of_page,
+)
 
 
 def main() -> None:
@@ -40,7 +46,7 @@ def main() -> None:
     files = sorted(p for p in args.games.iterdir() if record_id(p.name) is not None)
     if not files:
         sys.exit(f"no record in {args.games}")
-    shared, own, record, cpu = [], [], [], []
+    shared, own, record, cpu, derived = [], [], [], [], []
     for path in files:
         data = read_record(path)
         start = time.process_time()
@@ -48,7 +54,12 @@ def main() -> None:
         script = replay_script(data)
         cpu.append(time.process_time() - start)
         shared.append(len(script.encode()))
-        own.append(len(linked_page(data, assets="../", back="../index.html").encode()))
+        page = linked_page(data, assets="../", back="../index.html")
+        own.append(len(page.encode()))
+        start = time.process_time()
+        again = replay_script_of_page(page, str(data["id"]))
+        derived.append(time.process_time() - start)
+        assert again == script, f"{path}: the page's data is not the record's"
         record.append(path.stat().st_size)
     hands = statistics.mean(len(read_record(p)["hands"]) for p in files[:50])
     print(f"{len(files)} records in {args.games} (about {hands:.1f} hands a match)")
@@ -57,6 +68,8 @@ def main() -> None:
     print(f"  games/<id>.html (its own page): {statistics.mean(own) / 1000:5.2f} KB a match")
     print(f"  CPU to make replays/<id>.js:   {1000 * statistics.mean(cpu):6.1f} ms mean, "
           f"{1000 * statistics.median(cpu):.1f} ms median")
+    print(f"  CPU to make it from the page:  {1000 * statistics.mean(derived):6.1f} ms mean, "
+          f"{1000 * statistics.median(derived):.1f} ms median")
     print(f"  100,000 matches: {statistics.mean(shared) * 1e5 / 1e9:.2f} GB and "
           f"{statistics.mean(cpu) * 1e5 / 60:.0f} min of CPU")
 

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.tournament.ratings import Standings
 from referee.web.folder import (
     CHUNK,
@@ -74,13 +76,14 @@ def test_the_headline_says_who_won_and_how_sure() -> None:
     rows = [{"name": "mc", "score": 20.0}, {"name": "greedy", "score": 18.0}]
     won = headline(rows, [pair("mc", "greedy", "stronger", 5.6, 3.5, 7.7)], 18, final=True,
                    stopped="settled")
-    assert won == ("mc wins: stronger than greedy by 5.6 ± 2.1 points a hand (adjusted for "
-                   "luck), decided after 18 matches")
+    assert won == ("mc wins: stronger than greedy by 5.6 points a hand (+3.5 to +7.7, adjusted "
+                   "for luck), decided after 18 matches")
     rows_open = [{"name": "greedy"}, {"name": "mc"}]
     still = headline(rows_open, [pair("greedy", "mc", "open", -6.3, -20.0, 7.4)], 12,
                      final=True, stopped="cap")
     assert still == ("No decided winner after 12 matches: greedy is first on the table, not "
-                     "yet told apart from mc (-6.3 ± 13.7 points a hand, adjusted for luck)")
+                     "yet told apart from mc (-6.3 points a hand, -20.0 to +7.4, adjusted for "
+                     "luck)")
     demo = headline(rows, [pair("mc", "greedy", "open", 7.4, -154.1, 168.9, sets=2)], 12,
                     final=True, stopped="complete")
     assert demo == ("No decided winner after 12 matches: mc is first on the table, not yet "
@@ -92,7 +95,8 @@ def test_the_headline_says_who_won_and_how_sure() -> None:
     assert live.startswith("No decided leader yet after 30 matches: mc is first on the table")
     ahead = headline(rows, [pair("mc", "greedy", "stronger", 5.6, 3.5, 7.7)], 30, final=False,
                      stopped=None)
-    assert ahead.startswith("mc leads: decidedly stronger than greedy by 5.6 ± 2.1")
+    assert ahead.startswith("mc leads: decidedly stronger than greedy by 5.6 points a hand (+3.5 "
+                            "to +7.7, adjusted for luck)")
     assert headline([], [], 0, final=False, stopped=None) == "no match finished yet"
     gauntlet = headline(rows, [], 8, final=True, stopped="settled", questions=[
         pair("cand", "a", "stronger", 4.0, 1.0, 7.0), pair("cand", "b", "open", 1.0, -2, 4)])
@@ -101,17 +105,17 @@ def test_the_headline_says_who_won_and_how_sure() -> None:
 
 
 def test_a_verdict_too_wide_to_measure_says_so_rather_than_a_plus_minus_figure() -> None:
-    """With 2 duplicate sets the interval is about ± 150 points a hand: no measurement."""
+    """With 2 duplicate sets the interval is some 300 points a hand wide: no measurement."""
     two_sets = pair("mc", "greedy", "open", 7.4, -154.1, 168.9, sets=2)
     assert pair_text(two_sets, 240) == "open: too early to tell, 2 sets (+7.4 pts/hand so far)"
     assert pair_text(two_sets, 240, short=True) == "open: too early to tell, 2 sets"
     unbounded = pair("mc", "greedy", "open", 7.4, None, 240.0, sets=1)
     assert pair_text(unbounded, 240) == "open: too early to tell, 1 set (+7.4 pts/hand so far)"
     narrow = pair("mc", "greedy", "stronger", 5.6, 3.5, 7.7, sets=9)
-    assert pair_text(narrow, 240) == "stronger +5.6 ± 2.1 pts/hand, 9 sets"
+    assert pair_text(narrow, 240) == "stronger +5.6 (+3.5 to +7.7) pts/hand, 9 sets"
     assert pair_text(narrow, 240, confidence=0.95) == (
-        "stronger +5.6 ± 2.1 pts/hand, 95% sure, 9 sets")
-    assert pair_text(narrow, 240, short=True) == "stronger +5.6 ± 2.1/h, 9 sets"
+        "stronger +5.6 (+3.5 to +7.7) pts/hand, 95% sure, 9 sets")
+    assert pair_text(narrow, 240, short=True) == "stronger +5.6 (+3.5 to +7.7)/h, 9 sets"
     lopsided = pair("mc", "random", "stronger", 70.0, 2.0, 138.0, sets=2)
     assert pair_text(lopsided, 240) == "stronger +70.0 pts/hand (at least +2.0), 2 sets"
     by_test = pair("mc", "greedy", "stronger", 5.9, -61.0, 80.0, sets=2)  # an old record's
@@ -121,7 +125,8 @@ def test_a_verdict_too_wide_to_measure_says_so_rather_than_a_plus_minus_figure()
     data = page_data(Summary(), name="t", rows=rows, standings={"pairs": [two_sets]},
                      config=None, preflight={})
     assert data["rows"][0][data["columns"].index("verdict")][5] == pair_text(two_sets, 240)
-    assert "±" not in json.dumps(data["rows"], ensure_ascii=False)
+    words = data["rows"][0][data["columns"].index("verdict")][5]
+    assert "154.1" not in words and "168.9" not in words  # no end of a measureless interval
 
 
 def test_the_order_is_explained_where_it_is_not_plain_mu_minus_3_sigma() -> None:
@@ -213,12 +218,13 @@ def test_a_gauntlets_answers_audit_flags_and_left_out_entrants_reach_the_data() 
     assert data["headline"] == ("cand: stronger than a (+50.0 pts/hand), after 1 match "
                                 "(differences adjusted for luck)")
     assert data["questions"] == [{"upper": "cand", "lower": "a", "verdict": "stronger",
-                                  "text": "stronger +50.0 ± 30.0 pts/hand, 95% sure, 1 set"}]
+                                  "text": "stronger +50.0 (+20.0 to +80.0) pts/hand, 95% sure, "
+                                          "1 set"}]
     assert data["audit"][0] == {"name": "cand", "later_minus_first": 9.5, "low": 2.0,
                                 "high": 17.0, "flag": "suspect", "sets": None, "why": None}
     assert [r[-1] for r in data["rows"]] == ["audit", "", "left out"]
     assert data["rows"][0][-2] == ["stronger", 50.0, 20.0, 80.0, 1,
-                                   "stronger +50.0 ± 30.0 pts/hand, 95% sure, 1 set"]
+                                   "stronger +50.0 (+20.0 to +80.0) pts/hand, 95% sure, 1 set"]
     assert data["rows"][2][-2] == "left out: did not start"  # its row says why
     assert data["order_note"] is None  # a left-out entrant is last whatever its score
     assert "format: gauntlet" in data["settings"]
@@ -325,3 +331,23 @@ def test_the_rating_chart_has_one_point_a_number_of_matches(tmp_path: Path) -> N
     report.snapshot(table)
     assert [x for x, _ in report.history] == [0, 1]
     assert report.history[-1][1]["a"] > 25
+
+
+def test_a_view_is_written_whole_but_not_synced(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's heartbeat and replay data go through ``write_atomic(sync=False)``: renamed
+    over the old file as every write is (a reader sees one or the other), without the fsync a
+    record gets."""
+    import os
+
+    from referee.records.record import write_atomic
+
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
+    path = tmp_path / "report" / "alive.js"
+    write_atomic(path, "old\n", sync=False)
+    write_atomic(path, "new\n", sync=False)
+    assert path.read_text() == "new\n" and synced == []
+    write_atomic(path, "a record\n")
+    assert path.read_text() == "a record\n" and len(synced) == 1
+    assert [p.name for p in path.parent.iterdir()] == ["alive.js"]  # no temporary file left

@@ -21,7 +21,7 @@ from referee.match.play import Entrant
 from referee.runners.local import Finished, Runner, RunnerEvent
 from referee.tournament.admission import Checks, PreflightResult
 from referee.tournament.config import load_config
-from referee.tournament.output import prepare_output
+from referee.tournament.output import OutputFolder, prepare_output
 from referee.tournament.session import Reporter, TournamentSession
 
 SECRET = DealSecret(bytes(range(32)))
@@ -215,3 +215,35 @@ def test_a_pre_flight_stopped_starts_no_more_bots(tmp_path: Path) -> None:
                         logs_dir=tmp_path, stop=stop, done=lambda i, r: told.append(i))
     assert spawned == [] and sorted(told) == [0, 1, 2]
     assert {r.code for r in results} == {Reason.STOPPED}
+
+
+def test_the_replay_data_is_read_from_the_page_the_worker_wrote(tmp_path: Path) -> None:
+    """The one replay page's data (``replays/<id>.js``) is the data of the match's page of its
+    own (``games/<id>.html``) that the worker wrote: made from the page, byte for byte what the
+    record gives, with no second replay of the record; a record without a page, or with a page
+    that is not its own, gives it from the record."""
+    from referee.records.record import read_record
+    from referee.web.replay_html import ReplayPage, replay_script, replay_script_of_page
+    from referee.web.report import _replay_of
+
+    out = tmp_path / "out"
+    played(tmp_path, ReplayPage(out / "report"))
+    folder = OutputFolder(out)
+    ids = sorted(p.stem for p in (out / "report" / "games").glob("*.html"))
+    assert len(ids) == 6
+    from_records = {i: replay_script(read_record(folder.saved_record(i))) for i in ids}
+    first, second = ids[0], ids[1]
+    page = (out / "report" / "games" / f"{first}.html").read_text()
+    assert replay_script_of_page(page, first) == from_records[first]
+    assert replay_script_of_page(page, second) is None  # another match's page
+    assert replay_script_of_page(page.replace('id="ct-data"', 'id="x"'), first) is None
+    # the record set aside: the page alone gives the same data
+    for i in ids:
+        folder.saved_record(i).rename(tmp_path / f"{i}.gz")
+    assert all(_replay_of(out, i) == from_records[i] for i in ids)
+    # a page damaged, or gone: the record again (and none where there is neither)
+    (tmp_path / f"{first}.gz").rename(folder.saved_record(first))
+    (out / "report" / "games" / f"{first}.html").write_text(page[:len(page) // 2])
+    assert _replay_of(out, first) == from_records[first]
+    (out / "report" / "games" / f"{second}.html").unlink()
+    assert _replay_of(out, second) is None

@@ -1,11 +1,13 @@
 """How a verdict on a pair is worded, from the records of real tournaments of the example bots
 (greedy against random, through the command line, the defaults): two sets decide it, and the
-words say so (``95% sure``, the difference and its ±); ``open`` with its ± while a pair is not
-yet told apart, ``too early to tell`` only while the ± measures nothing."""
+words say so (``95% sure``, the difference and its interval's ends); ``open`` with its interval
+while a pair is not yet told apart, ``too early to tell`` only while the interval measures
+nothing. The ends printed are the interval's own: it is not centred on the difference."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,8 @@ from typing import Any
 import pytest
 
 from conftest import PY, ROOT, tournament_yaml
-from referee.web.folder import interval_confidence, pair_text
+from referee.league.page import verdict_text
+from referee.web.folder import headline, interval_confidence, pair_text
 
 CLI = [PY, "-c", "from referee.cli import main; main()"]
 
@@ -53,10 +56,10 @@ def test_without_stop_two_sets_decide_greedy_over_random_and_the_words_say_so(
     # decided, and the words say how sure
     pair, data, shown = played(tmp_path, 2)
     assert pair["verdict"] == "stronger" and pair["low"] > 0 and pair["diff"] > 20, pair
-    half = (pair["high"] - pair["low"]) / 2
+    ends = f"({pair['low']:+.1f} to {pair['high']:+.1f})"
     assert row_words(data, "greedy") == (
-        f"stronger {pair['diff']:+.1f} ± {half:.1f} pts/hand, 95% sure, 2 sets")
-    assert f"stronger {pair['diff']:+.1f} ± {half:.1f}/h, 2 sets" in shown, shown
+        f"stronger {pair['diff']:+.1f} {ends} pts/hand, 95% sure, 2 sets")
+    assert f"stronger {pair['diff']:+.1f} {ends}/h, 2 sets" in shown, shown
     said = " ".join(shown.split())
     assert "vs next: the verdict on the next row at confidence 0.95 (stronger: decided; open: " \
            "not yet told apart)" in said, shown
@@ -73,8 +76,8 @@ def test_the_confidence_of_the_verdicts_is_the_stops_or_the_default() -> None:
 
 def test_an_interval_below_0_says_weaker_not_too_early() -> None:
     """A gauntlet's question asked out of order (the candidate below): ``judge`` reports
-    ``open`` where the interval says ``weaker``; the words say what it says, with or without a ±
-    figure."""
+    ``open`` where the interval says ``weaker``; the words say what it says, with or without its
+    ends."""
     wide = {"upper": "cand", "lower": "a", "verdict": "open", "diff": -70.0, "low": -138.0,
             "high": -2.0, "sets": 2}
     assert pair_text(wide, 240, confidence=0.95) == (
@@ -83,7 +86,48 @@ def test_an_interval_below_0_says_weaker_not_too_early() -> None:
         "weaker -70.0/h (at most -2.0), 2 sets")
     assert pair_text(wide, 240).startswith("open: too early to tell")  # confidence unknown
     narrow = wide | {"diff": -7.0, "low": -12.0, "high": -2.0, "sets": 9}
-    assert pair_text(narrow, 240, confidence=0.95) == "weaker -7.0 ± 5.0 pts/hand, 95% sure, 9 sets"
+    assert pair_text(narrow, 240, confidence=0.95) == (
+        "weaker -7.0 (-12.0 to -2.0) pts/hand, 95% sure, 9 sets")
     spans = narrow | {"diff": 5.5, "low": -20.0, "high": 31.0}
-    assert pair_text(spans, 240, confidence=0.95) == "open +5.5 ± 25.5 pts/hand, 9 sets"
-    assert pair_text(spans, 240) == "open +5.5 ± 25.5 pts/hand, 9 sets"
+    assert pair_text(spans, 240, confidence=0.95) == "open +5.5 (-20.0 to +31.0) pts/hand, 9 sets"
+    assert pair_text(spans, 240) == "open +5.5 (-20.0 to +31.0) pts/hand, 9 sets"
+
+
+def printed_ends(words: str) -> tuple[float, float]:
+    """The two ends an interval is printed with: ``(+0.1 to +20.9)``, the first such."""
+    found = re.search(r"([+-]\d+\.\d) to ([+-]\d+\.\d)", words)
+    assert found is not None, words
+    return float(found[1]), float(found[2])
+
+
+def test_the_printed_bounds_are_the_intervals_for_a_skewed_interval() -> None:
+    """An anytime-valid interval is not centred on the observed difference: +6.7 with the
+    interval [+0.07, +20.9]. Printed as ``+6.7 ± 10.4`` a reader would take it for -3.7 to
+    +17.1, across 0 for a verdict that says stronger; every place that words a verdict prints
+    the interval's own ends instead."""
+    skewed = {"upper": "mc", "lower": "greedy", "verdict": "stronger", "diff": 6.7,
+              "low": 0.07, "high": 20.9, "sets": 4}
+    ends = (0.1, 20.9)
+    said = {
+        "page": pair_text(skewed, 240, confidence=0.95),
+        "terminal": pair_text(skewed, 240, short=True, confidence=0.95),
+        "league": verdict_text(skewed, confidence=0.95, bound=240),
+        "headline": headline([{"name": "mc"}, {"name": "greedy"}], [skewed], 16, final=True,
+                             stopped="settled"),
+        "live headline": headline([{"name": "mc"}, {"name": "greedy"}], [skewed], 16,
+                                  final=False, stopped=None),
+    }
+    for where, words in said.items():
+        assert printed_ends(words) == ends, (where, words)
+        assert "±" not in words, (where, words)
+    assert said["page"] == "stronger +6.7 (+0.1 to +20.9) pts/hand, 95% sure, 4 sets"
+    assert said["terminal"] == "stronger +6.7 (+0.1 to +20.9)/h, 4 sets"
+    assert said["headline"] == ("mc wins: stronger than greedy by 6.7 points a hand (+0.1 to "
+                                "+20.9, adjusted for luck), decided after 16 matches")
+    # the other way, and not yet told apart: skewed below the difference
+    still = skewed | {"verdict": "open", "diff": -1.5, "low": -30.2, "high": 2.4}
+    words = headline([{"name": "mc"}, {"name": "greedy"}], [still], 16, final=True,
+                     stopped="cap")
+    assert words.endswith("(-1.5 points a hand, -30.2 to +2.4, adjusted for luck)"), words
+    for words in (pair_text(still, 240), verdict_text(still, confidence=0.95, bound=240)):
+        assert printed_ends(words) == (-30.2, 2.4) and "±" not in words, words

@@ -661,8 +661,9 @@ def _final(console: Console, cfg: Config, outcome: Outcome, report_path: Path) -
         "P>next": "P>next: TrueSkill's probability, a description only (no error control).",
         "vs next": f"vs next: the verdict on the next row at confidence {rule.confidence:g} "
                    f"(stronger: decided; open: not yet told apart{ties}), the difference in "
-                   f"points a hand adjusted for luck (minus the luck of the stock's cards), its "
-                   f"anytime-valid ± and the duplicate sets they shared.",
+                   f"points a hand adjusted for luck (minus the luck of the stock's cards), "
+                   f"the ends of its anytime-valid interval in brackets and the duplicate sets "
+                   f"they shared.",
     }
     why = {Stopped.SETTLED: "stopped: settled, every pair decided",
            Stopped.CAP: "stopped at the cap",

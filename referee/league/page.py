@@ -77,11 +77,12 @@ page's rule)."""
 
 def verdict_text(pair: dict[str, Any] | None, *, confidence: float, bound: float) -> str:
     """A row's verdict against the next one down, as a tournament's page says it:
-    ``stronger +5.6 ± 2.1 pts/hand, 95% sure, 3 sets``, ``open +1.2 ± 4.1 pts/hand, 3 sets``.
+    ``stronger +5.6 (+3.5 to +7.7) pts/hand, 95% sure, 3 sets``, ``open +1.2 (-2.9 to +5.3)
+    pts/hand, 3 sets``: the interval's own ends (it is not centred on the difference).
 
     >>> verdict_text({"verdict": "open", "diff": 1.2, "low": -2.9, "high": 5.3, "sets": 3},
     ...              confidence=0.95, bound=240)
-    'open +1.2 ± 4.1 pts/hand, 3 sets'
+    'open +1.2 (-2.9 to +5.3) pts/hand, 3 sets'
     """
     if pair is None:
         return ""
@@ -95,7 +96,7 @@ def verdict_text(pair: dict[str, Any] | None, *, confidence: float, bound: float
         if verdict == "open":
             return f"open: too early to tell{tail} ({diff:+.1f} pts/hand so far)"
         return f"{verdict} {diff:+.1f} pts/hand{sure}{tail}"
-    return f"{verdict} {diff:+.1f} ± {(high - low) / 2:.1f} pts/hand{sure}{tail}"
+    return f"{verdict} {diff:+.1f} ({low:+.1f} to {high:+.1f}) pts/hand{sure}{tail}"
 
 
 def _p(p: float | None) -> str:
@@ -106,9 +107,10 @@ _VERDICTS_NOTE = (
     "points a hand over the duplicate sets they shared (adjusted for the luck of the stock "
     "flips), as a tournament's: <em>stronger</em> once it is {confidence} sure over the whole "
     "season however often it is looked at, <em>open</em> until then, <em>weaker</em> when the "
-    "test says the next one down is stronger (the ratings and the test disagree); the ± is its "
-    "anytime-valid interval at the pair's level. Every verdict reads every set its pair "
-    "played; a version's pairs are forgotten when it retires.</p>")
+    "test says the next one down is stronger (the ratings and the test disagree); in brackets, "
+    "the ends of its anytime-valid interval at the pair's level (not centred on the "
+    "difference). Every verdict reads every set its pair played; a version's pairs are "
+    "forgotten when it retires.</p>")
 
 
 def _audit(flags: list[str], confidence: float) -> str:

@@ -291,10 +291,14 @@ def current_umask() -> int:
     return 0o022
 
 
-def write_atomic(path: Path, text: str | bytes, *, mode: int | None = None) -> None:
+def write_atomic(path: Path, text: str | bytes, *, mode: int | None = None,
+                 sync: bool = True) -> None:
     """Writes ``text`` (or bytes) to ``path`` through a temporary file in the same folder,
     synced, then renamed over ``path``: a reader never sees half a file, even after a crash.
-    The file gets permissions ``mode`` (default: ``0666`` less the umask, like any new file)."""
+    The file gets permissions ``mode`` (default: ``0666`` less the umask, like any new file).
+    ``sync=False``: not synced (a reader still sees the old or the new file, never half of
+    one, but a crash of the machine may lose it): for a view rewritten often, such as the
+    report's heartbeat."""
     if mode is None:
         mode = 0o666 & ~current_umask()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -308,8 +312,9 @@ def write_atomic(path: Path, text: str | bytes, *, mode: int | None = None) -> N
         data = text.encode("utf-8") if isinstance(text, str) else text
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -21,7 +21,7 @@ from referee.tournament.output import JournalLine
 from referee.tournament.stopping import Stop
 
 __all__ = ["CHUNK", "CROSS_TOP", "EXAMPLES", "FaultGroup", "Summary", "headline",
-           "interval_confidence", "order_note", "page_data", "pair_text"]
+           "interval_confidence", "interval_words", "order_note", "page_data", "pair_text"]
 
 CHUNK = 1000
 """Matches per file of the match list (``report/matches/<k>.js``)."""
@@ -198,7 +198,7 @@ def _r(value: Any, places: int = 2) -> float | None:
 
 def hand_bound(config: dict[str, Any] | None) -> float:
     """The points in play in one hand of the tournament's variant (classic when unknown): an
-    interval's end at ``±`` this is the range of the points, no bound from the data."""
+    interval's end at plus or minus this is the range of the points, no bound from the data."""
     try:
         return float(Variant(str((config or {}).get("variant", "classic"))).hand_total)
     except ValueError:
@@ -222,9 +222,9 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 
 EARLY_WIDTH = 0.5
-"""An interval on a difference wider than this share of a hand's points (120 points, ± 60, in
+"""An interval on a difference wider than this share of a hand's points (120 points wide in
 the classic game) measures nothing yet: a verdict says ``too early to tell`` instead of a
-``±`` figure (as after one set of short matches)."""
+difference and its interval (as after one set of short matches)."""
 
 
 def early(low: float | None, high: float | None, bound: float) -> bool:
@@ -247,11 +247,24 @@ def interval_confidence(config: Mapping[str, Any] | None) -> float | None:
     return conf if conf is not None and 0 < conf < 1 else None
 
 
+def interval_words(diff: float, low: float, high: float, unit: str = "") -> str:
+    """A difference and its interval's ends as they are: ``+6.7 (+0.1 to +20.9) pts/hand``
+    (``unit`` after them). Not ``diff ± half-width``: an anytime-valid confidence sequence is
+    not centred on the observed difference, and ``+6.7 ± 10.4`` would read as ``-3.7 to
+    +17.1``, on the other side of 0 from a verdict that says ``stronger``.
+
+    >>> interval_words(6.7, 0.07, 20.9, " pts/hand")
+    '+6.7 (+0.1 to +20.9) pts/hand'
+    """
+    return f"{diff:+.1f} ({low:+.1f} to {high:+.1f}){unit}"
+
+
 def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
               confidence: float | None = None) -> str:
-    """A verdict in words: ``stronger +5.6 ± 2.1 pts/hand, 95% sure, 3 sets``; ``open +1.2 ±
-    4.1 pts/hand, 3 sets`` (not yet told apart); ``open: too early to tell, 1 set (+7.4
-    pts/hand so far)`` while the interval is too wide to measure anything (:func:`early`);
+    """A verdict in words: ``stronger +5.6 (+3.5 to +7.7) pts/hand, 95% sure, 3 sets``; ``open
+    +1.2 (-2.9 to +5.3) pts/hand, 3 sets`` (not yet told apart); ``open: too early to tell, 1
+    set (+7.4 pts/hand so far)`` while the interval is too wide to measure anything
+    (:func:`early`); the interval's own ends, not a ``±`` (:func:`interval_words`);
     ``weaker ...`` for a pair asked out of order whose lower entrant is decidedly stronger;
     ``tie ...`` (a margin's). ``pair``: a pair or a question of ``standings.json`` (its ends as
     written, ``bound``: a hand's points, :func:`hand_bound`); ``short``: for a terminal's
@@ -279,11 +292,11 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
         if short:
             return f"{verdict}: too early to tell{tail}"
         return f"{verdict}: too early to tell{tail} ({diff:+.1f}{unit} so far)"
-    plus_minus = f"{diff:+.1f} ± {(high - low) / 2:.1f}{unit}"
+    measured = interval_words(diff, low, high, unit)
     if verdict == "open" and (low > 0 or high < 0) and not short:
-        return (f"{verdict} {plus_minus}{tail} (the interval is clear of 0, but the deals' "
+        return (f"{verdict} {measured}{tail} (the interval is clear of 0, but the deals' "
                 f"signs are not yet one-sided enough)")
-    return f"{verdict} {plus_minus}{sure}{tail}"
+    return f"{verdict} {measured}{sure}{tail}"
 
 
 LUCK_NOTE = " (differences adjusted for luck)"
@@ -321,14 +334,14 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
     diff, low, high = _num(pair.get("diff")), _num(pair.get("low")), _num(pair.get("high"))
     when = "decided after" if stopped == "settled" else "after"
     if verdict == "stronger" and diff is not None:
-        sure = (f" ± {(high - low) / 2:.1f}" if low is not None and high is not None
+        sure = (f"{low:+.1f} to {high:+.1f}, " if low is not None and high is not None
                 and not early(low, high, bound)
-                else f" (at least {low:.1f})" if low is not None else "")
+                else f"at least {low:+.1f}, " if low is not None and low > 0 else "")
         if not final:
-            return (f"{top} leads: decidedly stronger than {second} by {diff:.1f}{sure} points "
-                    f"a hand (adjusted for luck), after {played}{PROVISIONAL}")
-        return (f"{top} wins: stronger than {second} by {diff:.1f}{sure} points a hand "
-                f"(adjusted for luck), {when} {played}")
+            return (f"{top} leads: decidedly stronger than {second} by {diff:.1f} points a "
+                    f"hand ({sure}adjusted for luck), after {played}{PROVISIONAL}")
+        return (f"{top} wins: stronger than {second} by {diff:.1f} points a hand "
+                f"({sure}adjusted for luck), {when} {played}")
     if verdict == "tie":
         return f"{top} and {second} tie (within the margin), {when} {played}"
     lead = "No decided leader yet" if not final else "No decided winner"
@@ -338,8 +351,8 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
     if diff is None:
         return f"{unsure} (they have not met){tail}"
     if low is not None and high is not None and not early(low, high, bound):
-        return (f"{unsure} ({diff:+.1f} ± {(high - low) / 2:.1f} points a hand, adjusted for "
-                f"luck){tail}")
+        return (f"{unsure} ({diff:+.1f} points a hand, {low:+.1f} to {high:+.1f}, adjusted "
+                f"for luck){tail}")
     return f"{unsure} ({diff:+.1f} points a hand so far, adjusted for luck){tail}"
 
 

@@ -14,6 +14,7 @@ import gzip
 import html
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -125,7 +126,7 @@ def _fill(page: str, **parts: str) -> str:
     return re.sub(r"\{(" + "|".join(parts) + r")\}", lambda m: parts[m.group(1)], page)
 
 
-def result_text(record: RecordDict) -> str:
+def result_text(record: Mapping[str, Any]) -> str:
     """The match's result in one line, best first: ``Result: greedy wins with 1012 points ·
     random 640 · evil 380, lost by a fault (illegal)``; shared firsts ``a and b share first
     with 500 points``. Plain text (escaped where it is put in a page)."""
@@ -272,8 +273,38 @@ def replay_script(record: RecordDict) -> str:
     decompresses (``DecompressionStream``): about a sixth of the JSON's size."""
     data = page_data(record)
     data["view"], data["start"], data["result"] = "all", 0, result_text(record)
+    return _packed(data)
+
+
+def replay_script_of_page(page: str, match_id: str) -> str | None:
+    """:func:`replay_script` of the record that :func:`linked_page` made ``page`` from, read
+    from the page: the same data (its result line from the players, totals, ranks and faults
+    it holds), with no replay of the record under the rules, which is most of the cost of
+    either (a tournament's worker writes the page of each match it plays: :class:`ReplayPage`).
+    ``None`` where ``page`` holds no such data of ``match_id``'s."""
+    start = page.find(_DATA_OPEN)
+    end = page.find("</script>", start)  # script_json wrote no "<" in the data
+    if start < 0 or end < 0:
+        return None
+    try:
+        data = json.loads(page[start + len(_DATA_OPEN):end])
+        if not isinstance(data, dict) or data.get("id") != match_id \
+                or not isinstance(data.get("steps"), list):
+            return None
+        data["view"], data["start"] = "all", 0
+        data["result"] = result_text(data)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+    return _packed(data)
+
+
+_DATA_OPEN = '<script type="application/json" id="ct-data">'
+"""Where a page's data starts (:data:`_PAGE`)."""
+
+
+def _packed(data: dict[str, Any]) -> str:
     packed = gzip.compress(script_json(data).encode("utf-8"), 6, mtime=0)
-    return (f"ctReplay({script_json(str(record['id']))}, "
+    return (f"ctReplay({script_json(str(data['id']))}, "
             f"\"{base64.b64encode(packed).decode('ascii')}\");\n")
 
 

@@ -46,7 +46,7 @@ import yaml
 
 from referee.protocol.escape import escape_controls
 from referee.records.match_id import MatchId
-from referee.records.record import RecordError, read_record, write_atomic
+from referee.records.record import RecordDict, RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
 from referee.tournament.output import JournalLine, OutputFolder
 from referee.tournament.ratings import RatingConfig, Standings
@@ -68,6 +68,7 @@ from referee.web.replay_html import (
     linked_page,
     match_steps,
     replay_script,
+    replay_script_of_page,
     script_json,
     shared_page,
 )
@@ -218,7 +219,8 @@ class Report:
             script = _replay_of(self.out, match_id)
             if script is not None:
                 with contextlib.suppress(OSError):
-                    _write_unsynced(path, script)  # a view: `ct-referee report` writes it again
+                    # a view (`ct-referee report` writes it again): not synced
+                    write_atomic(path, script, sync=False)
         del self.pending[:done]
         return len(self.pending)
 
@@ -345,7 +347,7 @@ class Report:
             record = read_record(self.paths.saved_record(match_id))
             check_replayable(record, strict=True)
             if match_id not in self.pages:
-                page = linked_page(record, assets="../", back="../index.html")
+                page = _own_page(record)
                 (self.root / "games").mkdir(exist_ok=True)
                 write_atomic(self.root / "games" / f"{match_id}.html", page)
                 self.pages.add(match_id)
@@ -422,16 +424,6 @@ def data_pairs(standings: dict[str, Any] | None) -> list[dict[str, Any]]:
     """``standings.json``'s pairs (none before it is written)."""
     pairs = (standings or {}).get("pairs")
     return [p for p in pairs if isinstance(p, dict)] if isinstance(pairs, list) else []
-
-
-def _write_unsynced(path: Path, text: str) -> None:
-    """``text`` to ``path`` through a temporary file renamed over it (a reader sees the old
-    or the new file, never half of one), not synced: a heartbeat, rewritten every few
-    seconds, that a crash may lose."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -516,7 +508,8 @@ class Refresher(Pages):
         a machine gone) sees it age and says so, instead of "live" for ever."""
         beat = {"at": round(time.time(), 1), "every": HEARTBEAT_S, "dead_after": DEAD_AFTER_S}
         with contextlib.suppress(OSError):  # a view: a full disk stops no tournament
-            _write_unsynced(self.report.root / ALIVE, f"window.CT_ALIVE = {json.dumps(beat)};\n")
+            write_atomic(self.report.root / ALIVE, f"window.CT_ALIVE = {json.dumps(beat)};\n",
+                         sync=False)  # rewritten every few seconds: a crash may lose it
 
     def _beating(self) -> None:
         """:meth:`_beat` every :data:`HEARTBEAT_S` until the run ends (:meth:`finish`)."""
@@ -673,7 +666,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             match_id = route[len(prefix):-len(".html")]
             page = Path(self.directory) / REPORT / "games" / f"{match_id}.html"
             if MatchId.is_one(match_id) and not page.is_file():
-                body = _page_on_demand(Path(self.directory), match_id)
+                body = _drawn(Path(self.directory), match_id, _own_page)
                 if body is not None:
                     self._reply(body.encode(), TYPES[".html"])
                     return
@@ -707,23 +700,33 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def _drawn(out: Path, match_id: str, draw: Callable[[RecordDict], str]) -> str | None:
+    """``draw`` of the match's saved record, checked under the rules (``None``: it cannot be
+    replayed)."""
+    try:
+        record = read_record(OutputFolder(out).saved_record(match_id))
+        check_replayable(record, strict=True)
+        return draw(record)
+    except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _own_page(record: RecordDict) -> str:
+    """A match's page of its own in the report (``games/<id>.html``)."""
+    return linked_page(record, assets="../", back="../index.html")
+
+
 def _replay_of(out: Path, match_id: str) -> str | None:
-    """A match's data for the one replay page (``None``: its record cannot be replayed)."""
-    try:
-        record = read_record(OutputFolder(out).saved_record(match_id))
-        check_replayable(record, strict=True)
-        return replay_script(record)
-    except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
-        return None
-
-
-def _page_on_demand(out: Path, match_id: str) -> str | None:
-    try:
-        record = read_record(OutputFolder(out).saved_record(match_id))
-        check_replayable(record, strict=True)
-        return linked_page(record, assets="../", back="../index.html")
-    except (RecordError, OSError, ValueError, KeyError, TypeError, IndexError):
-        return None
+    """A match's data for the one replay page (``replays/<id>.js``): from its page of its own
+    where there is one (``games/<id>.html``: the worker that played the match wrote it, with
+    the same data; no second replay under the rules), else from its record (``None``: it
+    cannot be replayed)."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        page = (OutputFolder(out).report / "games" / f"{match_id}.html").read_text("utf-8")
+        script = replay_script_of_page(page, match_id)
+        if script is not None:
+            return script
+    return _drawn(out, match_id, replay_script)
 
 
 def serve(out: Path, *, port: int = 8000, host: str = "127.0.0.1",

@@ -62,9 +62,10 @@ sets they shared (a <em>set</em>: the same deals in every seat order, so the luc
 cancels): <em>stronger</em> once it is decided at the tournament's confidence (it stays so),
 <em>tie</em> (with a margin) when neither is stronger by the margin, else <em>open</em>: not
 yet told apart; then the difference in points a hand (adjusted for luck: each hand's points
-minus the luck of the stock's cards), its ± (valid however often it is looked at) and the
-sets. <em>Too early to tell</em>: the ± is still wider than half a hand's points, so it
-measures nothing yet; the difference so far is in brackets. What each verdict assumes:
+minus the luck of the stock's cards), in brackets the ends of its interval (valid however
+often it is looked at; not centred on the difference) and the sets. <em>Too early to
+tell</em>: the interval is still wider than half a hand's points, so it measures nothing yet;
+the difference so far is in brackets. What each verdict assumes:
 docs/statistics.md.</dd>
 <dt>faults</dt><dd>timeouts, illegal moves, garbled lines, crashes, failed starts, memory
 kills: each loses that match (the referee's fallback plays the seat on).</dd>
