@@ -351,3 +351,37 @@ def test_a_view_is_written_whole_but_not_synced(tmp_path: Path,
     write_atomic(path, "a record\n")
     assert path.read_text() == "a record\n" and len(synced) == 1
     assert [p.name for p in path.parent.iterdir()] == ["alive.js"]  # no temporary file left
+
+
+def test_the_report_server_says_no_cache_once_on_every_reply(tmp_path: Path) -> None:
+    """The live report's own files (index.html, data.js, a log) are asked again by the browser
+    (a 304 where nothing changed), never kept: each reply says ``no-cache`` once; a hidden
+    file is still never served."""
+    import http.server
+    import threading
+    import urllib.error
+    import urllib.request
+    from functools import partial
+
+    from referee.web.report import _Handler
+
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "index.html").write_text("<!doctype html>live\n")
+    (tmp_path / "report" / "data.js").write_text("window.CT_REPORT = {};\n")
+    (tmp_path / "logs" / "x").mkdir(parents=True)
+    (tmp_path / "logs" / "x" / "0-a.stderr").write_text("said\n")
+    (tmp_path / ".deal-secret").write_text("00" * 16)
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), partial(_Handler, directory=str(tmp_path)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        for path in ("/report/index.html", "/report/data.js", "/logs/x/0-a.stderr"):
+            with urllib.request.urlopen(base + path, timeout=30) as reply:
+                assert reply.headers.get_all("Cache-Control") == ["no-cache"], path
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(base + "/.deal-secret", timeout=30)
+        assert info.value.code == 404
+    finally:
+        server.shutdown()
+        server.server_close()

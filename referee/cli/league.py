@@ -56,17 +56,6 @@ class _PageHandler(_ReportHandler):
             posixpath.dirname(route) == f"/{REPORT}"
             and not posixpath.basename(route).startswith("."))
 
-    def send_header(self, keyword: str, value: str) -> None:
-        if keyword.lower() == "cache-control":
-            self._cache_said = True
-        super().send_header(keyword, value)
-
-    def end_headers(self) -> None:
-        if not getattr(self, "_cache_said", False):
-            self.send_header("Cache-Control", "no-cache")
-        self._cache_said = False
-        super().end_headers()
-
 
 def _serve(folder: Path, port: int) -> tuple[http.server.ThreadingHTTPServer, str]:
     """Serves the page of the league whose output folder is ``folder`` (the page alone: never

@@ -621,7 +621,22 @@ TYPES = {".stderr": "text/plain; charset=utf-8", ".jsonl": "text/plain; charset=
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    """The output folder, but for its hidden files (the deal secret above all)."""
+    """The output folder, but for its hidden files (the deal secret above all); every reply
+    says ``Cache-Control: no-cache`` (the pages and their data change as the run plays: a
+    browser asks again, and gets a 304 where nothing changed)."""
+
+    _cache_said = False
+
+    def send_header(self, keyword: str, value: str) -> None:
+        if keyword.lower() == "cache-control":
+            self._cache_said = True
+        super().send_header(keyword, value)
+
+    def end_headers(self) -> None:
+        if not self._cache_said:
+            self.send_header("Cache-Control", "no-cache")
+        self._cache_said = False
+        super().end_headers()
 
     extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map) | TYPES
 
