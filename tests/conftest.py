@@ -32,6 +32,7 @@ from typing import Any
 
 import pytest
 import yaml
+from browser import Browser, find_chromium
 from hypothesis import settings
 
 from referee.bots.bot import Answer
@@ -148,6 +149,21 @@ def cluster() -> Iterator[Any]:
 def _close_shared_cluster() -> None:
     while _shared_cluster:
         _shared_cluster.pop().close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """The one headless Chromium of this test worker (tests/browser.py), driven over the
+    DevTools protocol: started at the first page asked of it, again after it died."""
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("chromium is not installed (.ci/run installs it): the report's browser "
+                    "tests need it")
+    shared = Browser(executable)
+    try:
+        yield shared
+    finally:
+        shared.close()
 
 
 _PROCESS_MODULE = re.compile(r"^pytestmark = \[?\s*pytest\.mark\.process\b", re.MULTILINE)

@@ -8,21 +8,21 @@ from __future__ import annotations
 import gzip
 import html
 import json
+import os
 import random
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from browser import Browser, BrowserError, find_chromium
 
 from conftest import tournament_yaml
 from referee.records.record import read_record, write_record
@@ -170,30 +170,37 @@ def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
 # -- in a real browser --------------------------------------------------------------------------
 
 
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("chromium is not installed (.ci/run installs it): the report's browser "
-                "tests need it")
-
-
-@pytest.fixture(scope="module")
-def profile() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="ct-chromium-") as path:
-        yield Path(path)
-
-
-def browse(profile: Path, page: Path, *options: str) -> str:
-    """The DOM of ``page`` after its scripts ran, from headless Chromium (or what it wrote)."""
-    done = subprocess.run(
-        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={profile}", "--window-size=1000,700", *options,
-         page.as_uri()], capture_output=True, text=True, timeout=180, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+def test_a_browser_that_dies_or_hangs_fails_the_page_and_the_next_page_gets_another(
+        tmp_path: Path) -> None:
+    """The shared browser's helper (tests/browser.py): a browser killed fails the page it was
+    asked for and the next page starts a new one; one stopped, so that it never answers, fails
+    its page when the deadline runs out (not a hang) and is killed."""
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("chromium is not installed (.ci/run installs it): the report's browser "
+                    "tests need it")
+    page = tmp_path / "p.html"
+    page.write_text("<p id=x>before</p><script>setTimeout(() => "
+                    "{ document.getElementById('x').textContent = 'after'; }, 30000)</script>")
+    browser = Browser(executable, timeout=30)
+    try:
+        assert '<p id="x">before</p>' in browser.dom(page)
+        assert '<p id="x">after</p>' in browser.dom(page, budget_ms=31000)  # virtual time
+        first = browser.pid
+        assert first is not None
+        os.killpg(first, signal.SIGKILL)
+        with pytest.raises(BrowserError, match=r"closed its pipe|Broken pipe"):
+            browser.dom(page)
+        assert browser.pid is None and '<p id="x">before</p>' in browser.dom(page)
+        second = browser.pid
+        assert second is not None and second != first
+        os.killpg(second, signal.SIGSTOP)
+        browser.timeout = 1  # a stopped browser never answers: any deadline runs out
+        with pytest.raises(BrowserError, match="no answer within 1 s"):
+            browser.dom(page)
+        assert browser.pid is None and not Path(f"/proc/{second}").exists()  # killed
+    finally:
+        browser.close()
 
 
 class Links(HTMLParser):
@@ -235,10 +242,9 @@ def assert_links_resolve(page: Path, links: Links) -> int:
 
 
 def test_the_report_renders_in_chromium_and_every_link_leads_somewhere(
-        folder: Path, profile: Path) -> None:
+        folder: Path, browser: Browser) -> None:
     index = folder / "report" / "index.html"
-    links = parse(browse(profile, index, "--dump-dom", "--allow-file-access-from-files",
-                         "--virtual-time-budget=10000"))
+    links = parse(browser.dom(index, budget_ms=10000))
     text = " ".join(links.text)
     for name in ("random", "greedy", "evil", "crasher"):
         assert name in text
@@ -269,7 +275,7 @@ def test_the_report_renders_in_chromium_and_every_link_leads_somewhere(
     deep = [t for t in links.targets if t.startswith("games/") and "&turn=" in t]
     assert deep, "no fault example links to its step"
     replay = index.parent / games.pop()
-    dom = browse(profile, replay, "--dump-dom")
+    dom = browser.dom(replay)
     shown = parse(dom)
     assert 'class="seat' in dom, "the replay's script did not draw the table"
     assert "../index.html" in shown.targets
@@ -283,13 +289,13 @@ DEEP = """(w, d, out, done) => {
 }"""
 
 
-def test_a_fault_links_to_its_step(folder: Path, profile: Path) -> None:
+def test_a_fault_links_to_its_step(folder: Path, browser: Browser) -> None:
     group = next(g for g in data(folder)["faults"] if g["name"] == "evil")  # type: ignore[attr-defined]
     example = group["examples"][0]
     assert example["log"].startswith("logs/") and "<script>" in example["tail"]
     assert "\x1b" not in example["tail"] and "\\x1b[31m" in example["tail"]  # as a terminal
     page = folder / "report" / "games" / f"{example['id']}.html"
-    got = measure(profile, page, f"hand={example['hand']}&turn={example['turn']}", (1000, 700),
+    got = measure(browser, page, f"hand={example['hand']}&turn={example['turn']}", (1000, 700),
                   DEEP)
     assert f"hand {example['hand']}/" in str(got["where"])
     assert f"turn {example['turn']}/" in str(got["where"])
@@ -322,9 +328,9 @@ REPORT_LAYOUT = """(w, d, out, done) => { w.setTimeout(() => {
 
 
 @pytest.mark.parametrize("size", [(1000, 700), (390, 844)])
-def test_the_report_fits_with_no_horizontal_scrolling(folder: Path, profile: Path,
+def test_the_report_fits_with_no_horizontal_scrolling(folder: Path, browser: Browser,
                                                       size: tuple[int, int]) -> None:
-    got = measure(profile, folder / "report" / "index.html", "", size, REPORT_LAYOUT)
+    got = measure(browser, folder / "report" / "index.html", "", size, REPORT_LAYOUT)
     assert got["overflow"] == 0, got
     assert got["cut"] == [] and got["overlaps"] == [], got
     assert got["verdict"] is True, got
@@ -389,7 +395,7 @@ BIG = """(w, d, out, done) => { w.setTimeout(() => {
 
 @pytest.mark.deep
 def test_a_large_ladder_pages_its_rows_and_matches_and_finds_an_entrant(
-        tmp_path: Path, profile: Path) -> None:
+        tmp_path: Path, browser: Browser) -> None:
     out = tmp_path / "out"
     large_ladder(out, 1200, 2100)
     done = subprocess.run([*CLI, "report", str(out)], capture_output=True, text=True,
@@ -397,7 +403,7 @@ def test_a_large_ladder_pages_its_rows_and_matches_and_finds_an_entrant(
     assert done.returncode == 0, done.stderr
     assert len(list((out / "report" / "rows").glob("*.js"))) == 3
     assert len(list((out / "report" / "matches").glob("*.js"))) == 3
-    got = measure(profile, out / "report" / "index.html", "", (1000, 700), BIG)
+    got = measure(browser, out / "report" / "index.html", "", (1000, 700), BIG)
     assert got["first"] == 100 and got["found"] == ["entrant-01150"], got
     assert got["last"] == [f"entrant-{k:05d}" for k in range(1100, 1200)], got
     assert "entrant-01100 against 6 opponents" in str(got["one"]), got
@@ -417,8 +423,8 @@ CHART = """(w, d, out, done) => {
 }"""
 
 
-def test_the_rating_chart_labels_its_axes(folder: Path, profile: Path) -> None:
-    got = measure(profile, folder / "report" / "index.html", "ratings", (1000, 700), CHART)
+def test_the_rating_chart_labels_its_axes(folder: Path, browser: Browser) -> None:
+    got = measure(browser, folder / "report" / "index.html", "ratings", (1000, 700), CHART)
     axes = {a["text"]: a for a in got["axes"]}  # type: ignore[attr-defined]
     assert set(axes) == {"matches rated", "rating (mu)"}, got
     frame, ticks = got["frame"], got["ticks"]
@@ -433,10 +439,9 @@ def test_the_rating_chart_labels_its_axes(folder: Path, profile: Path) -> None:
     assert x["top"] > max(t["bottom"] for t in ticks) - 1  # type: ignore[attr-defined]
 
 
-def test_the_report_screenshot(folder: Path, profile: Path, tmp_path: Path) -> None:
+def test_the_report_screenshot(folder: Path, browser: Browser, tmp_path: Path) -> None:
     shot = tmp_path / "report.png"
-    browse(profile, folder / "report" / "index.html", f"--screenshot={shot}",
-           "--virtual-time-budget=5000")
+    browser.screenshot(folder / "report" / "index.html", shot, budget_ms=5000)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
 
 
@@ -455,7 +460,7 @@ f.addEventListener("load", () => {{
 </script></body></html>"""
 
 
-def measure(profile: Path, page: Path, fragment: str, size: tuple[int, int], probe: str,
+def measure(browser: Browser, page: Path, fragment: str, size: tuple[int, int], probe: str,
             budget: int = 20000) -> dict[str, object]:
     """Opens ``page#fragment`` in an iframe of ``size`` and returns what the JavaScript
     ``probe(window, document, out, done)`` put in ``out`` before calling ``done``."""
@@ -463,8 +468,7 @@ def measure(profile: Path, page: Path, fragment: str, size: tuple[int, int], pro
     harness.write_text(HARNESS.format(src=page.name + "#" + fragment, w=size[0], h=size[1],
                                       probe=probe))
     try:
-        dom = browse(profile, harness, "--dump-dom", "--allow-file-access-from-files",
-                     f"--virtual-time-budget={budget}")
+        dom = browser.dom(harness, budget_ms=budget)
     finally:
         harness.unlink()
     text = dom.split('<pre id="out">', 1)[1].split("</pre>", 1)[0]
@@ -511,10 +515,10 @@ LAYOUT = """(w, d, out, done) => {
 
 @pytest.mark.parametrize("size", [(1000, 700), (1100, 700), (390, 844)])
 def test_the_replay_page_fits_and_the_hand_over_box_covers_nothing(
-        folder: Path, profile: Path, size: tuple[int, int]) -> None:
+        folder: Path, browser: Browser, size: tuple[int, int]) -> None:
     page, record = replay_page(folder, faulted=False)
     last = sum(1 + len(h["turns"]) for h in record["hands"]) - 1
-    got = measure(profile, page, f"step={last}&view=all", size, LAYOUT)
+    got = measure(browser, page, f"step={last}&view=all", size, LAYOUT)
     assert got["overflow"] == 0, got
     assert got["clipped"] == [] and got["covered"] == [], got
     assert got["over"] is True and got["covers"] is False, got
@@ -522,7 +526,7 @@ def test_the_replay_page_fits_and_the_hand_over_box_covers_nothing(
 
 
 @pytest.mark.parametrize("players", [3, 4])
-def test_the_scores_lie_over_no_seat_at_1000_and_1100_px(tmp_path: Path, profile: Path,
+def test_the_scores_lie_over_no_seat_at_1000_and_1100_px(tmp_path: Path, browser: Browser,
                                                           players: int) -> None:
     bots = [f"{PY} {ROOT}/bots/random_bot.py --seed {k}" for k in range(players)]
     done = subprocess.run([*CLI, "play", *bots, "--seed", "5", "--target", "100", "-q",
@@ -535,7 +539,7 @@ def test_the_scores_lie_over_no_seat_at_1000_and_1100_px(tmp_path: Path, profile
     assert done.returncode == 0, done.stderr
     for width in (1000, 1100):
         for step in (0, 1):  # every seat holds its whole hand
-            got = measure(profile, tmp_path / "g.html", f"step={step}&view=all", (width, 700),
+            got = measure(browser, tmp_path / "g.html", f"step={step}&view=all", (width, 700),
                           LAYOUT)
             assert got["overflow"] == 0 and got["clipped"] == [], (width, step, got)
             assert got["covered"] == [], (width, step, got)
@@ -550,9 +554,9 @@ AUTOPLAY = """(w, d, out, done) => {
 }"""
 
 
-def test_autoplay_moves_on_by_itself(folder: Path, profile: Path) -> None:
+def test_autoplay_moves_on_by_itself(folder: Path, browser: Browser) -> None:
     page, _ = replay_page(folder, faulted=False)
-    got = measure(profile, page, "step=0&view=all", (1000, 700), AUTOPLAY)
+    got = measure(browser, page, "step=0&view=all", (1000, 700), AUTOPLAY)
     assert "turn 0/" in str(got["before"]) and "pause" in str(got["label"])
     turn = int(str(got["after"]).split("turn ")[1].split("/")[0])
     assert turn >= 3, got
@@ -568,16 +572,16 @@ SPOILERS = """(w, d, out, done) => {
 
 
 def test_a_seats_view_shows_no_later_turn_and_no_fault_before_it_happens(
-        folder: Path, profile: Path) -> None:
+        folder: Path, browser: Browser) -> None:
     page, record = replay_page(folder, faulted=True)
     seat = record["players"].index("evil")
     fault_turn = next(t for t, turn in enumerate(record["hands"][0]["turns"], 1)
                       if turn["by"] == "fallback")
-    early = measure(profile, page, f"step=1&view={seat}", (1000, 700), SPOILERS)
+    early = measure(browser, page, f"step=1&view={seat}", (1000, 700), SPOILERS)
     assert early["turns"] == 1 and early["warning"] is False and early["faulted"] == 0, early
-    everything = measure(profile, page, "step=1&view=all", (1000, 700), SPOILERS)
+    everything = measure(browser, page, "step=1&view=all", (1000, 700), SPOILERS)
     assert everything["turns"] == len(record["hands"][0]["turns"])
-    reached = measure(profile, page, f"step={fault_turn}&view={seat}", (1000, 700), SPOILERS)
+    reached = measure(browser, page, f"step={fault_turn}&view={seat}", (1000, 700), SPOILERS)
     assert reached["turns"] == fault_turn and reached["warning"] is True, reached
     assert "faulted (garbled" in str(reached["text"])
 
@@ -589,12 +593,12 @@ COMMENTS = """(w, d, out, done) => {
 }"""
 
 
-def test_a_move_shows_its_time_and_the_bots_comments(folder: Path, profile: Path) -> None:
+def test_a_move_shows_its_time_and_the_bots_comments(folder: Path, browser: Browser) -> None:
     page, record = replay_page(folder, faulted=True)
     seat = record["players"].index("evil")
     turns = record["hands"][0]["turns"]
     t = next(t for t, turn in enumerate(turns, 1) if turn["seat"] == seat and turn.get("info"))
-    got = measure(profile, page, f"step={t}&view=all", (1000, 700), COMMENTS)
+    got = measure(browser, page, f"step={t}&view=all", (1000, 700), COMMENTS)
     assert "<b>thinking</b> & more" in str(got["action"]), got
     assert "info" not in str(got["action"]).replace("<b>thinking</b>", ""), got
     assert " ms" in str(got["action"]) and " ms" in str(got["log"]), got
@@ -606,9 +610,9 @@ STEPS = """(w, d, out, done) => { out.steps = w.ctSteps; done(); }"""
 
 @pytest.mark.parametrize("faulted", [False, True])
 def test_the_script_restores_every_step_the_page_left_out(
-        folder: Path, profile: Path, faulted: bool) -> None:
+        folder: Path, browser: Browser, faulted: bool) -> None:
     page, record = replay_page(folder, faulted=faulted)
-    got = measure(profile, page, "step=0&view=all", (1000, 700), STEPS)
+    got = measure(browser, page, "step=0&view=all", (1000, 700), STEPS)
     assert got["steps"] == json.loads(json.dumps(match_steps(read_record(
         folder / "games" / f"{record['id']}.json.gz"))))
 
@@ -660,13 +664,13 @@ RELOADS = """(w, d, out, done) => {
 
 
 def test_an_interrupted_run_says_so_and_how_to_resume_and_stops_reloading(
-        interrupted: tuple[Path, str], profile: Path) -> None:
+        interrupted: tuple[Path, str], browser: Browser) -> None:
     out, resume = interrupted
     said = data(out)
     assert said["final"] is False and said["halted"]["why"] == "interrupted"  # type: ignore[index]
     assert said["halted"]["resume"] == resume  # type: ignore[index]
     assert "tournament t.yaml" in resume
-    got = measure(profile, out / "report" / "index.html", "", (1000, 700), RELOADS, 40000)
+    got = measure(browser, out / "report" / "index.html", "", (1000, 700), RELOADS, 40000)
     assert got["loads"] == 1, got  # still the same page after 33 s: no reload
     assert "interrupted at " in str(got["sub"]) and "not reloading" in str(got["sub"]), got
     assert "reloads every 30 s" not in str(got["sub"])
@@ -681,7 +685,7 @@ def test_an_interrupted_run_says_so_and_how_to_resume_and_stops_reloading(
     (live / "report" / "data.js").write_text(f"window.CT_REPORT = {json.dumps(page)};\n")
     beat = {"at": time.time(), "every": 5, "dead_after": 600}  # its heartbeat fresh (alive.js)
     (live / "report" / "alive.js").write_text(f"window.CT_ALIVE = {json.dumps(beat)};\n")
-    again = measure(profile, live / "report" / "index.html", "", (1000, 700), RELOADS, 40000)
+    again = measure(browser, live / "report" / "index.html", "", (1000, 700), RELOADS, 40000)
     assert again["loads"] == 2 and "reloads every 30 s" in str(again["sub"]), again
 
 
@@ -699,7 +703,7 @@ def test_a_resumed_run_is_live_then_final_again(interrupted: tuple[Path, str],
 
 
 def test_every_match_of_a_300_match_contest_has_its_page_from_disk(
-        folder: Path, tmp_path: Path, profile: Path) -> None:
+        folder: Path, tmp_path: Path, browser: Browser) -> None:
     """Past the 200 matches that used to have pages: each match of the list links to its page,
     opened from the file system."""
     copy = tmp_path / "copy"
@@ -723,8 +727,7 @@ def test_every_match_of_a_300_match_contest_has_its_page_from_disk(
     assert data(copy)["pages"] == "all"
     assert len(list((copy / "report" / "games").glob("*.html"))) == 300
     index = copy / "report" / "index.html"
-    links = parse(browse(profile, index, "--dump-dom", "--allow-file-access-from-files",
-                         "--virtual-time-budget=10000"))
+    links = parse(browser.dom(index, budget_ms=10000))
     games = {t.split("#")[0] for t in links.targets if t.startswith("games/")}
     assert len(games) >= 50 and all(g.endswith(".html") for g in games), games
     assert_links_resolve(index, links)
@@ -732,7 +735,7 @@ def test_every_match_of_a_300_match_contest_has_its_page_from_disk(
 
 @pytest.mark.slow  # 14 s: the 300-match contest above stays in the everyday lane
 def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served(
-        folder: Path, tmp_path: Path, profile: Path) -> None:
+        folder: Path, tmp_path: Path, browser: Browser) -> None:
     """Past the 999 matches that get a page of their own: each match of the list links to the
     one replay page (``replay.html#id=...``), which draws it from its data in
     ``replays/<id>.js``, opened from the file system; ``--serve`` draws one whose data is
@@ -760,20 +763,19 @@ def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served
     pages = sorted((copy / "report" / "games").glob("*.html"))  # the fault examples' alone
     assert 0 < len(pages) < 20 and size < sum(p.stat().st_size for p in pages) / len(pages) / 3
     index = copy / "report" / "index.html"
-    links = parse(browse(profile, index, "--dump-dom", "--allow-file-access-from-files",
-                         "--virtual-time-budget=10000"))
+    links = parse(browser.dom(index, budget_ms=10000))
     shared = [t for t in links.targets if t.startswith("replay.html#id=")]
     assert len(shared) >= 50, links.targets
     for target in (shared[0], "replay.html#id=r1150-g001-s01&hand=1&turn=3"):
         match_id = target.split("id=", 1)[1].split("&", 1)[0]
-        got = measure(profile, copy / "report" / "replay.html", target.split("#", 1)[1],
+        got = measure(browser, copy / "report" / "replay.html", target.split("#", 1)[1],
                       (1000, 700), SHARED)
         assert got["steps"] == len(match_steps(records[lines[(int(match_id[1:].split("-")[0])
                                                               - 1) % len(lines)]["id"]]))
         assert str(got["result"]).startswith("Result: ") and match_id in str(got["title"])
         if "turn=" in target:
             assert "hand 1/" in str(got["where"]) and "turn 3/" in str(got["where"]), got
-    missing = measure(profile, copy / "report" / "replay.html", "id=r9999-g001-s01",
+    missing = measure(browser, copy / "report" / "replay.html", "id=r9999-g001-s01",
                       (1000, 700), SHARED)
     assert missing["steps"] == 0 and "No replay of r9999-g001-s01" in str(missing["result"])
     # served: a match whose data is not on disk (as while its run goes) is drawn on demand
@@ -787,11 +789,7 @@ def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served
         (copy / "report" / "replays" / "r7-g001-s01.js").unlink()
         with urllib.request.urlopen(f"{base}/report/replays/r7-g001-s01.js", timeout=60) as r:
             assert r.read().startswith(b'ctReplay("r7-g001-s01", "')
-        dom = subprocess.run(
-            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             f"--user-data-dir={profile}", "--dump-dom", "--virtual-time-budget=5000",
-             f"{base}/report/replay.html#id=r7-g001-s01"],
-            capture_output=True, text=True, timeout=180, check=False).stdout
+        dom = browser.dom(f"{base}/report/replay.html#id=r7-g001-s01", budget_ms=5000)
         assert 'class="seat' in dom and "Result: " in dom, dom[-2000:]
     finally:
         server.terminate()
@@ -847,12 +845,12 @@ def thousand(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("width", [390, 1000, 1600])
 @pytest.mark.parametrize("which", ["four", pytest.param("thousand", marks=pytest.mark.deep)])
 def test_the_page_at_every_width_cuts_nothing_and_no_text_is_under_11_px(
-        request: pytest.FixtureRequest, profile: Path, width: int, which: str) -> None:
+        request: pytest.FixtureRequest, browser: Browser, width: int, which: str) -> None:
     """A phone (390 px), a laptop, a wide screen; 4 entrants (the finished tournament) and
     1,000 (a ladder): nothing wider than the window but inside a box of its own that scrolls
     (the crosstable), and no text under 11 px (the chart's labels were about 6 at 390)."""
     out = request.getfixturevalue("folder" if which == "four" else "thousand")
-    got = measure(profile, out / "report" / "index.html", "", (width, 800), SIZES)
+    got = measure(browser, out / "report" / "index.html", "", (width, 800), SIZES)
     assert got["overflow"] == 0, got
     assert got["cross"] is True and got["crossCut"] is False, got
     assert got["small"] >= 11, got

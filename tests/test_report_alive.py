@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_report import browse, parse, profile  # noqa: F401  (a fixture)
+from browser import Browser
+from test_report import parse
 
 from conftest import BOTS, CLI, PY, ROOT
 
@@ -53,7 +54,7 @@ def matches_shown(out: Path) -> int:
     return int(json.loads(text[text.index("{"):text.rindex("}") + 1])["matches"])
 
 
-def test_a_killed_run_is_told_stopped_by_its_page(tmp_path: Path, profile: Path) -> None:  # noqa: F811
+def test_a_killed_run_is_told_stopped_by_its_page(tmp_path: Path, browser: Browser) -> None:
     (tmp_path / "staller.py").write_text(STALLER)
     (tmp_path / "t.yaml").write_text(f"""\
 name: killed
@@ -79,7 +80,7 @@ limits: {{move_ms: 600000}}
         assert run.poll() is None, (tmp_path / "stdout").read_text()
         assert matches_shown(out) == 1
         index = out / "report" / "index.html"
-        live = browse(profile, index, "--dump-dom", "--virtual-time-budget=3000")
+        live = browser.dom(index, budget_ms=3000)
         assert 'data-reloads="30"' in live
         text = " ".join(parse(live).text)
         assert "provisional: it reloads every 30 s" in text and "no sign of life" not in text
@@ -91,8 +92,7 @@ limits: {{move_ms: 600000}}
     while time.time() <= beat["at"] + beat["dead_after"] + 1:  # the sign of life ages
         time.sleep(1)
     assert alive(out) == beat  # nothing beats for a killed run
-    dead = browse(profile, out / "report" / "index.html", "--dump-dom",
-                  "--virtual-time-budget=3000")
+    dead = browser.dom(out / "report" / "index.html", budget_ms=3000)
     page = parse(dead)
     text = " ".join(page.text)
     assert "data-reloads" not in dead and "dead" in page.ids
@@ -106,17 +106,9 @@ limits: {{move_ms: 600000}}
         assert server.stdout is not None
         assert server.stdout.readline().startswith("report: ")
         url = server.stdout.readline().split(" at ", 1)[1].split(" ", 1)[0]
-        served = subprocess.run(
-            [*browse_argv(profile), "--dump-dom", "--virtual-time-budget=3000", url],
-            capture_output=True, text=True, timeout=180, check=False).stdout
+        served = browser.dom(url, budget_ms=3000)
         assert "data-reloads" not in served and "stopped (no sign of life since " in served
     finally:
         server.terminate()
         server.wait(timeout=30)
 
-
-def browse_argv(profile: Path) -> list[str]:  # noqa: F811
-    from test_report import chromium
-    return [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-            "--no-first-run", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", f"--user-data-dir={profile}", "--window-size=1000,700"]
