@@ -170,6 +170,7 @@ def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
 # -- in a real browser --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the test helper's own, two browsers started: the deep lane's
 def test_a_browser_that_dies_or_hangs_fails_the_page_and_the_next_page_gets_another(
         tmp_path: Path) -> None:
     """The shared browser's helper (tests/browser.py): a browser killed fails the page it was
