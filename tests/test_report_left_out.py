@@ -11,7 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_report import assert_links_resolve, browse, parse, profile  # noqa: F401  (a fixture)
+from browser import Browser
+from test_report import assert_links_resolve, parse
 
 from conftest import CLI, PY, ROOT
 
@@ -58,11 +59,10 @@ def test_the_terminal_gives_it_one_row_of_its_own(event: tuple[Path, str]) -> No
     assert sum("fault: " in line and " broken " in line for line in stdout.splitlines()) == 1
 
 
-def test_the_page_names_it_once_with_why(event: tuple[Path, str], profile: Path) -> None:  # noqa: F811
+def test_the_page_names_it_once_with_why(event: tuple[Path, str], browser: Browser) -> None:
     out, _ = event
     index = out / "report" / "index.html"
-    dom = browse(profile, index, "--dump-dom", "--allow-file-access-from-files",
-                 "--virtual-time-budget=10000")
+    dom = browser.dom(index, budget_ms=10000)
     links = parse(dom)
     text = " ".join(" ".join(links.text).split())
     assert text.count("broken") == 1, text  # its row: not the matches, crosstable, audit, faults
