@@ -16,7 +16,7 @@ import pytest
 from conftest import PY
 from referee.match.job import DealSecret, Done, MatchSpec
 from referee.tournament.admission import Benched, FaultLimit
-from referee.tournament.config import Config, load_config
+from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.output import Journal, JournalLine, OutputFolder, prepare_output
 from referee.tournament.ratings import Standings
 from referee.tournament.session import (
@@ -273,9 +273,48 @@ def test_fresh_sets_the_last_run_aside_at_once_and_a_thread_deletes_it(tmp_path:
 
     cut = tmp_path / "cut"  # a run cut short between the set-aside and the marker
     (cut / ".fresh-0123456789abcdef" / "games").mkdir(parents=True)
+    (cut / ".fresh-0123456789abcdef").chmod(0o700)
     (cut / ".fresh-0123456789abcdef" / "games" / "r1-g001-s01.json.gz").write_bytes(b"x")
     prepare_output(load_config(tmp_path / "t.yaml", output=cut))
     for sweep in [t for t in threading.enumerate() if t.name == "fresh-sweep"]:
         sweep.join(timeout=60)
     assert not any(p.name.startswith(".fresh-") for p in cut.iterdir())
     assert (cut / ".ct-referee.json").is_file()
+
+    mine = tmp_path / "mine"  # the organiser's own .fresh-notes: never taken for one
+    (mine / ".fresh-notes").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="is not empty and is not a ct-referee"):
+        prepare_output(load_config(tmp_path / "t.yaml", output=mine))
+    assert (mine / ".fresh-notes").is_dir()
+    (out / ".fresh-notes").mkdir()
+    prepare_output(cfg)
+    assert (out / ".fresh-notes").is_dir()
+
+
+def test_a_fresh_start_cut_short_leaves_a_folder_fresh_takes_up_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rename refused halfway through the set-aside (another file system under the folder,
+    a Ctrl-C): one line, and the marker and the deal secret still in place, so ``--fresh``
+    takes the folder up again."""
+    import os as real_os
+
+    from referee.tournament import output
+
+    cfg = config(tmp_path)
+    prepare_output(cfg)
+    out = cfg.output
+    rename = real_os.rename
+
+    def refuse_logs(src: Any, dst: Any) -> None:
+        if Path(src).name == "logs":
+            raise OSError(18, "Invalid cross-device link")
+        rename(src, dst)
+
+    monkeypatch.setattr(output.os, "rename", refuse_logs)
+    with pytest.raises(ConfigError, match=r"cannot set the last run's files aside \(Invalid "
+                                          r"cross-device link\)"):
+        prepare_output(cfg, fresh=True)
+    assert (out / ".ct-referee.json").is_file() and (out / ".deal-secret").is_file()
+    monkeypatch.setattr(output.os, "rename", rename)
+    prepare_output(cfg, fresh=True)
+    assert (out / ".ct-referee.json").is_file() and not (out / "logs" / "x").exists()

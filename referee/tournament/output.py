@@ -15,7 +15,9 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -159,26 +161,45 @@ SET_ASIDE = ".fresh-"
 """The prefix of the hidden folder ``--fresh`` moves the last run's files into (one rename
 each), deleted by a thread while the new run plays (:func:`_sweep`)."""
 
+_ASIDE_NAME = re.compile(r"\.fresh-[0-9a-f]{16}")
+
+
+def _is_aside(path: Path) -> bool:
+    """Whether ``path`` is a folder :func:`_set_aside` made: its name, a real folder of this
+    user's, mode 0700 (an organiser's own ``.fresh-notes`` is none)."""
+    if not _ASIDE_NAME.fullmatch(path.name):
+        return False
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and \
+        stat.S_IMODE(st.st_mode) == 0o700
+
 
 def _set_aside(out: Path, owned: Sequence[str]) -> None:
     """``--fresh``: every ``owned`` entry of ``out`` (:data:`OWNED`, a tournament's) moved
     into a hidden folder of its own (mode 0700, its name unguessable), at once whatever the
     last run's size (the deletion of 10,000 matches' files took 7 s here): a symlink moves as
-    itself, never followed."""
+    itself, never followed. The deal secret and the marker go last: a set-aside cut short
+    (a rename refused, Ctrl-C) leaves a folder that is still the run's, which ``--fresh``
+    takes up again."""
     aside = out / f"{SET_ASIDE}{os.urandom(8).hex()}"
-    for name in owned:
+    last = [name for name in (SECRET, MARKER) if name in owned]
+    for name in [*(n for n in owned if n not in last), *last]:
         path = out / name
         if path.is_symlink() or path.exists():
             if not aside.exists():
                 aside.mkdir(mode=0o700)
+                aside.chmod(0o700)  # whatever the umask
             os.rename(path, aside / name)
 
 
 def _sweep(out: Path) -> threading.Thread | None:
     """Deletes the folders :func:`_set_aside` made in ``out`` (this run's, and any an earlier run
-    cut short left), from a thread the interpreter waits for at its exit (not a daemon: a
-    run shorter than the deletion ends once it is done); the thread, if any."""
-    aside = [p for p in out.glob(f"{SET_ASIDE}*") if p.is_dir() and not p.is_symlink()]
+    cut short left) from a daemon thread: the command never waits for it at its exit, and a
+    deletion cut short is finished by the next run in that folder. The thread, if any."""
+    aside = [p for p in out.iterdir() if _is_aside(p)]
     if not aside:
         return None
 
@@ -186,7 +207,7 @@ def _sweep(out: Path) -> threading.Thread | None:
         for path in aside:
             shutil.rmtree(path, ignore_errors=True)
 
-    sweep = threading.Thread(target=delete, name="fresh-sweep")
+    sweep = threading.Thread(target=delete, name="fresh-sweep", daemon=True)
     sweep.start()
     return sweep
 
@@ -228,12 +249,18 @@ def prepare_folder(out: Path, mine: dict[str, Any], *, kind: str = "tournament",
         except (OSError, ValueError, KeyError, TypeError):
             theirs = None
         if fresh:
-            _set_aside(out, owned)
+            try:
+                _set_aside(out, owned)
+            except OSError as err:
+                raise ConfigError(f"output {str(out)!r}: cannot set the last run's files "
+                                  f"aside ({err.strerror or err}); it is as it was but for "
+                                  f"what moved into {SET_ASIDE}*, which the next run "
+                                  f"deletes") from None
         elif theirs != mine and not (may_grow and grows(theirs, mine)):
             raise ConfigError(f"output {str(out)!r} holds another {kind} "
                               f"({_difference(theirs, mine)}); add --fresh to start over there, "
                               f"or choose another --output")
-    elif out.is_dir() and any(not p.name.startswith(SET_ASIDE) for p in out.iterdir()):
+    elif out.is_dir() and any(not _is_aside(p) for p in out.iterdir()):
         raise ConfigError(f"output {str(out)!r} is not empty and is not a ct-referee {kind} "
                           f"folder; choose another --output")
     try:
