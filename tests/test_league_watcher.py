@@ -290,6 +290,47 @@ def test_a_new_version_waits_for_version_s_and_the_latest_is_taken(tmp_path: Pat
         store.close()
 
 
+@pytest.mark.process
+def test_a_folder_moved_away_and_back_is_a_new_version_that_waits(tmp_path: Path) -> None:
+    """Withdrawing a folder (away for settle_s) and putting it back changed is no way round
+    version_s: the run's first look at a folder is the only one that never waits."""
+    path = league(tmp_path, version_s=30, settle_s=1)
+    alice = tmp_path / "subs" / "alice"
+    submit(alice)
+    now = [1000.0]
+    store = Store(tmp_path)
+    w = watcher(path, now, store=store)
+    try:
+        w.poll()
+        now[0] += 2
+        w.poll()
+        [first] = admitted(w)
+        assert isinstance(first, Admitted) and first.name == "alice", first
+        away = tmp_path / "away"
+        alice.rename(away)
+        for _ in range(2):
+            now[0] += 2
+            w.poll()
+        assert [e for e in w.events() if isinstance(e, Withdrawn)] == [Withdrawn("alice")]
+        with open(away / "bot.py", "a") as f:
+            f.write("# version 2\n")
+        away.rename(alice)
+        for _ in range(3):
+            now[0] += 2
+            w.poll()
+        events = w.events()
+        assert [e for e in events if isinstance(e, Admitted)] == [], events
+        assert any(isinstance(e, Note) and "alice: a new version waits" in e.text
+                   for e in events), events
+        now[0] += 30
+        w.poll()
+        [second] = admitted(w)
+        assert isinstance(second, Admitted) and second.name == "alice.v2", second
+    finally:
+        w.close()
+        store.close()
+
+
 def test_after_a_restart_the_journals_version_is_admitted_again_at_once(
         tmp_path: Path) -> None:
     """The journal's version admitted a moment ago, then a restart: the folder's first look in

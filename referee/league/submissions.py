@@ -407,6 +407,9 @@ class _Folder:
     """A new version waits for ``version_s`` (said once)."""
     bad: str | None = None
     """Why its name cannot be an author's (:func:`name_problem`), looked at once."""
+    first: bool = True
+    """Whether this is the run's first look at the author's folder (a folder withdrawn and
+    back is not: its new version waits for ``version_s`` like any other)."""
 
 
 @dataclass
@@ -462,7 +465,10 @@ class Admissions:
         wall, mono = time.time(), clock()
         self._accepted: dict[str, float] = {
             a: mono - max(0.0, wall - k.at) for a, k in known.items() if k.at}
-        """When each author's newest version was admitted (by ``clock``)."""
+        """When each author's newest version was admitted (by ``clock``), kept through a
+        withdrawal."""
+        self._looked: set[str] = set()
+        """The authors whose folder this run has looked at."""
 
     def start(self) -> None:
         """Starts watching."""
@@ -630,7 +636,8 @@ class Admissions:
                 return
             state = self._folders.get(author)
             if state is None:
-                state = self._folders[author] = _Folder(source)
+                state = self._folders[author] = _Folder(source, first=author not in self._looked)
+                self._looked.add(author)
                 if not source.house:
                     state.bad = name_problem(author, self.config.output)
             if state.busy:
@@ -678,10 +685,11 @@ class Admissions:
         last one was admitted); said once a wait. The folder as it is when the wait is over
         (and settled) is the one admitted. An author's first version never waits, nor the
         first look of a run at a folder (after a restart, the journal's version is most often
-        the folder as it is: admitted again at once, it plays at once)."""
+        the folder as it is: admitted again at once, it plays at once); a folder withdrawn
+        and put back waits like any new version (moving it away and back is no way round)."""
         author = state.source.author
         last = self._accepted.get(author)
-        if last is None or author not in self.known or state.done is None:
+        if last is None or (state.first and state.done is None):
             return False
         left = last + self.config.version_s - now
         if left <= 0:
