@@ -200,3 +200,26 @@ def test_a_match_waiting_for_the_workers_is_cancelled_or_fails_with_their_start(
         assert isinstance(event, Failed) and isinstance(event.error, RunnerError)
         assert str(event.error) == ("the referee's worker processes could not start: [Errno 24] "
                                     "Too many open files")
+
+
+@pytest.mark.process
+def test_a_cancel_takes_the_matches_that_waited_off_the_pools_queue(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Handed to the pool once it is made, the matches that waited are still cancelled by a
+    cancel: the last of them, queued behind the one worker, never starts; each ends once."""
+    gate = threading.Event()
+    monkeypatch.setattr(local, "ProcessPoolExecutor", _HeldPool(gate))
+    with ProcessRunner(1, bridge=False) as runner:
+        runner.start()
+        jobs = [quitter_job(tmp_path, g) for g in (1, 2, 3)]
+        submitted_at_once(runner, jobs)
+        gate.set()
+        runner._starter.join(60)  # type: ignore[union-attr]  # the pool made, the jobs handed
+        runner.cancel()
+        events = events_until_done(runner, len(jobs))
+        assert runner._handed[-1].cancelled()
+    ends = [e for e in events if isinstance(e, Finished | Failed)]
+    assert sorted(e.job.spec.id for e in ends) == sorted(j.spec.id for j in jobs)
+    last = next(e for e in ends if e.job is jobs[-1])
+    assert isinstance(last, Failed) and str(last.error) == f"match {jobs[-1].spec.id} stopped"
+    assert not (tmp_path / "games" / f"{jobs[-1].spec.id}.json").exists()

@@ -539,6 +539,8 @@ class ProcessRunner(_PoolRunner):
         server's imports): handed to the pool, in order, once it is made (:meth:`_hand_over`)
         instead of holding the submitter until then."""
         self._waiting_lock = threading.Lock()
+        self._handed: list[Future[Done]] = []
+        """The pool's futures of the matches that waited (their stand-ins are tracked)."""
         self._pool_coming = False
         """Whether :meth:`start`'s thread is making the pool (it has neither made it nor
         failed yet)."""
@@ -606,10 +608,11 @@ class ProcessRunner(_PoolRunner):
                 continue
             try:
                 real = pool.submit(_play_in_worker, job)
-            except BrokenProcessPool as err:
+            except Exception as err:  # a broken pool, one shut down: this match's outcome
                 stand_in.set_exception(err)
                 continue
-            real.add_done_callback(functools.partial(_settle, stand_in))
+            self._handed.append(real)  # cancel() takes it off the pool's queue too
+            real.add_done_callback(functools.partial(_settle, stand_in, job.spec.id))
 
     def _wait_for_pool(self, job: MatchJob) -> bool:
         """Queues ``job`` for the pool if the worker processes are still being started
@@ -621,6 +624,15 @@ class ProcessRunner(_PoolRunner):
             self._waiting.append((job, stand_in))
         self._track(job, stand_in)
         return True
+
+    def cancel(self) -> None:
+        """See :meth:`Runner.cancel`: the matches handed to the pool after waiting for it are
+        taken off its queue too (their stand-ins are running, so cancelling them does not)."""
+        super().cancel()
+        with self._waiting_lock:
+            handed = list(self._handed)
+        for future in handed:
+            future.cancel()
 
     def close(self) -> None:
         """See :meth:`Runner.close`: after a start under way (:meth:`start`) has made the
@@ -680,11 +692,11 @@ class ProcessRunner(_PoolRunner):
         self._track(job, future)
 
 
-def _settle(stand_in: Future[Done], real: Future[Done]) -> None:
+def _settle(stand_in: Future[Done], match_id: str, real: Future[Done]) -> None:
     """Gives ``stand_in`` (running) the outcome of ``real``: its result, its error, or, if
-    it was cancelled (the pool shut down), the match stopped."""
+    it was cancelled (:meth:`ProcessRunner.cancel`, the pool shut down), the match stopped."""
     if real.cancelled():
-        stand_in.set_exception(MatchAborted("stopped before it started"))
+        stand_in.set_exception(MatchAborted(f"match {match_id} stopped"))
         return
     error = real.exception()
     if error is None:
