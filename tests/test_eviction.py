@@ -140,3 +140,28 @@ def test_a_cluster_worker_that_is_not_root_evicts_the_entrants_folders_and_the_s
     cluster.clear_worker_caches(job)  # type: ignore[arg-type]
     assert calls == ["system"]
     assert cached_pages(folder / "a") == 0 and cached_pages(folder / "sub" / "c") == 0
+
+
+def test_a_file_held_open_across_a_take_is_named_again_at_its_close(folder: Path) -> None:
+    """A bot that opens a file before an eviction and reads it after (holding it open, or
+    mapped) keeps no page from the next eviction: its close names the file again."""
+    try:
+        watch = Opened([str(folder), str(folder / "sub")])
+    except OSError as err:
+        pytest.skip(f"no fanotify here: {err}")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nf = open(sys.argv[1], 'rb')\nprint('open', "
+         "flush=True)\nsys.stdin.readline()\nf.read()\n", str(folder / "a")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        assert str(folder / "a") in (watch.take() or set())  # its open, taken by an eviction
+        assert holder.stdin is not None
+        holder.stdin.write("read now\n")
+        holder.stdin.flush()
+        assert holder.wait(30) == 0  # it read the file, then ended (its close)
+        assert str(folder / "a") in (watch.take() or set())
+    finally:
+        holder.kill()
+        holder.wait()
+        watch.close()

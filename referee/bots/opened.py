@@ -3,12 +3,15 @@
 A referee that is not root evicts the pages of the files its bots can see between the seatings
 of a set (:class:`referee.bots.hygiene.Eviction`); the files are many (120,000 under ``/usr``
 here, a second or more to open them all), the ones a seating opened few. :class:`Opened` marks
-every folder (``FAN_MARK_INODE``, ``FAN_OPEN`` of its children, events naming the folder by
+every folder (``FAN_MARK_INODE``, ``FAN_OPEN`` and ``FAN_CLOSE_NOWRITE`` of its children,
+events naming the folder by
 its file handle and the file by name: ``FAN_REPORT_DFID_NAME``, all an unprivileged listener
 may ask), and a thread gathers the names as they come: whoever opened them, in whatever
 namespace, through whatever mount of the folder. A page is cached only by a read through an
 open file (``read``, ``mmap``, ``execve``, whose opens are events too), so the files opened
-since the last :meth:`Opened.take` are all whose pages can have changed; the watching
+or closed since the last :meth:`Opened.take` are all whose pages can have changed (a file
+opened before a take and read after it is named again at its close, at the latest when its
+process ends: a bot cannot hold a file open across an eviction to keep its pages); the watching
 process's own opens (its evictions') are left out. Where the kernel's
 queue overflowed, or an event names a folder it does not know, :meth:`take` says so
 (``None``): the caller then evicts everything.
@@ -30,6 +33,7 @@ FAN_CLOEXEC, FAN_NONBLOCK = 0x1, 0x2
 FAN_REPORT_DFID_NAME = 0x400 | 0x800  # FAN_REPORT_DIR_FID | FAN_REPORT_NAME
 FAN_MARK_ADD = 0x1
 FAN_OPEN = 0x20
+FAN_CLOSE_NOWRITE = 0x10
 FAN_Q_OVERFLOW = 0x4000
 FAN_EVENT_ON_CHILD = 0x08000000
 FAN_EVENT_INFO_TYPE_DFID_NAME = 2
@@ -118,7 +122,9 @@ class Opened:
     def _mark(self, path: str, folder: str) -> None:
         """Marks ``path`` (a folder: its children's opens; a file: its own) and learns the
         key of ``folder``, which the events name."""
-        mask = FAN_OPEN | (FAN_EVENT_ON_CHILD if path == folder else 0)
+        # the close too: a file opened before an eviction and read after it (held open, or
+        # mapped) is closed, at the latest, when its process ends: named then
+        mask = FAN_OPEN | FAN_CLOSE_NOWRITE | (FAN_EVENT_ON_CHILD if path == folder else 0)
         if _lib().fanotify_mark(self._fd, FAN_MARK_ADD, mask, AT_FDCWD,
                                 os.fsencode(path)) != 0:
             raise _fail(f"fanotify_mark {path!r}")
