@@ -26,6 +26,7 @@ import logging
 import os
 import stat
 import tempfile
+import threading
 import time
 import uuid
 from collections import OrderedDict
@@ -279,13 +280,17 @@ def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseExceptio
         if out and isinstance(out[-1], MatchAborted):
             out.append(MatchAborted(f"match {job.spec.id} stopped"))
             continue
-        if out and job.sandbox is not SandboxMode.NONE:
-            clear_worker_caches(job)
         try:
+            if out and job.sandbox is not SandboxMode.NONE:
+                clear_worker_caches(job)
             out.append(play_on_worker(job))
         except Exception as err:  # sent back as this seating's outcome
             out.append(err)
     return out
+
+
+_EVICTING = threading.Lock()
+"""Held by :func:`clear_worker_caches` around the worker process's one system eviction."""
 
 
 def clear_worker_caches(job: MatchJob) -> None:
@@ -298,7 +303,8 @@ def clear_worker_caches(job: MatchJob) -> None:
     if hygiene.can_drop():
         hygiene.drop_caches()
     elif hygiene.can_evict():
-        system_eviction()()
+        with _EVICTING:  # one eviction at a time: a worker of several threads plays sets at once
+            system_eviction()()
         folders = {e.workdir for e in job.entrants if e.workdir is not None}
         hygiene.evict_pages(hygiene.walk(sorted(folders)).files)
 
