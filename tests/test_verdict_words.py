@@ -16,7 +16,7 @@ import pytest
 
 from conftest import PY, ROOT, tournament_yaml
 from referee.league.page import verdict_text
-from referee.web.folder import headline, interval_confidence, pair_text
+from referee.web.folder import headline, interval_confidence, interval_words, pair_text
 
 CLI = [PY, "-c", "from referee.cli import main; main()"]
 
@@ -56,10 +56,9 @@ def test_without_stop_two_sets_decide_greedy_over_random_and_the_words_say_so(
     # decided, and the words say how sure
     pair, data, shown = played(tmp_path, 2)
     assert pair["verdict"] == "stronger" and pair["low"] > 0 and pair["diff"] > 20, pair
-    ends = f"({pair['low']:+.1f} to {pair['high']:+.1f})"
-    assert row_words(data, "greedy") == (
-        f"stronger {pair['diff']:+.1f} {ends} pts/hand, 95% sure, 2 sets")
-    assert f"stronger {pair['diff']:+.1f} {ends}/h, 2 sets" in shown, shown
+    ends = interval_words(pair["diff"], pair["low"], pair["high"])  # rounded outward
+    assert row_words(data, "greedy") == f"stronger {ends} pts/hand, 95% sure, 2 sets"
+    assert f"stronger {ends}/h, 2 sets" in shown, shown
     said = " ".join(shown.split())
     assert "vs next: the verdict on the next row at confidence 0.95 (stronger: decided; open: " \
            "not yet told apart)" in said, shown
@@ -95,7 +94,7 @@ def test_an_interval_below_0_says_weaker_not_too_early() -> None:
 
 def printed_ends(words: str) -> tuple[float, float]:
     """The two ends an interval is printed with: ``(+0.1 to +20.9)``, the first such."""
-    found = re.search(r"([+-]\d+\.\d) to ([+-]\d+\.\d)", words)
+    found = re.search(r"([+-]\d+\.\d+) to ([+-]\d+\.\d+)", words)
     assert found is not None, words
     return float(found[1]), float(found[2])
 
@@ -107,7 +106,7 @@ def test_the_printed_bounds_are_the_intervals_for_a_skewed_interval() -> None:
     the interval's own ends instead."""
     skewed = {"upper": "mc", "lower": "greedy", "verdict": "stronger", "diff": 6.7,
               "low": 0.07, "high": 20.9, "sets": 4}
-    ends = (0.1, 20.9)
+    ends = (0.07, 20.9)  # rounded outward; an end that would read 0.0 keeps two digits
     said = {
         "page": pair_text(skewed, 240, confidence=0.95),
         "terminal": pair_text(skewed, 240, short=True, confidence=0.95),
@@ -120,9 +119,9 @@ def test_the_printed_bounds_are_the_intervals_for_a_skewed_interval() -> None:
     for where, words in said.items():
         assert printed_ends(words) == ends, (where, words)
         assert "±" not in words, (where, words)
-    assert said["page"] == "stronger +6.7 (+0.1 to +20.9) pts/hand, 95% sure, 4 sets"
-    assert said["terminal"] == "stronger +6.7 (+0.1 to +20.9)/h, 4 sets"
-    assert said["headline"] == ("mc wins: stronger than greedy by 6.7 points a hand (+0.1 to "
+    assert said["page"] == "stronger +6.7 (+0.07 to +20.9) pts/hand, 95% sure, 4 sets"
+    assert said["terminal"] == "stronger +6.7 (+0.07 to +20.9)/h, 4 sets"
+    assert said["headline"] == ("mc wins: stronger than greedy by 6.7 points a hand (+0.07 to "
                                 "+20.9, adjusted for luck), decided after 16 matches")
     # the other way, and not yet told apart: skewed below the difference
     still = skewed | {"verdict": "open", "diff": -1.5, "low": -30.2, "high": 2.4}

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.records.record import write_atomic
+from referee.tournament.stopping import interval_ends
 
 __all__ = ["render", "sparkline", "verdict_text", "write_page"]
 
@@ -96,7 +97,7 @@ def verdict_text(pair: dict[str, Any] | None, *, confidence: float, bound: float
         if verdict == "open":
             return f"open: too early to tell{tail} ({diff:+.1f} pts/hand so far)"
         return f"{verdict} {diff:+.1f} pts/hand{sure}{tail}"
-    return f"{verdict} {diff:+.1f} ({low:+.1f} to {high:+.1f}) pts/hand{sure}{tail}"
+    return f"{verdict} {diff:+.1f} ({interval_ends(low, high)}) pts/hand{sure}{tail}"
 
 
 def _p(p: float | None) -> str:

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -606,3 +606,36 @@ def forecast(stop: Stop, *, entrants: int, players: int, set_size: int, target: 
         parts.append(f"the cap of {cap} matches decides a pair at least about {closest:.0f} "
                      f"points a hand apart; a closer one may end open")
     return "; ".join(parts) + f" (if a deal's difference varies by {TYPICAL_SD:g} points)"
+
+
+# -- words ------------------------------------------------------------------------------------
+
+
+def interval_ends(low: float, high: float) -> str:
+    """An interval's two ends as a verdict prints them, rounded outward (the interval printed
+    holds the one computed): ``+0.1 to +21.0`` for 0.14 and 20.91; an end that would read
+    ``0.0`` keeps two significant digits and its side, never ``+0.0`` beside ``stronger``.
+
+    >>> interval_ends(0.14, 20.91), interval_ends(0.07, 20.9), interval_ends(-2.04, -0.031)
+    ('+0.1 to +21.0', '+0.07 to +20.9', '-2.1 to -0.031')
+    """
+    return f"{lower_end(low)} to {upper_end(high)}"
+
+
+def lower_end(low: float) -> str:
+    """An interval's lower end, rounded down (:func:`interval_ends`)."""
+    return _outward(low, math.floor)
+
+
+def upper_end(high: float) -> str:
+    """An interval's upper end, rounded up (:func:`interval_ends`)."""
+    return _outward(high, math.ceil)
+
+
+def _outward(end: float, way: Callable[[float], float]) -> str:
+    """``end`` to one decimal rounded ``way``, or with two significant digits where that
+    would read ``0.0``."""
+    tenths = way(round(end * 10, 9)) / 10
+    if tenths == 0 and end != 0:
+        return f"{end:+.2g}"
+    return f"{tenths:+.1f}"

@@ -18,7 +18,7 @@ from typing import Any
 
 from referee.game.rules import Variant
 from referee.tournament.output import JournalLine
-from referee.tournament.stopping import Stop
+from referee.tournament.stopping import Stop, interval_ends, lower_end, upper_end
 
 __all__ = ["CHUNK", "CROSS_TOP", "EXAMPLES", "FaultGroup", "Summary", "headline",
            "interval_confidence", "interval_words", "order_note", "page_data", "pair_text"]
@@ -253,10 +253,18 @@ def interval_words(diff: float, low: float, high: float, unit: str = "") -> str:
     not centred on the observed difference, and ``+6.7 ± 10.4`` would read as ``-3.7 to
     +17.1``, on the other side of 0 from a verdict that says ``stronger``.
 
+    The ends are rounded outward (the interval printed holds the one computed), and an end
+    that would read ``0.0`` keeps two significant digits and its side: never ``+0.0`` beside a
+    ``stronger``.
+
     >>> interval_words(6.7, 0.07, 20.9, " pts/hand")
-    '+6.7 (+0.1 to +20.9) pts/hand'
+    '+6.7 (+0.07 to +20.9) pts/hand'
+    >>> interval_words(6.7, 0.14, 20.91)
+    '+6.7 (+0.1 to +21.0)'
+    >>> interval_words(-1.0, -2.04, -0.031)
+    '-1.0 (-2.1 to -0.031)'
     """
-    return f"{diff:+.1f} ({low:+.1f} to {high:+.1f}){unit}"
+    return f"{diff:+.1f} ({interval_ends(low, high)}){unit}"
 
 
 def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
@@ -284,9 +292,9 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
     sure = "" if short or confidence is None or verdict == "open" else f", {confidence:.0%} sure"
     if low is None or high is None or early(low, high, bound):
         if verdict != "open":
-            edge = (f" (at least {low:+.1f})" if verdict == "stronger" and low is not None
+            edge = (f" (at least {lower_end(low)})" if verdict == "stronger" and low is not None
                     and low > 0 else
-                    f" (at most {high:+.1f})" if verdict == "weaker" and high is not None
+                    f" (at most {upper_end(high)})" if verdict == "weaker" and high is not None
                     and high < 0 else "")
             return f"{verdict} {diff:+.1f}{unit}{edge}{sure}{tail}"
         if short:
@@ -334,9 +342,9 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
     diff, low, high = _num(pair.get("diff")), _num(pair.get("low")), _num(pair.get("high"))
     when = "decided after" if stopped == "settled" else "after"
     if verdict == "stronger" and diff is not None:
-        sure = (f"{low:+.1f} to {high:+.1f}, " if low is not None and high is not None
+        sure = (f"{interval_ends(low, high)}, " if low is not None and high is not None
                 and not early(low, high, bound)
-                else f"at least {low:+.1f}, " if low is not None and low > 0 else "")
+                else f"at least {lower_end(low)}, " if low is not None and low > 0 else "")
         if not final:
             return (f"{top} leads: decidedly stronger than {second} by {diff:.1f} points a "
                     f"hand ({sure}adjusted for luck), after {played}{PROVISIONAL}")
@@ -351,7 +359,7 @@ def headline(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], matches: i
     if diff is None:
         return f"{unsure} (they have not met){tail}"
     if low is not None and high is not None and not early(low, high, bound):
-        return (f"{unsure} ({diff:+.1f} points a hand, {low:+.1f} to {high:+.1f}, adjusted "
+        return (f"{unsure} ({diff:+.1f} points a hand, {interval_ends(low, high)}, adjusted "
                 f"for luck){tail}")
     return f"{unsure} ({diff:+.1f} points a hand so far, adjusted for luck){tail}"
 
