@@ -9,6 +9,7 @@ starts real bots; ``bench/pipeline.py`` measures the whole command."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from collections import deque
 from collections.abc import Collection, Sequence
@@ -247,3 +248,13 @@ def test_the_replay_data_is_read_from_the_page_the_worker_wrote(tmp_path: Path) 
     assert _replay_of(out, first) == from_records[first]
     (out / "report" / "games" / f"{second}.html").unlink()
     assert _replay_of(out, second) is None
+    # an earlier attempt's page, older than the record that counted: the record's data
+    third = ids[2]
+    (tmp_path / f"{third}.gz").rename(folder.saved_record(third))
+    stale = out / "report" / "games" / f"{third}.html"
+    stale.write_text(page.replace(first, third))  # names third, with first's moves
+    stale_script = replay_script_of_page(stale.read_text(), third)
+    assert stale_script is not None and stale_script != from_records[third]
+    old = folder.saved_record(third).stat().st_mtime_ns - 10**9
+    os.utime(stale, ns=(old, old))
+    assert _replay_of(out, third) == from_records[third]

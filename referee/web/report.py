@@ -735,12 +735,19 @@ def _replay_of(out: Path, match_id: str) -> str | None:
     """A match's data for the one replay page (``replays/<id>.js``): from its page of its own
     where there is one (``games/<id>.html``: the worker that played the match wrote it, with
     the same data; no second replay under the rules), else from its record (``None``: it
-    cannot be replayed)."""
+    cannot be replayed). A page older than the record (an earlier attempt's, left where the
+    last attempt's page could not be written) is not the match that counted: the record then."""
+    folder = OutputFolder(out)
+    try:
+        recorded = folder.saved_record(match_id).stat().st_mtime_ns
+    except OSError:
+        recorded = 0
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        page = (OutputFolder(out).report / "games" / f"{match_id}.html").read_text("utf-8")
-        script = replay_script_of_page(page, match_id)
-        if script is not None:
-            return script
+        path = folder.report / "games" / f"{match_id}.html"
+        if path.stat().st_mtime_ns >= recorded:
+            script = replay_script_of_page(path.read_text("utf-8"), match_id)
+            if script is not None:
+                return script
     return _drawn(out, match_id, replay_script)
 
 
