@@ -249,20 +249,27 @@ def admitted(w: Admissions) -> list[Any]:
     return []
 
 
-@pytest.mark.process
-def test_a_new_version_waits_for_version_s_and_the_latest_is_taken(tmp_path: Path) -> None:
+def alice_admitted(tmp_path: Path) -> tuple[Path, list[float], Store, Admissions]:
+    """A league of ``version_s`` 30 and ``settle_s`` 1 whose watcher (clock ``now``) has
+    admitted alice's first version, at once."""
     path = league(tmp_path, version_s=30, settle_s=1)
     alice = tmp_path / "subs" / "alice"
     submit(alice)
     now = [1000.0]
     store = Store(tmp_path)
     w = watcher(path, now, store=store)
+    w.poll()
+    now[0] += 2
+    w.poll()
+    [first] = admitted(w)
+    assert isinstance(first, Admitted) and first.name == "alice", first
+    return alice, now, store, w
+
+
+@pytest.mark.process
+def test_a_new_version_waits_for_version_s_and_the_latest_is_taken(tmp_path: Path) -> None:
+    alice, now, store, w = alice_admitted(tmp_path)
     try:
-        w.poll()
-        now[0] += 2
-        w.poll()  # alice's first version: admitted at once
-        [first] = admitted(w)
-        assert isinstance(first, Admitted) and first.name == "alice", first
         with open(alice / "bot.py", "a") as f:  # a second version two seconds later
             f.write("# version 2\n")
         now[0] += 2
@@ -294,18 +301,8 @@ def test_a_new_version_waits_for_version_s_and_the_latest_is_taken(tmp_path: Pat
 def test_a_folder_moved_away_and_back_is_a_new_version_that_waits(tmp_path: Path) -> None:
     """Withdrawing a folder (away for settle_s) and putting it back changed is no way round
     version_s: the run's first look at a folder is the only one that never waits."""
-    path = league(tmp_path, version_s=30, settle_s=1)
-    alice = tmp_path / "subs" / "alice"
-    submit(alice)
-    now = [1000.0]
-    store = Store(tmp_path)
-    w = watcher(path, now, store=store)
+    alice, now, store, w = alice_admitted(tmp_path)
     try:
-        w.poll()
-        now[0] += 2
-        w.poll()
-        [first] = admitted(w)
-        assert isinstance(first, Admitted) and first.name == "alice", first
         away = tmp_path / "away"
         alice.rename(away)
         for _ in range(2):
