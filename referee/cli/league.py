@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 import click
 
+from referee.cli.options import cluster_options
 from referee.league.config import load_league
 from referee.league.journal import LeagueFolder
 from referee.league.page import verdict_text
@@ -99,16 +100,7 @@ def report_league(output: Path, *, serving: bool, port: int) -> bool:
 @click.option("--serve", "port", type=click.IntRange(min=0, max=65535), default=None,
               help="Also serve the live page at http://127.0.0.1:PORT/ (0: a free port).")
 @click.option("--fresh", is_flag=True, help="Start over in the output folder.")
-@click.option("--scheduler", metavar="ADDRESS",
-              help="Play every match as a task on the workers of this Dask scheduler "
-                   "(docs/cluster.md): versions are admitted here, and play there from their "
-                   "folders as they are.")
-@click.option("--scheduler-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="As --scheduler, with the address in this file (dask scheduler "
-                   "--scheduler-file FILE), checked to be the scheduler that wrote it.")
-@click.option("--tls", type=click.Path(file_okay=False, path_type=Path),
-              help="Connect to a tls:// scheduler with the certificates in DIR (ct-referee "
-                   "cluster-certs DIR).")
+@cluster_options("versions are admitted here, and play there from their folders as they are")
 def league(config: Path, output: Path | None, concurrency: int | None,
            max_matches: int | None, port: int | None, fresh: bool, scheduler: str | None,
            scheduler_file: Path | None, tls: Path | None) -> None:

@@ -1,10 +1,12 @@
 """The options several commands share, defined once: the clock (``--move-ms``,
-``--startup-ms``), the sandbox (``--sandbox``, resolved by :func:`resolve_mode`) and the resource
-limits (``--memory-mb`` and the rest)."""
+``--startup-ms``), the sandbox (``--sandbox``, resolved by :func:`resolve_mode`), the resource
+limits (``--memory-mb`` and the rest) and the cluster (``--scheduler``, ``--scheduler-file``,
+``--tls``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -84,3 +86,27 @@ def sandbox_words(mode: SandboxMode) -> str:
     if mode is SandboxMode.BWRAP:
         return f"sandbox bwrap ({capabilities().summary()})"
     return f"sandbox {mode}"
+
+
+def cluster_options(where: str) -> Callable[[F], F]:
+    """The ``--scheduler``, ``--scheduler-file`` and ``--tls`` options of a command that may
+    play its matches on a Dask cluster; ``where`` ends ``--scheduler``'s help (what stays on
+    this machine)."""
+
+    def decorate(f: F) -> F:
+        return _apply(f, [
+            click.option("--scheduler", metavar="ADDRESS",
+                         help=f"Play every match as a task on the workers of this Dask "
+                              f"scheduler (tcp://host:8786; needs ct-referee[distributed]; "
+                              f"docs/cluster.md): {where}."),
+            click.option("--scheduler-file", type=click.Path(dir_okay=False, path_type=Path),
+                         help="As --scheduler, with the address in this file (dask scheduler "
+                              "--scheduler-file FILE), checked to be the scheduler that wrote "
+                              "it."),
+            click.option("--tls", type=click.Path(file_okay=False, path_type=Path),
+                         metavar="DIR",
+                         help="Connect to a tls:// scheduler with the certificates in DIR "
+                              "(made by ct-referee cluster-certs DIR): only machines with a "
+                              "certificate of its authority are the cluster."),
+        ])
+    return decorate

@@ -40,6 +40,7 @@ from rich.text import Text
 
 from referee.bots.limits import SandboxMode
 from referee.cli.hang import hang
+from referee.cli.options import cluster_options
 from referee.cli.pipes import ClosedPipeSafe
 from referee.game.rules import Variant
 from referee.match.job import DealSecret, MatchSpec
@@ -453,17 +454,7 @@ def error_lines(e: Exception) -> str:
               help="Run each match's referee and bots on one CPU (the k-th worker on the k-th "
                    "CPU), or not (default: the file's affinity, else auto: where the matches "
                    "take every CPU).")
-@click.option("--scheduler", metavar="ADDRESS",
-              help="Play every match as a task on the workers of this Dask scheduler "
-                   "(tcp://host:8786; needs ct-referee[distributed]); this process writes "
-                   "the journal and the standings.")
-@click.option("--scheduler-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="As --scheduler, with the address in this file (dask scheduler "
-                   "--scheduler-file FILE), checked to be the scheduler that wrote it.")
-@click.option("--tls", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="Connect to a tls:// scheduler with the certificates in DIR (made by "
-                   "ct-referee cluster-certs DIR): only machines with a certificate of its "
-                   "authority are the cluster.")
+@cluster_options("this process writes the journal and the standings")
 @click.option("--spread/--no-spread", default=True, show_default=True,
               help="On a cluster, play each seating of a duplicate set on another host than "
                    "the set's earlier ones where the cluster has enough hosts.")
