@@ -78,6 +78,11 @@ class Running:
             assert time.monotonic() < deadline, f"no {why} in {WAIT_S} s"
             time.sleep(0.1)
 
+    def wait_for_more(self, matches: int, why: str) -> None:
+        """Waits until ``matches`` more matches than now are saved."""
+        count = len(self.results())
+        self.wait_for(lambda: len(self.results()) >= count + matches, why)
+
     def played(self, name: str) -> bool:
         return any(name in r["players"] for r in self.results())
 
@@ -143,8 +148,7 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
             "for line in sys.stdin:\n    print('banana', flush=True)\n")
         league.wait_for(lambda: league.event("refused", author="dave") is not None and
                         league.event("refused", author="erin") is not None, "two refusals")
-        count = len(league.results())
-        league.wait_for(lambda: len(league.results()) >= count + 2, "play after the refusals")
+        league.wait_for_more(2, "play after the refusals")
     finally:
         text = league.stop()
     assert league.proc.returncode == 0, text
@@ -311,8 +315,7 @@ def test_the_configuration_is_read_again_while_it_plays(tmp_path: Path) -> None:
         league.wait_for(lambda: league.played("house-late"), "a match of house-late")
         path.write_text(path.read_text() + "placment: 2\n")  # a mistake: the rest stays
         league.wait_for(lambda: "not read again" in league.text(), "the mistake said")
-        count = len(league.results())
-        league.wait_for(lambda: len(league.results()) >= count + 2, "play after the mistake")
+        league.wait_for_more(2, "play after the mistake")
     finally:
         text = league.stop()
     assert league.proc.returncode == 0, text

@@ -38,14 +38,20 @@ def submit(subs: Path, author: str, bot: str, trace: Path) -> None:
         "runpy.run_path('player.py', run_name='__main__')\n")
 
 
-def test_a_league_plays_on_the_workers_of_a_dask_cluster(tmp_path: Path) -> None:
+def two_authors(tmp_path: Path, extra: str) -> tuple[Path, Path]:
+    """alice (random) and bob (greedy) submitted, each logging where it runs to the trace; a
+    league of them with ``extra`` keys; the configuration's path and the trace's."""
     subs, trace = tmp_path / "subs", tmp_path / "trace.txt"
     for author, bot in (("alice", "random_bot.py"), ("bob", "greedy_bot.py")):
         submit(subs, author, bot, trace)
     path = tmp_path / "league.yaml"
-    path.write_text(f"name: dl\nsubmissions: subs\ncommand: {PY} bot.py\ntarget: 150\n"
-                    f"sandbox: none\ncheck: false\npoll_s: 0.2\nsettle_s: 0.3\n"
-                    f"max_matches: 6\noutput: out\n")
+    path.write_text(f"name: dl\nsubmissions: subs\ncommand: {PY} bot.py\nsandbox: none\n"
+                    f"check: false\npoll_s: 0.2\nsettle_s: 0.3\noutput: out\n{extra}")
+    return path, trace
+
+
+def test_a_league_plays_on_the_workers_of_a_dask_cluster(tmp_path: Path) -> None:
+    path, trace = two_authors(tmp_path, "target: 150\nmax_matches: 6\n")
     config = load_league(path)
     said: list[str] = []
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -60,7 +66,7 @@ def test_a_league_plays_on_the_workers_of_a_dask_cluster(tmp_path: Path) -> None
     # every match ran on a worker, its bots started there from the submission's folder as it
     # is; the pre-flight ran here, from the snapshot
     starts = [line.split(" ", 1) for line in trace.read_text().splitlines()]
-    folders = {str((subs / a).resolve()) for a in ("alice", "bob")}
+    folders = {str((tmp_path / "subs" / a).resolve()) for a in ("alice", "bob")}
     played = [(int(pid), cwd) for pid, cwd in starts if cwd in folders]
     assert len(played) == 12  # two bots a match
     assert {pid for pid, _ in played} <= workers and os.getpid() not in workers
@@ -76,12 +82,7 @@ def test_a_league_plays_on_the_workers_of_a_dask_cluster(tmp_path: Path) -> None
 
 
 def test_the_command_says_on_which_cluster_it_plays_and_what_is_weaker(tmp_path: Path) -> None:
-    subs, trace = tmp_path / "subs", tmp_path / "trace.txt"
-    for author, bot in (("alice", "random_bot.py"), ("bob", "greedy_bot.py")):
-        submit(subs, author, bot, trace)
-    path = tmp_path / "league.yaml"
-    path.write_text(f"name: dl\nsubmissions: subs\ncommand: {PY} bot.py\ntarget: 100\n"
-                    f"sandbox: none\ncheck: false\npoll_s: 0.2\nsettle_s: 0.3\noutput: out\n")
+    path, _ = two_authors(tmp_path, "target: 100\n")
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                       resources={"match": 1}, dashboard_address=None) as cluster:
         done = subprocess.run([PY, "-c", "from referee.cli import main; main()", "league",

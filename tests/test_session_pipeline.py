@@ -16,12 +16,12 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from conftest import PY, ScriptedEntrant
+from conftest import PY, ScriptedEntrant, tournament_yaml
 from referee.match.job import DealSecret, MatchJob
 from referee.match.play import Entrant
 from referee.runners.local import Finished, Runner, RunnerEvent
 from referee.tournament.admission import Checks, PreflightResult
-from referee.tournament.config import load_config
+from referee.tournament.config import Config, load_config
 from referee.tournament.output import OutputFolder, prepare_output
 from referee.tournament.session import Reporter, TournamentSession
 
@@ -99,12 +99,16 @@ class Heard(Reporter):
         self.warnings.append(message)
 
 
+def three(tmp_path: Path, preflight: str) -> Config:
+    """A two-seat tournament of three entrants whose commands never start (the runner plays
+    in process), with this ``preflight``."""
+    return load_config(tournament_yaml(tmp_path, {f"e{i}": f"{PY} -c pass" for i in range(3)},
+                                       players=2, target=60, sandbox="none",
+                                       preflight=preflight, output="out"))
+
+
 def test_matches_of_entrants_checked_start_while_the_rest_are_checked(tmp_path: Path) -> None:
-    names = "".join(f"  - {{name: e{i}, command: {PY} -c pass}}\n" for i in range(3))
-    path = tmp_path / "t.yaml"
-    path.write_text(f"entrants:\n{names}players: 2\ntarget: 60\nsandbox: none\n"
-                    f"preflight: leave-out\noutput: out\n")
-    cfg = load_config(path)
+    cfg = three(tmp_path, "leave-out")
     prepare_output(cfg, deal_secret=SECRET)
     runner, heard = InProcess(), Heard()
     session = TournamentSession(cfg, SECRET, runner=runner, stop=threading.Event(),
@@ -156,11 +160,7 @@ class PagedBy:
 
 
 def played(tmp_path: Path, page: Any) -> tuple[TournamentSession, InProcess]:
-    names = "".join(f"  - {{name: e{i}, command: {PY} -c pass}}\n" for i in range(3))
-    path = tmp_path / "t.yaml"
-    path.write_text(f"entrants:\n{names}players: 2\ntarget: 60\nsandbox: none\n"
-                    f"preflight: 'off'\noutput: out\n")
-    cfg = load_config(path)
+    cfg = three(tmp_path, "off")
     prepare_output(cfg, deal_secret=SECRET)
     runner = InProcess()
     session = TournamentSession(cfg, SECRET, runner=runner, stop=threading.Event())
