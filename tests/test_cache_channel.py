@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from test_subuid import SYSTEM_PY, Organiser
 
-from conftest import ROOT
+from conftest import ROOT, tournament_yaml
 from referee.bots import hygiene
 from referee.bots.sandbox import capabilities
 from referee.records.record import read_record
@@ -42,23 +42,26 @@ INSTANT = ROOT / "bench" / "instant_bot.py"
 CHANNELS = ("dentry", "page")
 
 
+def cache_field(root: Path, python: str) -> Path:
+    """The cache bot (``attacker``) against an instant bot (``victim``), each in a folder of
+    its own under ``root`` run by ``python``: one duplicate set of two seatings; the
+    configuration's path."""
+    for name, files in (("attacker", (HOSTILE, INSTANT)), ("victim", (INSTANT,))):
+        (root / name).mkdir(mode=0o755)
+        for f in files:
+            shutil.copy(f, root / name / f.name)
+    return tournament_yaml(root, {
+        "attacker": {"command": f"{python} caches.py", "workdir": "attacker"},
+        "victim": {"command": f"{python} instant_bot.py", "workdir": "victim"}},
+        players=2, target=300, output="out", concurrency=1)
+
+
 @pytest.fixture
 def config() -> Iterator[Path]:
     """The cache bot against an instant bot: one duplicate set of two seatings."""
     root = Path(tempfile.mkdtemp(prefix="ct-caches-", dir="/var/tmp"))
     root.chmod(0o755)
-    for name, files in (("attacker", (HOSTILE, INSTANT)), ("victim", (INSTANT,))):
-        (root / name).mkdir(mode=0o755)
-        for f in files:
-            shutil.copy(f, root / name / f.name)
-    path = root / "t.yaml"
-    path.write_text(f"entrants:\n"
-                    f"  - {{name: attacker, command: {sys.executable} caches.py, "
-                    f"workdir: attacker}}\n"
-                    f"  - {{name: victim, command: {sys.executable} instant_bot.py, "
-                    f"workdir: victim}}\n"
-                    f"players: 2\ntarget: 300\noutput: out\nconcurrency: 1\n")
-    yield path
+    yield cache_field(root, sys.executable)
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -132,23 +135,12 @@ def test_control_without_the_drop_the_bot_names_the_opponents_cards(
 def test_a_referee_that_is_not_root_evicts_the_pages_the_dentries_stay() -> None:
     organiser = Organiser()
     try:
-        root = organiser.root
-        for name, files in (("attacker", (HOSTILE, INSTANT)), ("victim", (INSTANT,))):
-            (root / name).mkdir(mode=0o755)
-            for f in files:
-                shutil.copy(f, root / name / f.name)
-        config = root / "t.yaml"
-        config.write_text(f"entrants:\n"
-                          f"  - {{name: attacker, command: {SYSTEM_PY} caches.py, "
-                          f"workdir: attacker}}\n"
-                          f"  - {{name: victim, command: {SYSTEM_PY} instant_bot.py, "
-                          f"workdir: victim}}\n"
-                          f"players: 2\ntarget: 300\noutput: out\nconcurrency: 1\n")
+        config = cache_field(organiser.root, SYSTEM_PY)
         organiser.own()
         done = organiser.cli("tournament", str(config))
         shown = done.stdout + done.stderr
         assert done.returncode == 0, shown
-        out = root / "out"
+        out = organiser.root / "out"
         later = hands(out) // 2
         found = read_back(out)
         print(f"not root, {later} later hands: (exact hands, hands named, right cards, cards "
