@@ -37,16 +37,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CLI = Path(sys.executable).parent / "ct-referee"
 
-
-def compile_bot(folder: Path, think_ms: float) -> Path:
-    """``bots/starter.c`` built into ``folder``, waiting ``think_ms`` before each move."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        sys.exit("error: no C compiler (cc or gcc) to build bots/starter.c")
-    binary = folder / "starter.bin"
-    subprocess.run([cc, "-O2", f"-DTHINK_US={round(think_ms * 1000)}", "-o", str(binary),
-                    str(ROOT / "bots" / "starter.c")], check=True)
-    return binary
+sys.path.insert(0, str(HERE))
+from tournament import compile_starter  # noqa: E402  (bench/tournament.py)
 
 
 def write_config(folder: Path, bot: Path, *, entrants: int, players: int, target: int,
@@ -96,7 +88,7 @@ def main() -> None:
     bots = f"bots that think {args.think:g} ms a move" if args.think else "instant bots"
     with tempfile.TemporaryDirectory(prefix="ct-pipeline-") as tmp:
         folder = Path(tmp)
-        bot = compile_bot(folder, args.think)
+        bot = compile_starter(folder, args.think)
         config = write_config(folder, bot, entrants=args.entrants, players=args.players,
                               target=args.target, sandbox=args.sandbox)
         print(f"pipeline: {args.entrants} entrants, {args.players} seats, C {bots}, target "
