@@ -195,21 +195,19 @@ def _set_aside(out: Path, owned: Sequence[str]) -> None:
             os.rename(path, aside / name)
 
 
-def _sweep(out: Path) -> threading.Thread | None:
+def _sweep(out: Path) -> None:
     """Deletes the folders :func:`_set_aside` made in ``out`` (this run's, and any an earlier run
     cut short left) from a daemon thread: the command never waits for it at its exit, and a
-    deletion cut short is finished by the next run in that folder. The thread, if any."""
+    deletion cut short is finished by the next run in that folder."""
     aside = [p for p in out.iterdir() if _is_aside(p)]
     if not aside:
-        return None
+        return
 
     def delete() -> None:
         for path in aside:
             shutil.rmtree(path, ignore_errors=True)
 
-    sweep = threading.Thread(target=delete, name="fresh-sweep", daemon=True)
-    sweep.start()
-    return sweep
+    threading.Thread(target=delete, name="fresh-sweep", daemon=True).start()
 
 
 def prepare_output(config: Config, *, fresh: bool = False,
