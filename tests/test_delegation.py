@@ -227,6 +227,30 @@ def test_with_systemd_root_writes_a_drop_in_for_the_users_systemd(
         "alice's systemd delegates cpu io memory pids already"
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to hand a folder to another user")
+def test_root_hands_each_v1_hierarchy_a_folder_once_and_names_a_release_agent(
+        tmp_path: Path) -> None:
+    """On v1 (a fake one): one folder a hierarchy (co-mounted controllers once), the user's; a
+    second run changes nothing; a hierarchy with a ``release_agent`` is named (the user may
+    have root run it on its own groups' paths)."""
+    nobody = pwd.getpwnam("nobody")
+    cpu, memory = tmp_path / "cpu,cpuacct", tmp_path / "memory"
+    for mount in (cpu, memory):
+        mount.mkdir()
+    (memory / "release_agent").write_text("/sbin/agent\n")
+    layout = CgroupLayout(v1={"memory": memory, "cpu": cpu, "io": cpu})
+    for _ in range(2):
+        lines = delegate("nobody", layout, systemd=False)
+        assert lines == [f"v1 cpu,io: {cpu}/ct-referee-nobody is nobody's",
+                         f"v1 memory: {memory}/ct-referee-nobody is nobody's",
+                         f"note: {memory} has a release_agent (/sbin/agent): nobody may have "
+                         f"root run it on the paths of its own groups"]
+    for mount in (cpu, memory):
+        st = (mount / "ct-referee-nobody").stat()
+        assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (nobody.pw_uid, nobody.pw_gid,
+                                                                0o755)
+
+
 def test_delegating_to_no_one_or_to_root_is_refused() -> None:
     with pytest.raises(DelegationError, match="no user 'no-such-user-ct' here"):
         delegate("no-such-user-ct", CgroupLayout())

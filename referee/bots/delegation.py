@@ -295,6 +295,10 @@ def delegate(user: str, layout: CgroupLayout, *, systemd: bool | None = None,
             home.chmod(0o755)
             names = ",".join(c for c, m in layout.v1.items() if m == mount)
             lines.append(f"v1 {names}: {home} is {user}'s")
+            agent = _read(mount / "release_agent").strip()
+            if agent:  # run as root on an emptied group marked notify_on_release
+                lines.append(f"note: {mount} has a release_agent ({agent}): {user} may have "
+                             f"root run it on the paths of its own groups")
         if layout.v2 is not None and layout.v2_controllers:
             if systemd:
                 lines += systemd_delegation(pw, layout.v2, units)
