@@ -4,10 +4,11 @@ Times spawn to first line of ``python3 -c 'print("ready x")'`` (Debian's ``/usr/
 and ``python3`` as found on ``PATH``, e.g. a pyenv one), ``RUNS`` interleaved runs each, with
 :func:`referee.bots.process.start_process`: no sandbox; sandboxed with cgroups; sandboxed with
 rlimits only. Prints the median and minimum per variant, and the median of ``Process.stop``.
-Needs a working sandbox (``ct-referee sandbox``); run as root for cgroups. Run as a user with
-a range in ``/etc/subuid``, it compares each bot on a subordinate uid of its own (mode
-``auto``: a user namespace mapped by ``newuidmap`` per bot) with every bot on the user's own
-uid (mode ``userns``, ``bot_uids: shared``).
+Needs a working sandbox (``ct-referee sandbox``); run as root, or as a user delegated a cgroup
+subtree (``ct-referee sandbox --delegate USER``), for cgroups. Run as a user with a range in
+``/etc/subuid``, it compares each bot on a subordinate uid of its own (mode ``auto``: a user
+namespace mapped by ``newuidmap`` per bot), with cgroups where delegated and with rlimits only,
+with every bot on the user's own uid (mode ``userns``, ``bot_uids: shared``).
 """
 
 from __future__ import annotations
@@ -60,10 +61,14 @@ def main() -> None:
     hardened = SandboxPolicy()
     variants = {"no sandbox": None, "sandbox, cgroups": hardened,
                 "sandbox, rlimits only": dataclasses.replace(hardened, cgroups=False)}
-    if not capabilities().root:  # no cgroups; auto is a subordinate uid where there is one
+    if not capabilities().root:  # auto is a subordinate uid where there is one
         sub = "subordinate uid" if capabilities().ok("subuid") else "auto"
-        variants = {"no sandbox": None, f"sandbox, {sub}": hardened,
-                    "sandbox, shared uid": dataclasses.replace(hardened, mode="userns")}
+        delegated = any(capabilities().cgroup_ok(c) for c in ("memory", "pids", "cpu"))
+        variants = {"no sandbox": None,
+                    f"sandbox, {sub}" + (", cgroups" if delegated else ""): hardened}
+        if delegated:  # a subtree of its user's: the same without
+            variants[f"sandbox, {sub}, rlimits"] = dataclasses.replace(hardened, cgroups=False)
+        variants["sandbox, shared uid"] = dataclasses.replace(hardened, mode="userns")
     pythons = ["/usr/bin/python3", "python3"]
     rows = [(py, name, policy) for py in pythons for name, policy in variants.items()]
     times: dict[tuple[str, str], list[float]] = {(py, n): [] for py, n, _ in rows}
@@ -77,7 +82,7 @@ def main() -> None:
         print(f"spawn -> first line, {RUNS} runs each (ms; median, min; stop median):")
         for py, name, _ in rows:
             xs = times[py, name]
-            print(f"  {py:18} {name:24} {statistics.median(xs) * 1e3:6.1f} "
+            print(f"  {py:18} {name:34} {statistics.median(xs) * 1e3:6.1f} "
                   f"{min(xs) * 1e3:6.1f}   stop {statistics.median(stops[py, name]) * 1e3:5.1f}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -125,9 +125,9 @@ def test_200_forks_hit_the_pids_limit(world: World) -> None:
 
 
 @needs_cgroup("memory")
-@pytest.mark.parametrize("attack", ["memory", "shm"])
+@pytest.mark.parametrize("attack", ["memory", "sharedmem", "shm", "tmp"])
 def test_memory_attacks_are_memory_faults(world: World, attack: str) -> None:
-    limits = Limits(memory_mb=128, tmp_mb=4096 if attack == "shm" else 64, file_mb=0)
+    limits = Limits(memory_mb=128, tmp_mb=4096 if attack in ("shm", "tmp") else 64, file_mb=0)
     record, err = play(world, attack, limits)
     assert "ALLOWED" not in err
     [fault] = record["faults"]

@@ -1,9 +1,11 @@
 """Per-bot cgroups (memory, pids, cpu; io where present) on cgroup v1 and v2, without systemd.
 
-v1: one directory per controller hierarchy, ``<mount>/ct-referee/<name>``. v2: one directory
-``<mount>/ct-referee/<name>`` with the controllers enabled in ``cgroup.subtree_control`` of the
-root and of ``ct-referee`` (a root-owned subtree the referee owns; the root cgroup is exempt
-from the no-internal-process rule, a nested one is not: see :func:`find_layout`).
+A root referee: v1, one directory per controller hierarchy, ``<mount>/ct-referee/<name>``; v2,
+one directory ``<mount>/ct-referee/<name>`` with the controllers enabled in
+``cgroup.subtree_control`` of the root and of ``ct-referee`` (a root-owned subtree the referee
+owns; the root cgroup is exempt from the no-internal-process rule, a nested one is not). A
+referee that is not root makes them in the subtree delegated to it (:attr:`CgroupLayout.home`,
+found by :mod:`referee.bots.delegation`; ``docs/security.md``, *Limits without root*).
 """
 
 from __future__ import annotations
@@ -49,6 +51,13 @@ class CgroupLayout:
     devices: tuple[str, ...] = ()
     """The block devices (``major:minor``, whole disks) backing the mounts: what the io
     controller limits."""
+    home: dict[str, Path] = field(default_factory=dict)
+    """Where each controller's bot groups are made when it is not ``<mount>/ct-referee`` (a
+    root referee's): the subtree delegated to a referee that is not root, its controllers
+    already enabled there (:func:`referee.bots.delegation.delegated_layout`)."""
+    fixes: dict[str, str] = field(default_factory=dict)
+    """For a controller of :attr:`missing`, what to run to have it (when it is not the
+    machine's own matter)."""
 
     def where(self, controller: str) -> str | None:
         """``v1``, ``v2`` or ``None`` for ``controller``."""
@@ -57,6 +66,19 @@ class CgroupLayout:
         if controller in self.v2_controllers:
             return "v2"
         return None
+
+    def parent(self, controller: str) -> Path:
+        """The folder a bot's group of ``controller`` is made in.
+
+        :raises KeyError: for a controller not limited here.
+        """
+        if controller in self.home:
+            return self.home[controller]
+        mount = self.v1.get(controller) or (self.v2 if controller in self.v2_controllers
+                                            else None)
+        if mount is None:
+            raise KeyError(controller)
+        return mount / PARENT
 
 
 def find_layout(mountinfo: str | None = None) -> CgroupLayout:
@@ -171,17 +193,19 @@ class Cgroup:
     def _make(self) -> None:
         lay = self.layout
         if lay.v2_controllers and lay.v2 is not None:
-            _v2_enable(lay.v2, lay.v2_controllers)
-            path = lay.v2 / PARENT / self.name
+            if not lay.home:  # a root referee's: a delegated subtree has them enabled
+                _v2_enable(lay.v2, lay.v2_controllers)
+            path = lay.parent(lay.v2_controllers[0]) / self.name
             path.mkdir(mode=0o755)
             for c in lay.v2_controllers:
                 self.dirs[c] = path
-        for c, mount in lay.v1.items():
+        for c in lay.v1:
             if c == IO and not lay.devices:
                 continue
-            path = mount / PARENT / self.name
+            path = lay.parent(c) / self.name
             if path not in self.dirs.values():
-                path.parent.mkdir(mode=0o755, exist_ok=True)
+                if c not in lay.home:  # a delegated home exists, made by root
+                    path.parent.mkdir(mode=0o755, exist_ok=True)
                 path.mkdir(mode=0o755)
             self.dirs[c] = path
 

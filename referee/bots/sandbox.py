@@ -56,6 +56,7 @@ from pathlib import Path
 
 import referee
 from referee.bots.cgroups import IO, IO_READ_BPS, IO_READ_IOPS, Cgroup, CgroupLayout, find_layout
+from referee.bots.delegation import NO_CONTROLLER, delegated_layout, weaker_limits
 from referee.bots.expiring import expiring
 from referee.bots.limits import GATE, Limits
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
@@ -188,6 +189,12 @@ class Capabilities:
         """Whether a cgroup ``controller`` can be used."""
         return self.ok(f"cgroup {controller}")
 
+    def weaker(self) -> tuple[str, ...]:
+        """The bot limits weaker here than a cgroup's, a line each, and a last line saying
+        what to run to fix them; none where every limit holds
+        (:func:`referee.bots.delegation.weaker_limits`)."""
+        return weaker_limits(self.layout)
+
     def summary(self) -> str:
         """One line: the protections in force, and what is missing."""
         if not self.works:
@@ -255,18 +262,16 @@ def probe_capabilities(uid: int = 65534, gid: int = 65534) -> Capabilities:
         ok, detail = probe_staging()
         checks.append(Check("mount table", ok, detail, "util-linux (unshare, mount) and overlayfs "
                             "(modprobe overlay): without them the mount table names host paths"))
-    layout = find_layout()
+    layout = find_layout() if root else delegated_layout(find_layout())  # its own subtree
     for c in ("memory", "pids", "cpu"):
         where = layout.where(c)
         if where is None:
             checks.append(Check(f"cgroup {c}", False, layout.missing[c],
-                                "mount cgroup2 (or the v1 controller) on /sys/fs/cgroup"))
-        elif not root:
-            checks.append(Check(f"cgroup {c}", False, f"{where} present, the referee is not "
-                                "root", "run as root or delegate a writable cgroup subtree"))
+                                layout.fixes.get(c, NO_CONTROLLER)))
         else:
-            mount = layout.v1[c] if where == "v1" else layout.v2
-            checks.append(Check(f"cgroup {c}", True, f"{where} at {mount}"))
+            at = f"{layout.home[c]} (delegated)" if c in layout.home else \
+                layout.v1[c] if where == "v1" else layout.v2
+            checks.append(Check(f"cgroup {c}", True, f"{where} at {at}"))
     checks.append(io_check(layout, root, any(c.ok for c in checks if c.name in
                                              ("cgroup memory", "cgroup pids", "cgroup cpu"))))
     return Capabilities(tuple(checks), layout, root)
@@ -276,7 +281,9 @@ def io_check(layout: CgroupLayout, root: bool, cgroups: bool = True) -> Check:
     """Whether each bot's disk reads and writes are limited here (:data:`~referee.bots.cgroups.
     IO_READ_BPS`, :data:`~referee.bots.cgroups.IO_READ_IOPS` on every disk backing a mount:
     v1 ``blkio``, v2 ``io``): never required, so a missing controller only says so.
-    ``cgroups``: whether a bot gets a cgroup at all (one of memory, pids, cpu works).
+    ``cgroups``: whether a bot gets a cgroup at all (one of memory, pids, cpu works). A
+    referee that is not root has it where its user was delegated the controller
+    (:attr:`CgroupLayout.home`).
 
     >>> from pathlib import Path
     >>> io_check(CgroupLayout(v1={"io": Path("/sys/fs/cgroup/blkio")}, devices=("254:0",)),
@@ -288,13 +295,14 @@ def io_check(layout: CgroupLayout, root: bool, cgroups: bool = True) -> Check:
     where = layout.where(IO)
     if where is None:
         return Check(f"cgroup {IO}", False, layout.missing.get(IO, "no io controller"),
-                     "mount the v1 blkio hierarchy, or let the v2 hierarchy offer io "
-                     "(optional: the disk limit is best-effort)")
+                     layout.fixes.get(IO, "mount the v1 blkio hierarchy, or let the v2 "
+                                      "hierarchy offer io (optional: the disk limit is "
+                                      "best-effort)"))
     name = "v1 (blkio)" if where == "v1" else "v2"
-    if not root:
+    if not root and IO not in layout.home:
         return Check(f"cgroup {IO}", False, f"{name} present, the referee is not root: a "
                      f"bot's disk reads are not limited", "run as root")
-    mount = layout.v1[IO] if where == "v1" else layout.v2
+    mount = layout.home.get(IO) or (layout.v1[IO] if where == "v1" else layout.v2)
     if not layout.devices:
         return Check(f"cgroup {IO}", False, f"{name} at {mount}, but no disk backs a mount: "
                      f"nothing to limit")
@@ -1045,8 +1053,8 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     :raises SandboxError: see :func:`build_argv`. :raises OSError: if the cgroup cannot be made.
     """
     caps = caps or capabilities()
-    cgroups = policy.cgroups and caps.root
-    have = {c for c in ("memory", "pids", "cpu") if cgroups and caps.cgroup_ok(c)}
+    # a referee that is not root has the controllers of its delegated subtree (caps.layout)
+    have = {c for c in ("memory", "pids", "cpu") if policy.cgroups and caps.cgroup_ok(c)}
     uid, lease = policy.uid, None
     ids = subordinate_ids() if not caps.root and caps.ok("subuid") and \
         policy.mode in (Privilege.AUTO, Privilege.SUBUID) else None

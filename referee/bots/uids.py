@@ -7,8 +7,9 @@ hand out the same uid at once; here a uid is *leased*: an exclusive ``flock`` on
 named after it, in a folder only the allocating user can write (``/run/ct-referee/uids`` for
 root, else ``/tmp/ct-referee-<uid>/uids``), held until the bot has stopped and no process
 of its uid is left: a child that escaped the bot's process group (``setsid`` and a double
-fork; a referee that is not root has no cgroup to catch it) is killed on release, and one that
-will not die within :data:`CLEAR_S` keeps the uid held (quarantined) while this process lives.
+fork; a referee that is not root without a delegated subtree has no cgroup to catch it) is
+killed on release, and one that will not die within :data:`CLEAR_S` keeps the uid held
+(quarantined) while this process lives.
 A uid that some live process runs as is never leased, held or not. The kernel drops the lock
 when its holder dies, so a killed referee leaks nothing. A referee that is not root leases its
 subordinate uids (:mod:`referee.bots.subids`) the same way.

@@ -136,6 +136,8 @@ def league(config: Path, output: Path | None, concurrency: int | None,
         say(f"league {cfg.name}: {lg.done} matches kept, {playing} versions in the journal; "
             f"watching {cfg.submissions or 'the configuration'}; page "
             f"{lg.folder.report / 'index.html'}")
+        if lg.weaker:
+            say("weaker bot limits here: " + "; ".join(lg.weaker))
         if lg.remote:
             say(f"running on the Dask scheduler {getattr(lg.runner, 'address', '?')}; "
                 f"sandbox: {CLUSTER_WEAKER}")

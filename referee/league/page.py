@@ -157,6 +157,8 @@ def render(data: dict[str, Any]) -> str:
              f"{_e(data.get('updated', ''))}</p>",
              (f"<p class=bad>On a Dask cluster: {_e(data['cluster'])}.</p>"
               if data.get("cluster") else ""),
+             (f"<p class=bad>Weaker bot limits here: {_e('; '.join(data['limits']))}.</p>"
+              if data.get("limits") else ""),
              "<h2>Leaderboard</h2><p class=muted>Ranked by the conservative score mu - 3 "
              "sigma (TrueSkill, one update per duplicate set, on points less the luck of the "
              "stock flips); P(&gt; next): the probability that a version is truly stronger "

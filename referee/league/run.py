@@ -71,6 +71,8 @@ def run_league(config: LeagueConfig, *, fresh: bool = False, stop: threading.Eve
         where.sandboxed = mode is not SandboxMode.NONE
         store = stack.enter_context(Store())
         league = League(config, secret, runner=where, stop=stop, mode=mode, say=say)
+        if mode is not SandboxMode.NONE and not where.remote:  # a worker's are its own
+            league.weaker = capabilities().weaker()
         league.resume()
         admissions = Admissions(config, store=store, mode=mode,
                                 logs=league.folder.preflight, known=league.known,

@@ -81,6 +81,10 @@ class League:
         self.config, self.secret, self.runner, self.stop, self.mode = \
             config, secret, runner, stop, mode
         self.say = say
+        self.weaker: tuple[str, ...] = ()
+        """The bot limits weaker here than a cgroup's, and the fix (set by
+        :func:`referee.league.run.run_league`: :meth:`referee.bots.sandbox.Capabilities.weaker`);
+        on the page."""
         self.folder = LeagueFolder(config.output)
         self.results = self.folder.journal()
         self.events: Journal = self.folder.event_log()
@@ -440,6 +444,7 @@ class League:
                 "refused": dict(self.refused), "log": list(self.log),
                 "confidence": self.stop_rule.confidence,
                 "cluster": CLUSTER_WEAKER if self.remote else None,
+                "limits": list(self.weaker),
                 "flags": [self.verdicts.audit(self.number[n]).describe(n)
                           for n in sorted(self.flagged, key=self.number.__getitem__)],
                 "hand_points": self.config.variant.hand_total}

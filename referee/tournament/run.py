@@ -185,10 +185,9 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
                                   f"set sandbox: none")
             if remote:  # each worker checks its own; no snapshot travels (yet)
                 hidden = check_entrant_folders(config)
-            if not remote and not all(capabilities().cgroup_ok(c)
-                                      for c in ("memory", "pids", "cpu")):
-                reporter.warn(f"sandbox without every cgroup: {capabilities().summary()} "
-                              f"(see ct-referee sandbox)")
+            if not remote and capabilities().weaker():  # which, and the fix
+                reporter.warn("weaker bot limits here: "
+                              + "; ".join(capabilities().weaker()) + " (see ct-referee sandbox)")
         seals = None
         if config.sandbox is not SandboxMode.NONE and not remote:
             check_bot_uids(config)

@@ -2,8 +2,9 @@
 
 ``python attacks.py NAME`` runs one attack and prints ``refused NAME`` or ``ALLOWED NAME:
 what``. Paths of the world to attack come from ``CT_PROBE_*`` environment variables (not
-arguments: the sandbox binds every folder a command line names). ``memory``, ``shm`` and
-``forks`` are judged by the referee (a memory fault; the pids limit) as well.
+arguments: the sandbox binds every folder a command line names). ``memory``, ``sharedmem``,
+``shm``, ``tmp`` and ``forks`` are judged by the referee (a memory fault; the pids limit) as
+well.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import mmap
 import os
 import socket
 import struct
@@ -348,14 +350,62 @@ def memory(mb: int = 2048) -> str | None:
     return f"allocated {len(keep)} MiB"
 
 
-def shm(mb: int = 1024) -> str | None:
-    """Write 1 GiB into /dev/shm."""
-    with open("/dev/shm/fill", "wb") as f:
+def sharedmem(mb: int = 1024) -> str | None:
+    """Hold 1 GiB of shared memory, touched: half a memfd, half an anonymous MAP_SHARED
+    mapping (RLIMIT_DATA counts neither)."""
+    block, half = b"x" * (1 << 20), mb // 2
+    fd = os.memfd_create("fill")
+    os.ftruncate(fd, half << 20)
+    held = [mmap.mmap(fd, half << 20, mmap.MAP_SHARED),
+            mmap.mmap(-1, (mb - half) << 20, mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)]
+    for region in held:
+        for at in range(0, len(region), 1 << 20):
+            region[at:at + (1 << 20)] = block
+    return f"held {mb} MiB of shared memory"
+
+
+def _fill(path: str, mb: int) -> str:
+    with open(path, "wb") as f:
         block = b"x" * (1 << 20)
         for _ in range(mb):
             f.write(block)
             f.flush()
-    return f"wrote {mb} MiB to /dev/shm"
+    return f"wrote {mb} MiB to {os.path.dirname(path)}"
+
+
+def shm(mb: int = 1024) -> str | None:
+    """Write 1 GiB into /dev/shm."""
+    return _fill("/dev/shm/fill", mb)
+
+
+def tmp(mb: int = 1024) -> str | None:
+    """Write 1 GiB into /tmp."""
+    return _fill("/tmp/fill", mb)
+
+
+def cpu(count: int = 4, seconds: float = 1.0) -> str | None:
+    """Burn 4 processes for a second: twice its CPU quota (``CT_PROBE_CPUS``, a quarter core)
+    gets through."""
+    import resource
+
+    quota = float(os.environ.get("CT_PROBE_CPUS", "0") or 0)
+    start = time.monotonic()
+    for _ in range(count):
+        if os.fork() == 0:
+            while time.monotonic() - start < seconds:
+                pass
+            os._exit(0)
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            os.wait()
+    wall = time.monotonic() - start
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    burned = used.ru_utime + used.ru_stime
+    # a CFS quota lets quota x wall through, and each CPU may overrun it by up to a tick a
+    # period (4 ms of 100 at 250 Hz: 0.08 s a second on 2 CPUs): twice the quota is past it
+    if quota > 0 and burned <= 2 * quota * wall + 0.05:
+        return None
+    return f"burned {burned:.2f} s of CPU in {wall:.2f} s (quota {quota} cores)"
 
 
 def affinity() -> str | None:
@@ -390,8 +440,8 @@ def orphan() -> str | None:
 
 
 ATTACKS = {f.__name__: f for f in (remount, umount, output, referee_proc, rewrite, read, locks,
-                                   pagecache, pid1, escape, forks, memory, shm, affinity, aio,
-                                   sockets, odirect)}
+                                   pagecache, pid1, escape, forks, memory, sharedmem, shm, tmp,
+                                   cpu, affinity, aio, sockets, odirect)}
 """What ``ct-referee sandbox`` runs: each must come back refused."""
 
 

@@ -19,6 +19,9 @@ from referee.bots.process import Launcher, Process, start_process
 from referee.bots.sandbox import SandboxPolicy
 
 ATTACKS_PY = Path(__file__).with_name("attacks.py")
+CPU_PROBE_CORES = 0.25
+"""The CPU quota the ``cpu`` probe runs under: its 4 burners get more than twice that (0.55 s
+in a second) on 2 CPUs at a load below 10, unless a cgroup holds them to a quarter."""
 
 
 @dataclass(frozen=True)
@@ -68,10 +71,13 @@ def run_attack(world: World, name: str, policy: SandboxPolicy, *,
                timeout_s: float = 60, python: str = sys.executable) -> AttackOutcome:
     """Run attack ``name`` sandboxed under ``policy`` with interpreter ``python``; refused
     unless the probe says ``ALLOWED`` or it ends without a word and without a memory fault."""
-    if name == "shm":  # only the memory limit may stop it, not the size of /dev/shm
+    if name in ("shm", "tmp"):  # only the memory limit may stop it, not the tmpfs's size
         policy = dataclasses.replace(policy, tmp_mb=max(policy.tmp_mb, 4096), file_mb=0)
-    if name == "memory":
+    if name in ("memory", "sharedmem"):  # nor the file size (a memfd's is one)
         policy = dataclasses.replace(policy, file_mb=0)
+    if name == "cpu":  # a quota well below a core: no share of a busy machine reaches it
+        policy = dataclasses.replace(policy, cpus=CPU_PROBE_CORES,
+                                     env=(("CT_PROBE_CPUS", str(CPU_PROBE_CORES)),))
     policy = dataclasses.replace(policy, env=(*policy.env, *world.env()))
     os.environ["CT_PROBE_SECRET"] = world.secret  # the referee's own: must not leak
     try:

@@ -1,5 +1,7 @@
 """A hostile bot: runs one attack of referee/bots/probes/attacks.py (``argv[1]``) before ``ready``,
-writes its outcome to stderr (the referee keeps it), then plays its first legal card."""
+writes its outcome to stderr (the referee keeps it), then plays its first legal card. ``argv[2]``,
+if given, is the CPU quota the ``cpu`` attack judges itself by (``CT_PROBE_CPUS``: a
+tournament's bots get no environment of their own)."""
 
 import os
 import sys
@@ -9,6 +11,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirna
 from referee.bots.probes import attacks
 
 name = sys.argv[1]
+if len(sys.argv) > 2:
+    os.environ["CT_PROBE_CPUS"] = sys.argv[2]
 got = {**attacks.ATTACKS, "burn": attacks.burn, "orphan": attacks.orphan}[name]()
 print(f"ALLOWED {name}: {got}" if got else f"refused {name}", file=sys.stderr, flush=True)
 PARTNER = dict(zip("A23456789TJQK", "98765432ATJQK", strict=True))
