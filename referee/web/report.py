@@ -23,6 +23,8 @@ The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, 
 While a tournament runs, :class:`Refresher` (the tournament's
 :class:`~referee.tournament.run.Pages` hook) keeps it current from the journal lines the
 coordinator hands it; ``ct-referee report`` (:func:`build`) rebuilds it from the folder's files.
+Either way a match shows once every seating of its duplicate set has ended, and the table only
+where it holds whole sets (:mod:`referee.web.sets`): the later seatings play the same deals.
 Nothing in the folder is trusted to be well formed.
 """
 
@@ -73,6 +75,7 @@ from referee.web.replay_html import (
     shared_page,
 )
 from referee.web.report_page import ASSETS
+from referee.web.sets import Counts, SetGate, set_size_of
 
 REPORT = "report"
 """The report's folder inside the output folder."""
@@ -185,20 +188,33 @@ class Report:
         self.name = str((self.config or {}).get("name") or out.name) \
             if isinstance(self.config, dict) else out.name
         self.rows: list[dict[str, Any]] = []
+        self._recount = False
+        """Whether the rows' counting columns are to be the sets' that ended (:meth:`snapshot`
+        of a running table: counted as :meth:`write` writes)."""
         self.history: list[tuple[int, dict[str, float]]] = []
         self.pages: set[str] = set()
         self.all_pages = False
         self.examples: dict[str, dict[str, Any]] = {}
         self.pending: list[str] = []
         """The matches added whose replay data (:data:`REPLAYS`) is not written yet."""
+        self.gate = SetGate(set_size_of(out, self.paths.marker))
+        """The lines of sets under way, held until the set ends (:mod:`referee.web.sets`)."""
+        self.counts = Counts()
+        """The table's counting columns over the lines taken (the sets that ended)."""
         self._assets = False
 
     # -- input ------------------------------------------------------------------------------
 
-    def add(self, line: dict[str, Any]) -> None:
-        """One journal line (a malformed or repeated one is skipped)."""
-        if self.summary.add(line):
-            self.pending.append(str(line["id"]))
+    def add(self, line: dict[str, Any]) -> list[dict[str, Any]]:
+        """One journal line, held until its duplicate set has ended (nothing of a set shows
+        before: its later seatings play the same deals); returns the lines taken now (its
+        set's, once it ended). A malformed or repeated line is skipped."""
+        taken = self.gate.add(line)
+        for one in taken:
+            if self.summary.add(one):
+                self.counts.add(one)
+                self.pending.append(str(one["id"]))
+        return taken
 
     def write_replays(self, budget_s: float | None = None) -> int:
         """Writes the replay data of the pending matches (:data:`REPLAYS`; one already there is
@@ -224,10 +240,21 @@ class Report:
         del self.pending[:done]
         return len(self.pending)
 
-    def snapshot(self, table: Standings) -> None:
-        """The running table's rows, and a point of the rating chart."""
+    def snapshot(self, table: Standings, *, whole: bool = False) -> bool:
+        """The running table's rows, and a point of the rating chart, with nothing of a set
+        under way (its totals, wins or faults would tell its later seatings about their deals):
+        a table that rates whole sets (``per: set``) shows its ratings, and the counting
+        columns of the sets that ended (:class:`~referee.web.sets.Counts`); one that rates
+        each match only where it holds whole sets (``whole``, or a running tournament's, which
+        rates the schedule's finished prefix: its sets are whole once its length is a multiple
+        of the set's). ``False`` (the last rows kept) where it does not."""
+        size = self.gate.size
+        per_set = table.config.per == "set"
+        if not whole and not per_set and (size is None or table.matches % size):
+            return False
         rows = table.standings()
         self.rows = [r.to_json() for r in rows]
+        self._recount = not whole
         point = (table.matches, {r.name: round(r.mu, 2) for r in rows[:3 * CHART_SERIES]})
         if self.history and self.history[-1][0] == table.matches:  # no match rated since
             self.history[-1] = point
@@ -236,6 +263,7 @@ class Report:
         if len(self.history) > 2 * CHART_POINTS:  # thin out: every other point, the last kept
             self.history = self.history[::2] if len(self.history) % 2 else \
                 self.history[1::2]
+        return True
 
     def load_chart(self) -> bool:
         """The rating chart's points as the last ``data.js`` had them (a resumed run's, a
@@ -269,6 +297,9 @@ class Report:
             standings = None
         if standings is not None:
             self.rows = [r for r in standings["standings"] if isinstance(r, dict)]
+            self._recount = False
+        elif self._recount:
+            self.rows = [self.counts.apply(r) for r in self.rows]
         self._write_chunks()
         if final and self.summary.count <= ALL_PAGES:
             for m in self.summary.matches:
@@ -446,9 +477,7 @@ def build(out: Path, *, final: bool = True) -> Path:
     report = Report(out)
     names = [str(e["name"]) for e in (report.config or {}).get("entrants") or ()
              if isinstance(e, dict) and "name" in e] if isinstance(report.config, dict) else []
-    lines = list(journal_lines(out))
-    for line in lines:
-        report.add(line)
+    lines = [taken for line in journal_lines(out) for taken in report.add(line)]
     known = set(names)
     names += [n for n in report.summary.names if n not in known]
     standings = _json(OutputFolder(out).standings_json)
@@ -464,8 +493,8 @@ def build(out: Path, *, final: bool = True) -> Path:
             continue
         rated += 1
         if rated % step == 0:
-            report.snapshot(table)
-    report.snapshot(table)
+            report.snapshot(table, whole=True)
+    report.snapshot(table, whole=True)  # only the lines of sets that ended
     return report.write(final=final)
 
 
@@ -480,13 +509,18 @@ class Refresher(Pages):
     waiting (what the last snapshot and write took, divided by the matches since), or
     :data:`MAX_WAIT_S` went by; and the interval grows to 20 times that cost. So the report
     costs the coordinator about :data:`BUDGET_S` of CPU a match at most, however many entrants,
-    and at most a twentieth of its time."""
+    and at most a twentieth of its time. Lines still waiting when no match ends for a while (a
+    duplicate set shows once its last seating ends: the next match may take minutes) are written
+    by the heartbeat's thread, every :data:`HEARTBEAT_S`, with the table as last seen."""
 
     def __init__(self, out: Path, *, interval: float = 3.0) -> None:
         self.out = out
         self.interval = interval
         self.report = Report(out)
         self._lines: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        """Guards the lines waiting and whether the report's thread is busy (the coordinator's
+        thread and the heartbeat's both hand lines over)."""
         self._next = time.monotonic()  # the first match shows at once
         self._last = self._next
         self._cost = 0.0
@@ -515,6 +549,21 @@ class Refresher(Pages):
         """:meth:`_beat` every :data:`HEARTBEAT_S` until the run ends (:meth:`finish`)."""
         while not self._ended.wait(HEARTBEAT_S):
             self._beat()
+            self._flush()
+
+    def _flush(self) -> None:
+        """Hands the lines waiting to the report's thread, where a refresh is due and no match
+        ended since (the table is not snapshotted here: it is the coordinator's)."""
+        with self._lock:
+            now = time.monotonic()
+            if not self._lines or self._busy or self._pool is None or now < self._next:
+                return
+            lines, self._lines = self._lines, []
+            self._busy = True
+            self._next = now + self.interval
+            pool = self._pool
+        with contextlib.suppress(RuntimeError):  # shut down meanwhile: finish writes them
+            pool.submit(self._quietly, lines, False)
 
     def replay_page(self) -> ReplayPage:
         """Each match's replay page, written by whoever plays it (see :class:`ReplayPage`):
@@ -524,22 +573,24 @@ class Refresher(Pages):
         return ReplayPage(self.report.root)
 
     def match_done(self, line: dict[str, Any], table: Standings) -> None:
-        self._lines.append(line)
-        self._table = table
-        now = time.monotonic()
-        if now < self._next or self._busy or self._pool is None:
-            return
-        if len(self._lines) * BUDGET_S < self._cost and now < self._last + MAX_WAIT_S:
-            return
-        lines, self._lines = self._lines, []
+        with self._lock:
+            self._lines.append(line)
+            self._table = table
+            now = time.monotonic()
+            if now < self._next or self._busy or self._pool is None:
+                return
+            if len(self._lines) * BUDGET_S < self._cost and now < self._last + MAX_WAIT_S:
+                return
+            lines, self._lines = self._lines, []
+            self._busy = True
+            pool = self._pool
         start = time.thread_time()
         with contextlib.suppress(ValueError, KeyError, TypeError):
             self.report.snapshot(table)
         self._cost = self._took + time.thread_time() - start
         self._last = now
         self._next = now + max(self.interval, 20 * self._cost)
-        self._busy = True
-        self._pool.submit(self._quietly, lines, False)
+        pool.submit(self._quietly, lines, False)
 
     def _load(self) -> None:
         """A resumed run's matches: the journal as it is at the start (on the report's thread;
@@ -567,9 +618,9 @@ class Refresher(Pages):
         replays = False
         try:  # the report is a view: the results are what count, and they are saved
             for line in lines:
-                self.report.add(line)
-                if not loaded and self._paged:
-                    self.report.paged(line)
+                for taken in self.report.add(line):
+                    if not loaded and self._paged:
+                        self.report.paged(taken)
             if loaded:
                 self.report.summary.remember = False
                 if not lines:
@@ -583,7 +634,8 @@ class Refresher(Pages):
             if replays:  # the replays of the matches saved since, a slice of time at most
                 with contextlib.suppress(OSError):
                     self.report.write_replays(REPLAY_SLICE_S)
-            self._busy = False
+            with self._lock:
+                self._busy = False
 
 
 def mark_stopped(out: Path, *, why: str, done: int | None, total: int | None,
