@@ -15,14 +15,13 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 from browser import Browser, BrowserError, find_chromium
+from served import Client, report_server
 
 from conftest import tournament_yaml
 from referee.records.record import read_record, write_record
@@ -139,23 +138,18 @@ def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
     shutil.rmtree(copy / "report" / "games")
-    server = subprocess.Popen([*CLI, "report", str(copy), "--serve", "--port", "0"],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        assert server.stdout.readline().startswith("report: ")
-        url = server.stdout.readline().split(" at ", 1)[1].split(" ", 1)[0]
-        base = url.rsplit("/report/", 1)[0]
+    with report_server(copy) as (_, address):
+        client = Client(address)
         log = next((copy / "logs").glob("*/*-evil.stderr")).relative_to(copy).as_posix()
-        with urllib.request.urlopen(f"{base}/{log}", timeout=30) as r:
+        with client.open(f"/{log}") as r:
             assert r.headers["Content-Type"].startswith("text/plain")
             assert b"<script>" in r.read()
         record = next((copy / "games").glob("*.json.gz"))
         match_id = record.name.removesuffix(".json.gz")
-        with urllib.request.urlopen(f"{base}/report/games/{match_id}.html", timeout=30) as r:
+        with client.open(f"/report/games/{match_id}.html") as r:
             assert r.headers["Content-Type"].startswith("text/html")
             assert b'id="ct-data"' in r.read()
-        with urllib.request.urlopen(f"{base}/games/{record.name}", timeout=30) as r:
+        with client.open(f"/games/{record.name}") as r:
             # the compressed record, shown by the browser as JSON (it decompresses it)
             assert r.headers["Content-Type"] == "application/json"
             assert r.headers["Content-Encoding"] == "gzip"
@@ -164,18 +158,11 @@ def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
         for escape in ("/games/%2E%2E/%2E%2E/outside.json.gz", "/games/../../outside.json.gz",
                        "/report/replays/%2E%2E%2F%2E%2E%2Foutside.js",  # not a match id: no
                        "/report/games/not%20an%20id.html"):  # record is looked for by it
-            with pytest.raises(urllib.error.HTTPError) as info:
-                urllib.request.urlopen(f"{base}{escape}", timeout=30)
-            assert info.value.code == 404
-        with urllib.request.urlopen(f"{base}/report/data.js", timeout=30) as r:
-            assert r.read().endswith(b'(window.CT_REPORT.pages = "all");\n')
-        for hidden in ("/.deal-secret", "/%2Edeal-secret", "/games/../.ct-referee.json"):
-            with pytest.raises(urllib.error.HTTPError) as info:
-                urllib.request.urlopen(f"{base}{hidden}", timeout=30)
-            assert info.value.code == 404
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+            assert client.status(escape) == 404, escape
+        assert client.read("/report/data.js").endswith(b'(window.CT_REPORT.pages = "all");\n')
+        for hidden in ("/.deal-secret", "/%2Edeal-secret", "/games/../.ct-referee.json",
+                       "/.report-key"):
+            assert client.status(hidden) == 404, hidden
 
 
 # -- in a real browser --------------------------------------------------------------------------
@@ -797,21 +784,13 @@ def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served
                       (1000, 700), SHARED)
     assert missing["steps"] == 0 and "No replay of r9999-g001-s01" in str(missing["result"])
     # served: a match whose data is not on disk (as while its run goes) is drawn on demand
-    server = subprocess.Popen([*CLI, "report", str(copy), "--serve", "--port", "0"],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        assert server.stdout.readline().startswith("report: ")  # rebuilt: every replay there
-        url = server.stdout.readline().split(" at ", 1)[1].split(" ", 1)[0]
-        base = url.rsplit("/report/", 1)[0]
+    with report_server(copy) as (_, address):
+        client = Client(address)
         (copy / "report" / "replays" / "r7-g001-s01.js").unlink()
-        with urllib.request.urlopen(f"{base}/report/replays/r7-g001-s01.js", timeout=60) as r:
-            assert r.read().startswith(b'ctReplay("r7-g001-s01", "')
-        dom = browser.dom(f"{base}/report/replay.html#id=r7-g001-s01", budget_ms=5000)
+        assert client.read("/report/replays/r7-g001-s01.js").startswith(
+            b'ctReplay("r7-g001-s01", "')
+        dom = browser.dom(f"{client.base}/report/replay.html#id=r7-g001-s01", budget_ms=5000)
         assert 'class="seat' in dom and "Result: " in dom, dom[-2000:]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     assert not (copy / "report" / "replays" / "r7-g001-s01.js").exists()  # serving writes none
 
 

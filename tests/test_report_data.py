@@ -366,31 +366,33 @@ def test_the_report_server_says_no_cache_once_on_every_reply(tmp_path: Path) -> 
     """The live report's own files (index.html, data.js, a log) are asked again by the browser
     (a 304 where nothing changed), never kept: each reply says ``no-cache`` once; a hidden
     file is still never served."""
-    import http.server
-    import threading
     import urllib.error
     import urllib.request
-    from functools import partial
 
-    from referee.web.report import _Handler
+    from referee.web.routes import Kind
+    from referee.web.serve import ReportServer
 
     (tmp_path / "report").mkdir()
     (tmp_path / "report" / "index.html").write_text("<!doctype html>live\n")
     (tmp_path / "report" / "data.js").write_text("window.CT_REPORT = {};\n")
-    (tmp_path / "logs" / "x").mkdir(parents=True)
-    (tmp_path / "logs" / "x" / "0-a.stderr").write_text("said\n")
+    (tmp_path / "logs" / "r1-g001-s01").mkdir(parents=True)
+    (tmp_path / "logs" / "r1-g001-s01" / "0-a.stderr").write_text("said\n")
+    (tmp_path / "tournament.yaml").write_text("players: 2\nseatings: all\n")
+    (tmp_path / "results.jsonl").write_text('{"id": "r1-g001-s01"}\n{"id": "r1-g001-s02"}\n')
     (tmp_path / ".deal-secret").write_text("00" * 16)
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), partial(_Handler, directory=str(tmp_path)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    server = ReportServer(tmp_path, Kind.TOURNAMENT, 0, live=lambda: False)
+    server.start()
+    base = f"http://127.0.0.1:{server.port}"
     try:
-        for path in ("/report/index.html", "/report/data.js", "/logs/x/0-a.stderr"):
-            with urllib.request.urlopen(base + path, timeout=30) as reply:
+        for path in ("/report/index.html", "/report/data.js", "/logs/r1-g001-s01/0-a.stderr"):
+            ask = urllib.request.Request(base + path,
+                                         headers={"Authorization": f"Bearer {server.key}"})
+            with urllib.request.urlopen(ask, timeout=30) as reply:
                 assert reply.headers.get_all("Cache-Control") == ["no-cache"], path
         with pytest.raises(urllib.error.HTTPError) as info:
-            urllib.request.urlopen(base + "/.deal-secret", timeout=30)
+            urllib.request.urlopen(urllib.request.Request(
+                base + "/.deal-secret", headers={"Authorization": f"Bearer {server.key}"}),
+                timeout=30)
         assert info.value.code == 404
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()

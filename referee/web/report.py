@@ -1,5 +1,5 @@
 """A tournament's report: ``report/`` in its output folder, opened from the file system or any
-static web server (``ct-referee report OUTPUT --serve``).
+static web server, or served (:mod:`referee.web.serve`: ``--serve``).
 
 The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, ``report.js``,
 ``report.css``) over data files written beside it:
@@ -31,7 +31,6 @@ Nothing in the folder is trusted to be well formed.
 from __future__ import annotations
 
 import contextlib
-import http.server
 import json
 import math
 import os
@@ -39,15 +38,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import yaml
 
 from referee.protocol.escape import escape_controls
-from referee.records.match_id import MatchId
 from referee.records.record import RecordDict, RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
 from referee.tournament.output import JournalLine, OutputFolder
@@ -115,7 +111,7 @@ ALIVE = "alive.js"
 "dead_after": ...}`` while a run writes it; ``null`` where no run ever did."""
 
 __all__ = ["ALIVE", "ALL_PAGES", "DEAD_AFTER_S", "HEARTBEAT_S", "REPORT", "Refresher", "Report",
-           "ReportError", "build", "mark_stopped", "serve"]
+           "ReportError", "build", "check_folder", "mark_stopped"]
 
 
 class ReportError(ValueError):
@@ -662,111 +658,6 @@ def mark_stopped(out: Path, *, why: str, done: int | None, total: int | None,
     return True
 
 
-# -- serving ----------------------------------------------------------------------------------
-
-
-TYPES = {".stderr": "text/plain; charset=utf-8", ".jsonl": "text/plain; charset=utf-8",
-         ".json": "application/json", ".js": "text/javascript; charset=utf-8",
-         ".csv": "text/plain; charset=utf-8", ".yaml": "text/plain; charset=utf-8",
-         ".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8"}
-"""Content types by extension: logs and data shown as text in the browser, never downloaded."""
-
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    """The output folder, but for its hidden files (the deal secret above all); every reply
-    says ``Cache-Control: no-cache`` (the pages and their data change as the run plays: a
-    browser asks again, and gets a 304 where nothing changed)."""
-
-    _cache_said = False
-
-    def send_header(self, keyword: str, value: str) -> None:
-        if keyword.lower() == "cache-control":
-            self._cache_said = True
-        super().send_header(keyword, value)
-
-    def end_headers(self) -> None:
-        if not self._cache_said:
-            self.send_header("Cache-Control", "no-cache")
-        self._cache_said = False
-        super().end_headers()
-
-    extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map) | TYPES
-
-    def do_GET(self) -> None:
-        parts = urlsplit(self.path)
-        route = unquote(parts.path)
-        if any(p.startswith(".") for p in route.split("/")):  # .deal-secret: every deal
-            self.send_error(404)
-            return
-        if route in ("", "/"):
-            self.send_response(302)
-            self.send_header("Location", f"/{REPORT}/index.html")
-            self.end_headers()
-            return
-        if route == f"/{REPORT}/data.js":
-            self._send((Path(self.directory) / REPORT / "data.js"), "window.CT_REPORT && "
-                       "(window.CT_REPORT.pages = \"all\");\n")
-            return
-        if route == f"/{REPORT}/{ALIVE}":  # the run's sign of life against this clock
-            self._send(Path(self.directory) / REPORT / ALIVE, "window.CT_ALIVE && "
-                       f"(window.CT_ALIVE.now = {time.time():.1f});\n")
-            return
-        if route.startswith("/games/") and route.endswith(".json.gz"):  # shown, not downloaded
-            try:  # translate_path: within the folder, '..' dropped (as for every file served)
-                gz = Path(self.translate_path(self.path)).read_bytes()
-            except OSError:
-                self.send_error(404)
-                return
-            self._reply(gz, TYPES[".json"], encoding="gzip")
-            return
-        replays = f"/{REPORT}/{REPLAYS}/"
-        if route.startswith(replays) and route.endswith(".js"):  # drawn where not written yet
-            match_id = route[len(replays):-len(".js")]
-            path = Path(self.directory) / REPORT / REPLAYS / f"{match_id}.js"
-            if MatchId.is_one(match_id) and not path.is_file():
-                script = _replay_of(Path(self.directory), match_id)
-                if script is not None:
-                    self._reply(script.encode(), TYPES[".js"])
-                    return
-        prefix = f"/{REPORT}/games/"
-        if route.startswith(prefix) and route.endswith(".html"):
-            match_id = route[len(prefix):-len(".html")]
-            page = Path(self.directory) / REPORT / "games" / f"{match_id}.html"
-            if MatchId.is_one(match_id) and not page.is_file():
-                body = _drawn(Path(self.directory), match_id, _own_page)
-                if body is not None:
-                    self._reply(body.encode(), TYPES[".html"])
-                    return
-        super().do_GET()
-
-    def do_HEAD(self) -> None:
-        if any(p.startswith(".") for p in unquote(urlsplit(self.path).path).split("/")):
-            self.send_error(404)
-            return
-        super().do_HEAD()
-
-    def _send(self, path: Path, extra: str) -> None:
-        try:
-            body = path.read_bytes() + extra.encode()
-        except OSError:
-            self.send_error(404)
-            return
-        self._reply(body, TYPES[".js"])
-
-    def _reply(self, body: bytes, kind: str, encoding: str | None = None) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        if encoding is not None:
-            self.send_header("Content-Encoding", encoding)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 def _drawn(out: Path, match_id: str, draw: Callable[[RecordDict], str]) -> str | None:
     """``draw`` of the match's saved record, checked under the rules (``None``: it cannot be
     replayed)."""
@@ -801,22 +692,3 @@ def _replay_of(out: Path, match_id: str) -> str | None:
             if script is not None:
                 return script
     return _drawn(out, match_id, replay_script)
-
-
-def serve(out: Path, *, port: int = 8000, host: str = "127.0.0.1",
-          ready: Callable[[str], None] | None = None) -> None:
-    """Serves the output folder until interrupted: the report at ``/``, any match's replay page
-    drawn on demand, logs as text; never a hidden file (``.deal-secret``: whoever has it and the
-    configuration knows every deal). ``ready`` gets the address once listening.
-
-    :raises ReportError: if ``out`` is not a tournament's output folder.
-    :raises OSError: if the port cannot be had.
-    """
-    check_folder(out)
-    handler = partial(_Handler, directory=str(out))
-    with http.server.ThreadingHTTPServer((host, port), handler) as server:
-        address = f"http://{host}:{server.server_address[1]}/{REPORT}/index.html"
-        if ready is not None:
-            ready(address)
-        with contextlib.suppress(KeyboardInterrupt):
-            server.serve_forever()
