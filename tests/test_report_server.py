@@ -622,3 +622,51 @@ def test_a_run_is_live_while_its_sign_of_life_is_fresh_and_its_report_not_final(
     for said in ('{"final": true}', '{"final": false, "halted": {"why": "interrupted"}}'):
         (report / "data.js").write_text(f"window.CT_REPORT = {said};\n")
         assert not run_is_live(tmp_path), said
+
+
+def test_a_referee_that_is_not_root_serves_its_organiser_alone(finished: Path,
+                                                               login: Login) -> None:
+    """The organiser is a login of its own (not root): its key file is its own, 0600, and
+    another login gets nothing, over TCP or the socket it made."""
+    from test_subuid import PATH, Organiser
+
+    organiser = Organiser()
+    try:
+        out = organiser.root / "out"
+        shutil.copytree(finished, out, ignore=shutil.ignore_patterns(KEY_FILE))
+        organiser.own()
+        out.chmod(0o700)
+        sock = organiser.root / "report.sock"
+        for extra in ((), ("--socket", str(sock))):
+            server = subprocess.Popen(
+                ["runuser", "-u", organiser.name, "--", "env", "-i", f"PATH={PATH}",
+                 "HOME=/nonexistent", "LANG=C.UTF-8", str(organiser.python), "-c",
+                 "from referee.cli import main; main()", "report", str(out), "--serve",
+                 "--port", "0", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, cwd="/")
+            try:
+                assert server.stdout is not None
+                assert server.stdout.readline().startswith("report: ")
+                line = server.stdout.readline()
+                if extra:
+                    assert sock.stat().st_uid == organiser.uid
+                    assert sock.stat().st_mode & 0o777 == 0o600
+                    got = login.attack(folder=out, sock=sock, ids=["r1-g001-s01"])
+                    assert {s for _, s, _ in got["asked"]} == {
+                        "cannot connect: PermissionError"}
+                    assert_nothing_got(got, None)
+                    continue
+                address = address_in(line)
+                key = address.rstrip("/").split("/")[-1]
+                info = (out / KEY_FILE).stat()
+                assert info.st_uid == organiser.uid and info.st_mode & 0o777 == 0o600
+                port = int(address.split(":")[2].split("/")[0])
+                assert_nothing_got(login.attack(folder=out, port=port, ids=["r1-g001-s01"]),
+                                   key)
+                record = Client(address).read("/games/r1-g001-s01.json.gz")
+                assert json.loads(gzip.decompress(record))["id"] == "r1-g001-s01"
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+    finally:
+        organiser.close()
