@@ -120,10 +120,14 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
         for hidden in ("/.deal-secret", "/../.deal-secret", "/%2e%2e/results.jsonl",
                        "/results.jsonl", "/logs/"):
             assert page.status(hidden) == 404, hidden  # the page's folder alone
-        done = [r["id"] for r in league.results()]  # a set that ended: its matches' replays
-        ended = next(i for i in done if sum(j[:-4] == i[:-4] for j in done) == 2)
-        assert b'id="ct-data"' in page.read(f"/report/games/{ended}.html")
-        assert page.status(f"/games/{ended}.json.gz") == 404  # a league's records stay home
+        def ended() -> list[str]:  # the matches of the sets whose both seatings are in
+            done = [r["id"] for r in league.results()]
+            return [i for i in done if sum(j[:-4] == i[:-4] for j in done) == 2]
+
+        league.wait_for(lambda: bool(ended()), "a set that ended")
+        ended_id = ended()[0]  # its matches' replays
+        assert b'id="ct-data"' in page.read(f"/report/games/{ended_id}.html")
+        assert page.status(f"/games/{ended_id}.json.gz") == 404  # a league's records stay home
         submit(subs, "carol", "greedy_bot.py")  # a new folder while it plays
         league.wait_for(lambda: league.played("carol"), "a match of carol")
         frank = subs / ".frank"  # a bot in a subfolder importing from its folder's root,
