@@ -12,13 +12,12 @@ import stat
 import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from served import Client
 
 from conftest import EXAMPLES, PY, live_processes
 
@@ -116,11 +115,19 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
         league.wait_for(lambda: len(league.results()) >= 4, "4 matches")
         league.wait_for(lambda: "serving the page at" in league.text(), "the page served")
         address = league.text().split("serving the page at ", 1)[1].split()[0]
-        with urllib.request.urlopen(address, timeout=30) as page:  # the live page
-            assert b"Leaderboard" in page.read()
-        for hidden in (".deal-secret", "../.deal-secret", "%2e%2e/results.jsonl"):
-            with pytest.raises(urllib.error.HTTPError):  # the page's folder alone
-                urllib.request.urlopen(address + hidden, timeout=30)
+        page = Client(address)  # the key in the address, kept as a cookie
+        assert b"Leaderboard" in page.read("/report/index.html")  # the live page
+        for hidden in ("/.deal-secret", "/../.deal-secret", "/%2e%2e/results.jsonl",
+                       "/results.jsonl", "/logs/"):
+            assert page.status(hidden) == 404, hidden  # the page's folder alone
+        def ended() -> list[str]:  # the matches of the sets whose both seatings are in
+            done = [r["id"] for r in league.results()]
+            return [i for i in done if sum(j[:-4] == i[:-4] for j in done) == 2]
+
+        league.wait_for(lambda: bool(ended()), "a set that ended")
+        ended_id = ended()[0]  # its matches' replays
+        assert b'id="ct-data"' in page.read(f"/report/games/{ended_id}.html")
+        assert page.status(f"/games/{ended_id}.json.gz") == 404  # a league's records stay home
         submit(subs, "carol", "greedy_bot.py")  # a new folder while it plays
         league.wait_for(lambda: league.played("carol"), "a match of carol")
         frank = subs / ".frank"  # a bot in a subfolder importing from its folder's root,

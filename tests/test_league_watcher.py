@@ -393,7 +393,8 @@ def test_a_poll_walks_only_a_folder_whose_stat_changed(
 # -- 5. the page's server ------------------------------------------------------------------------
 
 def test_the_served_page_is_not_cached_and_nothing_else_is_served(tmp_path: Path) -> None:
-    from referee.cli.league import _serve
+    from referee.web.routes import Kind
+    from referee.web.serve import ReportServer
 
     out = LeagueFolder(tmp_path / "out")
     write_page(out.report, {"name": "w", "live": True, "rows": []})
@@ -401,7 +402,8 @@ def test_the_served_page_is_not_cached_and_nothing_else_is_served(tmp_path: Path
     out.results.write_text("{}\n")
     (out.root / "logs" / "x").mkdir(parents=True)
     (out.root / "logs" / "x" / "0-a.stderr").write_text("secret")
-    server, address = _serve(out.root, 0)
+    server = ReportServer(out.root, Kind.LEAGUE, 0, marker=out.league_marker)
+    address = server.start()  # http://127.0.0.1:PORT/KEY/: the key, the address's first folder
     try:
         with urllib.request.urlopen(address, timeout=30) as reply:
             assert b"<!doctype html>" in reply.read()
@@ -419,9 +421,11 @@ def test_the_served_page_is_not_cached_and_nothing_else_is_served(tmp_path: Path
             with pytest.raises(urllib.error.HTTPError) as err:
                 urllib.request.urlopen(address + hidden, timeout=30)
             assert err.value.code == 404, hidden
+        with pytest.raises(urllib.error.HTTPError) as err:  # without the key: nothing
+            urllib.request.urlopen(address.rsplit("/", 2)[0] + "/report/index.html", timeout=30)
+        assert err.value.code == 401
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 # -- 6. the output folder, prepared as a tournament's --------------------------------------------

@@ -15,14 +15,13 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 from browser import Browser, BrowserError, find_chromium
+from served import Client, report_server
 
 from conftest import tournament_yaml
 from referee.records.record import read_record, write_record
@@ -88,6 +87,17 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base / "out"
 
 
+def kth(k: int) -> str:
+    """The id of the ``k``-th match (from 0) of a schedule of two-match sets."""
+    return f"r{k // 2 + 1}-g001-s{k % 2 + 1:02d}"
+
+
+def kth_of(match_id: str) -> int:
+    """:func:`kth`'s ``k`` of ``match_id``."""
+    r, _, s = match_id.split("-")
+    return (int(r[1:]) - 1) * 2 + int(s[1:]) - 1
+
+
 def data(folder: Path) -> dict[str, object]:
     text = (folder / "report" / "data.js").read_text()
     result = json.loads(text[len("window.CT_REPORT = "):-2])
@@ -128,23 +138,18 @@ def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
     shutil.rmtree(copy / "report" / "games")
-    server = subprocess.Popen([*CLI, "report", str(copy), "--serve", "--port", "0"],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        assert server.stdout.readline().startswith("report: ")
-        url = server.stdout.readline().split(" at ", 1)[1].split(" ", 1)[0]
-        base = url.rsplit("/report/", 1)[0]
+    with report_server(copy) as (_, address):
+        client = Client(address)
         log = next((copy / "logs").glob("*/*-evil.stderr")).relative_to(copy).as_posix()
-        with urllib.request.urlopen(f"{base}/{log}", timeout=30) as r:
+        with client.open(f"/{log}") as r:
             assert r.headers["Content-Type"].startswith("text/plain")
             assert b"<script>" in r.read()
         record = next((copy / "games").glob("*.json.gz"))
         match_id = record.name.removesuffix(".json.gz")
-        with urllib.request.urlopen(f"{base}/report/games/{match_id}.html", timeout=30) as r:
+        with client.open(f"/report/games/{match_id}.html") as r:
             assert r.headers["Content-Type"].startswith("text/html")
             assert b'id="ct-data"' in r.read()
-        with urllib.request.urlopen(f"{base}/games/{record.name}", timeout=30) as r:
+        with client.open(f"/games/{record.name}") as r:
             # the compressed record, shown by the browser as JSON (it decompresses it)
             assert r.headers["Content-Type"] == "application/json"
             assert r.headers["Content-Encoding"] == "gzip"
@@ -153,18 +158,11 @@ def test_serve_shows_logs_as_text_and_draws_any_match_on_demand(folder: Path,
         for escape in ("/games/%2E%2E/%2E%2E/outside.json.gz", "/games/../../outside.json.gz",
                        "/report/replays/%2E%2E%2F%2E%2E%2Foutside.js",  # not a match id: no
                        "/report/games/not%20an%20id.html"):  # record is looked for by it
-            with pytest.raises(urllib.error.HTTPError) as info:
-                urllib.request.urlopen(f"{base}{escape}", timeout=30)
-            assert info.value.code == 404
-        with urllib.request.urlopen(f"{base}/report/data.js", timeout=30) as r:
-            assert r.read().endswith(b'(window.CT_REPORT.pages = "all");\n')
-        for hidden in ("/.deal-secret", "/%2Edeal-secret", "/games/../.ct-referee.json"):
-            with pytest.raises(urllib.error.HTTPError) as info:
-                urllib.request.urlopen(f"{base}{hidden}", timeout=30)
-            assert info.value.code == 404
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+            assert client.status(escape) == 404, escape
+        assert client.read("/report/data.js").endswith(b'(window.CT_REPORT.pages = "all");\n')
+        for hidden in ("/.deal-secret", "/%2Edeal-secret", "/games/../.ct-referee.json",
+                       "/.report-key"):
+            assert client.status(hidden) == 404, hidden
 
 
 # -- in a real browser --------------------------------------------------------------------------
@@ -338,12 +336,18 @@ def test_the_report_fits_with_no_horizontal_scrolling(folder: Path, browser: Bro
     assert got["headline"] == data(folder)["headline"] and got["matches"] == 12
 
 
+def ladder_id(m: int) -> str:
+    """The id of :func:`large_ladder`'s ``m``-th match: sets of four seatings, 100 a round."""
+    return f"r{m // 400 + 1}-g{m // 4 % 100 + 1:03d}-s{m % 4 + 1:02d}"
+
+
 def large_ladder(out: Path, entrants: int, matches: int) -> None:
     """An output folder of a ladder, written without bots: the journal and the standings."""
     rng = random.Random(5)
     names = [f"entrant-{k:05d}" for k in range(entrants)]
     out.mkdir(parents=True)
-    (out / "tournament.yaml").write_text("name: big\nformat: ladder\nplayers: 4\n")
+    (out / "tournament.yaml").write_text("name: big\nformat: ladder\nplayers: 4\n"
+                                         "seatings: rotate\n")
     with (out / "results.jsonl").open("w") as f:
         for m in range(matches):
             base = rng.randrange(entrants - 4)
@@ -352,7 +356,7 @@ def large_ladder(out: Path, entrants: int, matches: int) -> None:
             ranks = [1 + sorted(totals, reverse=True).index(t) for t in totals]
             faults = [{"seat": 2, "hand": 3, "fault": "timeout", "detail": "no answer"}] \
                 if m % 50 == 0 else []
-            f.write(json.dumps({"id": f"r{m // 100 + 1}-g{m % 100 + 1:03d}-s01",
+            f.write(json.dumps({"id": ladder_id(m),
                                 "players": seats, "totals": totals, "ranks": ranks,
                                 "faults": faults, "hands": 5}) + "\n")
     rows = [{"rank": k + 1, "name": n, "mu": 40 - k / 100, "sigma": 1.0, "score": 37 - k / 100,
@@ -408,7 +412,7 @@ def test_a_large_ladder_pages_its_rows_and_matches_and_finds_an_entrant(
     assert got["first"] == 100 and got["found"] == ["entrant-01150"], got
     assert got["last"] == [f"entrant-{k:05d}" for k in range(1100, 1200)], got
     assert "entrant-01100 against 6 opponents" in str(got["one"]), got
-    assert got["matches"] == [f"r21-g{k:03d}-s01" for k in range(51, 101)], got
+    assert got["matches"] == [ladder_id(m) for m in range(2050, 2100)], got
     assert got["overflow"] == 0
 
 
@@ -715,7 +719,7 @@ def test_every_match_of_a_300_match_contest_has_its_page_from_disk(
         line = dict(lines[k % len(lines)])
         record = dict(read_record(copy / line["record"]))
         logs = copy / "logs" / line["id"]
-        line["id"] = record["id"] = f"r{k + 1}-g001-s01"
+        line["id"] = record["id"] = kth(k)  # 150 whole sets: a match shows once its set ended
         if not (copy / "logs" / line["id"]).exists():  # its bots' stderr, linked from faults
             shutil.copytree(logs, copy / "logs" / line["id"])
         line["record"] = f"games/{line['id']}.json.gz"
@@ -746,10 +750,10 @@ def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served
     lines = [json.loads(x) for x in (copy / "results.jsonl").read_text().splitlines()]
     records = {x["id"]: dict(read_record(copy / x["record"])) for x in lines}
     journal = []
-    for k in range(1200):
+    for k in range(1200):  # 600 whole sets: the report shows a match once its set has ended
         line = dict(lines[k % len(lines)])
         record = dict(records[line["id"]])
-        line["id"] = record["id"] = f"r{k + 1}-g001-s01"
+        line["id"] = record["id"] = kth(k)
         line["record"] = f"games/{line['id']}.json.gz"
         write_record(record, copy / line["record"])  # type: ignore[arg-type]
         journal.append(json.dumps(line) + "\n")
@@ -767,12 +771,12 @@ def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served
     links = parse(browser.dom(index, budget_ms=10000))
     shared = [t for t in links.targets if t.startswith("replay.html#id=")]
     assert len(shared) >= 50, links.targets
-    for target in (shared[0], "replay.html#id=r1150-g001-s01&hand=1&turn=3"):
+    for target in (shared[0], f"replay.html#id={kth(1150)}&hand=1&turn=3"):
         match_id = target.split("id=", 1)[1].split("&", 1)[0]
         got = measure(browser, copy / "report" / "replay.html", target.split("#", 1)[1],
                       (1000, 700), SHARED)
-        assert got["steps"] == len(match_steps(records[lines[(int(match_id[1:].split("-")[0])
-                                                              - 1) % len(lines)]["id"]]))
+        assert got["steps"] == len(match_steps(records[lines[kth_of(match_id) % len(lines)][
+            "id"]]))
         assert str(got["result"]).startswith("Result: ") and match_id in str(got["title"])
         if "turn=" in target:
             assert "hand 1/" in str(got["where"]) and "turn 3/" in str(got["where"]), got
@@ -780,21 +784,13 @@ def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served
                       (1000, 700), SHARED)
     assert missing["steps"] == 0 and "No replay of r9999-g001-s01" in str(missing["result"])
     # served: a match whose data is not on disk (as while its run goes) is drawn on demand
-    server = subprocess.Popen([*CLI, "report", str(copy), "--serve", "--port", "0"],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        assert server.stdout.readline().startswith("report: ")  # rebuilt: every replay there
-        url = server.stdout.readline().split(" at ", 1)[1].split(" ", 1)[0]
-        base = url.rsplit("/report/", 1)[0]
+    with report_server(copy) as (_, address):
+        client = Client(address)
         (copy / "report" / "replays" / "r7-g001-s01.js").unlink()
-        with urllib.request.urlopen(f"{base}/report/replays/r7-g001-s01.js", timeout=60) as r:
-            assert r.read().startswith(b'ctReplay("r7-g001-s01", "')
-        dom = browser.dom(f"{base}/report/replay.html#id=r7-g001-s01", budget_ms=5000)
+        assert client.read("/report/replays/r7-g001-s01.js").startswith(
+            b'ctReplay("r7-g001-s01", "')
+        dom = browser.dom(f"{client.base}/report/replay.html#id=r7-g001-s01", budget_ms=5000)
         assert 'class="seat' in dom and "Result: " in dom, dom[-2000:]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     assert not (copy / "report" / "replays" / "r7-g001-s01.js").exists()  # serving writes none
 
 

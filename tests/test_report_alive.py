@@ -24,13 +24,14 @@ STALLER = f"""\
 import os, sys
 sys.path.insert(0, {str(BOTS)!r})
 from legal import answer
-first = not os.path.exists("played")
-open("played", "a").close()
+played = os.path.getsize("played") if os.path.exists("played") else 0
+with open("played", "a") as f:
+    f.write("x")
 for line in sys.stdin:
     if line.startswith("chinese-ten"):
         print("ready staller", flush=True)
     elif line.startswith(("go ", "pick ")):
-        if not first:  # from its second match on: silent until the referee is gone
+        if played >= 2:  # from its third match on: silent until the referee is gone
             sys.stdin.read()
             break
         print(answer(line), flush=True)
@@ -73,12 +74,12 @@ limits: {{move_ms: 600000}}
         run = subprocess.Popen([CLI, "tournament", "t.yaml", "-o", "out"], cwd=tmp_path,
                                stdout=log, stderr=subprocess.STDOUT)
     try:
-        for _ in range(1200):  # the first match is on the page; the second one hangs
-            if matches_shown(out) >= 1 or run.poll() is not None:
+        for _ in range(1200):  # the first set (two matches) is on the page; the third hangs
+            if matches_shown(out) >= 2 or run.poll() is not None:
                 break
             time.sleep(0.1)
         assert run.poll() is None, (tmp_path / "stdout").read_text()
-        assert matches_shown(out) == 1
+        assert matches_shown(out) == 2
         index = out / "report" / "index.html"
         live = browser.dom(index, budget_ms=3000)
         assert 'data-reloads="30"' in live
@@ -98,7 +99,7 @@ limits: {{move_ms: 600000}}
     assert "data-reloads" not in dead and "dead" in page.ids
     assert "stopped (no sign of life since " in text and "; not reloading" in text
     assert "(provisional: the run stopped before its end)" in text
-    assert "The run stopped without a word" in text and "1 match;" in text
+    assert "The run stopped without a word" in text and "2 matches;" in text
     # --serve tells the page its own clock (the browser's may be another machine's)
     server = subprocess.Popen([CLI, "report", str(out), "--serve", "--port", "0"],
                               stdout=subprocess.PIPE, text=True)

@@ -153,7 +153,8 @@ def data_of(out: Path) -> dict[str, Any]:
 def test_bot_text_never_reaches_the_data_as_markup(tmp_path: Path) -> None:
     evil = "</script><img src=x onerror=alert(1)>"
     journal(tmp_path / "out", [line("r1-g001-s01", [evil, "b"], [10, 0], [1, 2], faults=[
-        {"seat": 0, "hand": 1, "fault": evil, "detail": evil}])])
+        {"seat": 0, "hand": 1, "fault": evil, "detail": evil}]),
+        line("r1-g001-s02", ["b", evil], [10, 0], [1, 2])])
     build(tmp_path / "out")
     text = (tmp_path / "out" / "report" / "data.js").read_text()
     assert "<" not in text and ">" not in text
@@ -165,18 +166,19 @@ def test_the_match_list_is_written_in_chunks_each_full_one_once(tmp_path: Path) 
     out = tmp_path / "out"
     journal(out, [])
     report = Report(out)
-    for k in range(CHUNK + 5):
-        report.add(line(f"r{k}-g001-s01", ["a", "b"], [k, 0], [1, 2]))
+    for k in range(CHUNK + 6):  # sets of two
+        report.add(line(f"r{k // 2}-g001-s0{k % 2 + 1}", ["a", "b"], [k, 0], [1, 2]))
     report.write()
     first = (out / "report" / "matches" / "0.js").stat().st_mtime_ns
     (out / "report" / "matches" / "0.js").write_text("ctMatches(0, []);\n")  # not rewritten
     report.add(line("r9999-g001-s01", ["a", "b"], [1, 0], [1, 2]))
+    report.add(line("r9999-g001-s02", ["b", "a"], [1, 0], [1, 2]))
     report.write()
     assert (out / "report" / "matches" / "0.js").read_text() == "ctMatches(0, []);\n"
     assert first
     tail = (out / "report" / "matches" / "1.js").read_text()
-    assert tail.count('"r') == 6
-    assert data_of(out)["matches"] == CHUNK + 6 and data_of(out)["chunks"] == 2
+    assert tail.count('"r') == 8
+    assert data_of(out)["matches"] == CHUNK + 8 and data_of(out)["chunks"] == 2
 
 
 def test_the_refresher_takes_lines_and_writes_once_finished(tmp_path: Path) -> None:
@@ -184,11 +186,12 @@ def test_the_refresher_takes_lines_and_writes_once_finished(tmp_path: Path) -> N
     journal(out, [])
     table = Standings(["a", "b"])
     pages = Refresher(out, interval=3600)
-    for k in range(3):
-        pages.match_done(line(f"r{k}-g001-s01", ["a", "b"], [30, 10], [1, 2]), table)
+    for k in range(4):
+        pages.match_done(line(f"r{k // 2}-g001-s0{k % 2 + 1}", ["a", "b"], [30, 10], [1, 2]),
+                         table)
     pages.finish()
     data = data_of(out)
-    assert data["matches"] == 3 and not data["final"]
+    assert data["matches"] == 4 and not data["final"]
     assert [r[1] for r in data["rows"]] == ["a", "b"]
     assert (out / "report" / "index.html").is_file() and (out / "report" / "report.js").is_file()
 
@@ -267,10 +270,11 @@ def test_an_interval_still_at_the_range_of_a_hands_points_reads_too_few_sets() -
 
 def test_a_rebuild_keeps_the_chart_of_a_finished_tournament(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    journal(out, [line(f"r{k}-g001-s01", ["a", "b"], [30 + k, 10], [1, 2]) for k in range(5)])
+    journal(out, [line(f"r{k // 2}-g001-s0{k % 2 + 1}", ["a", "b"], [30 + k, 10], [1, 2])
+                  for k in range(6)])
     build(out)
     first = data_of(out)["chart"]
-    assert first is not None and first["xs"][-1] == 5
+    assert first is not None and first["xs"][-1] == 6
     (out / "standings.json").write_text(json.dumps({"standings": [
         {"rank": 1, "name": "a"}, {"rank": 2, "name": "b"}], "pairs": []}))
     (out / "results.jsonl").write_text("")  # not rated again: the chart is the last one's
@@ -286,11 +290,12 @@ def test_a_resumed_runs_report_counts_the_earlier_matches_once(tmp_path: Path) -
     table = Standings(["a", "b"])
     pages.match_done(old[1], table)  # appended before the report's thread read the journal
     pages.match_done(line("r2-g001-s01", ["b", "a"], [30, 10], [1, 2]), table)
+    pages.match_done(line("r2-g001-s02", ["a", "b"], [30, 10], [1, 2]), table)
     pages.finish()
     data = data_of(out)
-    assert data["matches"] == 3
+    assert data["matches"] == 4
     assert data["cross"]["cells"][data["cross"]["names"].index("a")][
-        data["cross"]["names"].index("b")][:3] == [2, 1, 3]
+        data["cross"]["names"].index("b")][:3] == [3, 1, 4]
 
 
 def test_the_settings_say_how_often_the_rating_is_updated() -> None:
@@ -319,18 +324,22 @@ def test_each_limit_is_said_in_words_and_0_as_no_limit() -> None:
 def test_the_rating_chart_has_one_point_a_number_of_matches(tmp_path: Path) -> None:
     """A page written twice with no match rated between (the schedule's prefix waiting on one
     match) adds no second point at the same x: the chart drew ``xs`` 0, 0, 3, 3, 4, 12."""
-    from referee.tournament.ratings import MatchResult, Standings
+    from referee.tournament.ratings import MatchResult, RatingConfig, Standings
     from referee.web.report import Report
 
+    journal(tmp_path, [])  # sets of two matches, the table rated each match
     report = Report(tmp_path)
-    table = Standings(["a", "b"])
+    table = Standings(["a", "b"], RatingConfig(per="match"))
+    report.snapshot(table)
+    report.snapshot(table)
+    table.add(MatchResult(("a", "b"), (10, 5), (1, 2), hands=1))
+    assert not report.snapshot(table)  # half a set: not shown
+    table.add(MatchResult(("b", "a"), (10, 5), (1, 2), hands=1))
     report.snapshot(table)
     report.snapshot(table)
     table.add(MatchResult(("a", "b"), (10, 5), (1, 2), hands=1))
     report.snapshot(table)
-    report.snapshot(table)
-    assert [x for x, _ in report.history] == [0, 1]
-    assert report.history[-1][1]["a"] > 25
+    assert [x for x, _ in report.history] == [0, 2]
 
 
 def test_a_view_is_written_whole_but_not_synced(tmp_path: Path,
@@ -357,31 +366,33 @@ def test_the_report_server_says_no_cache_once_on_every_reply(tmp_path: Path) -> 
     """The live report's own files (index.html, data.js, a log) are asked again by the browser
     (a 304 where nothing changed), never kept: each reply says ``no-cache`` once; a hidden
     file is still never served."""
-    import http.server
-    import threading
     import urllib.error
     import urllib.request
-    from functools import partial
 
-    from referee.web.report import _Handler
+    from referee.web.routes import Kind
+    from referee.web.serve import ReportServer
 
     (tmp_path / "report").mkdir()
     (tmp_path / "report" / "index.html").write_text("<!doctype html>live\n")
     (tmp_path / "report" / "data.js").write_text("window.CT_REPORT = {};\n")
-    (tmp_path / "logs" / "x").mkdir(parents=True)
-    (tmp_path / "logs" / "x" / "0-a.stderr").write_text("said\n")
+    (tmp_path / "logs" / "r1-g001-s01").mkdir(parents=True)
+    (tmp_path / "logs" / "r1-g001-s01" / "0-a.stderr").write_text("said\n")
+    (tmp_path / "tournament.yaml").write_text("players: 2\nseatings: all\n")
+    (tmp_path / "results.jsonl").write_text('{"id": "r1-g001-s01"}\n{"id": "r1-g001-s02"}\n')
     (tmp_path / ".deal-secret").write_text("00" * 16)
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), partial(_Handler, directory=str(tmp_path)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    server = ReportServer(tmp_path, Kind.TOURNAMENT, 0, live=lambda: False)
+    server.start()
+    base = f"http://127.0.0.1:{server.port}"
     try:
-        for path in ("/report/index.html", "/report/data.js", "/logs/x/0-a.stderr"):
-            with urllib.request.urlopen(base + path, timeout=30) as reply:
+        for path in ("/report/index.html", "/report/data.js", "/logs/r1-g001-s01/0-a.stderr"):
+            ask = urllib.request.Request(base + path,
+                                         headers={"Authorization": f"Bearer {server.key}"})
+            with urllib.request.urlopen(ask, timeout=30) as reply:
                 assert reply.headers.get_all("Cache-Control") == ["no-cache"], path
         with pytest.raises(urllib.error.HTTPError) as info:
-            urllib.request.urlopen(base + "/.deal-secret", timeout=30)
+            urllib.request.urlopen(urllib.request.Request(
+                base + "/.deal-secret", headers={"Authorization": f"Bearer {server.key}"}),
+                timeout=30)
         assert info.value.code == 404
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()

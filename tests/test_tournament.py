@@ -795,22 +795,25 @@ def test_max_faults_disqualifies_and_the_fallback_plays_on(tmp_path: Path) -> No
 def test_the_report_is_written_as_matches_end(tmp_path: Path) -> None:
     stop = threading.Event()
 
-    class StopAfterOne(Reporter):
+    class StopAfterASet(Reporter):  # a match shows once every seating of its set has ended
         def match_done(self, spec: object, result: object, done: int, table: object) -> None:
-            stop.set()
+            if done == 2:
+                stop.set()
 
-    config = load_config(small_config(tmp_path), output=tmp_path / "out")
-    outcome = run(config, reporter=StopAfterOne(), stop=stop, pages=Refresher)
-    assert not outcome.finished and outcome.done == 1
+    config = load_config(small_config(tmp_path), output=tmp_path / "out",
+                         overrides={"rounds": 2})
+    outcome = run(config, reporter=StopAfterASet(), stop=stop, pages=Refresher)
+    assert not outcome.finished and outcome.done == 2
     assert (tmp_path / "out" / "report" / "index.html").is_file()
     text = (tmp_path / "out" / "report" / "data.js").read_text()
     page = json.loads(text[len("window.CT_REPORT = "):-2])
-    assert page["final"] is False and page["matches"] == 1
+    assert page["final"] is False and page["matches"] == 2
     assert "provisional" in page["headline"]
     assert "standings.csv" not in page["files"]  # not written yet: no link that leads nowhere
-    (match_id,) = [json.loads(x)["id"] for x in
-                   (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
-    assert match_id in (tmp_path / "out" / "report" / "matches" / "0.js").read_text()
+    ids = [json.loads(x)["id"] for x in
+           (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert len(ids) == 2 and ids[0][:-4] == ids[1][:-4]  # one set
+    assert all(i in (tmp_path / "out" / "report" / "matches" / "0.js").read_text() for i in ids)
 
 
 @pytest.mark.process

@@ -4,17 +4,14 @@ plays (:mod:`referee.league`); the guide is ``docs/league.md``."""
 from __future__ import annotations
 
 import contextlib
-import functools
-import http.server
-import posixpath
 import threading
 import time
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import click
 
 from referee.cli.options import cluster_options
+from referee.cli.serving import open_server, serve_option, served_words, until_stopped
 from referee.league.config import load_league
 from referee.league.journal import LeagueFolder
 from referee.league.page import verdict_text
@@ -25,68 +22,29 @@ from referee.runners.cluster import ClusterError, ClusterRunner, plain_tcp_warni
 from referee.runners.local import Runner
 from referee.tournament.config import ConfigError
 from referee.tournament.dispatch import TournamentError, stop_on_sigint
-from referee.web.report import REPORT
-from referee.web.report import _Handler as _ReportHandler
+from referee.web.routes import Kind
 
 
-class _PageHandler(_ReportHandler):
-    """The tournament's report server's handler (no hidden file, ``/`` the report's page,
-    nothing logged) over a league's output folder, serving its page alone: ``/`` and the
-    files right in ``report/``; every reply says ``Cache-Control: no-cache`` (the page changes
-    as the league plays)."""
-
-    def do_GET(self) -> None:
-        if not self._page():
-            self.send_error(404)
-            return
-        super().do_GET()
-
-    def do_HEAD(self) -> None:
-        if not self._page():
-            self.send_error(404)
-        elif posixpath.normpath(unquote(urlsplit(self.path).path)) == "/":
-            self.send_response(302)  # as GET: the page, not a listing of the folder
-            self.send_header("Location", f"/{REPORT}/index.html")
-            self.end_headers()
-        else:
-            super().do_HEAD()
-
-    def _page(self) -> bool:
-        route = posixpath.normpath(unquote(urlsplit(self.path).path))
-        return route in ("/", f"/{REPORT}") or (
-            posixpath.dirname(route) == f"/{REPORT}"
-            and not posixpath.basename(route).startswith("."))
-
-
-def _serve(folder: Path, port: int) -> tuple[http.server.ThreadingHTTPServer, str]:
-    """Serves the page of the league whose output folder is ``folder`` (the page alone: never
-    the deal secret, the journal, the records or the logs) on a daemon thread; the server and
-    its address."""
-    (folder / REPORT).mkdir(parents=True, exist_ok=True)
-    handler = functools.partial(_PageHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    threading.Thread(target=server.serve_forever, name="league-page", daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
-
-
-def report_league(output: Path, *, serving: bool, port: int) -> bool:
+def report_league(output: Path, *, serving: bool, address: int | Path) -> bool:
     """``ct-referee report OUTPUT`` of a league's folder: its page is the league's own (kept
-    current as it plays), said where, and served with ``--serve`` until Ctrl-C. ``False``:
-    not a league's folder."""
+    current as it plays), said where, and served with ``--serve`` until Ctrl-C (the page, and
+    the replay of each match whose set has ended: :mod:`referee.web.serve`). ``False``: not a
+    league's folder."""
     folder = LeagueFolder(output)
     if not folder.league_marker.is_file():
         return False
     click.echo(f"report: {folder.report / 'index.html'} (a league's page: the league keeps it "
                f"current as it plays)")
     if serving:
+        server = open_server(output, Kind.LEAGUE, address, marker=folder.league_marker)
         try:
-            _, address = _serve(output, port)
+            started = server.start()
         except OSError as err:
-            raise click.ClickException(f"cannot serve on port {port}: "
+            server.close()
+            raise click.ClickException(f"cannot write the key into {output}: "
                                        f"{err.strerror or err}") from None
-        click.echo(f"serving the league's page at {address} (Ctrl-C stops)")
-        with contextlib.suppress(KeyboardInterrupt):
-            threading.Event().wait()
+        click.echo(f"serving the league's page {served_words(server, started)}; Ctrl-C stops")
+        until_stopped(server)
     return True
 
 
@@ -97,12 +55,12 @@ def report_league(output: Path, *, serving: bool, port: int) -> bool:
 @click.option("--concurrency", type=int, help="Matches played at once.")
 @click.option("--max-matches", type=click.IntRange(min=1),
               help="Stop once this many matches are finished (all runs together).")
-@click.option("--serve", "port", type=click.IntRange(min=0, max=65535), default=None,
-              help="Also serve the live page at http://127.0.0.1:PORT/ (0: a free port).")
+@serve_option("the live page, and the replay of each match whose set has ended,")
 @click.option("--fresh", is_flag=True, help="Start over in the output folder.")
 @cluster_options("versions are admitted here, and play there from their folders as they are")
 def league(config: Path, output: Path | None, concurrency: int | None,
-           max_matches: int | None, port: int | None, fresh: bool, scheduler: str | None,
+           max_matches: int | None, serve_at: int | Path | None, fresh: bool,
+           scheduler: str | None,
            scheduler_file: Path | None, tls: Path | None) -> None:
     """Run the league described by CONFIG (YAML): the submissions folder watched, each new or
     changed folder admitted as a new version and placed at once, the live page in
@@ -141,15 +99,20 @@ def league(config: Path, output: Path | None, concurrency: int | None,
         if lg.remote:
             say(f"running on the Dask scheduler {getattr(lg.runner, 'address', '?')}; "
                 f"sandbox: {CLUSTER_WEAKER}")
-        if port is not None:
-            say(f"serving the page at {_serve(lg.folder.root, port)[1]}")
+        if server is not None:
+            say(f"serving the page {served_words(server, server.start())}")
 
+    server = None if serve_at is None else open_server(  # the port taken before the start
+        cfg.output, Kind.LEAGUE, serve_at, marker=LeagueFolder(cfg.output).league_marker)
     try:
         with stop_on_sigint(stop):
             done = run_league(cfg, fresh=fresh, stop=stop, say=say, started=started,
                               runner=runner)
     except (ConfigError, TournamentError) as err:
         raise click.ClickException(str(err)) from None
+    finally:
+        if server is not None:
+            server.close()
     rows = done.table.ranked()
     say(f"{'stopped' if stop.is_set() else 'reached max_matches'}: {done.done} matches "
         f"({done.played} this run); the same command goes on")

@@ -17,7 +17,7 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from referee.bots.limits import SandboxMode
 from referee.cli.hang import hang
 from referee.cli.options import cluster_options
 from referee.cli.pipes import ClosedPipeSafe
+from referee.cli.serving import open_server, serve_option, served_words
 from referee.game.rules import Variant
 from referee.match.job import DealSecret, MatchSpec
 from referee.match.play import seat_log
@@ -69,6 +70,8 @@ from referee.tournament.run import (
 from referee.tournament.stopping import Pair, Stop, forecast
 from referee.web.folder import hand_bound, limit_words, pair_text
 from referee.web.report import Refresher, mark_stopped
+from referee.web.routes import Kind
+from referee.web.serve import ReportServer
 
 TOP = 8
 """Rows of the table shown while the tournament runs."""
@@ -470,11 +473,12 @@ def error_lines(e: Exception) -> str:
               help="Stop once every adjacent pair is decided, e.g. 0.95 or 0.95:3 (a margin in "
                    "points per hand for ties); overrides the file's stop.")
 @click.option("--max-matches", type=int, help="At most this many matches (overrides the file's).")
+@serve_option("the live report")
 def tournament(config: Path, output: Path | None, concurrency: int | None,
                affinity: bool | None, scheduler: str | None, scheduler_file: Path | None,
                tls: Path | None, spread: bool, fresh: bool, secret_file: Path | None,
                rounds: int | None, seed: str | None, stop_at: str | None,
-               max_matches: int | None) -> None:
+               max_matches: int | None, serve_at: int | Path | None) -> None:
     """Run the tournament described by CONFIG (YAML), or resume it where it stopped.
 
     \b
@@ -489,7 +493,7 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     """
     resume, overrides = _resume_command(
         config, {"--output": output, "--concurrency": concurrency, "--scheduler": scheduler,
-                 "--scheduler-file": scheduler_file, "--tls": tls},
+                 "--scheduler-file": scheduler_file, "--tls": tls, "--serve": serve_at},
         {"rounds": rounds, "seed": seed, "max_matches": max_matches, "stop": stop_at},
         affinity=affinity, spread=spread)
     console = Console(highlight=False, emoji=False)
@@ -508,10 +512,11 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     stop = threading.Event()
     runner = _cluster_runner(cfg, scheduler, scheduler_file, tls=tls, spread=spread,
                              reporter=reporter, err=err)
+    server, pages = _served_pages(cfg, serve_at, err)
     try:
         with stop_on_sigint(stop):
             outcome = run(cfg, fresh=fresh, deal_secret=secret, reporter=reporter,
-                          runner=runner, stop=stop, pages=Refresher)
+                          runner=runner, stop=stop, pages=pages)
     except ConfigError as e:
         err.print(Text(error_lines(e)), soft_wrap=True)
         sys.exit(2)
@@ -533,6 +538,8 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     finally:
         if isinstance(reporter, LiveReporter):
             reporter.close()
+        if server is not None:
+            _stop_serving(err, server, cfg.output)
     report_path = (OutputFolder(cfg.output).report / "index.html").absolute()
     if outcome.standings is None:
         err.print(Text(f"interrupted: {outcome.done} of {outcome.total} matches played and kept "
@@ -544,6 +551,34 @@ def tournament(config: Path, output: Path | None, concurrency: int | None,
     if stdout.closed_pipe:
         err.print(Text(f"note: the output stopped being read (a closed pipe); the tournament "
                        f"played on to the end: standings in {cfg.output}"), soft_wrap=True)
+
+
+def _served_pages(cfg: Config, serve_at: int | Path | None, err: Console
+                  ) -> tuple[ReportServer | None, Callable[[Path], Refresher]]:
+    """The report server asked for (``--serve``: the port taken now, before the start), and
+    what keeps the report current and starts serving it once the folder is ready."""
+    server = None if serve_at is None else open_server(
+        cfg.output, Kind.TOURNAMENT, serve_at, marker=OutputFolder(cfg.output).marker)
+
+    def pages(out: Path) -> Refresher:
+        refresher = Refresher(out)
+        if server is not None:
+            err.print(Text(f"serving the live report {served_words(server, server.start())}"),
+                      soft_wrap=True)
+        return refresher
+
+    return server, pages
+
+
+def _stop_serving(err: Console, server: ReportServer, out: Path) -> None:
+    """Ends the report server with the run, saying what serves the folder on."""
+    started = server.started
+    server.close()
+    if started:
+        how = f"--socket {server.socket}" if server.socket is not None else f"--port {server.port}"
+        err.print(Text(f"the report server stopped with the run; ct-referee report "
+                       f"{shlex.quote(str(out))} --serve {how} serves the folder on"
+                       f"{' (the same key)' if server.key else ''}"), soft_wrap=True)
 
 
 def _mark_stopped(cfg: Config, why: str, resume: list[str], done: int | None = None,
@@ -585,7 +620,7 @@ def _resume_command(config: Path, options: dict[str, object], keys: dict[str, ob
             resume += [flag, str(options[flag])]
     if affinity is not None:
         resume += ["--affinity" if affinity else "--no-affinity"]
-    for flag in ("--scheduler", "--scheduler-file", "--tls"):
+    for flag in ("--scheduler", "--scheduler-file", "--tls", "--serve"):
         if options[flag] is not None:
             resume += [flag, str(options[flag])]
     if not spread:

@@ -1,5 +1,5 @@
 """A tournament's report: ``report/`` in its output folder, opened from the file system or any
-static web server (``ct-referee report OUTPUT --serve``).
+static web server, or served (:mod:`referee.web.serve`: ``--serve``).
 
 The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, ``report.js``,
 ``report.css``) over data files written beside it:
@@ -23,13 +23,14 @@ The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, 
 While a tournament runs, :class:`Refresher` (the tournament's
 :class:`~referee.tournament.run.Pages` hook) keeps it current from the journal lines the
 coordinator hands it; ``ct-referee report`` (:func:`build`) rebuilds it from the folder's files.
+Either way a match shows once every seating of its duplicate set has ended, and the table only
+where it holds whole sets (:mod:`referee.web.sets`): the later seatings play the same deals.
 Nothing in the folder is trusted to be well formed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import http.server
 import json
 import math
 import os
@@ -37,15 +38,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import yaml
 
 from referee.protocol.escape import escape_controls
-from referee.records.match_id import MatchId
 from referee.records.record import RecordDict, RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
 from referee.tournament.output import JournalLine, OutputFolder
@@ -73,6 +71,7 @@ from referee.web.replay_html import (
     shared_page,
 )
 from referee.web.report_page import ASSETS
+from referee.web.sets import Counts, SetGate, set_size_of
 
 REPORT = "report"
 """The report's folder inside the output folder."""
@@ -112,7 +111,7 @@ ALIVE = "alive.js"
 "dead_after": ...}`` while a run writes it; ``null`` where no run ever did."""
 
 __all__ = ["ALIVE", "ALL_PAGES", "DEAD_AFTER_S", "HEARTBEAT_S", "REPORT", "Refresher", "Report",
-           "ReportError", "build", "mark_stopped", "serve"]
+           "ReportError", "build", "check_folder", "mark_stopped"]
 
 
 class ReportError(ValueError):
@@ -185,20 +184,33 @@ class Report:
         self.name = str((self.config or {}).get("name") or out.name) \
             if isinstance(self.config, dict) else out.name
         self.rows: list[dict[str, Any]] = []
+        self._recount = False
+        """Whether the rows' counting columns are to be the sets' that ended (:meth:`snapshot`
+        of a running table: counted as :meth:`write` writes)."""
         self.history: list[tuple[int, dict[str, float]]] = []
         self.pages: set[str] = set()
         self.all_pages = False
         self.examples: dict[str, dict[str, Any]] = {}
         self.pending: list[str] = []
         """The matches added whose replay data (:data:`REPLAYS`) is not written yet."""
+        self.gate = SetGate(set_size_of(out, self.paths.marker))
+        """The lines of sets under way, held until the set ends (:mod:`referee.web.sets`)."""
+        self.counts = Counts()
+        """The table's counting columns over the lines taken (the sets that ended)."""
         self._assets = False
 
     # -- input ------------------------------------------------------------------------------
 
-    def add(self, line: dict[str, Any]) -> None:
-        """One journal line (a malformed or repeated one is skipped)."""
-        if self.summary.add(line):
-            self.pending.append(str(line["id"]))
+    def add(self, line: dict[str, Any]) -> list[dict[str, Any]]:
+        """One journal line, held until its duplicate set has ended (nothing of a set shows
+        before: its later seatings play the same deals); returns the lines taken now (its
+        set's, once it ended). A malformed or repeated line is skipped."""
+        taken = self.gate.add(line)
+        for one in taken:
+            if self.summary.add(one):
+                self.counts.add(one)
+                self.pending.append(str(one["id"]))
+        return taken
 
     def write_replays(self, budget_s: float | None = None) -> int:
         """Writes the replay data of the pending matches (:data:`REPLAYS`; one already there is
@@ -224,10 +236,21 @@ class Report:
         del self.pending[:done]
         return len(self.pending)
 
-    def snapshot(self, table: Standings) -> None:
-        """The running table's rows, and a point of the rating chart."""
+    def snapshot(self, table: Standings, *, whole: bool = False) -> bool:
+        """The running table's rows, and a point of the rating chart, with nothing of a set
+        under way (its totals, wins or faults would tell its later seatings about their deals):
+        a table that rates whole sets (``per: set``) shows its ratings, and the counting
+        columns of the sets that ended (:class:`~referee.web.sets.Counts`); one that rates
+        each match only where it holds whole sets (``whole``, or a running tournament's, which
+        rates the schedule's finished prefix: its sets are whole once its length is a multiple
+        of the set's). ``False`` (the last rows kept) where it does not."""
+        size = self.gate.size
+        per_set = table.config.per == "set"
+        if not whole and not per_set and (size is None or table.matches % size):
+            return False
         rows = table.standings()
         self.rows = [r.to_json() for r in rows]
+        self._recount = not whole
         point = (table.matches, {r.name: round(r.mu, 2) for r in rows[:3 * CHART_SERIES]})
         if self.history and self.history[-1][0] == table.matches:  # no match rated since
             self.history[-1] = point
@@ -236,6 +259,7 @@ class Report:
         if len(self.history) > 2 * CHART_POINTS:  # thin out: every other point, the last kept
             self.history = self.history[::2] if len(self.history) % 2 else \
                 self.history[1::2]
+        return True
 
     def load_chart(self) -> bool:
         """The rating chart's points as the last ``data.js`` had them (a resumed run's, a
@@ -269,6 +293,9 @@ class Report:
             standings = None
         if standings is not None:
             self.rows = [r for r in standings["standings"] if isinstance(r, dict)]
+            self._recount = False
+        elif self._recount:
+            self.rows = [self.counts.apply(r) for r in self.rows]
         self._write_chunks()
         if final and self.summary.count <= ALL_PAGES:
             for m in self.summary.matches:
@@ -446,9 +473,7 @@ def build(out: Path, *, final: bool = True) -> Path:
     report = Report(out)
     names = [str(e["name"]) for e in (report.config or {}).get("entrants") or ()
              if isinstance(e, dict) and "name" in e] if isinstance(report.config, dict) else []
-    lines = list(journal_lines(out))
-    for line in lines:
-        report.add(line)
+    lines = [taken for line in journal_lines(out) for taken in report.add(line)]
     known = set(names)
     names += [n for n in report.summary.names if n not in known]
     standings = _json(OutputFolder(out).standings_json)
@@ -464,8 +489,8 @@ def build(out: Path, *, final: bool = True) -> Path:
             continue
         rated += 1
         if rated % step == 0:
-            report.snapshot(table)
-    report.snapshot(table)
+            report.snapshot(table, whole=True)
+    report.snapshot(table, whole=True)  # only the lines of sets that ended
     return report.write(final=final)
 
 
@@ -480,13 +505,18 @@ class Refresher(Pages):
     waiting (what the last snapshot and write took, divided by the matches since), or
     :data:`MAX_WAIT_S` went by; and the interval grows to 20 times that cost. So the report
     costs the coordinator about :data:`BUDGET_S` of CPU a match at most, however many entrants,
-    and at most a twentieth of its time."""
+    and at most a twentieth of its time. Lines still waiting when no match ends for a while (a
+    duplicate set shows once its last seating ends: the next match may take minutes) are written
+    by the heartbeat's thread, every :data:`HEARTBEAT_S`, with the table as last seen."""
 
     def __init__(self, out: Path, *, interval: float = 3.0) -> None:
         self.out = out
         self.interval = interval
         self.report = Report(out)
         self._lines: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        """Guards the lines waiting and whether the report's thread is busy (the coordinator's
+        thread and the heartbeat's both hand lines over)."""
         self._next = time.monotonic()  # the first match shows at once
         self._last = self._next
         self._cost = 0.0
@@ -515,6 +545,21 @@ class Refresher(Pages):
         """:meth:`_beat` every :data:`HEARTBEAT_S` until the run ends (:meth:`finish`)."""
         while not self._ended.wait(HEARTBEAT_S):
             self._beat()
+            self._flush()
+
+    def _flush(self) -> None:
+        """Hands the lines waiting to the report's thread, where a refresh is due and no match
+        ended since (the table is not snapshotted here: it is the coordinator's)."""
+        with self._lock:
+            now = time.monotonic()
+            if not self._lines or self._busy or self._pool is None or now < self._next:
+                return
+            lines, self._lines = self._lines, []
+            self._busy = True
+            self._next = now + self.interval
+            pool = self._pool
+        with contextlib.suppress(RuntimeError):  # shut down meanwhile: finish writes them
+            pool.submit(self._quietly, lines, False)
 
     def replay_page(self) -> ReplayPage:
         """Each match's replay page, written by whoever plays it (see :class:`ReplayPage`):
@@ -524,22 +569,24 @@ class Refresher(Pages):
         return ReplayPage(self.report.root)
 
     def match_done(self, line: dict[str, Any], table: Standings) -> None:
-        self._lines.append(line)
-        self._table = table
-        now = time.monotonic()
-        if now < self._next or self._busy or self._pool is None:
-            return
-        if len(self._lines) * BUDGET_S < self._cost and now < self._last + MAX_WAIT_S:
-            return
-        lines, self._lines = self._lines, []
+        with self._lock:
+            self._lines.append(line)
+            self._table = table
+            now = time.monotonic()
+            if now < self._next or self._busy or self._pool is None:
+                return
+            if len(self._lines) * BUDGET_S < self._cost and now < self._last + MAX_WAIT_S:
+                return
+            lines, self._lines = self._lines, []
+            self._busy = True
+            pool = self._pool
         start = time.thread_time()
         with contextlib.suppress(ValueError, KeyError, TypeError):
             self.report.snapshot(table)
         self._cost = self._took + time.thread_time() - start
         self._last = now
         self._next = now + max(self.interval, 20 * self._cost)
-        self._busy = True
-        self._pool.submit(self._quietly, lines, False)
+        pool.submit(self._quietly, lines, False)
 
     def _load(self) -> None:
         """A resumed run's matches: the journal as it is at the start (on the report's thread;
@@ -567,9 +614,9 @@ class Refresher(Pages):
         replays = False
         try:  # the report is a view: the results are what count, and they are saved
             for line in lines:
-                self.report.add(line)
-                if not loaded and self._paged:
-                    self.report.paged(line)
+                for taken in self.report.add(line):
+                    if not loaded and self._paged:
+                        self.report.paged(taken)
             if loaded:
                 self.report.summary.remember = False
                 if not lines:
@@ -583,7 +630,8 @@ class Refresher(Pages):
             if replays:  # the replays of the matches saved since, a slice of time at most
                 with contextlib.suppress(OSError):
                     self.report.write_replays(REPLAY_SLICE_S)
-            self._busy = False
+            with self._lock:
+                self._busy = False
 
 
 def mark_stopped(out: Path, *, why: str, done: int | None, total: int | None,
@@ -608,111 +656,6 @@ def mark_stopped(out: Path, *, why: str, done: int | None, total: int | None,
             PROVISIONAL, f" (provisional: the run was {why} before its end)")
     write_atomic(path, f"window.CT_REPORT = {script_json(data)};\n")
     return True
-
-
-# -- serving ----------------------------------------------------------------------------------
-
-
-TYPES = {".stderr": "text/plain; charset=utf-8", ".jsonl": "text/plain; charset=utf-8",
-         ".json": "application/json", ".js": "text/javascript; charset=utf-8",
-         ".csv": "text/plain; charset=utf-8", ".yaml": "text/plain; charset=utf-8",
-         ".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8"}
-"""Content types by extension: logs and data shown as text in the browser, never downloaded."""
-
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    """The output folder, but for its hidden files (the deal secret above all); every reply
-    says ``Cache-Control: no-cache`` (the pages and their data change as the run plays: a
-    browser asks again, and gets a 304 where nothing changed)."""
-
-    _cache_said = False
-
-    def send_header(self, keyword: str, value: str) -> None:
-        if keyword.lower() == "cache-control":
-            self._cache_said = True
-        super().send_header(keyword, value)
-
-    def end_headers(self) -> None:
-        if not self._cache_said:
-            self.send_header("Cache-Control", "no-cache")
-        self._cache_said = False
-        super().end_headers()
-
-    extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map) | TYPES
-
-    def do_GET(self) -> None:
-        parts = urlsplit(self.path)
-        route = unquote(parts.path)
-        if any(p.startswith(".") for p in route.split("/")):  # .deal-secret: every deal
-            self.send_error(404)
-            return
-        if route in ("", "/"):
-            self.send_response(302)
-            self.send_header("Location", f"/{REPORT}/index.html")
-            self.end_headers()
-            return
-        if route == f"/{REPORT}/data.js":
-            self._send((Path(self.directory) / REPORT / "data.js"), "window.CT_REPORT && "
-                       "(window.CT_REPORT.pages = \"all\");\n")
-            return
-        if route == f"/{REPORT}/{ALIVE}":  # the run's sign of life against this clock
-            self._send(Path(self.directory) / REPORT / ALIVE, "window.CT_ALIVE && "
-                       f"(window.CT_ALIVE.now = {time.time():.1f});\n")
-            return
-        if route.startswith("/games/") and route.endswith(".json.gz"):  # shown, not downloaded
-            try:  # translate_path: within the folder, '..' dropped (as for every file served)
-                gz = Path(self.translate_path(self.path)).read_bytes()
-            except OSError:
-                self.send_error(404)
-                return
-            self._reply(gz, TYPES[".json"], encoding="gzip")
-            return
-        replays = f"/{REPORT}/{REPLAYS}/"
-        if route.startswith(replays) and route.endswith(".js"):  # drawn where not written yet
-            match_id = route[len(replays):-len(".js")]
-            path = Path(self.directory) / REPORT / REPLAYS / f"{match_id}.js"
-            if MatchId.is_one(match_id) and not path.is_file():
-                script = _replay_of(Path(self.directory), match_id)
-                if script is not None:
-                    self._reply(script.encode(), TYPES[".js"])
-                    return
-        prefix = f"/{REPORT}/games/"
-        if route.startswith(prefix) and route.endswith(".html"):
-            match_id = route[len(prefix):-len(".html")]
-            page = Path(self.directory) / REPORT / "games" / f"{match_id}.html"
-            if MatchId.is_one(match_id) and not page.is_file():
-                body = _drawn(Path(self.directory), match_id, _own_page)
-                if body is not None:
-                    self._reply(body.encode(), TYPES[".html"])
-                    return
-        super().do_GET()
-
-    def do_HEAD(self) -> None:
-        if any(p.startswith(".") for p in unquote(urlsplit(self.path).path).split("/")):
-            self.send_error(404)
-            return
-        super().do_HEAD()
-
-    def _send(self, path: Path, extra: str) -> None:
-        try:
-            body = path.read_bytes() + extra.encode()
-        except OSError:
-            self.send_error(404)
-            return
-        self._reply(body, TYPES[".js"])
-
-    def _reply(self, body: bytes, kind: str, encoding: str | None = None) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        if encoding is not None:
-            self.send_header("Content-Encoding", encoding)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
 
 def _drawn(out: Path, match_id: str, draw: Callable[[RecordDict], str]) -> str | None:
@@ -749,22 +692,3 @@ def _replay_of(out: Path, match_id: str) -> str | None:
             if script is not None:
                 return script
     return _drawn(out, match_id, replay_script)
-
-
-def serve(out: Path, *, port: int = 8000, host: str = "127.0.0.1",
-          ready: Callable[[str], None] | None = None) -> None:
-    """Serves the output folder until interrupted: the report at ``/``, any match's replay page
-    drawn on demand, logs as text; never a hidden file (``.deal-secret``: whoever has it and the
-    configuration knows every deal). ``ready`` gets the address once listening.
-
-    :raises ReportError: if ``out`` is not a tournament's output folder.
-    :raises OSError: if the port cannot be had.
-    """
-    check_folder(out)
-    handler = partial(_Handler, directory=str(out))
-    with http.server.ThreadingHTTPServer((host, port), handler) as server:
-        address = f"http://{host}:{server.server_address[1]}/{REPORT}/index.html"
-        if ready is not None:
-            ready(address)
-        with contextlib.suppress(KeyboardInterrupt):
-            server.serve_forever()
