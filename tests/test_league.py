@@ -282,9 +282,9 @@ def test_a_restart_after_sigkill_loses_no_finished_match(tmp_path: Path) -> None
     again.proc.wait(timeout=WAIT_S)
     text = again.stop()
     assert again.proc.returncode == 0, text
-    assert f"kept match {cut}" in text
     after = [r["id"] for r in again.results()]
     assert len(after) == len(set(after))  # each match once
+    assert cut in after  # played again (the tournament's rule: a line counts, not a record)
     assert total <= len(after) <= total + 1  # the cap lets a set under way finish
     assert set(records) <= set(after)  # every finished match kept, the cut one too
     versions = [e["name"] for e in again.events() if e["event"] == "admitted"]

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import referee
 from referee.bots.sandbox import system_view
-from referee.bots.snapshot import Store
 from referee.league.config import LeagueConfig
 from referee.league.journal import prepare
 from referee.league.season import League
 from referee.league.submissions import Admissions
 from referee.runners.local import Runner
 from referee.tournament.private import make_private
+from referee.tournament.session import Reporter
 from referee.tournament.startup import start
 
 __all__ = ["run_league"]
@@ -30,34 +30,37 @@ def shown(config: LeagueConfig) -> tuple[Path, ...]:
 
 
 def run_league(config: LeagueConfig, *, fresh: bool = False, stop: threading.Event,
-               say: Callable[[str], None], runner: Runner | None = None,
+               reporter: Reporter | None = None, runner: Runner | None = None,
                started: Callable[[League], None] = lambda league: None) -> League:
     """Plays the league until ``stop`` is set or its ``max_matches``; returns it (its table
     and counts). The machine is worked out as a tournament's
-    (:func:`referee.tournament.startup.start`). ``started``: called once the journal is read,
-    before play. ``runner``: where the matches run (default: this machine's processes); on a
-    cluster's (a ``remote`` runner) each version is still admitted here (snapshot, pre-flight,
-    conformance, in this machine's sandbox) and then plays on the workers from its folder as
-    it is, as a tournament's entrants do there
-    (:data:`~referee.league.season.CLUSTER_WEAKER`).
+    (:func:`referee.tournament.startup.start`: the stores a ``kill -9`` left cleaned first);
+    ``reporter`` is told what happens (the tournament's hooks). ``started``: called once the
+    journal is read, before play. ``runner``: where the matches run (default: this machine's
+    processes); on a cluster's (a ``remote`` runner) each version is still admitted here
+    (snapshot, pre-flight, conformance, in this machine's sandbox) and then plays on the
+    workers from its folder as it is (:data:`~referee.league.season.LEAGUE_CLUSTER`).
 
     :raises ConfigError: see :func:`~referee.tournament.startup.start` and
         :func:`~referee.league.journal.prepare`.
     """
+    reporter = reporter or Reporter()
     with contextlib.ExitStack() as stack:
-        machine = start(config, stack, runner=runner, warn=say, admits_here=True)
+        machine = start(config, stack, runner=runner, warn=reporter.warn, admits_here=True)
         where, mode = machine.runner, machine.mode
         secret = prepare(config, fresh=fresh)
         make_private(config.output)
-        league = League(config, secret, runner=where, stop=stop, mode=mode, say=say)
+        league = League(config, secret, runner=where, stop=stop, mode=mode, reporter=reporter)
         league.resume()
         if machine.store is not None and not machine.remote:
             machine.evict(stack, shown(config))
-        store = machine.store or stack.enter_context(Store())
-        admissions = Admissions(config, store=store, mode=mode,
-                                logs=league.folder.preflight, known=league.known,
-                                versions=league.versions, remote=where.remote)
+        assert machine.store is not None  # a league admits here: it has one
+        store = machine.store
+        versions = league.versions
+        admissions = Admissions(config, store=store, mode=mode, logs=league.folder.preflight,
+                                known=versions.known, versions=versions.versions,
+                                refused=versions.refusals(), remote=where.remote)
         started(league)
-        machine.evict_ready(say)
+        machine.evict_ready(reporter.warn)
         league.play(admissions)
         return league

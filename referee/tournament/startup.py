@@ -19,12 +19,17 @@ from referee.bots import hygiene
 from referee.bots.limits import SandboxMode
 from referee.bots.process import bwrap_available
 from referee.bots.sandbox import Privilege, capabilities
-from referee.bots.snapshot import Store
+from referee.bots.snapshot import Store, clean_stale
+from referee.match.job import MatchJob, MatchSpec
+from referee.match.play import Entrant
+from referee.records.record import RecordDict
 from referee.runners.local import Runner, auto_affinity, local_runner
 from referee.tournament.common import Common, ConfigError
+from referee.tournament.output import OutputFolder
 from referee.tournament.private import private_files
 
-__all__ = ["CLUSTER_WEAKER", "Machine", "affinity", "check_bot_uids", "start", "uid_isolation"]
+__all__ = ["CLUSTER_WEAKER", "Machine", "affinity", "check_bot_uids", "match_job", "start",
+           "uid_isolation"]
 
 CLUSTER_WEAKER = (
     "weaker than on one machine: the entrants are not sealed (each worker runs their folders "
@@ -45,7 +50,7 @@ class Machine:
     remote: bool
     """The matches' bots start on other machines (a cluster's workers)."""
     store: Store | None
-    """The private store of snapshots (``None``: no bot is sandboxed on this machine)."""
+    """The private store of snapshots (``None``: no snapshot is taken on this machine)."""
 
     def evict(self, stack: contextlib.ExitStack, shown: tuple[Path, ...]) -> None:
         """The page-cache eviction of a referee that is not root, set up over ``shown`` (what
@@ -122,7 +127,9 @@ def start(config: Common, stack: contextlib.ExitStack, *, runner: Runner | None,
     (``runner``, else this machine's processes: :func:`~referee.runners.local.local_runner`),
     started with this process's files private (:func:`private_files`), the sandbox checked
     where bots start here (every match on one machine; ``admits_here``: a league admits its
-    versions here whatever runs the matches), the bots' uids checked, the store opened.
+    versions here whatever runs the matches), the bots' uids checked, the stores a referee
+    killed without a word left removed (:func:`~referee.bots.snapshot.clean_stale`), the store
+    opened.
 
     :raises ConfigError: no working sandbox here (unless ``sandbox: none``), or no uid of its
         own for each bot (:func:`check_bot_uids`).
@@ -144,6 +151,25 @@ def start(config: Common, stack: contextlib.ExitStack, *, runner: Runner | None,
             warn(f"sandbox without every cgroup: {capabilities().summary()} "
                  f"(see ct-referee sandbox)")
         check_bot_uids(config)
+    if admits_here or (mode is not SandboxMode.NONE and not remote):
+        stale = clean_stale()
+        if stale:
+            warn(f"removed {len(stale)} store(s) of snapshots a referee killed without a word "
+                 f"left behind ({', '.join(str(p) for p in stale[:3])})")
         store = stack.enter_context(Store())
     where.sandboxed = mode is not SandboxMode.NONE
     return Machine(where, mode, remote, store)
+
+
+def match_job(config: Common, spec: MatchSpec, seats: tuple[Entrant, ...], mode: SandboxMode,
+              folder: OutputFolder, *, snapshots: tuple[str | None, ...] | None = None,
+              shared: tuple[Path, str] | None = None,
+              after: Callable[[RecordDict], None] | None = None) -> MatchJob:
+    """The job that plays ``spec`` with ``seats`` in a run (a tournament's or a league's): the
+    configuration's game, limits and sandbox ``mode``, the output folder hidden from every bot,
+    the bots' logs and the record where ``folder`` says; ``snapshots``: each seat's snapshot
+    digest; ``shared``, ``after``: see :class:`~referee.match.job.MatchJob`."""
+    return MatchJob(spec, seats, config.variant, config.target, config.limits, mode,
+                    config.name, logs_dir=folder.match_logs(spec.id), hidden=(config.output,),
+                    record_path=folder.record(spec.id), shared=shared, snapshots=snapshots,
+                    after=after)

@@ -61,6 +61,7 @@ from referee.web.folder import (
     page_data,
     standings_rows,
 )
+from referee.web.pace import PAGE_S, SHARE
 from referee.web.replay_html import ASSETS as VIEWER
 from referee.web.replay_html import (
     SHARED_PAGE,
@@ -482,7 +483,7 @@ class Refresher(Pages):
     costs the coordinator about :data:`BUDGET_S` of CPU a match at most, however many entrants,
     and at most a twentieth of its time."""
 
-    def __init__(self, out: Path, *, interval: float = 3.0) -> None:
+    def __init__(self, out: Path, *, interval: float = PAGE_S) -> None:
         self.out = out
         self.interval = interval
         self.report = Report(out)
@@ -537,7 +538,7 @@ class Refresher(Pages):
             self.report.snapshot(table)
         self._cost = self._took + time.thread_time() - start
         self._last = now
-        self._next = now + max(self.interval, 20 * self._cost)
+        self._next = now + max(self.interval, SHARE * self._cost)
         self._busy = True
         self._pool.submit(self._quietly, lines, False)
 
