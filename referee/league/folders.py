@@ -117,14 +117,14 @@ def _unescape(field: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
-def mount_points(under: Path, table: Path = MOUNTINFO) -> set[str]:
+def mount_points(under: Path, table: Path | None = None) -> set[str]:
     """The names of the folders right under ``under`` (resolved) that are, or hold, a mount
     point, by the mount table: read, never looked into (a stalled file system answers no
     ``stat``). An unreadable table: none known."""
     prefix = os.fsencode(os.path.realpath(under)) + b"/"
     found: set[str] = set()
     try:
-        lines = table.read_bytes().splitlines()
+        lines = (table or MOUNTINFO).read_bytes().splitlines()
     except OSError:
         return found
     for line in lines:

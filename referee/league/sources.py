@@ -18,6 +18,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,12 +62,15 @@ class Source:
 class Sources:
     """One look at where versions come from (:meth:`look`). ``held``: the authors that keep
     their place (looked at already, or in the journal); ``placeless``: those among them that
-    hold none (never a valid bot); ``note``: a line for the organiser."""
+    hold none (never a valid bot); ``note``: a line for the organiser; ``reading``: see
+    :attr:`reading`."""
 
     def __init__(self, config: LeagueConfig, *, held: Callable[[], Collection[str]],
-                 placeless: Callable[[], Collection[str]],
-                 note: Callable[[str], None]) -> None:
+                 placeless: Callable[[], Collection[str]], note: Callable[[str], None],
+                 reading: Callable[[str], AbstractContextManager[bool]] | None = None) -> None:
         self.config, self.held, self.placeless, self.note = config, held, placeless, note
+        self.reading = reading or (lambda name: contextlib.nullcontext(True))
+        """Around each look into one folder (its owner's ``lstat``): ``False``, do not."""
         self.folder = Path(os.path.realpath(config.submissions)) \
             if config.submissions is not None else None
         self.organiser = {0, os.geteuid()}
@@ -176,10 +180,13 @@ class Sources:
         asked (its file system may not answer)."""
         if self.folder is None or name in self.mounted:
             return -1
-        try:
-            return os.lstat(self.folder / name).st_uid
-        except OSError:
-            return -1
+        with self.reading(name) as go:
+            if not go:
+                return -1
+            try:
+                return os.lstat(self.folder / name).st_uid
+            except OSError:
+                return -1
 
     def _within_cap(self, names: list[str], cut: bool) -> list[str]:
         """``names`` within their places (see the module): those held first, then newcomers

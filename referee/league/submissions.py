@@ -25,7 +25,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -135,6 +135,8 @@ class _Folder:
     stats: Stats | None = None
     """Every entry's ``stat`` at the last walk that gave :attr:`seen` (``None``: walk again):
     while they stay, so does the fingerprint, and the folder is not walked."""
+    walked: str | None = None
+    """The fingerprint that walk gave."""
     key: tuple[int, int] | None = None
     """The folder's device and inode at that walk."""
     waiting: bool = False
@@ -144,8 +146,6 @@ class _Folder:
     first: bool = True
     """Whether this is the run's first look at the author's folder (a folder withdrawn and
     back is not: its next attempt waits for ``version_s`` like any other)."""
-    blocked: threading.Thread | None = None
-    """A look or an admission of it that did not return in time (left alone until it does)."""
 
 
 @dataclass
@@ -192,10 +192,14 @@ class Admissions:
         self._current: tuple[str, float] | None = None
         """What the look under way reads (``""``: the submissions folder) and since when."""
         self._stuck: threading.Thread | None = None
+        self._blocked: dict[str, threading.Thread] = {}
+        """The folders whose look or admission did not return in time, and the thread still
+        in it: each left alone until it returns."""
         self._empty = 0
         self.sources = Sources(config, held=lambda: {*self._folders, *self.known},
                                placeless=self._placeless,
-                               note=lambda text: self._events.put(Note(text)))
+                               note=lambda text: self._events.put(Note(text)),
+                               reading=self._reading)
         wall, mono = time.time(), clock()
         self._attempted: dict[str, float] = {
             a: mono - max(0.0, wall - k.at) for a, k in known.items() if k.at}
@@ -278,13 +282,45 @@ class Admissions:
                                       "file system?): nobody is admitted or withdrawn until "
                                       "it does; the league plays on"))
                 return
-            state = self._folders.get(author)
-            if state is not None:
-                state.blocked, state.seen, state.stats = looker, None, None
-                self._refuse(state, f"its folder does not answer within {LOOK_S:.0f} s (a "
-                                    f"stalled file system?): it is left alone until it does",
-                             "bad:stalled")
+            self.blocked(author, looker, f"its folder does not answer within {LOOK_S:.0f} s "
+                                         f"(a stalled file system?): it is left alone until "
+                                         f"it does")
             return
+
+    def blocked(self, author: str, thread: threading.Thread | None, why: str,
+                key: str = "bad:stalled") -> None:
+        """``author``'s folder is left alone while ``thread`` (a look or an admission that
+        did not return in time) is in it; refused, said once."""
+        if thread is not None:
+            self._blocked[author] = thread
+        state = self._folders.get(author)
+        if state is None:
+            self._events.put(Refused(shown(author), why))
+            return
+        state.seen, state.stats, state.busy = None, None, False
+        self._refuse(state, why, key)
+
+    def stalled(self, author: str) -> bool:
+        """Whether ``author``'s folder is left alone (a look or an admission still in it)."""
+        thread = self._blocked.get(author)
+        if thread is not None and not thread.is_alive():
+            del self._blocked[author]  # it answers again: looked at anew
+            return False
+        return thread is not None
+
+    @contextlib.contextmanager
+    def _reading(self, author: str) -> Iterator[bool]:
+        """While inside, the look reads ``author``'s folder (a stall is its); ``False``: it
+        is left alone, do not."""
+        if self.stalled(author):
+            yield False
+            return
+        was = self._current
+        self._current = (author, time.monotonic())
+        try:
+            yield True
+        finally:
+            self._current = was
 
     def _look_safely(self, gen: int) -> None:
         try:
@@ -315,10 +351,8 @@ class Admissions:
             state = self._folders.get(author)
             if state is None:
                 state = self._folder(author, source)
-            if state.blocked is not None:
-                if state.blocked.is_alive():
-                    continue
-                state.blocked = None  # it answers again: looked at anew
+            if self.stalled(author):
+                continue
             if state.busy:
                 continue
             seen = self._seen(state, author, gen)
@@ -384,16 +418,16 @@ class Admissions:
         return seen if gen == self._gen else None
 
     def _fingerprint(self, state: _Folder) -> str:
-        """The fingerprint of ``state``'s folder: the last one while every entry's ``stat``
+        """The fingerprint of ``state``'s folder: the last walk's while every entry's ``stat``
         stays as it was (one ``lstat`` an entry), else a walk."""
-        if state.stats is not None and state.seen is not None and still(state.stats):
-            return state.seen
-        state.stats = None
+        if state.stats is not None and state.walked is not None and still(state.stats):
+            return state.walked
+        state.stats, state.walked = None, None
         stats: Stats = []
         seen = fingerprint(state.source.folder, cap_mb=self.config.snapshot_mb, stats=stats)
         state.key = (stats[0][1][2], stats[0][1][1])
         if not recent(stats):
-            state.stats = stats
+            state.stats, state.walked = stats, seen
         return seen
 
     def _settle(self, state: _Folder, seen: str, now: float) -> None:
@@ -499,11 +533,9 @@ class _Workers:
                     run.abandoned = True
                     run.stop.set()
                     del self.running[author]
-                    state = run.state
-                    state.blocked, state.busy = run.thread, False
-                    self.watch._refuse(state, f"its admission took more than "
-                                        f"{admission_budget(self.watch.config):.0f} s: it is tried "
-                                        f"again once its folder changes", run.seen)
+                    self.watch.blocked(author, run.thread, f"its admission took more than "
+                                       f"{admission_budget(self.watch.config):.0f} s: it is "
+                                       f"tried again once its folder changes", run.seen)
 
     def _admit_on_worker(self, run: _Running) -> None:
         state = run.state
