@@ -27,6 +27,9 @@ __all__ = ["IDLE_S", "Planner"]
 
 IDLE_S = 0.1
 """How often an idle league (fewer versions than seats, or resting) looks for news."""
+SETTLED_S = 10.0
+"""How often whether every neighbour pair is settled is worked out again (every pair's
+verdict: a millisecond or two a hundred versions) while the field stays the same."""
 
 
 class Planner:
@@ -44,6 +47,8 @@ class Planner:
         """The snapshot copies each match under way runs from."""
         self.resting: str | None = None
         """Why the league plays only placement sets now (``None``: it plays)."""
+        self._settled: tuple[float, int, bool] = (float("-inf"), -1, False)
+        """When :meth:`Book.settled` was last asked, of how many versions, and its answer."""
 
     def jobs(self, between: Callable[[], None]) -> Iterator[MatchJob | None]:
         """Every set's jobs, chosen as slots free up, until ``stop`` or the cap; ``None``
@@ -86,11 +91,22 @@ class Planner:
                 and self.book.today >= budget.daily:
             return (f"the day's budget of {budget.daily:,} matches is spent (budget.daily): "
                     f"the league rests until midnight; new versions are placed meanwhile")
-        if budget.rest and self.book.settled(budget.margin):
+        if budget.rest and self._all_settled():
             return (f"every neighbour pair of the leaderboard is settled (decided, or within "
                     f"{budget.margin:g} points a hand: budget.margin): the league rests "
                     f"until a new version comes")
         return None
+
+    def _all_settled(self) -> bool:
+        """:meth:`Book.settled`, asked again every :data:`SETTLED_S` or when the field
+        changes."""
+        at, field, answer = self._settled
+        now = time.monotonic()
+        if now - at < SETTLED_S and field == len(self.mm):
+            return answer
+        answer = self.book.settled(self.config.budget.margin)
+        self._settled = (now, len(self.mm), answer)
+        return answer
 
     def next_set(self) -> list[MatchSpec]:
         """The matchmaker's next set (placement only while the league rests)."""
