@@ -1,10 +1,11 @@
 """The league's page, drawn from its data (:func:`render`): one static HTML file, no script,
 that reloads itself while the league plays (a copy of ``report/`` is publishable as it is).
 
-Phone first: at 390 px the leaderboard comes right after the title, each row with its verdict
-against the next one down (the short words); the refusals follow it, each with the end of its
-bot's stderr; no table is wider than the screen (the columns a phone cannot hold are left out,
-long names wrap). Every finished match links to its replay (the tournament report's one replay
+Phone first: at 390 px the leaderboard comes right after the title, each row its rank, name
+(cut with an ellipsis where long) and verdict against the next one down (the short words); the
+refusals follow it, each with the end of its bot's stderr; no table is wider than the screen
+(the columns a phone cannot hold are left out, long names wrap elsewhere). Every finished
+match links to its replay (the tournament report's one replay
 page, ``replay.html#id=<id>``), and each author's section lists its newest matches. Every text
 a submitter chose (names, refusal reasons, a bot's stderr) is escaped.
 
@@ -41,8 +42,10 @@ a.id{white-space:nowrap}pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.
 font-size:85%;background:#f6f6f6;padding:.3em}
 ul.refused{padding-left:1.1em}ul.refused li{margin:.3em 0}
 .short{display:none}
-@media (max-width:40em){.w{display:none}.short{display:inline}.long{display:none}
-body{font-size:14px}td,th{padding:.2em .25em}}
+@media (max-width:40em){.w,.s{display:none}.short{display:inline}.long{display:none}
+body{font-size:14px;margin-top:.4em}h1{font-size:1.3em}h2{margin-top:.8em}
+td,th{padding:.15em .25em}
+#board td.n{max-width:7em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}}
 """
 
 VIEWPORT = "<meta name=viewport content='width=device-width, initial-scale=1'>"
@@ -91,14 +94,14 @@ def _cells(r: dict[str, Any], rank: int | str, *, verdict: str | None = None,
     ppm = "" if r.get("points_per_hand") is None else f"{r['points_per_hand']:.2f}"
     wide = (f"{r['mu']:.2f}", f"{r['sigma']:.2f}", r["sets"], r["matches"], r["wins"], ppm,
             r["faults"], _p(r.get("p_above_next")))
-    return (f"<td>{rank}</td><td class='l n'><a href=\"#{_e(r['author'])}\">{_e(r['name'])}"
-            f"</a></td><td>{r['score']:.2f}</td>"
+    return (f"<td>{rank}</td><td class='l n'><a href=\"#{_e(r['author'])}\" "
+            f"title=\"{_e(r['name'])}\">{_e(r['name'])}</a></td><td class=s>{r['score']:.2f}</td>"
             + "".join(f"<td class=w>{_e(x)}</td>" for x in wide)
             + (f"<td class=l>{verdict}</td>" if verdict is not None else "")
             + (f"<td class='w l'>{line}</td>" if line else ""))
 
 
-_HEAD = ("<th>#</th><th class=l>version</th><th title='mu - 3 sigma'>score</th>"
+_HEAD = ("<th>#</th><th class=l>version</th><th class=s title='mu - 3 sigma'>score</th>"
          + "".join(f"<th class=w>{h}</th>" for h in (
              "mu", "sigma", "sets", "matches", "wins", "points/hand", "faults",
              "<span title='the probability that it is truly stronger than the next one "
