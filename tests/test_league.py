@@ -155,6 +155,8 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
     assert "the same command goes on" in text
     assert "refused dave: did not start in the pre-flight" in text
     assert "refused erin: failed the conformance check (ct-referee check) twice" in text
+    assert "'hello'" not in text and "banana" not in text  # never the bot's own output
+    assert "standings: " in text and (league.out / "standings.csv").is_file()
     assert "admitted alice.v2" in text and "alice retires" in text
     data = json.loads((league.out / "report" / "league.json").read_text())
     rows = {r["name"]: r for r in data["rows"]}
@@ -168,6 +170,7 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
     assert "verdict vs next" in page and "Fair-play audit" in page
     ranked = [r for r in data["rows"] if r["active"]]
     assert all(r["next"] is not None for r in ranked[:-1]) and "next" in ranked[-1]
+    assert all(f"{k:>3}. {r['name']}" in text for k, r in enumerate(ranked, 1))  # complete
     assert all(r["audit"] is not None for r in data["rows"])
     # after its retirement alice was never handed another set: every match of alice came
     # before alice.v2's first one in the journal, but for seatings of sets already handed out

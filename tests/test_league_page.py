@@ -114,6 +114,12 @@ def test_a_finished_match_replays_from_the_league_page(tmp_path: Path,
     for match in newest:
         assert f'href="replay.html#id={match["id"]}"' in page
         assert (out / "report" / "replays" / f"{match['id']}.js").is_file()
+    every = (out / "report" / "matches.html").read_text()
+    theirs = (out / "report" / "authors" / "r.html").read_text()
+    for match in newest:  # every match listed, and in each of its authors' lists
+        assert f'href="replay.html#id={match["id"]}"' in every
+        assert f'href="../replay.html#id={match["id"]}"' in theirs
+    assert 'href="matches.html"' in page and 'href="authors/r.html"' in page
     assert (out / "standings.csv").read_text().startswith("rank,name,author,version,mu")
     standings = json.loads((out / "standings.json").read_text())
     assert {r["name"] for r in standings["standings"]} == {"r", "g"}

@@ -7,8 +7,10 @@ import contextlib
 import functools
 import http.server
 import posixpath
+import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -127,7 +129,7 @@ def _final_table(done: League, stopped: bool) -> None:
     """What the terminal shows when the league stops: every version playing (up to
     :data:`FINAL_ROWS`, then how many more), each with its verdict on the next one down."""
     click.echo(f"{time.strftime('%H:%M:%S')} {'stopped' if stopped else 'reached max_matches'}: "
-               f"{done.done} matches ({done.played} this run); the same command goes on")
+               f"{done.done:,} matches ({done.played:,} this run); the same command goes on")
     rows = done.book.table.ranked()
     confidence = done.book.stop_rule.confidence
     bound = float(done.config.variant.hand_total)
@@ -144,6 +146,17 @@ def _final_table(done: League, stopped: bool) -> None:
     click.echo(f"standings: {done.folder.standings_csv}, {done.folder.standings_json}")
     with contextlib.suppress(Exception):
         click.echo(f"page: {done.folder.report / 'index.html'}")
+
+
+@contextlib.contextmanager
+def _stop_on_term(stop: threading.Event) -> Iterator[None]:
+    """While inside, SIGTERM (a service stopped: ``systemctl stop``, ``kill``) stops the league
+    as Ctrl-C does: cleanly, its page and standings written."""
+    old = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _sandbox_line(lg: League) -> str:
@@ -206,7 +219,7 @@ def league(config: Path, output: Path | None, concurrency: int | None,
             terminal.note(f"serving the page at {_serve(lg.folder.root, port)[1]}")
 
     try:
-        with stop_on_sigint(stop):
+        with stop_on_sigint(stop), _stop_on_term(stop):
             done = run_league(cfg, fresh=fresh, stop=stop, reporter=terminal, started=started,
                               runner=runner)
     except (ConfigError, TournamentError) as err:

@@ -67,8 +67,9 @@ class Book:
         """The newest matches of finished sets, newest first."""
         self.own: dict[str, deque[dict[str, Any]]] = {}
         """Each author's newest matches of finished sets, newest first."""
-        self.ended: list[str] = []
-        """The matches of the sets finished since :meth:`take_ended` (their replays due)."""
+        self.ended: list[dict[str, Any]] = []
+        """The matches of the sets finished since :meth:`take_ended` (their replays due, their
+        rows in the lists of every match): each as :attr:`newest` holds it, and ``authors``."""
         self.day = ""
         self.today = 0
         """Matches finished on the machine's calendar day :attr:`day` (the daily budget)."""
@@ -141,13 +142,14 @@ class Book:
             item = {"id": ln.id, "players": list(ln.result.players),
                     "totals": list(ln.result.totals), "faults": len(ln.faults)}
             self.newest.appendleft(item)
-            for author in {rows[n].author for n in ln.result.players if n in rows}:
+            authors = sorted({rows[n].author for n in ln.result.players if n in rows})
+            for author in authors:
                 self.own.setdefault(author, deque(maxlen=OWN)).appendleft(item)
-            self.ended.append(ln.id)
+            self.ended.append(dict(item, authors=authors))
         if len(self.ended) > 4 * NEWEST * len(self.order):  # nobody takes them: the newest
             del self.ended[:-NEWEST * len(self.order)]
 
-    def take_ended(self) -> list[str]:
+    def take_ended(self) -> list[dict[str, Any]]:
         """The matches whose set finished since the last call."""
         ended, self.ended = self.ended, []
         return ended

@@ -3,8 +3,9 @@ over what they show when a write is due (:class:`~referee.web.pace.Throttle`: ev
 at most, a twentieth of the time at most); a thread of its own draws and writes them atomically:
 ``report/index.html`` and ``report/league.json`` (the page and its data), the replays of the
 sets finished since (``report/replays/<id>.js`` for the tournament report's one replay page,
-``report/replay.html``, written once), and ``standings.json`` and ``standings.csv`` in the
-league's folder. Each file is a view: a full disk stops no league.
+``report/replay.html``, written once), their rows appended to the lists of every match
+(``report/matches.html``, ``report/authors/<name>.html``), and ``standings.json`` and
+``standings.csv`` in the league's folder. Each file is a view: a full disk stops no league.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.league.journal import LeagueFolder
-from referee.league.page import render
+from referee.league.page import list_head, match_row, render
 from referee.records.record import RecordError, read_record, write_atomic
 from referee.records.replay import check_replayable
 from referee.web.pace import Throttle
@@ -29,6 +30,10 @@ __all__ = ["REPLAYS", "REPLAY_SLICE_S", "LivePage", "standings_csv", "write_page
 
 REPLAYS = "replays"
 """The folder of each match's data for the one replay page (``report/replays/<id>.js``)."""
+MATCHES = "matches.html"
+"""The list of every finished match, in ``report/``."""
+AUTHORS = "authors"
+"""The folder of each author's list of its matches, in ``report/``."""
 REPLAY_SLICE_S = 0.2
 """While the league plays, each write spends at most this long on replays (the rest wait)."""
 COLUMNS = ("rank", "name", "author", "version", "mu", "sigma", "score", "sets", "matches",
@@ -92,7 +97,7 @@ class LivePage:
         """Whether the page is due a write (none under way, and its time has come)."""
         return not self._busy and self._pool is not None and self.throttle.due()
 
-    def hand(self, data: dict[str, Any], ended: list[str], *, cost: float,
+    def hand(self, data: dict[str, Any], ended: list[dict[str, Any]], *, cost: float,
              final: bool = False) -> None:
         """The page's ``data`` (``cost``: what making it took the coordinator) and the
         matches whose set finished since (their replays): written on the page's thread
@@ -106,7 +111,7 @@ class LivePage:
         if final:
             job.result()
 
-    def close(self, data: dict[str, Any], ended: list[str]) -> None:
+    def close(self, data: dict[str, Any], ended: list[dict[str, Any]]) -> None:
         """The last write (every replay due), then the thread ends."""
         pool = self._pool
         if pool is None:
@@ -116,7 +121,7 @@ class LivePage:
         self._pool = None
         pool.shutdown()
 
-    def _write(self, data: dict[str, Any], ended: list[str], final: bool) -> None:
+    def _write(self, data: dict[str, Any], ended: list[dict[str, Any]], final: bool) -> None:
         start = time.thread_time()
         try:
             with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
@@ -124,12 +129,35 @@ class LivePage:
                 rows = data.get("rows", [])
                 write_atomic(self.folder.standings_json, _standings_json(data), sync=False)
                 write_atomic(self.folder.standings_csv, standings_csv(rows), sync=False)
-            self.pending += ended
+            with contextlib.suppress(OSError):
+                self._lists(str(data.get("name", "")), ended)
+            self.pending += [m["id"] for m in ended]
             with contextlib.suppress(OSError):
                 self._replays(None if final else REPLAY_SLICE_S)
         finally:
             self._took = time.thread_time() - start
             self._busy = False
+
+    def _lists(self, league: str, ended: list[dict[str, Any]]) -> None:
+        """Appends the matches of the sets finished since to the list of every match
+        (``report/matches.html``) and to each of their authors' (``report/authors/<name>.html``):
+        a row a match, the files never read back nor written whole again."""
+        if not ended:
+            return
+        report = self.folder.report
+        (report / AUTHORS).mkdir(parents=True, exist_ok=True)
+        rows: dict[Path, list[str]] = {}
+        for m in ended:
+            rows.setdefault(report / MATCHES, []).append(match_row(m))
+            for author in m.get("authors", ()):
+                rows.setdefault(report / AUTHORS / f"{author}.html", []).append(
+                    match_row(m, "../"))
+        for path, lines in rows.items():
+            head = "" if path.exists() else \
+                list_head(league, "every" if path.name == MATCHES else path.stem,
+                          "" if path.name == MATCHES else "../")
+            with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(head + "\n".join(lines) + "\n")
 
     def _replays(self, budget_s: float | None) -> None:
         """Writes the replays due, for at most ``budget_s`` (``None``: every one)."""

@@ -25,7 +25,7 @@ from urllib.parse import quote
 from referee.web.folder import pair_text
 from referee.web.replay_html import SHARED_PAGE
 
-__all__ = ["REFUSED_SHOWN", "render", "sparkline"]
+__all__ = ["REFUSED_SHOWN", "list_head", "match_row", "render", "sparkline"]
 
 REFUSED_SHOWN = 200
 """Refusals listed on the page (then a count)."""
@@ -166,18 +166,33 @@ def _audit(flags: list[str], confidence: float) -> list[str]:
     return [head, "<ul>", *(f"<li class=bad>{_e(f)}</li>" for f in flags), "</ul>"]
 
 
-def _match(m: dict[str, Any]) -> str:
-    """A finished match's row: its replay linked."""
+def match_row(m: dict[str, Any], root: str = "") -> str:
+    """A finished match's row: its replay linked (``root``: the way to ``report/`` from the
+    page the row is in)."""
     players = ", ".join(_e(p) for p in m["players"])
-    return (f"<tr><td class=l><a class=id href=\"{SHARED_PAGE}#id={quote(str(m['id']))}\">"
+    return (f"<tr><td class=l><a class=id href=\"{root}{SHARED_PAGE}#id={quote(str(m['id']))}\">"
             f"{_e(m['id'])}</a></td><td class='l n'>{players}</td>"
             f"<td>{_e(' - '.join(str(t) for t in m['totals']))}</td>"
             f"<td class=w>{_e(m['faults'])}</td></tr>")
 
 
+_MATCHES_HEAD = ("<table><tr><th class=l>match (replay)</th><th class=l>players</th>"
+                 "<th>totals</th><th class=w>faults</th></tr>")
+
+
 def _matches(items: list[dict[str, Any]]) -> str:
-    return ("<table><tr><th class=l>match (replay)</th><th class=l>players</th><th>totals</th>"
-            "<th class=w>faults</th></tr>" + "".join(map(_match, items)) + "</table>")
+    return _MATCHES_HEAD + "".join(map(match_row, items)) + "</table>"
+
+
+def list_head(league: str, whose: str, root: str = "") -> str:
+    """The start of a list of every finished match (``whose``: ``every`` or an author's name),
+    to which :func:`match_row` rows are appended as sets finish (oldest first; a page a
+    browser draws unclosed)."""
+    return (f"<!doctype html><html lang=en><head><meta charset=utf-8>{VIEWPORT}"
+            f"<title>{_e(league)}: {_e(whose)} matches</title><style>{_STYLE}</style></head>"
+            f"<body><p><a href=\"{root}index.html\">&#8592; league page</a></p>"
+            f"<h1>{_e(league)}: {_e(whose)} matches</h1><p class=muted>Every match of a finished "
+            f"duplicate set, oldest first; each links to its replay.</p>{_MATCHES_HEAD}\n")
 
 
 def _authors(data: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
@@ -206,7 +221,8 @@ def _authors(data: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
         parts.append("</table>")
         if own.get(author):
             parts.append(f"<p class=muted>Its newest matches (of finished sets; each links to "
-                         f"its replay):</p>{_matches(own[author])}")
+                         f"its replay; <a href=\"authors/{_e(quote(author))}.html\">all of "
+                         f"them</a>):</p>{_matches(own[author])}")
     return parts
 
 
@@ -234,7 +250,8 @@ def render(data: dict[str, Any]) -> str:
     newest = data.get("newest", [])
     if newest:
         parts += ["<h2>Newest results</h2><p class=muted>Matches of finished duplicate sets, "
-                  "newest first; each links to its replay.</p>", _matches(newest)]
+                  "newest first; each links to its replay (<a href=\"matches.html\">every "
+                  "match</a>).</p>", _matches(newest)]
     parts += _authors(data, rows)
     log = data.get("log", [])
     if log:

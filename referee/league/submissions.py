@@ -48,6 +48,8 @@ LOOK_S = 10.0
 abandoned: the folder is left alone, said once, until the look returns."""
 EMPTY = hashlib.sha256().hexdigest()
 """The fingerprint of an empty folder (it holds no place, and is not admitted)."""
+EMPTY_NOTE_S = 60.0
+"""How many folders are empty is said when it changed, at most this often."""
 
 
 def admission_budget(config: LeagueConfig) -> float:
@@ -195,7 +197,8 @@ class Admissions:
         self._blocked: dict[str, threading.Thread] = {}
         """The folders whose look or admission did not return in time, and the thread still
         in it: each left alone until it returns."""
-        self._empty = 0
+        self._empty = (0, float("-inf"))
+        """The empty folders last said, and when."""
         self.sources = Sources(config, held=lambda: {*self._folders, *self.known},
                                placeless=self._placeless,
                                note=lambda text: self._events.put(Note(text)),
@@ -360,10 +363,11 @@ class Admissions:
                 continue
             empty += seen == EMPTY
             self._settle(state, seen, now)
-        if empty != self._empty and empty:
+        said, at = self._empty
+        if empty != said and empty and time.monotonic() - at >= EMPTY_NOTE_S:
             self._events.put(Note(f"{empty} submission folders are empty: left alone until a "
                                   f"file comes"))
-        self._empty = empty
+            self._empty = (empty, time.monotonic())
 
     def _folder(self, author: str, source: Source) -> _Folder:
         """The watcher's record of a source it looks at for the first time in this run."""

@@ -149,6 +149,8 @@ class Versions:
             if event.copy is not None:
                 remove_copy(event.copy)
             return
+        elif name not in self.playable:  # the journal's version, its folder as it was
+            self.say(f"{name} plays again (its folder holds the journal's version)")
         self._drop(name)  # the same version admitted again: its older copy goes
         self.playable[name] = event.entrant
         self.digest[name] = event.digest
