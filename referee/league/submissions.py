@@ -162,6 +162,61 @@ class _Running:
     abandoned: bool = False
 
 
+class _Lookout:
+    """The watcher's looks, each on a thread of its own, abandoned when what it reads (a
+    folder, or the submissions folder: ``""``) does not answer within :data:`LOOK_S`; the
+    folders left alone while an abandoned thread is still in them."""
+
+    def __init__(self) -> None:
+        self.gen = 0
+        """The look under way's number: an abandoned look's result is not taken."""
+        self.current: tuple[str, float] | None = None
+        """What the look under way reads and since when."""
+        self.stuck: threading.Thread | None = None
+        """A look abandoned in the submissions folder itself, while it is still there."""
+        self.blocked: dict[str, threading.Thread] = {}
+        """The folders whose look or admission did not return in time, and the thread still
+        in it: each left alone until it returns."""
+
+    def stalled(self, author: str) -> bool:
+        """Whether ``author``'s folder is left alone (a look or an admission still in it)."""
+        thread = self.blocked.get(author)
+        if thread is not None and not thread.is_alive():
+            del self.blocked[author]  # it answers again: looked at anew
+            return False
+        return thread is not None
+
+    @contextlib.contextmanager
+    def reading(self, author: str) -> Iterator[bool]:
+        """While inside, the look reads ``author``'s folder (a stall is its); ``False``: it
+        is left alone, do not."""
+        if self.stalled(author):
+            yield False
+            return
+        was = self.current
+        self.current = (author, time.monotonic())
+        try:
+            yield True
+        finally:
+            self.current = was
+
+    def look(self, run: Callable[[int], None]) -> tuple[str, threading.Thread] | None:
+        """``run(gen)`` on a thread of its own; what it was reading and the thread, if it
+        did not answer within :data:`LOOK_S` (then abandoned), else ``None``."""
+        looker = threading.Thread(target=run, args=(self.gen,), name="league-look",
+                                  daemon=True)
+        looker.start()
+        while looker.is_alive():
+            looker.join(timeout=0.05)
+            current = self.current
+            if current is None or not looker.is_alive() or \
+                    time.monotonic() - current[1] < LOOK_S:
+                continue
+            self.gen += 1  # whatever the abandoned look finds later is not taken
+            return current[0], looker
+        return None
+
+
 class Admissions:
     """The watcher and the admissions, on threads of their own: :meth:`events` hands the
     league what happened since, never blocking.
@@ -189,20 +244,13 @@ class Admissions:
         self._missing: dict[str, float] = {}
         self._lock = threading.Lock()  # versions, known, the queue: every thread's
         self.workers = _Workers(self)
-        self._gen = 0
-        """The look under way's number: an abandoned look's result is not taken."""
-        self._current: tuple[str, float] | None = None
-        """What the look under way reads (``""``: the submissions folder) and since when."""
-        self._stuck: threading.Thread | None = None
-        self._blocked: dict[str, threading.Thread] = {}
-        """The folders whose look or admission did not return in time, and the thread still
-        in it: each left alone until it returns."""
+        self.lookout = _Lookout()
         self._empty = (0, float("-inf"))
         """The empty folders last said, and when."""
         self.sources = Sources(config, held=lambda: {*self._folders, *self.known},
                                placeless=self._placeless,
                                note=lambda text: self._events.put(Note(text)),
-                               reading=self._reading)
+                               reading=self.lookout.reading)
         wall, mono = time.time(), clock()
         self._attempted: dict[str, float] = {
             a: mono - max(0.0, wall - k.at) for a, k in known.items() if k.at}
@@ -255,47 +303,38 @@ class Admissions:
 
     def poll(self) -> None:
         """One look at every source (on this thread), then the admissions due started."""
-        self._look(self._gen)
+        self._look(self.lookout.gen)
         self.workers.dispatch()
         self.workers.supervise()
 
     def _supervised(self) -> None:
         """One look, on a thread of its own abandoned where a folder (or the submissions
         folder) does not answer within :data:`LOOK_S`."""
-        if self._stuck is not None:
-            if self._stuck.is_alive():
+        lookout = self.lookout
+        if lookout.stuck is not None:
+            if lookout.stuck.is_alive():
                 return  # the submissions folder still does not answer: nothing to look at
-            self._stuck = None
+            lookout.stuck = None
             self._events.put(Note("the submissions folder answers again"))
-        gen = self._gen
-        looker = threading.Thread(target=self._look_safely, args=(gen,), name="league-look",
-                                  daemon=True)
-        looker.start()
-        while looker.is_alive():
-            looker.join(timeout=0.05)
-            current = self._current
-            if current is None or not looker.is_alive() or \
-                    time.monotonic() - current[1] < LOOK_S:
-                continue
-            self._gen += 1  # whatever the abandoned look finds later is not taken
-            author = current[0]
-            if not author:
-                self._stuck = looker
-                self._events.put(Note("the submissions folder does not answer (a stalled "
-                                      "file system?): nobody is admitted or withdrawn until "
-                                      "it does; the league plays on"))
-                return
-            self.blocked(author, looker, f"its folder does not answer within {LOOK_S:.0f} s "
-                                         f"(a stalled file system?): it is left alone until "
-                                         f"it does")
+        stalled = lookout.look(self._look_safely)
+        if stalled is None:
             return
+        author, looker = stalled
+        if not author:
+            lookout.stuck = looker
+            self._events.put(Note("the submissions folder does not answer (a stalled file "
+                                  "system?): nobody is admitted or withdrawn until it does; "
+                                  "the league plays on"))
+            return
+        self.blocked(author, looker, f"its folder does not answer within {LOOK_S:.0f} s (a "
+                                     f"stalled file system?): it is left alone until it does")
 
     def blocked(self, author: str, thread: threading.Thread | None, why: str,
                 key: str = "bad:stalled") -> None:
         """``author``'s folder is left alone while ``thread`` (a look or an admission that
         did not return in time) is in it; refused, said once."""
         if thread is not None:
-            self._blocked[author] = thread
+            self.lookout.blocked[author] = thread
         state = self._folders.get(author)
         if state is None:
             self._events.put(Refused(shown(author), why))
@@ -303,33 +342,11 @@ class Admissions:
         state.seen, state.stats, state.busy = None, None, False
         self._refuse(state, why, key)
 
-    def stalled(self, author: str) -> bool:
-        """Whether ``author``'s folder is left alone (a look or an admission still in it)."""
-        thread = self._blocked.get(author)
-        if thread is not None and not thread.is_alive():
-            del self._blocked[author]  # it answers again: looked at anew
-            return False
-        return thread is not None
-
-    @contextlib.contextmanager
-    def _reading(self, author: str) -> Iterator[bool]:
-        """While inside, the look reads ``author``'s folder (a stall is its); ``False``: it
-        is left alone, do not."""
-        if self.stalled(author):
-            yield False
-            return
-        was = self._current
-        self._current = (author, time.monotonic())
-        try:
-            yield True
-        finally:
-            self._current = was
-
     def _look_safely(self, gen: int) -> None:
         try:
             self._look(gen)
         except BaseException as err:  # the league says so
-            if gen == self._gen:
+            if gen == self.lookout.gen:
                 self.error = self.error or err
 
     # -- one look ----------------------------------------------------------------------------
@@ -338,23 +355,23 @@ class Admissions:
         """One look at every source: a folder settled and changed since it was last decided
         is refused or queued; one gone is withdrawn."""
         now = self.clock()
-        self._current = ("", time.monotonic())
+        self.lookout.current = ("", time.monotonic())
         try:
             found = self.sources.look()
         finally:
-            self._current = None
-        if found is None or gen != self._gen:
+            self.lookout.current = None
+        if found is None or gen != self.lookout.gen:
             return
         sources = {s.author: s for s in found}
         self._withdraw(sources, now)
         empty = 0
         for author, source in sources.items():
-            if self.stop.is_set() or gen != self._gen:
+            if self.stop.is_set() or gen != self.lookout.gen:
                 return
             state = self._folders.get(author)
             if state is None:
                 state = self._folder(author, source)
-            if self.stalled(author):
+            if self.lookout.stalled(author):
                 continue
             if state.busy:
                 continue
@@ -405,7 +422,7 @@ class Admissions:
                    "in instead"
         if state.bad is not None:
             return f"bad:{state.bad}"
-        self._current = (author, time.monotonic())
+        self.lookout.current = (author, time.monotonic())
         try:
             seen = self._fingerprint(state)
         except Changed:  # changed while it was walked: it has not settled
@@ -416,10 +433,10 @@ class Admissions:
         except Exception as err:  # whatever a folder holds, the watcher goes on
             seen = f"bad:cannot be read: {type(err).__name__}"
         finally:
-            self._current = None
+            self.lookout.current = None
         if seen == EMPTY and author in self.known:
             seen = "bad:its folder is empty (nothing to run)"
-        return seen if gen == self._gen else None
+        return seen if gen == self.lookout.gen else None
 
     def _fingerprint(self, state: _Folder) -> str:
         """The fingerprint of ``state``'s folder: the last walk's while every entry's ``stat``

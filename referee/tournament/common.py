@@ -29,7 +29,8 @@ from referee.tournament.ratings import RatingConfig
 from referee.tournament.schedule import SEATINGS
 
 __all__ = ["BOT_UIDS", "COMMON_KEYS", "ENTRANT_KEYS", "LIMITS_KEYS", "NAME_RE", "RATING_KEYS",
-           "Common", "ConfigError", "EntrantConfig", "Loader", "Mistake", "type_name"]
+           "Common", "ConfigError", "EntrantConfig", "Loader", "Mistake", "read_common",
+           "type_name"]
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 """A name (of a tournament, a league, an entrant, an author): what may be a file's name."""
@@ -185,51 +186,10 @@ class Loader:
     def common(self, data: dict[str, Any], output: Path | str | None, concurrency: int | None,
                *, players: int, snapshot_mb: int, snapshot_min: int,
                rating_keys: Sequence[str] = RATING_KEYS) -> dict[str, Any]:
-        """The :class:`Common` keys of ``data`` (but ``entrants``, which each kind reads as it
-        needs them), each checked as every kind of run checks it: ``players`` and
-        ``snapshot_mb``, the defaults; ``snapshot_min``, the least ``snapshot_mb``;
-        ``rating_keys``, the rating's keys read."""
-        name = self.attempt(lambda: self.text(data, "name", self.path.stem), self.path.stem)
-        if not NAME_RE.fullmatch(name):
-            self.note("name", f"{name!r} may only hold letters, digits, '-', '_' and '.'")
-        seats = self.attempt(lambda: self.integer(data, "players", players, 2, 4), 2)
-        seatings = self.attempt(lambda: self.choice(data, "seatings", "all", SEATINGS), "all")
-        variant = self.attempt(
-            lambda: self.choice(data, "variant", "classic", [v.value for v in Variant]),
-            "classic")
-        sandbox = SandboxMode(self.attempt(
-            lambda: self.choice(data, "sandbox", "auto", [m.value for m in SandboxMode]), "auto"))
-        bot_uids = self.attempt(lambda: self.choice(data, "bot_uids", "own", BOT_UIDS), "own")
-        limits: dict[str, Any] = self.attempt(
-            lambda: self.section(data, "limits", LIMITS_KEYS), {})
-        rating: dict[str, Any] = self.attempt(
-            lambda: self.section(data, "rating", rating_keys), {})
-        if concurrency is not None and concurrency < 1:
-            self.note("concurrency", f"must be at least 1, not {concurrency}")
-
-        def integer(key: str, default: int, lo: int) -> int:
-            return self.attempt(lambda: self.integer(data, key, default, lo), default)
-
-        max_matches = None
-        if "max_matches" in data:
-            max_matches = self.attempt(lambda: self.integer(data, "max_matches", 0, 1), None)
-            per_set = set_size(seats, seatings)
-            if max_matches is not None and max_matches < per_set:
-                self.note("max_matches", f"{max_matches} is too small for one duplicate set "
-                                         f"({per_set} matches: {seats} players, seatings "
-                                         f"{seatings})")
-        shared: tuple[Path, ...] = self.attempt(lambda: self.shared(data), ())
-        return {
-            "path": self.path.absolute(), "name": name, "output": self.output(data, output, name),
-            "variant": Variant(variant), "players": seats,
-            "target": integer("target", DEFAULT_TARGET, 1), "seatings": seatings,
-            "concurrency": concurrency or integer("concurrency", 1, 1),
-            "affinity": self.attempt(lambda: self.affinity(data), None),
-            "limits": self.limits(limits), "sandbox": sandbox,
-            "rating": self.attempt(lambda: self.rating(rating), RatingConfig()),
-            "shared": shared,
-            "snapshot_mb": integer("snapshot_mb", snapshot_mb, snapshot_min),
-            "bot_uids": bot_uids, "max_matches": max_matches}
+        """The :class:`Common` keys of ``data`` (see :func:`read_common`)."""
+        return read_common(self, data, output, concurrency, players=players,
+                           snapshot_mb=snapshot_mb, snapshot_min=snapshot_min,
+                           rating_keys=rating_keys)
 
     def raise_mistakes(self) -> None:
         """Raises every mistake noted, in file order (nothing if there is none).
@@ -459,3 +419,53 @@ class Loader:
             self.warnings.append(f"{self.path}:{line}: {key}: {hint}" if line else
                                  f"{self.path}: {key}: {hint}")
         return command, argv
+
+
+def read_common(loader: Loader, data: dict[str, Any], output: Path | str | None,
+                concurrency: int | None, *, players: int, snapshot_mb: int, snapshot_min: int,
+                rating_keys: Sequence[str] = RATING_KEYS) -> dict[str, Any]:
+    """The :class:`Common` keys of ``data`` (but ``entrants``, which each kind reads as it
+    needs them), each checked as every kind of run checks it: ``players`` and
+    ``snapshot_mb``, the defaults; ``snapshot_min``, the least ``snapshot_mb``;
+    ``rating_keys``, the rating's keys read."""
+    name = loader.attempt(lambda: loader.text(data, "name", loader.path.stem), loader.path.stem)
+    if not NAME_RE.fullmatch(name):
+        loader.note("name", f"{name!r} may only hold letters, digits, '-', '_' and '.'")
+    seats = loader.attempt(lambda: loader.integer(data, "players", players, 2, 4), 2)
+    seatings = loader.attempt(lambda: loader.choice(data, "seatings", "all", SEATINGS), "all")
+    variant = loader.attempt(
+        lambda: loader.choice(data, "variant", "classic", [v.value for v in Variant]),
+        "classic")
+    sandbox = SandboxMode(loader.attempt(
+        lambda: loader.choice(data, "sandbox", "auto", [m.value for m in SandboxMode]), "auto"))
+    bot_uids = loader.attempt(lambda: loader.choice(data, "bot_uids", "own", BOT_UIDS), "own")
+    limits: dict[str, Any] = loader.attempt(
+        lambda: loader.section(data, "limits", LIMITS_KEYS), {})
+    rating: dict[str, Any] = loader.attempt(
+        lambda: loader.section(data, "rating", rating_keys), {})
+    if concurrency is not None and concurrency < 1:
+        loader.note("concurrency", f"must be at least 1, not {concurrency}")
+
+    def integer(key: str, default: int, lo: int) -> int:
+        return loader.attempt(lambda: loader.integer(data, key, default, lo), default)
+
+    max_matches = None
+    if "max_matches" in data:
+        max_matches = loader.attempt(lambda: loader.integer(data, "max_matches", 0, 1), None)
+        per_set = set_size(seats, seatings)
+        if max_matches is not None and max_matches < per_set:
+            loader.note("max_matches", f"{max_matches} is too small for one duplicate set "
+                                     f"({per_set} matches: {seats} players, seatings "
+                                     f"{seatings})")
+    shared: tuple[Path, ...] = loader.attempt(lambda: loader.shared(data), ())
+    return {
+        "path": loader.path.absolute(), "name": name, "output": loader.output(data, output, name),
+        "variant": Variant(variant), "players": seats,
+        "target": integer("target", DEFAULT_TARGET, 1), "seatings": seatings,
+        "concurrency": concurrency or integer("concurrency", 1, 1),
+        "affinity": loader.attempt(lambda: loader.affinity(data), None),
+        "limits": loader.limits(limits), "sandbox": sandbox,
+        "rating": loader.attempt(lambda: loader.rating(rating), RatingConfig()),
+        "shared": shared,
+        "snapshot_mb": integer("snapshot_mb", snapshot_mb, snapshot_min),
+        "bot_uids": bot_uids, "max_matches": max_matches}
