@@ -5,14 +5,15 @@ Phone first: at 390 px the leaderboard comes right after the title, each row its
 (cut with an ellipsis where long) and verdict against the next one down (the short words); the
 refusals follow it, each with the end of its bot's stderr; no table is wider than the screen
 (the columns a phone cannot hold are left out, long names wrap elsewhere). Every finished
-match links to its replay (the tournament report's one replay
-page, ``replay.html#id=<id>``), and each author's section lists its newest matches. Every text
-a submitter chose (names, refusal reasons, a bot's stderr) is escaped.
+match links to its replay (the tournament report's one replay page, ``replay.html#id=<id>``),
+and each author's section lists its newest matches (the lists of every match:
+:mod:`referee.league.live`). Every text a submitter chose (names, refusal reasons, a bot's
+stderr) is escaped.
 
 >>> row = {"name": "a", "author": "a", "version": 1, "mu": 25, "sigma": 8, "score": 1,
 ...     "sets": 0, "matches": 0, "wins": 0,
 ...     "points_per_hand": None, "faults": 0, "history": [], "active": True, "why": ""}
->>> '<a href="#a">a</a>' in render({"name": "l", "live": False, "rows": [row]})
+>>> 'href="#a" title="a">a</a>' in render({"name": "l", "live": False, "rows": [row]})
 True
 """
 
