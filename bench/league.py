@@ -195,18 +195,18 @@ def memory(entrants: int, matches: int) -> None:
         skill = {}
         for i in range(entrants):
             name = f"s{i}"
-            league._join(name, name, 1)
+            league.book.join(name, author=name, version=1)
             skill[name] = rng.gauss(25, 8)
             league.mm.add(name, 25.0, 25.0 / 3)
-            league.playable[name] = None  # type: ignore[assignment]
+            league.versions.playable[name] = None  # type: ignore[assignment]
         start, t0 = rss_mb(), time.perf_counter()
         marks = []
         step = max(1, matches // 10)
         done = 0
         while done < matches:
-            specs = league._next_set()
+            specs = league.planner.next_set()
             for spec in specs:
-                seats = [league.names[i] for i in spec.seats]
+                seats = [league.book.names[i] for i in spec.seats]
                 a_wins = win(rng, skill[seats[0]], skill[seats[1]])
                 hands = [[rng.randint(0, 20), rng.randint(0, 20)] for _ in range(6)]
                 hands[-1] = [60, 0] if a_wins else [0, 60]
@@ -215,16 +215,18 @@ def memory(entrants: int, matches: int) -> None:
                 line = {"id": spec.id, "players": seats, "totals": totals, "ranks": ranks,
                         "faults": [], "hands": len(hands), "scores": hands,
                         "record": f"games/{spec.id}.json.gz"}
-                league._book(JournalLine.parse(json.loads(json.dumps(line))))
+                league.planner.rated(league.book.book(JournalLine.parse(
+                    json.loads(json.dumps(line)))))
                 done += 1
                 if done % step == 0:
                     marks.append(rss_mb())
         seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"memory: {entrants:,} entrants, {done:,} simulated matches ({league.table.sets:,} "
+    print(f"memory: {entrants:,} entrants, {done:,} simulated matches ({league.book.table.sets:,} "
           f"sets rated) in {seconds:.0f} s; resident MB at the start {start:.0f}, at each "
           f"tenth {' '.join(f'{m:.0f}' for m in marks)}; peak RSS {peak:.0f} MB (goal <= 500); "
-          f"{len(league.verdicts.pairs):,} pairs' tests and {len(league.verdicts.audits):,} "
+          f"{len(league.book.verdicts.pairs):,} pairs' tests and "
+          f"{len(league.book.verdicts.audits):,} "
           f"audits kept")
 
 

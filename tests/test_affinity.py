@@ -21,7 +21,8 @@ from referee.bots.limits import SandboxMode
 from referee.bots.process import ThreadSpawner, default_spawner
 from referee.runners.local import ThreadRunner, allowed_cpus, auto_affinity
 from referee.tournament.config import ConfigError
-from referee.tournament.run import _affinity, load_config, run
+from referee.tournament.run import load_config, run
+from referee.tournament.startup import affinity as _affinity
 
 SECRET = bytes(range(32))
 CPUS = allowed_cpus()
@@ -149,7 +150,7 @@ def test_auto_pins_only_an_even_split_and_only_where_sharing_a_cpu_is_fair(
     config = load_config(write(tmp_path, concurrency=n, affinity=None))
     assert _affinity(config)  # sandbox: none: trusted bots
     sandboxed = dataclasses.replace(config, sandbox=SandboxMode.BWRAP)
-    run_module = sys.modules["referee.tournament.run"]  # the module (``run`` here: its function)
+    run_module = sys.modules["referee.tournament.startup"]
     monkeypatch.setattr(run_module, "capabilities", lambda: Caps(cpu=False))
     assert not _affinity(sandboxed)
     monkeypatch.setattr(run_module, "capabilities", lambda: Caps(cpu=True))

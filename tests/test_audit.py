@@ -17,7 +17,7 @@ from test_sealed import World, cheater
 
 from referee.game.rules import Hand, Variant
 from referee.match.job import MatchSpec
-from referee.tournament.audit import Audit, SetStat, _Evidence, play_key, play_order
+from referee.tournament.audit import Audit, AuditEvidence, SetStat, play_key, play_order
 from referee.tournament.config import load_config
 from referee.tournament.run import run
 from referee.tournament.schedule import schedule
@@ -151,7 +151,7 @@ def test_the_randomization_e_value_has_mean_one_for_any_outcomes() -> None:
         for prior in ([], [SetStat((0, 1), 5.0, (5.0, -5.0))] * 3):
             means = []
             for first in range(s):
-                ev = _Evidence()
+                ev = AuditEvidence()
                 for st in prior:
                     ev.add(st)
                 before = ev.up

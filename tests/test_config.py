@@ -262,6 +262,7 @@ def test_reading_a_configuration_probes_no_sandbox(tmp_path: Path,
     (it refuses, in one line, before any match)."""
     from referee.bots import process, sandbox
     from referee.tournament import run as tournament
+    from referee.tournament import startup
 
     def no_probe() -> None:
         raise AssertionError("a sandbox probe while reading the configuration")
@@ -271,7 +272,7 @@ def test_reading_a_configuration_probes_no_sandbox(tmp_path: Path,
             patched.setattr(module, "capabilities", no_probe)
         config = load_config(write(tmp_path, GOOD + "sandbox: bwrap\n"), output=tmp_path / "out")
     assert config.sandbox is SandboxMode.BWRAP
-    monkeypatch.setattr(tournament, "bwrap_available", lambda: False)
+    monkeypatch.setattr(startup, "bwrap_available", lambda: False)  # the one start-up's
     with pytest.raises(ConfigError, match=r"sandbox: no working sandbox here"):
         tournament.run(config)
     assert not (tmp_path / "out" / "games").exists()
@@ -292,8 +293,9 @@ def test_a_tournament_without_a_working_sandbox_stops(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """``sandbox: auto`` never falls back silently: a one-line error before any match."""
     from referee.tournament import run as tournament
+    from referee.tournament import startup
 
-    monkeypatch.setattr(tournament, "bwrap_available", lambda: False)
+    monkeypatch.setattr(startup, "bwrap_available", lambda: False)
     config = load_config(write(tmp_path, GOOD), output=tmp_path / "out")
     with pytest.raises(ConfigError, match=r"sandbox: no working sandbox here .*set "
                                           r"sandbox: none$"):

@@ -128,6 +128,13 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
         ended_id = ended()[0]  # its matches' replays
         assert b'id="ct-data"' in page.read(f"/report/games/{ended_id}.html")
         assert page.status(f"/games/{ended_id}.json.gz") == 404  # a league's records stay home
+        assert page.read(f"/report/replays/{ended_id}.js").startswith(  # the one replay
+            f'ctReplay("{ended_id}"'.encode())  # page's data, and the page itself
+        assert b"&#8592; league page</a>" in page.read("/report/replay.html")
+        lists = ("/report/matches.html", "/report/authors/alice.html",  # every match's, and
+                 "/report/authors/bob.html")  # each author's: every set so far is theirs
+        league.wait_for(lambda: all(page.status(a) == 200 and ended_id.encode() in page.read(a)
+                                    for a in lists), "the set in the lists of the matches")
         submit(subs, "carol", "greedy_bot.py")  # a new folder while it plays
         league.wait_for(lambda: league.played("carol"), "a match of carol")
         frank = subs / ".frank"  # a bot in a subfolder importing from its folder's root,
@@ -162,6 +169,8 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
     assert "the same command goes on" in text
     assert "refused dave: did not start in the pre-flight" in text
     assert "refused erin: failed the conformance check (ct-referee check) twice" in text
+    assert "'hello'" not in text and "banana" not in text  # never the bot's own output
+    assert "standings: " in text and (league.out / "standings.csv").is_file()
     assert "admitted alice.v2" in text and "alice retires" in text
     data = json.loads((league.out / "report" / "league.json").read_text())
     rows = {r["name"]: r for r in data["rows"]}
@@ -175,6 +184,7 @@ def test_submissions_join_update_and_are_refused_while_the_league_plays(tmp_path
     assert "verdict vs next" in page and "Fair-play audit" in page
     ranked = [r for r in data["rows"] if r["active"]]
     assert all(r["next"] is not None for r in ranked[:-1]) and "next" in ranked[-1]
+    assert all(f"{k:>3}. {r['name']}" in text for k, r in enumerate(ranked, 1))  # complete
     assert all(r["audit"] is not None for r in data["rows"])
     # after its retirement alice was never handed another set: every match of alice came
     # before alice.v2's first one in the journal, but for seatings of sets already handed out
@@ -289,9 +299,9 @@ def test_a_restart_after_sigkill_loses_no_finished_match(tmp_path: Path) -> None
     again.proc.wait(timeout=WAIT_S)
     text = again.stop()
     assert again.proc.returncode == 0, text
-    assert f"kept match {cut}" in text
     after = [r["id"] for r in again.results()]
     assert len(after) == len(set(after))  # each match once
+    assert cut in after  # played again (the tournament's rule: a line counts, not a record)
     assert total <= len(after) <= total + 1  # the cap lets a set under way finish
     assert set(records) <= set(after)  # every finished match kept, the cut one too
     versions = [e["name"] for e in again.events() if e["event"] == "admitted"]

@@ -18,7 +18,7 @@ from distributed import Client, LocalCluster  # noqa: E402
 
 from referee.league.config import load_league  # noqa: E402
 from referee.league.run import run_league  # noqa: E402
-from referee.league.season import CLUSTER_WEAKER  # noqa: E402
+from referee.league.season import LEAGUE_CLUSTER  # noqa: E402
 from referee.records.record import read_record  # noqa: E402
 from referee.runners.cluster import ClusterRunner  # noqa: E402
 
@@ -53,13 +53,12 @@ def two_authors(tmp_path: Path, extra: str) -> tuple[Path, Path]:
 def test_a_league_plays_on_the_workers_of_a_dask_cluster(tmp_path: Path) -> None:
     path, trace = two_authors(tmp_path, "target: 150\nmax_matches: 6\n")
     config = load_league(path)
-    said: list[str] = []
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       resources={"match": 1}, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         workers = set(client.run(os.getpid).values())
         runner = ClusterRunner(cluster.scheduler_address)
-        league = run_league(config, stop=threading.Event(), say=said.append, runner=runner)
+        league = run_league(config, stop=threading.Event(), runner=runner)
     out = tmp_path / "out"
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert len(lines) == 6 and league.done == 6
@@ -75,7 +74,7 @@ def test_a_league_plays_on_the_workers_of_a_dask_cluster(tmp_path: Path) -> None
         record = read_record(out / line["record"])
         assert "snapshots" not in record
     data = json.loads((out / "report" / "league.json").read_text())
-    assert data["cluster"] == CLUSTER_WEAKER
+    assert data["cluster"] == LEAGUE_CLUSTER
     page = (out / "report" / "index.html").read_text()
     assert "On a Dask cluster: weaker than on one machine" in page
     assert sum(r["sets"] for r in data["rows"]) == 6  # three sets rated, two members each

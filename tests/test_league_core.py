@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 
 from referee.bots.limits import SandboxMode
 from referee.league.config import load_league
-from referee.league.journal import RECENT, Journaled, LeagueFolder, match_id, prepare
+from referee.league.folders import fingerprint
+from referee.league.journal import LeagueFolder, match_id, prepare
 from referee.league.matchmaker import FLOOR, Matchmaker
 from referee.league.page import render
-from referee.league.submissions import Admissions, Known, Withdrawn, fingerprint
+from referee.league.submissions import Admissions, Known, Withdrawn
 from referee.league.table import HISTORY, Table, set_points
 from referee.tournament.config import ConfigError
 
@@ -197,24 +198,11 @@ def test_the_page_escapes_what_a_submitter_chose() -> None:
            "sets": 2, "matches": 4, "wins": 1, "points_per_hand": 3.0, "faults": 0,
            "history": [[1, 24.0, 7.0], [2, 26.0, 6.0]], "active": True, "why": ""}
     page = render({"name": "l", "live": True, "rows": [row],
-                   "refused": {"evil": "got '<script>alert(1)</script>'"},
+                   "refused": {"evil": {"reason": "got '<script>alert(1)</script>'",
+                                        "stderr": ["<b onmouseover=alert(1)>"]}},
                    "log": ["refused evil: <img src=x onerror=alert(1)>"]})
-    assert "<script>alert" not in page and "<img" not in page
+    assert "<script>alert" not in page and "<img" not in page and "<b onm" not in page
     assert "&lt;script&gt;" in page and 'http-equiv="refresh"' in page and "<svg" in page
-
-
-def test_the_journaled_matches_are_remembered_for_the_newest_sets_only() -> None:
-    journaled = Journaled()
-    for group in range(1, 3 * RECENT):
-        journaled.add(group, 1)
-        if group != 5:
-            journaled.add(group, 2)
-    assert journaled.has(3 * RECENT - 1, 2, partial={}) and \
-        not journaled.has(3 * RECENT, 1, partial={})
-    assert journaled.has(5, 2, partial={})  # long ago: taken as journaled ...
-    assert not journaled.has(5, 2, partial={5: {1}})  # ... unless its set is under way
-    assert journaled.has(5, 1, partial={5: {1}})
-    assert len(journaled._seen) <= 2 * RECENT + 1
 
 
 def test_a_folder_is_withdrawn_only_once_it_stayed_away(tmp_path: Path) -> None:
@@ -241,14 +229,14 @@ def test_a_folder_is_withdrawn_only_once_it_stayed_away(tmp_path: Path) -> None:
 
 
 def test_a_folder_swapped_for_a_link_after_it_settled_is_not_admitted(tmp_path: Path) -> None:
-    """An author settles a folder, then swaps it for a link to another author's folder while
-    it is copied: the admission sees the change (the second fingerprint fails on the link,
-    which once read as no change at all) and waits for the folder to settle again, never
-    admitting the other author's code under this name. In process, no bot started."""
+    """An author settles a folder, then swaps it for a link to another author's folder before
+    it is read: the admission opens the name without following the link, sees no folder, and
+    waits for it to settle again, never admitting the other author's code under this name. In
+    process, no bot started."""
     import threading
 
     from referee.bots.snapshot import Store
-    from referee.league.submissions import Source, admit
+    from referee.league.admit import Admission, admit
 
     subs = tmp_path / "subs"
     (subs / "mallory").mkdir(parents=True)
@@ -260,13 +248,22 @@ def test_a_folder_swapped_for_a_link_after_it_settled_is_not_admitted(tmp_path: 
     path.write_text("name: s\nsubmissions: subs\nsandbox: none\ncheck: false\n")
     config = load_league(path)
     before = fingerprint(subs / "mallory", cap_mb=config.snapshot_mb)
+    st = os.stat(subs / "mallory")
     (subs / "mallory").rename(tmp_path / "mallory-old")
     (subs / "mallory").symlink_to(subs / "alice")
     store = Store(tmp_path)
+    parent = os.open(subs, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        with pytest.raises(InterruptedError):
-            admit(Source("mallory", subs / "mallory"), "mallory", config=config, store=store,
-                  mode=SandboxMode.NONE, logs=tmp_path / "logs", stop=threading.Event(),
-                  before=before)
+        for swapped in ("link", "folder"):
+            with pytest.raises(InterruptedError):
+                admit(Admission("mallory", subs / "mallory", key=(st.st_dev, st.st_ino),
+                                parent=parent), "mallory", config=config, store=store,
+                      mode=SandboxMode.NONE, logs=tmp_path / "logs", stop=threading.Event(),
+                      before=before)
+            if swapped == "link":  # now another folder (alice's, moved) under the name
+                (subs / "mallory").unlink()
+                (subs / "alice").rename(subs / "mallory")
+        assert not [p for p in store.path.iterdir() if p.name.startswith("mallory")]
     finally:
+        os.close(parent)
         store.close()

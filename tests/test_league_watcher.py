@@ -23,10 +23,13 @@ from conftest import EXAMPLES
 from referee.bots.limits import SandboxMode
 from referee.bots.sandbox import SandboxError
 from referee.bots.snapshot import Store
-from referee.league import submissions
+from referee.league import admit as admission
+from referee.league import folders, sources
+from referee.league.admit import Admission
 from referee.league.config import load_league
+from referee.league.folders import name_problem
 from referee.league.journal import LeagueFolder, prepare
-from referee.league.page import write_page
+from referee.league.live import write_page
 from referee.league.submissions import (
     Admissions,
     Admitted,
@@ -34,7 +37,6 @@ from referee.league.submissions import (
     Note,
     Refused,
     Withdrawn,
-    name_problem,
 )
 from referee.tournament.config import ConfigError
 
@@ -84,19 +86,19 @@ def test_hostile_folder_names_are_refused_in_one_printable_line(tmp_path: Path) 
     w.poll()
     events = w.events()
     refused = {e.author: e.reason for e in events if isinstance(e, Refused)}
-    assert len(refused) == len(HOSTILE) + 1, refused  # the link too; alice is fine
-    assert "symlink" in refused.pop("outside")
+    assert len(refused) == len(HOSTILE), refused  # at once (a link once it settles)
     for author, reason in refused.items():
         assert author.encode("utf-8") and reason.encode("utf-8")  # printable: no lone byte
         assert not any(c in author + reason for c in "\n\r\x1b\x00"), author
     for name, why in HOSTILE.items():
-        printed = submissions.shown(os.fsdecode(name))
+        printed = folders.shown(os.fsdecode(name))
         assert why in refused[printed], (printed, refused)
     assert "bad\\xff\\xfe" in refused and "new\\nline" in refused
     assert "\\x1b[31mred" in refused  # the escape written out, never sent to a terminal
     assert "a" * 80 + "... (250 characters)" in refused
     # the league's page and its journal take every one of them
-    write_page(tmp_path / "report", {"name": "w", "live": True, "rows": [], "refused": refused,
+    write_page(tmp_path / "report", {"name": "w", "live": True, "rows": [],
+                                     "refused": {a: {"reason": r} for a, r in refused.items()},
                                      "log": [f"refused {a}: {r}" for a, r in refused.items()]})
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert "bad\\xff\\xfe" in page and "&lt;script&gt;" in page and "<script>" not in page
@@ -124,7 +126,8 @@ def test_a_folder_that_changes_while_it_is_read_waits_and_is_not_refused(
         def __init__(self, where: Any) -> None:
             with real(where) as it:
                 self.entries = list(it)
-            if str(where).endswith("lib") and gone.exists():
+            named = os.readlink(f"/proc/self/fd/{where}") if isinstance(where, int) else where
+            if str(named).endswith("lib") and gone.exists():
                 gone.unlink()
 
         def __enter__(self) -> Iterator[os.DirEntry[str]]:
@@ -156,27 +159,29 @@ def test_a_folder_changed_while_its_snapshot_is_taken_waits_and_is_not_refused(
     alice = tmp_path / "subs" / "alice"
     submit(alice)
     (alice / "data.txt").write_text("x")
-    before = submissions.fingerprint(alice, cap_mb=config.snapshot_mb)
+    before = folders.fingerprint(alice, cap_mb=config.snapshot_mb)
 
     def copy_cut_short(folder: Path, *args: Any, **kwargs: Any) -> Any:
         (alice / "data.txt").unlink()  # the change, then the copy's failure it causes
         raise SandboxError(f"cannot copy the entrant's folder {str(folder)!r}: No such file "
                            f"or directory ('data.txt')")
 
-    monkeypatch.setattr(submissions, "take_snapshot", copy_cut_short)
+    monkeypatch.setattr(admission, "take_snapshot", copy_cut_short)
     store = Store(tmp_path)
+    parent = os.open(tmp_path / "subs", os.O_RDONLY | os.O_DIRECTORY)
+    st = os.stat(alice)
+    what = Admission("alice", alice, key=(st.st_dev, st.st_ino), parent=parent)
     try:
         with pytest.raises(InterruptedError):
-            submissions.admit(submissions.Source("alice", alice), "alice", config=config,
-                              store=store, mode=SandboxMode.NONE, logs=tmp_path / "logs",
-                              stop=threading.Event(), before=before)
-        before = submissions.fingerprint(alice, cap_mb=config.snapshot_mb)  # settled again
-        monkeypatch.setattr(submissions, "take_snapshot", failing)
+            admission.admit(what, "alice", config=config, store=store, mode=SandboxMode.NONE,
+                            logs=tmp_path / "logs", stop=threading.Event(), before=before)
+        before = folders.fingerprint(alice, cap_mb=config.snapshot_mb)  # settled again
+        monkeypatch.setattr(admission, "take_snapshot", failing)
         with pytest.raises(ValueError, match="cannot copy"):  # unchanged: a refusal
-            submissions.admit(submissions.Source("alice", alice), "alice", config=config,
-                              store=store, mode=SandboxMode.NONE, logs=tmp_path / "logs",
-                              stop=threading.Event(), before=before)
+            admission.admit(what, "alice", config=config, store=store, mode=SandboxMode.NONE,
+                            logs=tmp_path / "logs", stop=threading.Event(), before=before)
     finally:
+        os.close(parent)
         store.close()
 
 
@@ -193,47 +198,88 @@ def test_special_files_are_never_opened(tmp_path: Path) -> None:
     if os.geteuid() == 0:
         os.mknod(alice / "zero", 0o600 | stat.S_IFCHR, os.makedev(1, 5))
     with pytest.raises(ValueError, match=r"command\.txt is not a file"):
-        submissions._command(submissions.Source("alice", alice), "python3 bot.py")
-    assert submissions.fingerprint(alice, cap_mb=1)
+        admission._command(alice, "python3 bot.py")
+    assert folders.fingerprint(alice, cap_mb=1)
 
 
 # -- 2. more folders than the league looks at ----------------------------------------------------
 
 def test_past_the_cap_the_authors_already_in_keep_their_place(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(submissions, "MAX_FOLDERS", 3)
-    path = league(tmp_path)
+    monkeypatch.setattr(sources, "MAX_FOLDERS", 3)
+    path = league(tmp_path, settle_s=3600)  # nothing settles: no admission (no store here)
     subs = tmp_path / "subs"
     (subs / "zed").mkdir()  # admitted in an earlier run: the journal knows it
+    (subs / "zed" / "bot.py").write_text("")
     now = [100.0]
     w = watcher(path, now, known={"zed": Known("zed", 1, "sha256:00")})
-    for i in range(200):  # then a flood of newcomers (all empty: refused when admitted,
-        (subs / f"new{i:03d}").mkdir()  # zed too, which stays known: no bot starts here)
+    for i in range(200):  # then a flood of newcomers, each with a file
+        (subs / f"new{i:03d}").mkdir()
+        (subs / f"new{i:03d}" / "bot.py").write_text("")
     events: list[Any] = []
     for _ in range(4):  # past settle_s: a folder missing that long would be withdrawn
         w.poll()
         events += w.events()
         now[0] += 3.0
-    assert not [e for e in events if isinstance(e, Withdrawn)]  # zed plays on
-    assert "zed" in w.known
-    refused = [e.author for e in events if isinstance(e, Refused)
-               and e.reason == refused_reason()]
-    assert sorted(refused) == [f"new{i:03d}" for i in range(2, 200)]  # each once
+    assert not [e for e in events if isinstance(e, Withdrawn | Refused)]  # zed plays on
+    assert "zed" in w.known and set(w._folders) == {"zed", "new000", "new001"}
     notes = [e.text for e in events if isinstance(e, Note)]
-    assert len(notes) == 1 and "the 198 newest are refused" in notes[0]
-    submit(subs / "aaa")  # sorts first, came last: refused, nobody already in loses a place
+    assert len(notes) == 1 and "the 198 newest wait until some leave" in notes[0], notes
+    submit(subs / "aaa")  # sorts first, came last: waits, nobody already in loses a place
     w.poll()
-    assert Refused("aaa", refused_reason()) in w.events()
-    shutil.rmtree(subs / "new000")  # room: the one refused first takes it, not the newest
+    assert "aaa" not in w._folders and w.events() == [Note(
+        "the submissions folder holds more than 3 folders with a place: the 199 newest wait "
+        "until some leave (those already in keep their place)")]
+    shutil.rmtree(subs / "new000")  # room: the one that came first takes it, not the newest
     now[0] += 3.0
     w.poll()
     assert "new002" in w._folders and "aaa" not in w._folders
     w.close()
 
 
-def refused_reason() -> str:
-    return (f"the league looks at {submissions.MAX_FOLDERS} submission folders at most, and "
-            f"that many came before it")
+def test_ten_thousand_empty_folders_hold_no_place(tmp_path: Path) -> None:
+    """q55: one login makes 10,000 empty folders: they hold no place (a folder that never held
+    a bot), are said once in one line, and the next student's folder is looked at at once."""
+    path = league(tmp_path, settle_s=1)
+    subs = tmp_path / "subs"
+    for i in range(10_000):
+        (subs / f"e{i:05d}").mkdir()
+    now = [100.0]
+    w = watcher(path, now)
+    for _ in range(3):
+        w.poll()
+        now[0] += 2.0
+    submit(subs / "zoe")
+    w.poll()
+    assert "zoe" in w._folders
+    events = w.events()
+    assert not [e for e in events if isinstance(e, Refused)]
+    notes = [e.text for e in events if isinstance(e, Note)]
+    assert notes == ["10000 submission folders are empty: left alone until a file comes"]
+    w.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a student's own folders need another uid's "
+                    "folders, which only root can make here")
+def test_a_student_login_owns_at_most_a_few_folders(tmp_path: Path) -> None:
+    """q55 by a student's login: its folders past OWNER_FOLDERS are left alone (one note),
+    however many; the organiser's own folders are not counted."""
+    path = league(tmp_path, settle_s=3600)
+    subs = tmp_path / "subs"
+    for i in range(50):
+        submit(subs / f"m{i:02d}")
+        os.chown(subs / f"m{i:02d}", 54321, 54321)
+    submit(subs / "zoe")  # the organiser's (an rsync): counted against no one
+    now = [100.0]
+    w = watcher(path, now)
+    w.poll()
+    looked = set(w._folders)
+    assert "zoe" in looked and len(looked) == sources.OWNER_FOLDERS + 1, looked
+    notes = [e.text for e in w.events() if isinstance(e, Note)]
+    assert notes == [f"uid 54321 owns more than {sources.OWNER_FOLDERS} submission folders: "
+                     f"{50 - sources.OWNER_FOLDERS} of them are left alone (a student's bot is "
+                     f"one folder; the first {sources.OWNER_FOLDERS} are looked at)"], notes
+    w.close()
 
 
 # -- 3. a version every few seconds --------------------------------------------------------------
@@ -340,7 +386,7 @@ def test_after_a_restart_the_journals_version_is_admitted_again_at_once(
     now[0] += 3
     w.poll()
     got = admitted(w)
-    assert len(got) == 1 and isinstance(got[0], Refused) and "does not exist" in got[0].reason
+    assert len(got) == 1 and isinstance(got[0], Refused) and "is empty" in got[0].reason
     w.close()
 
 
@@ -355,7 +401,7 @@ def test_version_s_is_a_checked_key_with_a_default(tmp_path: Path) -> None:
 
 def test_a_poll_walks_only_a_folder_whose_stat_changed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(submissions, "RACY_NS", 0)  # every timestamp trusted at once
+    monkeypatch.setattr(folders, "RACY_NS", 0)  # every timestamp trusted at once
     path = league(tmp_path, settle_s=3600)
     for name in ("alice", "bob"):
         submit(tmp_path / "subs" / name / "lib")
@@ -364,7 +410,8 @@ def test_a_poll_walks_only_a_folder_whose_stat_changed(
     real = os.scandir
 
     def scandir(where: Any) -> Any:
-        walked.append(os.path.basename(os.fsdecode(where)))
+        named = os.readlink(f"/proc/self/fd/{where}") if isinstance(where, int) else where
+        walked.append(os.path.basename(os.fsdecode(named)))
         return real(where)
 
     monkeypatch.setattr(os, "scandir", scandir)
@@ -472,7 +519,7 @@ def test_a_journal_holding_a_name_no_utf8_can_say_is_read_back_and_shown(
     lg = League(config, secret, runner=None,  # type: ignore[arg-type]
                 stop=threading.Event(), mode=SandboxMode.NONE)
     lg.resume()
-    lg.page(force=True, live=False)
-    assert list(lg.refused) == ["bad\\xff\\x1b[2J"]
+    lg.page_writer.close(lg.page_data(live=False), [])
+    assert list(lg.versions.refused) == ["bad\\xff\\x1b[2J"]
     page = (folder.report / "index.html").read_text(encoding="utf-8")
     assert "bad\\xff\\x1b[2J" in page and "\x1b" not in page

@@ -39,7 +39,7 @@ from browser import Browser
 from served import Client, address_in, report_server
 
 from conftest import CLI, PY, ROOT, TESTS, tournament_yaml
-from referee.web.routes import KEY_FILE, Kind, folder_key
+from referee.web.routes import KEY_FILE, Kind, Site, folder_key
 from referee.web.serve import ReportServer
 
 pytestmark = pytest.mark.process
@@ -512,6 +512,11 @@ def league_folder(finished: Path, into: Path) -> Path:
     (out / "report").mkdir()
     (out / "report" / "index.html").write_text("<!doctype html><title>l</title>the league\n")
     (out / "report" / "league.json").write_text("{}")
+    (out / "report" / "matches.html").write_text("every match\n")  # the lists the league
+    (out / "report" / "authors").mkdir()  # appends to as sets end
+    (out / "report" / "authors" / "greedy.html").write_text("greedy's matches\n")
+    (out / "report" / "authors" / ".hidden.html").write_text("hidden\n")
+    (out / "report" / "authors" / "linked.html").symlink_to(out / "standings.json")
     return out
 
 
@@ -524,13 +529,33 @@ def test_the_leagues_server_shows_the_replay_of_a_match_whose_set_has_ended(
         replay = page.read("/report/games/r1-g001-s02.html")
         assert b'id="ct-data"' in replay and b"&#8592; league page</a>" in replay
         assert page.read("/report/viewer.js")  # the viewer, from the package
+        assert b"&#8592; league page</a>" in page.read("/report/replay.html")  # the one page,
+        assert page.read("/report/replays/r1-g001-s02.js").startswith(  # its data drawn
+            b'ctReplay("r1-g001-s02"')
+        assert page.read("/report/matches.html") == b"every match\n"  # the league's lists
+        assert page.read("/report/authors/greedy.html") == b"greedy's matches\n"
         for under_way in ("/report/games/r2-g001-s01.html", "/report/replays/r2-g001-s01.js"):
             assert page.status(under_way) == 403, under_way
         for never in ("/games/r1-g001-s01.json.gz", "/logs/r1-g001-s01/0-greedy.stderr",
-                      "/results.jsonl", "/report/matches/0.js", "/standings.json"):
+                      "/results.jsonl", "/report/matches/0.js", "/standings.json",
+                      "/report/authors/.hidden.html", "/report/authors/linked.html",
+                      "/report/authors/", "/report/authors/greedy.js",
+                      "/report/authors/../../standings.json"):
             assert page.status(never) == 404, never
         shown = browser.dom(f"{page.base}/report/games/r1-g001-s01.html", budget_ms=5000)
         assert 'class="seat' in shown and "Result: " in shown, shown[-2000:]
+
+
+def test_only_a_leagues_server_serves_the_authors_lists(tmp_path: Path) -> None:
+    """``report/authors/<name>.html`` is a league's list of an author's matches: a
+    tournament's folder holding one does not serve it (its report has none)."""
+    (tmp_path / "report" / "authors").mkdir(parents=True)
+    (tmp_path / "report" / "authors" / "a.html").write_text("a's matches\n")
+    for kind, status in ((Kind.LEAGUE, 200), (Kind.TOURNAMENT, 404)):
+        site = Site(tmp_path, kind, key=None, marker=None, live=lambda: False)
+        reply = site.answer("/report/authors/a.html", {})
+        reply.close()
+        assert reply.status == status, kind
 
 
 def abort(port: int, request: bytes, *, read: int) -> None:

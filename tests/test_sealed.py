@@ -361,7 +361,7 @@ def test_a_non_root_referee_refuses_unless_a_shared_uid_is_accepted(world: World
 def test_the_uid_rule_in_process(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same rule without processes: a non-root referee without subordinate uids refuses,
     naming the fix, unless bot_uids: shared; with them it plays; the header says which."""
-    from referee.tournament import run as runmod
+    from referee.tournament import startup as runmod
 
     monkeypatch.setattr(runmod.os, "geteuid", lambda: 1234)
     monkeypatch.setattr(runmod, "_subuid_check", lambda: (False, "no range: usermod FIX"))
@@ -372,13 +372,13 @@ def test_the_uid_rule_in_process(world: World, monkeypatch: pytest.MonkeyPatch) 
         runmod.check_bot_uids(config)
     shared = load_config(world.write(f"{sys.executable} snoop.py", bot_uids="shared"))
     runmod.check_bot_uids(shared)
-    assert runmod.uid_isolation(shared) == "every bot as uid 1234 (bot_uids: shared)"
+    assert runmod.uid_isolation() == "every bot as uid 1234 (bot_uids: shared)"
     monkeypatch.setattr(runmod, "_subuid_check", lambda: (True, "100000-165535 (u's)"))
     runmod.check_bot_uids(config)
-    assert runmod.uid_isolation(config) == \
+    assert runmod.uid_isolation() == \
         "each bot a subordinate uid of its own: 100000-165535 (u's)"
     monkeypatch.setattr(runmod.os, "geteuid", lambda: 0)
-    assert runmod.uid_isolation(config) == "each bot a uid of its own"
+    assert runmod.uid_isolation() == "each bot a uid of its own"
 
 
 @pytest.mark.process

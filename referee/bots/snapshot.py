@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import os
 import pwd
@@ -226,13 +227,26 @@ class FolderChanged(SandboxError):
     the callers that still name it."""
 
 
+STORE_PREFIX = "ct-referee-entrants-"
+"""The name of a store's folder starts so (:func:`clean_stale` looks for it)."""
+STORE_LOCK = ".lock"
+"""A file in a store, locked (``flock``) while the store is in use."""
+
+
 class Store:
     """A private folder (``0700``, the referee's) holding a tournament's snapshots and its
-    per-match copies; :meth:`close` removes it."""
+    per-match copies; :meth:`close` removes it. A lock in it (:data:`STORE_LOCK`) is held while
+    it lives: a store whose referee was killed without a word is found by the next start
+    (:func:`clean_stale`)."""
 
     def __init__(self, parent: Path | None = None) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix="ct-referee-entrants-", dir=parent))
+        self.path = Path(tempfile.mkdtemp(prefix=STORE_PREFIX, dir=parent))
         self.path.chmod(0o700)
+        self._lock: int | None = os.open(self.path / f"{STORE_LOCK}.new",
+                                         os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                                         0o600)
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+        os.rename(self.path / f"{STORE_LOCK}.new", self.path / STORE_LOCK)  # seen locked
 
     def room(self, name: str) -> int:
         """Bytes of the longest folder path a copy of entrant ``name``'s folder starts at (its
@@ -244,12 +258,44 @@ class Store:
     def close(self) -> None:
         """Remove the store and everything in it."""
         shutil.rmtree(self.path, ignore_errors=True)
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
 
     def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def clean_stale(parent: Path | None = None) -> list[Path]:
+    """Removes the stores a referee killed without a word (``kill -9``) left in ``parent``
+    (default: where a :class:`Store` goes): this user's, whose lock no live process holds;
+    returns them. A store of an older ct-referee (no lock) is left alone."""
+    where = Path(parent or tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        found = [p for p in where.iterdir() if p.name.startswith(STORE_PREFIX)]
+    except OSError:
+        return removed
+    for path in found:
+        try:
+            st = path.lstat()
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+                continue
+            fd = os.open(path / STORE_LOCK, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # in use
+        finally:
+            os.close(fd)
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -330,8 +376,10 @@ class _Copy:
     of the copy and the counts."""
 
     def __init__(self, folder: Path, dest: Path, exclude: Sequence[Path], cap_mb: int,
-                 excluded: Collection[tuple[int, int]] = (), room: int = 0) -> None:
+                 excluded: Collection[tuple[int, int]] = (), room: int = 0,
+                 opened: int | None = None) -> None:
         self.folder, self.dest, self.cap_mb, self.room = folder, dest, cap_mb, room
+        self.opened = opened
         self.exclude = set()
         self.excluded = excluded  # shared by every snapshot of a tournament: not copied
         for path in exclude:
@@ -348,7 +396,8 @@ class _Copy:
         self.links: dict[tuple[int, int], list[Any]] = {}
 
     def run(self) -> None:
-        fd = os.open(self.folder, _DIR_FLAGS)
+        fd = os.open(self.folder, _DIR_FLAGS) if self.opened is None else \
+            os.open(".", _DIR_FLAGS, dir_fd=self.opened)  # the very folder opened before
         try:
             top = os.fstat(fd)
             self.dev = top.st_dev
@@ -549,13 +598,15 @@ class _Copy:
 
 def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Path] = (),
                   cap_mb: int = DEFAULT_CAP_MB,
-                  excluded: Collection[tuple[int, int]] = ()) -> Snapshot:
+                  excluded: Collection[tuple[int, int]] = (),
+                  opened: int | None = None) -> Snapshot:
     """Copy ``folder`` (resolved) into ``store``, then hash the copy (the folder is read once,
     and never again): regular files (readable by all, executable where any execute bit was
     set; sparse ones kept sparse), folders, symlinks as they are (never followed); left out:
     ``exclude`` (the output folder, the configuration, other entrants), special files.
     ``excluded``: more to leave out, as the ``(st_dev, st_ino)`` of each (stated once for many
-    snapshots).
+    snapshots). ``opened``: a descriptor of the folder, opened already (a league's submission,
+    by handle): it is read through it, and ``folder`` (not resolved) only names it.
 
     :raises SandboxError: for a folder past ``cap_mb`` MiB (or its entries; 0: no cap), too
         deep, one the referee cannot read (or that changes under it), a path too long for a
@@ -564,12 +615,12 @@ def take_snapshot(folder: Path, store: Store, name: str, *, exclude: Sequence[Pa
         fix, in one line.
     """
     start = time.perf_counter()
-    folder = _real(folder)
+    folder = _real(folder) if opened is None else Path(os.path.abspath(folder))
     dest = store.path / f"{name}-{uuid.uuid4().hex[:8]}"
     dest.mkdir()
     dest.chmod(0o755)  # whatever the umask (a tournament's is 077)
     try:
-        copy = _walk(_Copy(folder, dest, exclude, cap_mb, excluded, store.room(name)))
+        copy = _walk(_Copy(folder, dest, exclude, cap_mb, excluded, store.room(name), opened))
     except SandboxError:
         shutil.rmtree(dest, ignore_errors=True)
         raise

@@ -4,24 +4,33 @@ plays (:mod:`referee.league`); the guide is ``docs/league.md``."""
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
+from referee.bots.limits import SandboxMode
+from referee.bots.sandbox import capabilities
 from referee.cli.options import cluster_options
 from referee.cli.serving import open_server, serve_option, served_words, until_stopped
+from referee.cli.tournament import _fault_line, _log_note
 from referee.league.config import load_league
 from referee.league.journal import LeagueFolder
-from referee.league.page import verdict_text
 from referee.league.run import run_league
-from referee.league.season import CLUSTER_WEAKER, League
+from referee.league.season import LEAGUE_CLUSTER, League
+from referee.match.job import MatchSpec
 from referee.protocol.escape import escape_controls
+from referee.records.record import FaultDict
 from referee.runners.cluster import ClusterError, ClusterRunner, plain_tcp_warning
 from referee.runners.local import Runner
 from referee.tournament.config import ConfigError
 from referee.tournament.dispatch import TournamentError, stop_on_sigint
+from referee.tournament.session import Reporter
+from referee.tournament.startup import uid_isolation
+from referee.web.folder import pair_text
 from referee.web.routes import Kind
 
 
@@ -48,6 +57,76 @@ def report_league(output: Path, *, serving: bool, address: int | Path) -> bool:
     return True
 
 
+FINAL_ROWS = 50
+"""Rows of the table printed when the league stops (then a count: standings.csv has all)."""
+
+
+class LeagueTerminal(Reporter):
+    """The league's lines on the terminal, each with the time: what happens (:meth:`note`),
+    warnings, and each version's first fault (the page counts the rest)."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.faulted: set[str] = set()
+
+    def note(self, message: str) -> None:
+        click.echo(f"{time.strftime('%H:%M:%S')} {escape_controls(message)}")
+
+    def warn(self, message: str) -> None:
+        self.note(f"warning: {message}")
+
+    def fault(self, spec: MatchSpec, name: str, fault: FaultDict) -> None:
+        if name in self.faulted:
+            return
+        self.faulted.add(name)
+        self.note(_fault_line(spec, name, fault) + _log_note(self.logs, spec, name, fault)
+                  + " (its further faults are counted on the page, not printed)")
+
+
+def _final_table(done: League, stopped: bool) -> None:
+    """What the terminal shows when the league stops: every version playing (up to
+    :data:`FINAL_ROWS`, then how many more), each with its verdict on the next one down."""
+    click.echo(f"{time.strftime('%H:%M:%S')} {'stopped' if stopped else 'reached max_matches'}: "
+               f"{done.done:,} matches ({done.played:,} this run); the same command goes on")
+    rows = done.book.table.ranked()
+    confidence = done.book.stop_rule.confidence
+    bound = float(done.config.variant.hand_total)
+    for i, row in enumerate(rows[:FINAL_ROWS], 1):
+        pair = done.book.pair(row.name, rows[i].name) if i < len(rows) else None
+        verdict = pair_text(pair, bound, confidence=confidence) if pair is not None else ""
+        click.echo(f"{i:>3}. {row.name:<24} {row.score:7.2f}  (mu {row.rating.mu:.2f}, "
+                   f"sigma {row.rating.sigma:.2f}, {row.sets} sets)"
+                   + (f"  vs next: {escape_controls(verdict)}" if verdict else ""))
+    if len(rows) > FINAL_ROWS:
+        click.echo(f"     and {len(rows) - FINAL_ROWS} more (standings.csv has every row)")
+    for line in done.book.flags():
+        click.echo(escape_controls(line))
+    click.echo(f"standings: {done.folder.standings_csv}, {done.folder.standings_json}")
+    with contextlib.suppress(Exception):
+        click.echo(f"page: {done.folder.report / 'index.html'}")
+
+
+@contextlib.contextmanager
+def _stop_on_term(stop: threading.Event) -> Iterator[None]:
+    """While inside, SIGTERM (a service stopped: ``systemctl stop``, ``kill``) stops the league
+    as Ctrl-C does: cleanly, its page and standings written."""
+    old = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _sandbox_line(lg: League) -> str:
+    """What the first lines say of the bots' sandbox."""
+    if lg.remote:
+        return f"running on the Dask scheduler {getattr(lg.runner, 'address', '?')}; " \
+               f"sandbox: {LEAGUE_CLUSTER}"
+    if lg.mode is SandboxMode.NONE:
+        return "sandbox: none (sandbox: none: a trusted field only)"
+    return f"sandbox: bwrap ({capabilities().summary()}); {uid_isolation()}"
+
+
 @click.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
@@ -71,59 +150,43 @@ def league(config: Path, output: Path | None, concurrency: int | None,
     except ConfigError as err:
         raise click.ClickException(str(err)) from None
     stop = threading.Event()
-
-    def say(line: str) -> None:
-        click.echo(f"{time.strftime('%H:%M:%S')} {escape_controls(line)}")
-
+    terminal = LeagueTerminal(cfg.output / "logs")
+    for warning in cfg.warnings:
+        terminal.warn(warning)
     runner: Runner | None = None
     if scheduler is not None or scheduler_file is not None:
         if scheduler is not None and scheduler_file is not None:
             raise click.UsageError("--scheduler and --scheduler-file: give one")
         try:
-            runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=say,
+            runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=terminal.note,
                                    scheduler_file=scheduler_file, tls=tls)
         except ClusterError as err:
             raise click.ClickException(str(err)) from None
         if not runner.authenticated:
-            say(plain_tcp_warning(runner.address))
+            terminal.note(plain_tcp_warning(runner.address))
     elif tls is not None:
         raise click.UsageError("--tls is for a cluster: give --scheduler or --scheduler-file")
 
     def started(lg: League) -> None:
-        playing = sum(r.active for r in lg.table.rows.values())
-        say(f"league {cfg.name}: {lg.done} matches kept, {playing} versions in the journal; "
-            f"watching {cfg.submissions or 'the configuration'}; page "
-            f"{lg.folder.report / 'index.html'}")
+        playing = sum(r.active for r in lg.book.table.rows.values())
+        terminal.note(f"league {cfg.name}: {lg.done} matches kept, {playing} versions in the "
+                      f"journal; watching {cfg.submissions or 'the configuration'}; page "
+                      f"{lg.folder.report / 'index.html'}")
+        terminal.note(_sandbox_line(lg))
         if lg.weaker:
-            say("weaker bot limits here: " + "; ".join(lg.weaker))
-        if lg.remote:
-            say(f"running on the Dask scheduler {getattr(lg.runner, 'address', '?')}; "
-                f"sandbox: {CLUSTER_WEAKER}")
+            terminal.note("weaker bot limits here: " + "; ".join(lg.weaker))
         if server is not None:
-            say(f"serving the page {served_words(server, server.start())}")
+            terminal.note(f"serving the page {served_words(server, server.start())}")
 
     server = None if serve_at is None else open_server(  # the port taken before the start
         cfg.output, Kind.LEAGUE, serve_at, marker=LeagueFolder(cfg.output).league_marker)
     try:
-        with stop_on_sigint(stop):
-            done = run_league(cfg, fresh=fresh, stop=stop, say=say, started=started,
+        with stop_on_sigint(stop), _stop_on_term(stop):
+            done = run_league(cfg, fresh=fresh, stop=stop, reporter=terminal, started=started,
                               runner=runner)
     except (ConfigError, TournamentError) as err:
         raise click.ClickException(str(err)) from None
     finally:
         if server is not None:
             server.close()
-    rows = done.table.ranked()
-    say(f"{'stopped' if stop.is_set() else 'reached max_matches'}: {done.done} matches "
-        f"({done.played} this run); the same command goes on")
-    confidence, bound = done.stop_rule.confidence, float(cfg.variant.hand_total)
-    for i, row in enumerate(rows[:10], 1):
-        verdict = (verdict_text(done.page_verdict(row.name, rows[i].name),
-                                confidence=confidence, bound=bound) if i < len(rows) else "")
-        click.echo(f"{i:>3}. {row.name:<24} {row.score:7.2f}  (mu {row.rating.mu:.2f}, "
-                   f"sigma {row.rating.sigma:.2f}, {row.sets} sets)"
-                   + (f"  vs next: {verdict}" if verdict else ""))
-    for line in done.page_data(live=False)["flags"]:
-        click.echo(escape_controls(line))
-    with contextlib.suppress(Exception):
-        click.echo(f"page: {done.folder.report / 'index.html'}")
+    _final_table(done, stop.is_set())

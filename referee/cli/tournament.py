@@ -15,6 +15,7 @@ import io
 import json
 import shlex
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -67,6 +68,7 @@ from referee.tournament.run import (
     run,
     stop_on_sigint,
 )
+from referee.tournament.startup import CLUSTER_WEAKER
 from referee.tournament.stopping import Pair, Stop, forecast
 from referee.web.folder import hand_bound, limit_words, pair_text
 from referee.web.report import Refresher, mark_stopped
@@ -214,14 +216,9 @@ def _log_note(logs: Path | None, spec: MatchSpec, name: str, fault: FaultDict) -
     return f" (its stderr: {path})"
 
 
-CLUSTER_WEAKER = (
-    "weaker than on one machine: the entrants are not sealed (each",
-    "worker runs their folders as they are, a change made during the",
-    "run included), and each bot's uid and the drops of the kernel's",
-    "caches are as each worker can (docs/cluster.md)",
-)
-"""What the header says of a cluster's sandbox in place of the ``sealed:`` and uid lines a run
-on one machine has (each line within 80 columns once indented)."""
+CLUSTER_LINES = tuple(textwrap.wrap(CLUSTER_WEAKER, 66))
+""":data:`~referee.tournament.startup.CLUSTER_WEAKER` as the header's lines (each within 80
+columns once indented)."""
 
 
 def _header(config: Config, total: int, done: int, sandbox: str, where: str | None,
@@ -263,7 +260,7 @@ def _header(config: Config, total: int, done: int, sandbox: str, where: str | No
     lines.append(f"  sandbox:   {parts[0] if parts else 'none'}")
     lines += [pad + p for p in parts[1:-1]]
     if where is not None and config.sandbox is not SandboxMode.NONE:  # a cluster's workers
-        lines += [pad + line for line in CLUSTER_WEAKER]
+        lines += [pad + line for line in CLUSTER_LINES]
     lines += [f"  {w.split(': ', 1)[0] + ':':<11}{w.split(': ', 1)[1]}"  # 0 said "no limit"
               for w in limit_words(config.resolved())]
     run_on = where or f"concurrency {config.concurrency}"

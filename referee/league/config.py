@@ -1,6 +1,6 @@
 """A league's configuration (``league.yaml``), read and checked before anything starts, with
-the tournament's loader (:mod:`referee.tournament.config`): every mistake one line naming the
-file, the line and the key.
+the tournament's loader (:mod:`referee.tournament.common`: the keys they share read once, the
+same way): every mistake one line naming the file, the line and the key.
 
 >>> load_league(Path("league.yaml")).placement  # doctest: +SKIP
 3
@@ -13,59 +13,52 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.bots.limits import Limits, SandboxMode
-from referee.game.rules import DEFAULT_TARGET, Variant
-from referee.tournament.config import (
-    BOT_UIDS,
-    NAME_RE,
-    ConfigError,
+from referee.tournament.common import (
+    RATING_KEYS,
+    Common,
     EntrantConfig,
-    _Loader,
-    _Mistake,
+    Loader,
+    Mistake,
 )
-from referee.tournament.ratings import RatingConfig
-from referee.tournament.schedule import SEATINGS
 
-__all__ = ["KEYS", "LeagueConfig", "load_league"]
+__all__ = ["BUDGET_KEYS", "KEYS", "Budget", "LeagueConfig", "load_league"]
 
 KEYS = ("name", "submissions", "command", "entrants", "variant", "players", "target", "seatings",
         "concurrency", "affinity", "limits", "sandbox", "output", "rating", "shared",
         "snapshot_mb", "bot_uids", "placement", "poll_s", "settle_s", "version_s", "check",
-        "max_matches", "keep_logs")
-LIMITS_KEYS = ("startup_ms", "move_ms", "bank_ms", "memory_mb", "pids", "cpus", "tmp_mb",
-               "file_mb")
-RATING_KEYS = ("mu", "sigma", "beta", "tau", "draw_probability")
+        "max_matches", "keep_logs", "budget")
+LEAGUE_RATING_KEYS = tuple(k for k in RATING_KEYS if k != "per")
+"""A league rates once per duplicate set: the rating's keys but ``per``."""
 DEFAULT_COMMAND = "python3 bot.py"
 """What a submission runs unless the league or its folder (``command.txt``) says otherwise."""
+BUDGET_KEYS = ("daily", "rest", "margin")
 
 
 @dataclass(frozen=True)
-class LeagueConfig:
-    """A checked league configuration, defaults filled in, paths absolute."""
+class Budget:
+    """How much a season plays (``budget:``): a new version's placement sets always play;
+    the rest at most ``daily`` matches a day (the machine's calendar day), and none once
+    every neighbour pair of the leaderboard is settled (``rest``: its verdict decided, or its
+    interval within ``margin`` points a hand of 0 either way) until a new version comes."""
 
-    path: Path
-    name: str
-    output: Path
+    daily: int | None = None
+    rest: bool = True
+    margin: float = 2.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeagueConfig(Common):
+    """A checked league configuration, defaults filled in, paths absolute: the keys it shares
+    with a tournament (:class:`~referee.tournament.common.Common`, ``entrants`` the house
+    entrants, each one version per change of its folder) and its own."""
+
+    snapshot_mb: int = 64
+    """The largest submission snapshotted, in MiB (and 8 entries a MiB): a larger one is
+    refused, whatever it holds."""
     submissions: Path | None = None
     """The folder of submissions: one folder an entrant (its name the author's)."""
     command: str = DEFAULT_COMMAND
     """A submission's command, run in its folder (a ``command.txt`` there may replace it)."""
-    entrants: tuple[EntrantConfig, ...] = ()
-    """The house entrants, from the YAML (each one version per change of its folder)."""
-    variant: Variant = Variant.CLASSIC
-    players: int = 2
-    target: int = DEFAULT_TARGET
-    seatings: str = "all"
-    concurrency: int = 1
-    affinity: bool | None = None
-    limits: Limits = field(default_factory=Limits)
-    sandbox: SandboxMode = SandboxMode.AUTO
-    rating: RatingConfig = field(default_factory=RatingConfig)
-    shared: tuple[Path, ...] = ()
-    snapshot_mb: int = 64
-    """The largest submission snapshotted, in MiB (and 8 entries a MiB): a larger one is
-    refused, whatever it holds."""
-    bot_uids: str = "own"
     placement: int = 3
     """Duplicate sets a new version plays at once, against opponents spread over its
     uncertainty."""
@@ -74,14 +67,15 @@ class LeagueConfig:
     settle_s: float = 1.0
     """How long a folder must stay unchanged before it is admitted."""
     version_s: float = 60.0
-    """The least time between two versions of one author admitted: a newer folder waits, and
-    the folder as it is when the time is up is admitted (0: no wait)."""
+    """The least time between two attempts of one author (a version admitted or a folder
+    refused): a newer folder waits, and the folder as it is when the time is up is tried
+    (0: no wait)."""
     check: bool = True
     """Whether a submission passes ``ct-referee check``'s conformance before it plays."""
-    max_matches: int | None = None
-    """Matches after which the league stops (``None``: it plays until stopped)."""
     keep_logs: int = 0
     """The bots' stderr kept for the last this many sets (0: every set's)."""
+    budget: Budget = field(default_factory=Budget)
+    """How much the season plays (:class:`Budget`)."""
 
     def identity(self) -> dict[str, Any]:
         """What a resumed output folder must agree on (the rest may change between runs)."""
@@ -89,18 +83,15 @@ class LeagueConfig:
                 "target": self.target, "seatings": self.seatings}
 
 
-class _LeagueLoader(_Loader):
-    """The tournament's loader, reading a league's keys."""
+class _LeagueLoader(Loader):
+    """The :class:`~referee.tournament.common.Loader`, reading a league's own keys too."""
 
     def load_league(self, output: Path | str | None, concurrency: int | None,
                     overrides: dict[str, Any]) -> LeagueConfig:
-        data = self._parse()
-        data.update(overrides)
+        data = self.parse(overrides)
         self.keys(data, "", KEYS)
-        name = self.attempt(lambda: self.text(data, "name", self.path.stem), self.path.stem)
-        if not NAME_RE.fullmatch(name):
-            self.note("name", f"{name!r} may only hold letters, digits, '-', '_' and '.'")
-        players = self.attempt(lambda: self.integer(data, "players", 2, 2, 4), 2)
+        common = self.common(data, output, concurrency, players=2, snapshot_mb=64,
+                             snapshot_min=1, rating_keys=LEAGUE_RATING_KEYS)
         submissions = None
         if "submissions" in data:
             text = self.attempt(lambda: self.text(data, "submissions", ""), "")
@@ -117,53 +108,26 @@ class _LeagueLoader(_Loader):
         entrants = self.house(data)
         if submissions is None and not entrants:
             self.note("submissions", "missing: give the folder of submissions (or entrants)")
-        variant = self.attempt(
-            lambda: self.choice(data, "variant", "classic", [v.value for v in Variant]),
-            "classic")
-        seatings = self.attempt(lambda: self.choice(data, "seatings", "all", SEATINGS), "all")
-        sandbox = SandboxMode(self.attempt(
-            lambda: self.choice(data, "sandbox", "auto", [m.value for m in SandboxMode]), "auto"))
-        bot_uids = self.attempt(lambda: self.choice(data, "bot_uids", "own", BOT_UIDS), "own")
-        limits: dict[str, Any] = self.attempt(
-            lambda: self.section(data, "limits", LIMITS_KEYS), {})
-        rating: dict[str, Any] = self.attempt(
-            lambda: self.section(data, "rating", RATING_KEYS), {})
-        if concurrency is not None and concurrency < 1:
-            self.note("concurrency", f"must be at least 1, not {concurrency}")
 
-        def integer(key: str, default: int, lo: int) -> int:
-            return self.attempt(lambda: self.integer(data, key, default, lo), default)
-
-        def seconds(key: str, default: float) -> float:
+        def seconds(key: str, default: float, lo: float = 0.05, hi: float = 3600) -> float:
             value = self.attempt(lambda: self.number(data, key, default), default)
-            if not 0.05 <= value <= 3600:
-                self.note(key, f"must be from 0.05 to 3600 seconds, not {value:g}")
+            if not lo <= value <= hi:
+                self.note(key, f"must be from {lo:g} to {hi:g} seconds, not {value:g}")
             return value
 
-        version_s = self.attempt(lambda: self.number(data, "version_s", 60.0), 60.0)
-        if not 0 <= version_s <= 86400:
-            self.note("version_s", f"must be from 0 to 86400 seconds, not {version_s:g}")
         check = data.get("check", True)
         if not isinstance(check, bool):
             self.note("check", f"expected true or false, got {check!r}")
             check = True
-        max_matches = integer("max_matches", 0, 1) if "max_matches" in data else None
         config = LeagueConfig(
-            path=self.path.absolute(), name=name, output=self.output(data, output, name),
-            submissions=submissions, command=command, entrants=entrants,
-            variant=Variant(variant), players=players,
-            target=integer("target", DEFAULT_TARGET, 1), seatings=seatings,
-            concurrency=concurrency or integer("concurrency", 1, 1),
-            affinity=self.attempt(lambda: self.affinity(data), None),
-            limits=self.limits(limits), sandbox=sandbox,
-            rating=self.attempt(lambda: self.rating(rating), RatingConfig()),
-            shared=self.attempt(lambda: self.shared(data), ()),
-            snapshot_mb=integer("snapshot_mb", 64, 1), bot_uids=bot_uids,
-            placement=integer("placement", 3, 0), poll_s=seconds("poll_s", 1.0),
-            settle_s=seconds("settle_s", 1.0), version_s=version_s, check=check,
-            max_matches=max_matches, keep_logs=integer("keep_logs", 0, 0))
-        if self.mistakes:
-            raise ConfigError(*(text for _, _, text in sorted(self.mistakes)))
+            **common, submissions=submissions, command=command, entrants=entrants,
+            placement=self.attempt(lambda: self.integer(data, "placement", 3, 0), 3),
+            poll_s=seconds("poll_s", 1.0), settle_s=seconds("settle_s", 1.0),
+            version_s=seconds("version_s", 60.0, 0, 86400), check=check,
+            keep_logs=self.attempt(lambda: self.integer(data, "keep_logs", 0, 0), 0),
+            budget=self.attempt(lambda: self.budget(data), Budget()),
+            warnings=tuple(self.warnings))
+        self.raise_mistakes()
         return config
 
     def house(self, data: dict[str, Any]) -> tuple[EntrantConfig, ...]:
@@ -177,9 +141,23 @@ class _LeagueLoader(_Loader):
         for i, item in enumerate(items, 1):
             try:
                 result.append(self.entrant(i, item, seen))
-            except _Mistake:
+            except Mistake:
                 continue
         return tuple(result)
+
+    def budget(self, data: dict[str, Any]) -> Budget:
+        """The ``budget`` section (:data:`BUDGET_KEYS`)."""
+        section = self.section(data, "budget", BUDGET_KEYS)
+        daily = None
+        if "budget.daily" in section:
+            daily = self.integer(section, "budget.daily", 0, 1)
+        rest = section.get("budget.rest", True)
+        if not isinstance(rest, bool):
+            self.fail("budget.rest", f"expected true or false, got {rest!r}")
+        margin = self.number(section, "budget.margin", 2.0)
+        if margin < 0:
+            self.fail("budget.margin", f"must be 0 or more points a hand, not {margin:g}")
+        return Budget(daily=daily, rest=rest, margin=margin)
 
 
 def load_league(path: Path | str, *, output: Path | str | None = None,

@@ -139,6 +139,11 @@ class Matchmaker:
         self._handed(chosen)
         return tuple(chosen)
 
+    def placing(self) -> bool:
+        """Whether a new entrant has placement sets left (the next set is one of them)."""
+        return any(m is not None and m.placement
+                   for m in map(self.members.get, self._new))
+
     def owed(self, name: str) -> float:
         """Sets ``name`` is owed by the fair share (negative: ahead of it)."""
         return self.clock - self.members[name].joined

@@ -5,78 +5,63 @@ output folder kept private), then a :class:`~referee.league.season.League` plays
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
-from referee.bots.limits import SandboxMode
-from referee.bots.process import bwrap_available
-from referee.bots.sandbox import Privilege, capabilities
-from referee.bots.snapshot import Store
+import referee
+from referee.bots.sandbox import system_view
 from referee.league.config import LeagueConfig
 from referee.league.journal import prepare
 from referee.league.season import League
 from referee.league.submissions import Admissions
-from referee.runners.local import Runner, auto_affinity, local_runner
-from referee.tournament.config import ConfigError
-from referee.tournament.private import make_private, private_files
+from referee.runners.local import Runner
+from referee.tournament.private import make_private
+from referee.tournament.session import Reporter
+from referee.tournament.startup import start
 
 __all__ = ["run_league"]
 
 
-def _check_sandbox(config: LeagueConfig) -> SandboxMode:
-    """The sandbox mode the league's bots run under.
-
-    :raises ConfigError: where no sandbox works (unless ``sandbox: none``), or where each bot
-        cannot have a uid of its own (unless ``bot_uids: shared``).
-    """
-    mode = config.sandbox.strict()
-    if mode is SandboxMode.NONE:
-        return mode
-    if not bwrap_available():
-        raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
-                          f"({capabilities().summary()}): see ct-referee sandbox, or set "
-                          f"sandbox: none")
-    if os.geteuid() != 0 and config.bot_uids != "shared":
-        check = next((c for c in capabilities().checks if c.name == Privilege.SUBUID), None)
-        if check is None or not check.ok:
-            raise ConfigError(f"{config.path}: the referee is not root and cannot give each "
-                              f"bot a subordinate uid: run it as root, give it subordinate "
-                              f"uids, or accept a shared uid with bot_uids: shared")
-    return mode
+def shown(config: LeagueConfig) -> tuple[Path, ...]:
+    """What every version's sandbox shows read-only at its host path, as far as it is known
+    before any is admitted: the system folders, the referee package and ``shared``."""
+    return (*system_view(), Path(referee.__file__).resolve().parent, *config.shared)
 
 
 def run_league(config: LeagueConfig, *, fresh: bool = False, stop: threading.Event,
-               say: Callable[[str], None], runner: Runner | None = None,
+               reporter: Reporter | None = None, runner: Runner | None = None,
                started: Callable[[League], None] = lambda league: None) -> League:
     """Plays the league until ``stop`` is set or its ``max_matches``; returns it (its table
-    and counts). ``started``: called once the journal is read, before play. ``runner``: where
-    the matches run (default: this machine's processes); on a cluster's (a ``remote`` runner)
-    each version is still admitted here (snapshot, pre-flight, conformance, in this machine's
-    sandbox) and then plays on the workers from its folder as it is, as a tournament's
-    entrants do there (:data:`~referee.league.season.CLUSTER_WEAKER`).
+    and counts). The machine is worked out as a tournament's
+    (:func:`referee.tournament.startup.start`: the stores a ``kill -9`` left cleaned first);
+    ``reporter`` is told what happens (the tournament's hooks). ``started``: called once the
+    journal is read, before play. ``runner``: where the matches run (default: this machine's
+    processes); on a cluster's (a ``remote`` runner) each version is still admitted here
+    (snapshot, pre-flight, conformance, in this machine's sandbox) and then plays on the
+    workers from its folder as it is (:data:`~referee.league.season.LEAGUE_CLUSTER`).
 
-    :raises ConfigError: see :func:`_check_sandbox` and :func:`~referee.league.journal.prepare`.
+    :raises ConfigError: see :func:`~referee.tournament.startup.start` and
+        :func:`~referee.league.journal.prepare`.
     """
-    mode = _check_sandbox(config)
-    affinity = config.affinity if config.affinity is not None else auto_affinity(
-        config.concurrency, fair=mode is SandboxMode.NONE or capabilities().cgroup_ok("cpu"))
+    reporter = reporter or Reporter()
     with contextlib.ExitStack() as stack:
-        stack.enter_context(private_files())
-        where = stack.enter_context(contextlib.closing(
-            runner or local_runner(config.concurrency, affinity=affinity)))
-        where.start()
+        machine = start(config, stack, runner=runner, warn=reporter.warn, admits_here=True)
+        where, mode = machine.runner, machine.mode
         secret = prepare(config, fresh=fresh)
         make_private(config.output)
-        where.sandboxed = mode is not SandboxMode.NONE
-        store = stack.enter_context(Store())
-        league = League(config, secret, runner=where, stop=stop, mode=mode, say=say)
-        if mode is not SandboxMode.NONE and not where.remote:  # a worker's are its own
-            league.weaker = capabilities().weaker()
+        league = League(config, secret, runner=where, stop=stop, mode=mode, reporter=reporter,
+                        weaker=() if machine.remote else machine.weaker)  # a worker's: its own
         league.resume()
-        admissions = Admissions(config, store=store, mode=mode,
-                                logs=league.folder.preflight, known=league.known,
-                                versions=league.versions, remote=where.remote)
+        if machine.store is not None and not machine.remote:
+            machine.evict(stack, shown(config))
+        assert machine.store is not None  # a league admits here: it has one
+        store = machine.store
+        versions = league.versions
+        admissions = Admissions(config, store=store, mode=mode, logs=league.folder.preflight,
+                                known=versions.known, versions=versions.versions,
+                                refused=versions.refusals(), remote=where.remote)
         started(league)
+        machine.evict_ready(reporter.warn)
         league.play(admissions)
         return league

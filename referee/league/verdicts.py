@@ -19,7 +19,7 @@ The tests are the tournament's (:mod:`referee.tournament.stopping`,
   playing, never by the sets. Nothing is truncated: every verdict shown reads every set its
   pair played.
 * **the audit**: each version's later-minus-first value ``T`` of each finished set feeds its
-  randomization test's two betting products at once (the tournament's ``_Evidence``: running
+  randomization test's two betting products at once (the tournament's ``AuditEvidence``: running
   sums and the peak), and a normal confidence sequence describing ``T`` folded at its level;
   version ``j`` (admission order, from 1) is judged at ``alpha / (j (j + 1))`` (the shares sum
   to ``alpha`` over any season: an honest season flags someone with probability at most
@@ -44,7 +44,7 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from referee.tournament.audit import AUDIT_SIZE, SetStat, Verdict, _Evidence, set_stat
+from referee.tournament.audit import AUDIT_SIZE, AuditEvidence, SetStat, Verdict, set_stat
 from referee.tournament.stopping import Pair, PairTest, Stop, deal_pieces, pair_alpha
 
 __all__ = ["Verdicts", "audit_level", "set_stats"]
@@ -72,7 +72,7 @@ class _PairState:
 @dataclass(slots=True)
 class _AuditState:
     level: float
-    evidence: _Evidence = field(default_factory=_Evidence)
+    evidence: AuditEvidence = field(default_factory=AuditEvidence)
     about: PairTest = field(default_factory=lambda: PairTest(AUDIT_SIZE))
     total: float = 0.0
 

@@ -110,7 +110,7 @@ def _log_mean_exp(values: Sequence[float]) -> float:
 
 
 @dataclass
-class _Evidence:
+class AuditEvidence:
     """The two betting products of one entrant over its sets, in schedule order."""
 
     n: int = 0
@@ -284,7 +284,7 @@ class Audit:
         return out
 
 
-def _own_evidence(entrant: int, stats: Sequence[SetStat]) -> tuple[_Evidence, bool, int]:
+def _own_evidence(entrant: int, stats: Sequence[SetStat]) -> tuple[AuditEvidence, bool, int]:
     """An entrant's evidence of an effect of its own: its evidence over its sets without the
     opponent whose sets weigh most (a victim's later seatings lean the other way only in the
     sets it shared with the cheat: without them, nothing is left; a cheat's effect is there
@@ -299,8 +299,8 @@ def _own_evidence(entrant: int, stats: Sequence[SetStat]) -> tuple[_Evidence, bo
     return parts[strongest], True, strongest
 
 
-def _evidence_of(stats: Sequence[SetStat]) -> _Evidence:
-    ev = _Evidence()
+def _evidence_of(stats: Sequence[SetStat]) -> AuditEvidence:
+    ev = AuditEvidence()
     for st in stats:
         ev.add(st)
     return ev

@@ -22,21 +22,18 @@ an uninterrupted run. The output folder's layout is :mod:`referee.tournament.out
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 import typing
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
-from referee.bots import hygiene
 from referee.bots.limits import SandboxMode
-from referee.bots.process import BotCommandError, Launcher, bwrap_available
-from referee.bots.sandbox import Privilege, capabilities
-from referee.bots.snapshot import Store
+from referee.bots.process import BotCommandError, Launcher
+from referee.bots.sandbox import capabilities
 from referee.match.job import DealSecret
 from referee.match.play import Entrant
-from referee.runners.local import CancelSignal, Runner, auto_affinity, local_runner
+from referee.runners.local import CancelSignal, Runner
 from referee.tournament.admission import Checks, Preflight, preflight
 from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.dispatch import TournamentError, play_jobs, stop_on_sigint
@@ -50,7 +47,7 @@ from referee.tournament.output import (
     read_deal_secret,
     write_standings,
 )
-from referee.tournament.private import make_private, private_files
+from referee.tournament.private import make_private
 from referee.tournament.sealing import Seals, prepare
 from referee.tournament.session import (
     BIG_PLAN,
@@ -61,6 +58,7 @@ from referee.tournament.session import (
     TournamentSession,
     plan_advice,
 )
+from referee.tournament.startup import start, uid_isolation
 
 __all__ = ["BIG_PLAN", "MARKER", "SECRET", "Config", "ConfigError", "Journal", "Outcome", "Pages",
            "Reporter", "Runner", "TournamentError", "TournamentSession", "check_entrant_folders",
@@ -89,56 +87,6 @@ def sealed_hidden(config: Config, seals: Seals) -> dict[str, tuple[Path, ...]]:
                              owned=[(f,) for f in folders])
     return {name: tuple(p for p in paths if not p.is_relative_to(folder))
             for name, folder, paths in zip(names, folders, found, strict=True)}
-
-
-def _subuid_check() -> tuple[bool, str]:
-    """Whether bots can run as the organiser's subordinate uids here, and the ids or why not
-    (with the fix)."""
-    # the check is named after the mode it enables
-    check = next((c for c in capabilities().checks if c.name == Privilege.SUBUID), None)
-    if check is None:
-        return False, "no subordinate uid check"
-    return check.ok, check.detail if check.ok else f"{check.detail}: {check.enable}"
-
-
-def check_bot_uids(config: Config) -> None:
-    """Refuse to sandbox bots as the organiser's own uid (a referee not running as root and
-    without subordinate uids, :mod:`referee.bots.subids`), unless the configuration accepts
-    it (``bot_uids: shared``).
-
-    :raises ConfigError: saying why and the fix.
-    """
-    uid = os.geteuid()
-    if uid == 0 or config.bot_uids == "shared":
-        return
-    ok, detail = _subuid_check()
-    if not ok:
-        raise ConfigError(
-            f"{config.path}: the referee runs as uid {uid}, not root, and cannot give each bot "
-            f"a subordinate uid ({detail}); without one every bot would run as uid {uid}, read "
-            f"what that uid may read outside its sandbox's view and share its process and "
-            f"pipe limits with the other bots; run the referee as root, give it subordinate "
-            f"uids, or accept a shared uid with bot_uids: shared")
-
-
-def uid_isolation(config: Config) -> str:
-    """What the header says about the bots' uids."""
-    if os.geteuid() == 0:
-        return "each bot a uid of its own"
-    ok, detail = _subuid_check()
-    if ok:
-        return f"each bot a subordinate uid of its own: {detail}"
-    return f"every bot as uid {os.geteuid()} (bot_uids: shared)"
-
-
-def _affinity(config: Config) -> bool:
-    """The configuration's ``affinity``, ``auto`` resolved: pinned where the matches take every
-    CPU, as many on each, and sharing a CPU is fair (bots not on move at the least CPU weight:
-    a sandbox with a cpu controller; or no sandbox, whose bots are trusted anyway)."""
-    if config.affinity is not None:
-        return config.affinity
-    return auto_affinity(config.concurrency, fair=config.sandbox is SandboxMode.NONE
-                         or capabilities().cgroup_ok("cpu"))
 
 
 def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes | None = None,
@@ -171,30 +119,16 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
     reporter = reporter or Reporter()
     stop = stop or threading.Event()
     with contextlib.ExitStack() as stack:
-        where = stack.enter_context(contextlib.closing(runner or local_runner(
-            config.concurrency, affinity=_affinity(config))))
-        stack.enter_context(private_files())  # records and logs 0600 while playing
-        where.start()  # worker processes (their umask this one's now) start while the rest is
-        # prepared: a new interpreter's imports
-        remote = where.remote  # bots spawned on other machines
+        machine = start(config, stack, runner=runner, warn=reporter.warn)
+        where, remote = machine.runner, machine.remote
         hidden: dict[str, tuple[Path, ...]] = {}
-        if config.sandbox is not SandboxMode.NONE:  # auto or bwrap: never a silent fall-back
-            if not remote and not bwrap_available():
-                raise ConfigError(f"{config.path}: sandbox: no working sandbox here "
-                                  f"({capabilities().summary()}): see ct-referee sandbox, or "
-                                  f"set sandbox: none")
-            if remote:  # each worker checks its own; no snapshot travels (yet)
-                hidden = check_entrant_folders(config)
-            if not remote and capabilities().weaker():  # which, and the fix
-                reporter.warn("weaker bot limits here: "
-                              + "; ".join(capabilities().weaker()) + " (see ct-referee sandbox)")
+        if remote and machine.mode is not SandboxMode.NONE:  # each worker checks its own; no
+            hidden = check_entrant_folders(config)              # snapshot travels (yet)
         seals = None
-        if config.sandbox is not SandboxMode.NONE and not remote:
-            check_bot_uids(config)
-            store = stack.enter_context(Store())
+        if machine.store is not None:
             # the folders checked now; their snapshots taken beside play, in the order it
             # needs them (the session starts them), closed before the store goes
-            seals = prepare(config, store, reporter.warn)
+            seals = prepare(config, machine.store, reporter.warn)
             stack.callback(seals.close)
             hidden = sealed_hidden(config, seals)
         secret = prepare_output(config, fresh=fresh, deal_secret=deal_secret)
@@ -202,21 +136,12 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
         session = TournamentSession(config, secret, runner=where, stop=stop, reporter=reporter,
                                     seals=seals, hidden=hidden, remote=remote)
         session.resume()
-        where.sandboxed = session.mode is not SandboxMode.NONE
         if seals is not None:  # whose pages a referee that is not root evicts between seatings
-            where.eviction = stack.enter_context(contextlib.closing(
-                hygiene.Eviction(seals.shown(config.shared))))
-            if where.clears_caches and not hygiene.can_drop():  # walk, watch while play starts
-                where.eviction.prepare()
+            machine.evict(stack, seals.shown(config.shared))
         sandbox = _sandbox_header(config, session.mode, where, remote=remote, seals=seals)
         session.admit(lambda entrants, skip, halt: _preflight(config, entrants, session.mode,
                                                               halt, skip=skip))
-        if where.eviction is not None:  # before any seating: the watch in place
-            where.eviction.ready()
-            if where.eviction.watching:
-                reporter.warn(f"no watch of which files the bots open "
-                              f"({where.eviction.watching}): every file they see is evicted "
-                              f"before each later seating, which is slower")
+        machine.evict_ready(reporter.warn)
         return session.play(sandbox=sandbox,
                             pages=pages(config.output) if pages is not None else None,
                             pace=_Pace(reporter, config.total()).tick)
@@ -230,7 +155,7 @@ def _sandbox_header(config: Config, mode: SandboxMode, runner: Runner, *, remote
     else:
         sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
     if seals is not None:
-        sandbox += f"; {uid_isolation(config)}; {seals.summary}"
+        sandbox += f"; {uid_isolation()}; {seals.summary}"
     return f"{sandbox}; {runner.isolation}"
 
 

@@ -52,6 +52,7 @@ from referee.tournament.formats import set_size
 from referee.tournament.output import Journal, JournalLine, OutputFolder, write_standings
 from referee.tournament.ratings import MatchResult, Standing, Standings
 from referee.tournament.sealing import Seals
+from referee.tournament.startup import match_job
 from referee.tournament.stopping import Pair, Stop
 
 __all__ = ["BIG_PLAN", "Books", "Kept", "NoPages", "Outcome", "Pages", "Reporter", "Resumed",
@@ -105,6 +106,10 @@ class Reporter:
 
     def warn(self, message: str) -> None:
         """Something the user should know (no sandbox, say)."""
+
+    def note(self, message: str) -> None:
+        """Something that happened, for the record (a league's version admitted or refused,
+        its progress)."""
 
     def preflight(self, done: int, total: int, left_s: float | None) -> None:
         """The pre-flight has checked ``done`` of ``total`` entrants (called with 0 when it
@@ -650,13 +655,9 @@ class TournamentSession:
 
     def job(self, spec: MatchSpec, benched: dict[int, str]) -> MatchJob:
         """The job that plays ``spec``, the entrants in ``benched`` benched, saying why."""
-        config, folder = self.config, self.folder
         seats = tuple(self.roster.seat(i, benched.get(i)) for i in spec.seats)
-        return MatchJob(spec, seats, config.variant, config.target, config.limits, self.mode,
-                        config.name, logs_dir=folder.match_logs(spec.id),
-                        hidden=(config.output,), record_path=folder.record(spec.id),
-                        shared=self._shared, snapshots=self.roster.digests(spec),
-                        after=self._after)
+        return match_job(self.config, spec, seats, self.mode, self.folder, shared=self._shared,
+                         snapshots=self.roster.digests(spec), after=self._after)
 
     # -- play ----------------------------------------------------------------------------------
 

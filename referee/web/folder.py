@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.game.rules import Variant
+from referee.tournament.admission import BENCHED
 from referee.tournament.output import JournalLine
 from referee.tournament.stopping import Stop, interval_ends, lower_end, upper_end
 
@@ -38,8 +39,6 @@ SWAPS_NAMED = 5
 """Pairs named in the note on the order (then a count)."""
 DETAIL_CHARS = 300
 """A fault's detail is cut to this many characters in the page's data."""
-BENCHED = ("disqualified: ", "left out: ")
-"""How the detail of a benched seat's startup fault starts (no process: the fallback plays)."""
 LEFT_OUT = BENCHED[1]
 
 

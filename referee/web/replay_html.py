@@ -311,11 +311,12 @@ def _packed(data: dict[str, Any]) -> str:
 _LOADER = asset("replay-loader.js")
 
 
-def shared_page() -> str:
+def shared_page(back: str = "tournament report") -> str:
     """:data:`SHARED_PAGE`: the viewer's markup, its style and script shared (``viewer.css``,
-    ``viewer.js``), no match's data: a loader reads the match from the address."""
+    ``viewer.js``), no match's data: a loader reads the match from the address. ``back``: what
+    its link to ``index.html`` says the page there is."""
     head = html_head("Chinese Ten \u00b7 replay", '<link rel="stylesheet" href="viewer.css">')
-    link = '<a class="back" href="index.html">&#8592; tournament report</a>'
+    link = f'<a class="back" href="index.html">&#8592; {html.escape(back)}</a>'
     page = (_PAGE.replace('<script type="application/json" id="ct-data">{data}</script>\n', "")
             .replace("<script>{js}</script>", "<script>{js}</script>", 1)
             .replace('<div class="title">', '<div class="title">' + link, 1))

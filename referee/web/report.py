@@ -59,6 +59,7 @@ from referee.web.folder import (
     page_data,
     standings_rows,
 )
+from referee.web.pace import PAGE_S, SHARE
 from referee.web.replay_html import ASSETS as VIEWER
 from referee.web.replay_html import (
     SHARED_PAGE,
@@ -509,7 +510,7 @@ class Refresher(Pages):
     duplicate set shows once its last seating ends: the next match may take minutes) are written
     by the heartbeat's thread, every :data:`HEARTBEAT_S`, with the table as last seen."""
 
-    def __init__(self, out: Path, *, interval: float = 3.0) -> None:
+    def __init__(self, out: Path, *, interval: float = PAGE_S) -> None:
         self.out = out
         self.interval = interval
         self.report = Report(out)
@@ -585,7 +586,7 @@ class Refresher(Pages):
             self.report.snapshot(table)
         self._cost = self._took + time.thread_time() - start
         self._last = now
-        self._next = now + max(self.interval, 20 * self._cost)
+        self._next = now + max(self.interval, SHARE * self._cost)
         pool.submit(self._quietly, lines, False)
 
     def _load(self) -> None:

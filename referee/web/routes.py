@@ -66,6 +66,7 @@ _ROUTES: list[tuple[str, re.Pattern[str]]] = [(name, re.compile(pattern)) for na
     ("data", r"/report/(?P<folder>matches|cross|entrant|rows)/(?P<name>[0-9]{1,9}\.js)"),
     ("game", rf"/report/games/(?P<id>{_ID})\.html"),
     ("replay", rf"/report/replays/(?P<id>{_ID})\.js"),
+    ("author", rf"/report/authors/(?P<name>{_NAME}\.html)"),
     ("record", rf"/games/(?P<id>{_ID})(?P<suffix>\.json\.gz|\.json)"),
     ("log", rf"/logs/(?P<id>{_ID})/(?P<name>[0-9]{{1,2}}-{_NAME}\.stderr)"),
     ("preflight", rf"/preflight/(?P<name>{_NAME}\.stderr)"),
@@ -81,7 +82,8 @@ class Kind(StrEnum):
     TOURNAMENT = "tournament"
     """The report, and once the run has ended the records, logs and tables."""
     LEAGUE = "league"
-    """The league's page, and the replay of each match whose set has ended."""
+    """The league's page, its lists of the matches of the sets that ended (every match's,
+    each author's), and the replay of each match whose set has ended."""
 
 
 @dataclass
@@ -286,7 +288,8 @@ class Site:
         if reply.status == 404 and name in VIEWER:
             return Reply.data(VIEWER[name].encode(), _type(name))
         if reply.status == 404 and name == SHARED_PAGE:
-            return Reply.data(self._league_words(shared_page()).encode(), _type(name))
+            back = "league page" if self.kind is Kind.LEAGUE else "tournament report"
+            return Reply.data(shared_page(back).encode(), _type(name))
         return reply
 
     def _script(self, name: str) -> Reply:
@@ -303,6 +306,13 @@ class Site:
         if self.kind is not Kind.TOURNAMENT:
             return Reply.text(404, UNKNOWN)
         return self._file([REPORT, found["folder"], found["name"]], headers)
+
+    def _route_author(self, found: re.Match[str], headers: Mapping[str, str]) -> Reply:
+        """A league's list of an author's matches (``report/authors/<name>.html``: only those
+        of sets that ended, appended as they end)."""
+        if self.kind is not Kind.LEAGUE:
+            return Reply.text(404, UNKNOWN)
+        return self._file([REPORT, "authors", found["name"]], headers)
 
     def _route_game(self, found: re.Match[str], headers: Mapping[str, str]) -> Reply:
         """A match's replay page: its file where the worker that played it wrote one, else
