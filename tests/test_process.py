@@ -265,7 +265,7 @@ def test_sandbox_command_line(tmp_path: Path) -> None:
     (tmp_path / "other").mkdir()
     spec = build_argv(["/usr/bin/python3", "bot.py"], own, caps=capabilities(),
                       policy=SandboxPolicy(tmp_mb=8, mode="setpriv" if os.geteuid() == 0
-                                           else "userns", neutral_mounts=False),
+                                           else "userns"),
                       hidden=(hidden, own, tmp_path / "absent"))
     spec.cleanup()
     argv = spec.argv

@@ -110,49 +110,71 @@ class Tree:
 
 def runtime_tree(closure: Closure) -> Tree:
     """The tree that holds ``closure``'s files at their host paths, made now unless another
-    run made it already; held until released.
+    run made it already; held until released (a shared lock on ``t-KEY.lock``, which
+    :func:`collect` must take alone; one maker at a time holds ``t-KEY.build``).
 
     :raises OSError: when it cannot be made (``/dev/shm`` full).
     """
     key = closure.key()
     home = base()
     path = home / f"t-{key}"
-    lock = os.open(home / f"t-{key}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one maker; then every user shares it
-        if not (path / ".done").exists():
-            shutil.rmtree(path, ignore_errors=True)
-            _make(closure, path)
-            (path / ".done").touch()
-        os.utime(home / f"t-{key}.lock")
-        fcntl.flock(lock, fcntl.LOCK_SH)
-    except BaseException:
-        os.close(lock)
-        raise
-    collect(keep=path)
-    return Tree(path, lock)
+    lock_path = home / f"t-{key}.lock"
+    for _attempt in range(8):
+        lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            if os.fstat(lock).st_ino != os.stat(lock_path).st_ino:
+                os.close(lock)  # removed by a clean-up meanwhile: take the new one
+                continue
+            if not (path / ".done").exists():
+                build = os.open(home / f"t-{key}.build", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                                0o600)
+                try:
+                    fcntl.flock(build, fcntl.LOCK_EX)  # one maker at a time
+                    if not (path / ".done").exists():
+                        _remove(path)
+                        _make(closure, path)
+                        (path / ".done").touch()
+                finally:
+                    os.close(build)
+            os.utime(lock_path)
+        except BaseException:
+            os.close(lock)
+            raise
+        collect()
+        return Tree(path, lock)
+    raise OSError(errno.EAGAIN, f"{path} keeps being removed")
 
 
 def _make(closure: Closure, dest: Path) -> None:
+    """The tree: each root's files under ``r<N>`` (:meth:`Closure.place`), so that a bot's
+    mount table names no host path, only ``t-KEY/r<N>``."""
     os.mkdir(dest, 0o755)
     os.chmod(dest, 0o755)
-    for folder in sorted(closure.dirs, key=len):
-        target = str(dest) + folder
+    roots = closure.ordered_roots()
+    folders = sorted({p for p in (closure.place(d) for d in (*closure.dirs, *roots)) if p},
+                     key=len)
+    for folder in folders:
+        target = dest / folder
         with contextlib.suppress(FileExistsError):
             os.mkdir(target, 0o755)
         os.chmod(target, 0o755)
     for link, text in closure.links.items():
-        with contextlib.suppress(FileExistsError):
-            os.symlink(text, str(dest) + link)
+        where = closure.place(link)
+        if where is not None:
+            with contextlib.suppress(FileExistsError):
+                os.symlink(text, dest / where)
     for path, st in closure.files.items():
-        _copy(path, str(dest) + path, 0o755 if st.st_mode & 0o111 else 0o644)
-    if "/etc" in closure.dirs:  # where the sandbox mounts its own users and groups
+        where = closure.place(path)
+        if where is not None:
+            _copy(path, str(dest / where), 0o755 if st.st_mode & 0o111 else 0o644)
+    if "/etc" in roots:  # where the sandbox mounts its own users and groups
+        etc = dest / f"r{roots.index('/etc')}"
         for name in ("passwd", "group"):
             with contextlib.suppress(FileExistsError):
-                os.close(os.open(dest / "etc" / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-                                 0o444))
-    for folder in closure.dirs:  # read-only from now on (the mount is read-only too)
-        os.chmod(str(dest) + folder, 0o555)
+                os.close(os.open(etc / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
+    for folder in folders:  # read-only from now on (the mount is read-only too)
+        os.chmod(dest / folder, 0o555)
 
 
 def _copy(src: str, dst: str, mode: int) -> None:
@@ -180,7 +202,7 @@ def _copy(src: str, dst: str, mode: int) -> None:
         os.close(fd)
 
 
-def collect(keep: Path | None = None, *, linger_s: float = LINGER_S) -> list[Path]:
+def collect(*, linger_s: float = LINGER_S) -> list[Path]:
     """Removes the runtime trees no run holds that were last used over ``linger_s`` ago, and
     scratch folders whose run is gone; returns what it removed."""
     removed: list[Path] = []
@@ -188,8 +210,6 @@ def collect(keep: Path | None = None, *, linger_s: float = LINGER_S) -> list[Pat
     now = time.time()
     for lock_path in home.glob("t-*.lock"):
         tree = lock_path.with_suffix("")
-        if tree == keep:
-            continue
         try:
             if now - os.stat(lock_path).st_mtime < linger_s:
                 continue
@@ -202,10 +222,10 @@ def collect(keep: Path | None = None, *, linger_s: float = LINGER_S) -> list[Pat
             os.close(fd)
             continue  # in use
         try:
-            _remove(tree)
-            removed.append(tree)
             with contextlib.suppress(OSError):
                 os.unlink(lock_path)
+            _remove(tree)
+            removed.append(tree)
         finally:
             os.close(fd)
     return removed

@@ -208,6 +208,15 @@ class Closure:
             return
         if b"\0" in head[:1024]:
             return
+        for path in sorted(set(re.findall(rb"/[A-Za-z0-9_./+-]{1,255}", head)))[:1024]:
+            text = os.path.normpath(path.decode())
+            try:
+                st = os.stat(text)
+            except OSError:
+                continue
+            if _system(text) and stat.S_ISREG(st.st_mode) and st.st_uid == 0 and \
+                    st.st_mode & 0o111:
+                self.program(text)
         words = set(re.findall(rb"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}", head))
         for word in sorted(words)[:4096]:
             text = word.decode()
@@ -300,6 +309,23 @@ class Closure:
             self.links[path] = target
             self._parents(path)
             self._note_root(path, root)
+
+    def ordered_roots(self) -> list[str]:
+        """The roots that are folders, in the order the tree numbers them (``r0``, ``r1``...)."""
+        return sorted(r for r in self.roots if r not in self.links)
+
+    def place(self, path: str) -> str | None:
+        """Where ``path`` lies in the tree: ``r<N>/...`` under its root's number (``None``: a
+        top-level symlink, which the sandbox makes itself)."""
+        best = None
+        for i, root in enumerate(self.ordered_roots()):
+            inside = path == root or path.startswith(root.rstrip("/") + "/")
+            if inside and (best is None or len(root) > len(best[1])):
+                best = (i, root)
+        if best is None:
+            return None
+        rest = path[len(best[1]):].lstrip("/")
+        return f"r{best[0]}/{rest}" if rest else f"r{best[0]}"
 
     def key(self) -> str:
         """What the closure holds, as text to hash: equal keys, equal trees."""
@@ -400,20 +426,37 @@ def closure(exe: Path, runtimes: Sequence[Path], *, own: Sequence[Path] = ()) ->
             found.tree(real, root=real)
             if str(prefix) != real:
                 found.add(prefix, root=str(prefix))
-    mine = any(exe == p or p in exe.parents for p in own)
-    shown = None if mine else found.program(exe)
-    if mine:
-        # the bot's own program is in its snapshot: only what it asks of the system
-        found.elf(os.path.realpath(exe), trusted=False)
-        found.called(exe)
-        interpreter = _interpreter(exe)
-        if interpreter:
-            found.program(interpreter, trusted=_system(interpreter))
-    elif shown is not None:
+    def inside(path: str | Path) -> bool:
+        return any(Path(path) == p or p in Path(path).parents for p in own)
+
+    def vetted(path: str) -> bool:  # what a bot's own file may name: the system's programs
+        real = os.path.realpath(path)  # (root's), or a runtime the organiser's command chose
+        try:
+            owner = os.stat(real).st_uid
+        except OSError:
+            return False
+        return (_system(real) and owner == 0) or \
+            any(Path(real) == r or Path(os.path.realpath(r)) in Path(real).parents
+                for r in runtimes)
+
+    program: str | None = str(exe)
+    trusted = not inside(exe)
+    for _hop in range(4):  # a script, its #! interpreter (a script too?), ...
+        assert program is not None
+        if inside(program):  # the bot's own: in its snapshot; what it asks is untrusted
+            found.elf(os.path.realpath(program), trusted=False)
+            shown: str | None = program
+            trusted = False
+        elif trusted or vetted(program):
+            shown = found.program(program)
+        else:
+            break
+        if shown is None:
+            break
         found.called(shown)
-        interpreter = _interpreter(Path(shown))
-        if interpreter:
-            found.program(interpreter)
+        program = _interpreter(Path(shown))
+        if program is None:
+            break
     return found
 
 
@@ -430,7 +473,9 @@ def _interpreter(script: Path) -> str | None:
     words = head[2:].split(b"\n")[0].replace(b"\t", b" ").decode(errors="replace").split()
     if not words:
         return None
-    if os.path.basename(words[0]) == "env" and len(words) > 1:
+    env = os.path.realpath(words[0])
+    if os.path.basename(env) == "env" and _system(env) and len(words) > 1 and \
+            "/" not in words[1]:
         for d in BASE_PATH.split(":"):
             if os.path.isfile(os.path.join(d, words[1])):
                 return os.path.join(d, words[1])

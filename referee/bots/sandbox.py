@@ -58,6 +58,7 @@ from referee.bots.cgroups import IO, IO_READ_BPS, IO_READ_IOPS, Cgroup, CgroupLa
 from referee.bots.delegation import NO_CONTROLLER, delegated_layout, weaker_limits
 from referee.bots.expiring import expiring
 from referee.bots.limits import GATE, Limits
+from referee.bots.runtime import SYSTEM_TOPS
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
 from referee.bots.subids import SubIds, mine, user_namespace
 from referee.bots.uids import Lease, allocate, namespace_inode
@@ -700,6 +701,12 @@ class _Argv:
         self.bound: list[Path] = [Path(d) for d in SYSTEM_DIRS]
         self.seen: dict[Path, str] = {}
         """Each bound folder: where the sandbox mounts it."""
+        self.tops = 0
+        """How many folders are mounted at ``/ct/N`` so far."""
+
+    def neutral(self) -> str:
+        """The next neutral mount point."""
+        return f"{NEUTRAL}/{self.tops}"
 
     def fd(self, fd: int) -> str:
         """Passes ``fd`` to bwrap; its number as an argument."""
@@ -806,12 +813,23 @@ def _system_mounts(cmd: _Argv, inner: int, policy: SandboxPolicy, shown: View) -
     """The runtime (from memory, read-only), the users and groups, ``/proc`` (its host-wide
     counters masked), ``/dev`` and the private ``/tmp`` and ``/dev/shm``."""
     out = cmd.out
+    out += ["--dev", "/dev"]  # first: a runtime or bot folder in /tmp is shown inside them
+    for dest in ("/tmp", "/dev/shm"):
+        out += ["--perms", "01777"]
+        if policy.tmp_mb > 0:
+            out += ["--size", str(policy.tmp_mb << 20)]
+        out += ["--tmpfs", dest]
     for link, text in shown.links:
         out += ["--symlink", text, link]
-    for root in shown.roots:
-        out += [*cmd.parents(Path(root)), "--ro-bind", str(shown.tree) + root, root]
+    for i, root in enumerate(shown.roots):
+        source = str(shown.tree / f"r{i}")
+        if root.count("/") == 1 and root[1:] in SYSTEM_TOPS:
+            out += ["--ro-bind", source, root]
+        else:  # at a neutral name: the mount table names no host path
+            out += [*cmd.parents(Path(cmd.neutral())), "--ro-bind", source, cmd.neutral(),
+                    *cmd.parents(Path(root)), "--symlink", cmd.neutral(), root]
+            cmd.tops += 1
         cmd.bound.append(Path(root))
-        cmd.seen[Path(root)] = root
     if "/etc" not in shown.roots:
         out += ["--perms", "0755", "--dir", "/etc"]
     passwd = (f"root:x:0:0:root:/:/usr/sbin/nologin\nbot:x:{inner}:{inner}:bot:/tmp:"
@@ -819,7 +837,7 @@ def _system_mounts(cmd: _Argv, inner: int, policy: SandboxPolicy, shown: View) -
     group = f"root:x:0:\nbot:x:{inner}:\nnogroup:x:65534:\n"
     for text, dest in ((passwd, "/etc/passwd"), (group, "/etc/group")):
         out += ["--perms", "0444", "--ro-bind-data", cmd.fd(_data_fd(text.encode())), dest]
-    out += ["--proc", "/proc", "--dev", "/dev"]
+    out += ["--proc", "/proc"]
     masks = image.proc_files()
     for name in sorted(image.PROC_FILES):
         if os.path.exists(f"/proc/{name}"):
@@ -828,32 +846,24 @@ def _system_mounts(cmd: _Argv, inner: int, policy: SandboxPolicy, shown: View) -
         if os.path.isdir(f"/proc/{folder}"):
             out += ["--perms", "0555", "--tmpfs", f"/proc/{folder}", "--remount-ro",
                     f"/proc/{folder}"]
-    for dest in ("/tmp", "/dev/shm"):
-        out += ["--perms", "01777"]
-        if policy.tmp_mb > 0:
-            out += ["--size", str(policy.tmp_mb << 20)]
-        out += ["--tmpfs", dest]
 
 
 def _bound(cmd: _Argv, binds: Binds, sources: Mapping[Path, Path]) -> None:
     """Mounts each of the bot's own folders read-only (from its snapshot in memory where it
-    has one) at its host path, or at ``/ct/N`` where that lies inside a runtime's folder (a
-    symlink at its host path where one fits)."""
+    has one) at ``/ct/N``, with a symlink at its host path where one fits (not inside a
+    runtime's folder, which is read-only)."""
     out, seen = cmd.out, cmd.seen
-    tops = 0
     for p in sorted(binds.bot, key=lambda b: len(b.parts)):
         source = str(sources.get(p) or os.path.realpath(p))
         outer = max((q for q in seen if within(p, q)), key=lambda q: len(q.parts), default=None)
-        if outer is not None and outer in binds.bot:
+        if outer is not None:
             continue  # inside another of its folders: shown with it
-        if outer is None:
-            out += [*cmd.parents(p), "--ro-bind", source, str(p)]
-            seen[p] = str(p)
-        else:
-            dest = f"{NEUTRAL}/{tops}"
-            tops += 1
-            out += [*cmd.parents(Path(dest)), "--ro-bind", source, dest]
-            seen[p] = dest
+        dest = cmd.neutral()
+        cmd.tops += 1
+        out += [*cmd.parents(Path(dest)), "--ro-bind", source, dest]
+        if not any(within(p, b) for b in cmd.bound):
+            out += [*cmd.parents(p), "--symlink", dest, str(p)]
+        seen[p] = dest
         cmd.bound.append(p)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +21,9 @@ NEUTRAL = "/ct"
 @dataclass(frozen=True)
 class View:
     """A runtime tree (``tree``: its path on the host, in memory) and what to mount from it:
-    ``roots`` (folders, bound read-only at their host paths) and ``links`` (top-level
-    symlinks such as ``/bin -> usr/bin``)."""
+    ``roots`` (folders: root ``N`` is the tree's ``rN``, bound read-only, at its own name for a
+    system folder, else at ``/ct/M`` with a symlink at its host path) and ``links``
+    (top-level symlinks such as ``/bin -> usr/bin``)."""
 
     tree: Path
     roots: tuple[str, ...]
@@ -34,7 +36,9 @@ class ViewError(ValueError):
     """A runtime that cannot be shown."""
 
 
-@functools.lru_cache(maxsize=64)
+_LOCK = threading.Lock()
+
+
 def runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -> View:
     """The view of a bot whose program is ``exe`` with the install prefixes ``runtime`` and
     its own folders ``own`` (:class:`referee.bots.sandbox.Binds`); the tree stays held (no
@@ -42,6 +46,12 @@ def runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) ->
 
     :raises ViewError: for a runtime too large, or when ``/dev/shm`` cannot hold it.
     """
+    with _LOCK:  # one at a time: two bots of one command wait for one tree
+        return _runtime_view(exe, runtime, own)
+
+
+@functools.lru_cache(maxsize=64)
+def _runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -> View:
     try:
         found = closure(exe, runtime, own=own)
     except RuntimeError_ as err:
@@ -61,6 +71,4 @@ _HELD: list[image.Tree] = []
 def _view(tree: Path, found: Closure) -> View:
     links = tuple(sorted((r, found.links[r]) for r in found.roots if r in found.links
                          and os.path.dirname(r) == "/"))
-    roots = tuple(sorted((r for r in found.roots if r not in found.links),
-                         key=lambda r: (r.count("/"), r)))
-    return View(tree, roots, links, found.size, len(found.files))
+    return View(tree, tuple(found.ordered_roots()), links, found.size, len(found.files))
