@@ -202,9 +202,7 @@ class Capabilities:
                   if not self.cgroup_ok(c)]
         if not self.cgroup_ok("cpu"):
             limits.append("no cpu limit")
-        if self.root:  # a referee that is not root always binds at the host paths
-            (on if self.ok("mount table") else limits).append(
-                "neutral mounts" if self.ok("mount table") else "mount table names host paths")
+        on.append("files in memory")
         return ", ".join(x for x in [*on, *limits] if x)
 
 
