@@ -219,12 +219,12 @@ class Seals:
             what = "1 folder" if folders == 1 else f"{folders} folders"
             return (f"sealed: {what} checked ({self._checked:.2f} s), each snapshotted before "
                     f"its first match in the order play needs them ({count} taken so far, the "
-                    f"rest while play goes on), a copy per bot per match")
+                    f"rest while play goes on), in memory, read-only to every match")
         size = sum(snap.size for snap in taken)
         files = sum(snap.files for snap in taken)
         seconds = self._checked + ((ended or self._started) - self._started)
         return (f"sealed: {folders} folders snapshotted ({_mb(size)} in {files} files, "
-                f"{seconds:.2f} s), a copy per bot per match")
+                f"{seconds:.2f} s), in memory, read-only to every match")
 
     # -- a resume ------------------------------------------------------------------------------
 

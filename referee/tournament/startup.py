@@ -32,8 +32,8 @@ __all__ = ["CLUSTER_WEAKER", "Machine", "affinity", "check_bot_uids", "match_job
 
 CLUSTER_WEAKER = (
     "weaker than on one machine: the entrants are not sealed (each worker runs their folders "
-    "as they are, a change made during the run included), and each bot's uid and the drops of "
-    "the kernel's caches are as each worker can (docs/cluster.md)")
+    "as they are on its disk, a change made during the run included), and each bot's uid is as "
+    "each worker can (docs/cluster.md)")
 """What a run on a cluster says of its sandbox, in place of the ``sealed:`` and uid lines of a
 run on one machine (a tournament's header, a league's first lines and page)."""
 
