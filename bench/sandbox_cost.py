@@ -92,13 +92,13 @@ def stage(binary: Path, policy: SandboxPolicy | None) -> float:
 def runtimes() -> None:
     from referee.bots import image
     from referee.bots.runtime import closure
-    commands = [["./bot"], ["sh", "x"], ["perl", "x"], ["node", "x"], ["/usr/bin/python3", "x"],
+    commands = [["sh", "x"], ["perl", "x"], ["node", "x"], ["/usr/bin/python3", "x"],
                 ["java", "X"], ["python3", "x"]]
     work = Path(tempfile.mkdtemp())
     try:
         for argv in commands:
             try:
-                binds = bot_binds(argv, work if argv[0] != "./bot" else ROOT / "bench")
+                binds = bot_binds(argv, work)
             except Exception as err:  # a runtime not installed here
                 print(f"{' '.join(argv):<22} {err}")
                 continue
@@ -124,7 +124,6 @@ def main() -> None:
     parser.add_argument("--runtimes", action="store_true")
     args = parser.parse_args()
     if args.runtimes:
-        (ROOT / "bench" / "bot").unlink(missing_ok=True)
         runtimes()
         return
     caps = capabilities()
