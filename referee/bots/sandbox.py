@@ -859,7 +859,7 @@ def _bound(cmd: _Argv, binds: Binds, sources: Mapping[Path, Path]) -> None:
         dest = cmd.neutral()
         cmd.tops += 1
         out += [*cmd.parents(Path(dest)), "--ro-bind", source, dest]
-        if not any(within(p, b) for b in cmd.bound):
+        if not any(within(p, b) for b in (*cmd.bound, *KERNEL_FOLDERS)):
             out += [*cmd.parents(p), "--symlink", dest, str(p)]
         seen[p] = dest
         cmd.bound.append(p)
