@@ -1,9 +1,7 @@
-"""What sealing an entrant costs: the snapshot (once per tournament) and the per-match copy
-(once per bot per match), for a small bot (the example bots' folder), a 100 MB folder, a folder
-of 4,000 empty files (about the entry cap, 4,096), one of 10,000 (past it: ``cap_mb=0``) and a
-128 MiB sparse file; each per-match copy also as ``shutil.copytree`` made it before issue 29
-(for the comparison), with the blocks each takes; then the start-up of a sandboxed bot run
-from its own folder vs from a sealed per-match copy.
+"""What sealing an entrant costs: the snapshot into memory (once per tournament), for a small
+bot (the example bots' folder), a 100 MB folder, folders of 4,000 and 10,000 empty files and a
+128 MiB sparse file; then the start-up of a sandboxed bot run from its own folder (on the disk)
+vs from its snapshot (in memory, as every tournament match runs it).
 
 ``python3 bench/snapshot.py [RUNS]``: ``RUNS`` (default 10) interleaved runs each; prints the
 median (and minimum) of each figure in ms, then the ratio of sealed to unsealed start-up
@@ -34,7 +32,6 @@ from referee.bots.sandbox import SandboxPolicy, capabilities  # noqa: E402
 from referee.bots.snapshot import (  # noqa: E402
     Sealed,
     Store,
-    match_copy,
     remove_copy,
     sealed_binds,
     take_snapshot,
@@ -58,7 +55,7 @@ def blocks(folder: Path) -> int:
 def start(folder: Path, sealed: Sealed | None) -> float:
     """Spawn to ``ready``: the bot's first line."""
     t0 = time.perf_counter()
-    copy = match_copy(sealed.snapshot) if sealed else None
+    copy = sealed.snapshot.copy if sealed else None
     proc = start_process(BOT, workdir=folder, launcher=Launcher(SandboxPolicy()),
                          binds=sealed.binds if sealed else None,
                          sources=sealed.sources(copy) if sealed and copy else None)
@@ -71,8 +68,6 @@ def start(folder: Path, sealed: Sealed | None) -> float:
             time.sleep(0.0005)
     took = (time.perf_counter() - t0) * 1000
     proc.stop(0)
-    if copy is not None:
-        remove_copy(copy)
     return took
 
 
@@ -130,30 +125,16 @@ def main() -> None:
     try:
         with Store() as store:
             for name, folder in folders:
-                snaps, copies, old = [], [], []
+                snaps = []
                 for i in range(RUNS):
                     t0 = time.perf_counter()
                     snap = take_snapshot(folder, store, f"s{i}", cap_mb=0)
                     snaps.append((time.perf_counter() - t0) * 1000)
                     if i < RUNS - 1:
                         remove_copy(snap.copy)
-                size = snap.size
-                for _ in range(RUNS):
-                    t0 = time.perf_counter()
-                    made = match_copy(snap)
-                    copies.append((time.perf_counter() - t0) * 1000)
-                    kib = blocks(made)
-                    remove_copy(made)
-                    t0 = time.perf_counter()  # before issue 29: shutil.copytree
-                    shutil.copytree(snap.copy, made, symlinks=True)
-                    old.append((time.perf_counter() - t0) * 1000)
-                    old_kib = blocks(made)
-                    remove_copy(made)
-                print(f"{name}: {size / (1 << 20):.1f} MB in {snap.files} files, "
-                      f"{snap.entries} entries (estimate {snap.estimate * 1000:.0f} ms a copy)")
+                print(f"{name}: {snap.size / (1 << 20):.1f} MB in {snap.files} files, "
+                      f"{snap.entries} entries, {blocks(snap.copy)} KiB in memory")
                 show("  snapshot (once per tournament)", snaps)
-                show(f"  per-match copy ({kib} KiB on disk)", copies)
-                show(f"  per-match copy, shutil.copytree ({old_kib} KiB)", old)
                 remove_copy(snap.copy)
             if not capabilities().works:
                 print("no sandbox here: no start-up figures")
@@ -167,7 +148,7 @@ def main() -> None:
                     seal.append(start(folder, sealed))
                 print(f"sandboxed start-up to ready, {name}:")
                 a = show("  from its own folder (unsealed)", plain)
-                b = show("  from a sealed per-match copy", seal)
+                b = show("  from its snapshot in memory (sealed)", seal)
                 print(f"  ratio sealed / unsealed: {b / a:.2f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

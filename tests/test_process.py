@@ -265,17 +265,21 @@ def test_sandbox_command_line(tmp_path: Path) -> None:
     (tmp_path / "other").mkdir()
     spec = build_argv(["/usr/bin/python3", "bot.py"], own, caps=capabilities(),
                       policy=SandboxPolicy(tmp_mb=8, mode="setpriv" if os.geteuid() == 0
-                                           else "userns", neutral_mounts=False),
+                                           else "userns"),
                       hidden=(hidden, own, tmp_path / "absent"))
     spec.cleanup()
     argv = spec.argv
     assert argv[0] == "bwrap" and "--die-with-parent" in argv and "--clearenv" in argv
     assert argv[argv.index("--size") + 1] == str(8 << 20)
-    assert ["--ro-bind", str(own), str(own)] == argv[argv.index(str(own)) - 1:][:3]
-    assert ["--tmpfs", str(hidden), "--remount-ro"] == argv[argv.index(str(hidden)) - 1:][:3]
+    shown = argv[argv.index(str(own)) + 1]  # its own folder at a neutral name
+    assert ["--ro-bind", str(own), shown] == argv[argv.index(str(own)) - 1:][:3]
+    assert shown.startswith("/ct/") and ["--symlink", shown, str(own)] == \
+        argv[argv.index(str(own), argv.index(str(own)) + 1) - 2:][:3]
+    inside = f"{shown}/results"
+    assert ["--tmpfs", inside, "--remount-ro"] == argv[argv.index(inside) - 1:][:3]
     assert str(tmp_path / "other") not in argv  # only the bot's own folder is bound
     assert str(tmp_path / "absent") not in argv
-    assert argv[argv.index("--chdir"):argv.index("--chdir") + 3] == ["--chdir", str(own), "--"]
+    assert argv[argv.index("--chdir"):argv.index("--chdir") + 3] == ["--chdir", shown, "--"]
     assert argv[-2:] == ["/usr/bin/python3", "bot.py"]
 
 

@@ -47,7 +47,9 @@ def test_two_bots_share_no_per_uid_pipe_budget(folder: Path, mode: str) -> None:
     if mode != "auto" and not (CAPS.ok("setpriv") if mode == "setpriv" else
                                CAPS.ok("userns") and CAPS.ok("disable-userns")):
         pytest.skip(f"sandbox mode {mode} does not work here: {CAPS.summary()}")
-    python = "/usr/bin/python3" if mode == "userns" else sys.executable
+    if mode == "userns":
+        pytest.skip("a root referee runs its bots through setpriv only")
+    python = sys.executable
     if not Path(python).exists():
         pytest.skip(f"no {python} here")
     policy = SandboxPolicy(mode=mode)

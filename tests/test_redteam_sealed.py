@@ -136,8 +136,8 @@ def test_a_folder_too_deep_is_refused_in_one_line(world: World, tmp_path: Path,
 @pytest.mark.process
 @needs_sandbox
 def test_a_folder_of_many_empty_files_is_refused(world: World, tmp_path: Path) -> None:
-    """Empty files weigh nothing against ``snapshot_mb`` but every match copies each one again
-    (100,000 took 26 s a copy here): the cap counts them too, 8 a MiB (4,096 at the default)."""
+    """Empty files weigh nothing against ``snapshot_mb`` but each is an inode in memory while
+    the tournament runs: the cap counts them too, 64 a MiB (32,768 at the default)."""
     many = world.attacker / "many"
     many.mkdir()
     for i in range(100):
@@ -145,7 +145,7 @@ def test_a_folder_of_many_empty_files_is_refused(world: World, tmp_path: Path) -
     with pytest.raises(TournamentError) as info:  # found as play starts: the run stops
         run(load_config(world.write(f"{sys.executable} snoop.py", snapshot_mb=1)))
     text = str(info.value)
-    assert "entrant 'attacker'" in text and "more than 8 files, folders and links" in text
+    assert "entrant 'attacker'" in text and "more than 64 files, folders and links" in text
     assert "snapshot_mb" in text and "\n" not in text
     assert not played_by(world, "attacker")
     # the control: without a cap every empty file is copied

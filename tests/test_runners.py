@@ -83,8 +83,8 @@ def test_each_fault_comes_once_and_before_its_match_ends(make: Callable[[int], R
 def test_local_runners_have_the_default_abilities() -> None:
     for runner in (ThreadRunner(1), ProcessRunner(2)):
         assert runner.remote is False and runner.by_set is False
-        assert runner.isolation.startswith("the seatings of a set never at once, the kernel's "
-                                           "caches ")
+        assert runner.isolation == ("the seatings of a set never at once, every file the bots "
+                                    "see shown from memory")
         with pytest.raises(TypeError, match="one match at a time"):
             runner.submit_set([])
         runner.close()

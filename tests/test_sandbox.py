@@ -321,6 +321,9 @@ def test_every_probe_is_refused_in_both_privilege_modes(mode: str) -> None:
         pytest.skip(f"setpriv mode needs a root referee and setpriv: {CAPS.summary()}")
     if mode == "userns" and not (CAPS.ok("userns") and CAPS.ok("disable-userns")):
         pytest.skip("unprivileged user namespaces (or bwrap --disable-userns) do not work here")
+    if mode == "userns" and os.geteuid() == 0:
+        pytest.skip("a root referee runs its bots through setpriv only "
+                    "(test_root_refuses_userns_mode)")
     if not Path("/usr/bin/python3").exists():
         pytest.skip("no /usr/bin/python3 here")
     probe_world = ProbeWorld()
@@ -330,6 +333,18 @@ def test_every_probe_is_refused_in_both_privilege_modes(mode: str) -> None:
     finally:
         probe_world.close()
     assert [o for o in outcomes if not o.refused] == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="about a root referee")
+def test_root_refuses_userns_mode(tmp_path: Path) -> None:
+    """A root referee's bots see their runtime from root's private folder in memory, which
+    only a bwrap run as root can bind: mode ``userns`` (bwrap as the bot's uid) is refused in
+    one line, before anything starts."""
+    from referee.bots.sandbox import SandboxError, SandboxPolicy, prepare
+
+    (tmp_path / "bot.sh").write_text("#!/bin/sh\necho hi\n")
+    with pytest.raises(SandboxError, match="'userns' does not work for a root referee"):
+        prepare(["/bin/sh", "bot.sh"], tmp_path, policy=SandboxPolicy(mode="userns"))
 
 
 def test_the_sandbox_command_refuses_every_probe() -> None:

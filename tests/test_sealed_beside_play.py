@@ -183,36 +183,3 @@ def test_sealing_follows_the_order_given_then_the_configuration(
         assert taken == ["e3", "e0", "e1", "e2", "e4"]  # e5 shares e0's folder
         assert seals.sealed("e5").snapshot is seals.sealed("e0").snapshot
         assert seals.summary.startswith("sealed: 5 folders snapshotted")
-
-
-@pytest.mark.process
-@pytest.mark.slow  # 10 s: every file under /usr evicted at each seating, as it says
-@needs_sandbox
-def test_a_referee_with_no_watch_of_the_opens_says_so_and_evicts_every_file(
-        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A referee that is not root (no drop of the caches) whose fanotify watch cannot start (an
-    old kernel, the user's marks used up): the organiser is told why, once, and every file the
-    bots see is evicted before each later seating."""
-    from referee.bots import hygiene
-
-    def no_marks(*_: object) -> None:
-        raise OSError(28, "fanotify_mark: no marks left")
-
-    monkeypatch.setattr(hygiene, "can_drop", lambda *_: False)
-    monkeypatch.setattr(hygiene, "can_evict", lambda: True)
-    monkeypatch.setattr(hygiene, "Opened", no_marks)
-    evictions: list[hygiene.Eviction] = []
-    made = hygiene.Eviction.__init__
-
-    def noted(self: hygiene.Eviction, *args: Any, **kwargs: Any) -> None:
-        made(self, *args, **kwargs)
-        evictions.append(self)
-
-    monkeypatch.setattr(hygiene.Eviction, "__init__", noted)
-    watch = Watch()
-    assert run(load_config(root / "t.yaml"), reporter=watch).finished
-    said = [w for w in watch.warnings if "no watch of which files the bots open" in w]
-    assert said == ["no watch of which files the bots open ([Errno 28] fanotify_mark: no marks "
-                    "left): every file they see is evicted before each later seating, which is "
-                    "slower"], watch.warnings
-    assert len(evictions) == 1 and evictions[0].full >= 2  # the first, then every later one

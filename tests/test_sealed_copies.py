@@ -1,7 +1,6 @@
-"""What a snapshot and its per-match copies cost (issue 29): sparse files stay sparse, the
-entries a folder may hold are capped at what a real bot needs (8 a MiB of ``snapshot_mb``,
-4,096 at the default), refused in one line naming the entrant, and a folder whose per-match
-copy will be slow is named before play with the estimate."""
+"""What a snapshot costs: sparse files stay sparse, the entries a folder may hold are capped
+(64 a MiB of ``snapshot_mb``, 32,768 at the default: each is an inode in memory while the
+tournament runs), refused in one line naming the entrant."""
 
 from __future__ import annotations
 
@@ -13,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import tournament_yaml
-from referee.bots import snapshot
 from referee.bots.sandbox import SandboxError
-from referee.bots.snapshot import Store, copy_estimate, match_copy, take_snapshot
+from referee.bots.snapshot import Store, take_snapshot
 from referee.tournament.config import ConfigError, load_config
 from referee.tournament.sealing import seal
 
@@ -42,19 +40,17 @@ def digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def test_a_sparse_file_stays_sparse_in_the_snapshot_and_every_copy(tmp_path: Path) -> None:
+def test_a_sparse_file_stays_sparse_in_the_snapshot(tmp_path: Path) -> None:
     big = sparse_folder(tmp_path / "bot")
     assert big.stat().st_blocks * 512 < 4 * MIB  # sparse here (a file system with holes)
     with Store(tmp_path) as store:
         snap = take_snapshot(tmp_path / "bot", store, "a")
-        one = match_copy(snap)
-        for copy in (snap.copy / "sparse.bin", one / "sparse.bin"):
+        for copy in (snap.copy / "sparse.bin",):
             st = copy.stat()
             assert st.st_size == 128 * MIB
             assert st.st_blocks <= big.stat().st_blocks * 2, st.st_blocks  # not 262,144
             assert digest(copy) == digest(big)
         assert snap.size == 128 * MIB + 15 and snap.stored < 4 * MIB
-        assert snap.estimate < 0.1
 
 
 def test_a_dense_file_with_holes_to_its_end_is_copied_exactly(tmp_path: Path) -> None:
@@ -67,14 +63,13 @@ def test_a_dense_file_with_holes_to_its_end_is_copied_exactly(tmp_path: Path) ->
     (folder / "empty").touch()
     with Store(tmp_path) as store:
         snap = take_snapshot(folder, store, "a")
-        one = match_copy(snap)
-        for copy in (snap.copy, one):
+        for copy in (snap.copy,):
             assert (copy / "tail.bin").stat().st_size == 8 * MIB + 3
             assert digest(copy / "tail.bin") == digest(tail)
             assert (copy / "empty").stat().st_size == 0
 
 
-def test_a_per_match_copy_is_the_snapshot_itself(tmp_path: Path) -> None:
+def test_the_snapshot_keeps_modes_links_and_folders(tmp_path: Path) -> None:
     """Modes, symlinks, nested and empty folders, and the digest of a snapshot of the copy."""
     folder = tmp_path / "bot"
     (folder / "a" / "b").mkdir(parents=True)
@@ -85,19 +80,28 @@ def test_a_per_match_copy_is_the_snapshot_itself(tmp_path: Path) -> None:
     (folder / "a" / "link").symlink_to("b/data.txt")
     (folder / "a" / "out").symlink_to("/etc/hostname")
     with Store(tmp_path) as store:
-        snap = take_snapshot(folder, store, "a")
         old = os.umask(0o077)  # a tournament's
         try:
-            one = match_copy(snap)
+            snap = take_snapshot(folder, store, "a")
         finally:
             os.umask(old)
+        one = snap.copy
         assert (one / "run.sh").stat().st_mode & 0o777 == 0o755
         assert (one / "a" / "b" / "data.txt").stat().st_mode & 0o777 == 0o644
         assert (one / "a" / "b").stat().st_mode & 0o777 == 0o755
         assert os.readlink(one / "a" / "out") == "/etc/hostname"
         assert (one / "empty-dir").is_dir()
         assert take_snapshot(one, store, "again").digest == snap.digest
-        assert (one / "run.sh").stat().st_ino != (snap.copy / "run.sh").stat().st_ino
+
+
+def test_the_store_lives_in_memory() -> None:
+    """A tournament's store (no folder given) is in ``/dev/shm``: what its bots look up and
+    read there leaves no mark for the next seating (docs/security.md)."""
+    import referee.bots.image as image
+
+    with Store() as store:
+        assert store.path.parent == image.base()
+        assert os.statvfs(store.path).f_fsid == os.statvfs("/dev/shm").f_fsid
 
 
 def many(folder: Path, count: int) -> None:
@@ -112,14 +116,14 @@ def test_the_default_cap_allows_a_few_thousand_entries(tmp_path: Path) -> None:
     folder.mkdir()
     many(folder, 4000)
     with Store(tmp_path) as store:
-        assert take_snapshot(folder, store, "a").entries == 4001
+        assert take_snapshot(folder, store, "a", cap_mb=63).entries == 4001  # 4,032 allowed
         many_more = folder / "many"
         for i in range(4000, 4100):
             (many_more / str(i)).touch()
-        with pytest.raises(SandboxError, match=r"holds more than 4096 files, folders and "
-                                               r"links \(each of its bots copies every one "
-                                               r"again per match\)"):
-            take_snapshot(folder, store, "b")
+        with pytest.raises(SandboxError, match=r"holds more than 4032 files, folders and "
+                                               r"links \(each is kept in memory while the "
+                                               r"tournament runs\)"):
+            take_snapshot(folder, store, "b", cap_mb=63)
         assert take_snapshot(folder, store, "c", cap_mb=0).entries == 4101  # no cap
 
 
@@ -133,29 +137,14 @@ def config_for(tmp_path: Path, **extra: object) -> Path:
 
 def test_a_tournament_refuses_too_many_files_in_one_line_naming_the_entrant(
         tmp_path: Path) -> None:
-    config = load_config(config_for(tmp_path, snapshot_mb=64))  # 512 entries
+    config = load_config(config_for(tmp_path, snapshot_mb=8))  # 512 entries
     many(tmp_path / "b", 600)
     with Store(tmp_path) as store, pytest.raises(ConfigError) as info:
         seal(config, store, print)
     text = str(info.value)
     assert text.startswith(f"{tmp_path / 't.yaml'}: entrant 'b': the entrant's folder ")
     assert "holds more than 512 files, folders and links" in text and "\n" not in text
-    assert "raise snapshot_mb (each MiB allows 8)" in text
-
-
-def test_a_slow_copy_is_named_before_play_with_its_estimate(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = load_config(config_for(tmp_path))
-    many(tmp_path / "b", 300)
-    monkeypatch.setattr(snapshot, "COPY_S_PER_ENTRY", 1e-3)  # 0.3 s for b, 2 ms for a
-    warnings: list[str] = []
-    with Store(tmp_path) as store:
-        seal(config, store, warnings.append)
-    assert len(warnings) == 1, warnings
-    assert warnings[0].startswith("entrant 'b': its folder ")
-    assert "holds 0.0 MB in 302 files, folders and links; each of its bots copies it again " \
-           "per match, about 0.30 s a copy" in warnings[0]
-    assert copy_estimate(4096, 0) == pytest.approx(4096 * 1e-3)
+    assert "raise snapshot_mb (each MiB allows 64)" in text
 
 
 def test_sealed_on_threads_the_first_refusal_in_configuration_order_is_the_one_said(
@@ -169,7 +158,7 @@ def test_sealed_on_threads_the_first_refusal_in_configuration_order_is_the_one_s
         (tmp_path / name / "bot.py").write_text("print('ready')\n")
     entrants = "".join(f"  - {{name: {n}, command: {sys.executable} bot.py, workdir: {n}}}\n"
                        for n in names)
-    (tmp_path / "t.yaml").write_text(f"players: 2\noutput: out\nsnapshot_mb: 64\n"
+    (tmp_path / "t.yaml").write_text(f"players: 2\noutput: out\nsnapshot_mb: 8\n"
                                      f"entrants:\n{entrants}")
     config = load_config(tmp_path / "t.yaml")
     with Store(tmp_path) as store:

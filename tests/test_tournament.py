@@ -660,9 +660,8 @@ def test_a_cluster_header_says_its_protection_is_weaker(tmp_path: Path) -> None:
     at = lines.index("  sandbox:   bwrap (resolved on each worker)")
     said = " ".join(line.strip() for line in lines[at + 1:at + 5])
     assert said == ("weaker than on one machine: the entrants are not sealed (each worker runs "
-                    "their folders as they are, a change made during the run included), and "
-                    "each bot's uid and the drops of the kernel's caches are as each worker can "
-                    "(docs/cluster.md)"), lines
+                    "their folders as they are on its disk, a change made during the run "
+                    "included), and each bot's uid is as each worker can (docs/cluster.md)"), lines
     assert lines[at + 5].startswith("  faults:")
     assert all(len(line) <= 80 for line in lines[at:at + 5]), lines
     config = load_config(small_config(tmp_path), output=tmp_path / "out")  # sandbox: none

@@ -33,7 +33,7 @@ from referee.bots.process import (
     split_command,
     start_process,
 )
-from referee.bots.snapshot import Sealed, match_copy, remove_copy
+from referee.bots.snapshot import Sealed
 from referee.bots.transport import Transport
 from referee.game.faults import Fault, Reason
 from referee.protocol import wire as protocol
@@ -148,7 +148,6 @@ class Bot:
         self.hidden = tuple(hidden)
         self.spawner = spawner
         self.sealed = sealed
-        self._copy: Path | None = None
         self.name = ""
         self.process: Transport | None = None
         self._buf = bytearray()
@@ -233,21 +232,12 @@ class Bot:
     def _spawn(self) -> None:
         binds, sources = None, None
         if self.launcher.policy is not None and self.sealed is not None:
-            if self._copy is None:  # a retry after a failed spawn reuses the untouched copy
-                try:
-                    self._copy = match_copy(self.sealed.snapshot)
-                except OSError as err:
-                    raise SpawnError(str(err)) from None
-            binds, sources = self.sealed.binds, self.sealed.sources(self._copy)
-        try:
-            self.attach(start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
-                                      hidden=self.hidden, stderr_path=self.stderr_path,
-                                      spawner=self.spawner, binds=binds, sources=sources))
-        except SpawnError:
-            raise  # no bot ran: its copy is as made, kept for the one retry (close drops it)
-        except BaseException:
-            self._drop_copy()
-            raise
+            # its snapshot, in memory, read-only: every match shows the same copy (no cache
+            # of a tmpfs keeps a mark from one seating to the next: docs/security.md)
+            binds, sources = self.sealed.binds, self.sealed.sources(self.sealed.snapshot.copy)
+        self.attach(start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
+                                  hidden=self.hidden, stderr_path=self.stderr_path,
+                                  spawner=self.spawner, binds=binds, sources=sources))
 
     def attach(self, process: Transport) -> None:
         """Speak over ``process``, already started, instead of spawning the command: what
@@ -264,18 +254,11 @@ class Bot:
             return
         self._closed = True
         if self.process is None:
-            self._drop_copy()
             return
         if not self._broken:
             with contextlib.suppress(OSError):
                 self.process.write(self._pending + b"quit\n")
         self.process.stop(grace_ms / 1000)
-        self._drop_copy()
-
-    def _drop_copy(self) -> None:
-        if self._copy is not None:
-            remove_copy(self._copy)
-            self._copy = None
 
     def forfeit(self, fault: Fault) -> None:
         """Tell the bot ``forfeit <fault>``, then :meth:`close` it."""

@@ -41,36 +41,36 @@ import contextlib
 import dataclasses
 import enum
 import functools
-import hashlib
 import os
 import re
 import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import referee
+from referee.bots import image
 from referee.bots.cgroups import IO, IO_READ_BPS, IO_READ_IOPS, Cgroup, CgroupLayout, find_layout
 from referee.bots.delegation import NO_CONTROLLER, delegated_layout, weaker_limits
 from referee.bots.expiring import expiring
 from referee.bots.limits import GATE, Limits
+from referee.bots.runtime import SYSTEM_TOPS
 from referee.bots.seccomp import native_arch, seccomp_fd, seccomp_filter
-from referee.bots.staging import NEUTRAL, ensure_stage, mount_point, probe_staging, stage_command
 from referee.bots.subids import SubIds, mine, user_namespace
 from referee.bots.uids import Lease, allocate, namespace_inode
+from referee.bots.view import NEUTRAL, View, ViewError, runtime_view
 
 KERNEL_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
 """The kernel's own file systems, which the sandbox mounts afresh: a folder in one that a
 command names is bound as it is (no overlay stacks on them, no symlink fits beside them)."""
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl",
-               "ca-certificates", "localtime", "timezone", "nsswitch.conf", "host.conf",
-               "hosts", "os-release", "mime.types", "java-*", "fonts")
+PROC_HIDDEN = ("sys/fs", "sys/vm", "pressure", "fs")
+"""Folders of ``/proc`` shown empty: host-wide counters (dentries, inodes, files, memory
+pressure) that one sandbox's activity moves and another could read."""
 SANDBOX_UID = 1000
 """The uid (and gid) the bot sees inside in ``userns`` mode."""
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -141,10 +141,6 @@ class SandboxPolicy:
     seccomp: bool = True
     cgroups: bool = True
     env: tuple[tuple[str, str], ...] = ()
-    neutral_mounts: bool = True
-    """A root referee serves each bound folder from an overlay staged in a private mount
-    namespace, at a neutral name (``/ct/N``), so that the bot's mount table names no host path
-    (:mod:`referee.bots.staging`); ``False``: bind mounts at the host paths, as before."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.mode, Privilege):
@@ -206,9 +202,7 @@ class Capabilities:
                   if not self.cgroup_ok(c)]
         if not self.cgroup_ok("cpu"):
             limits.append("no cpu limit")
-        if self.root:  # a referee that is not root always binds at the host paths
-            (on if self.ok("mount table") else limits).append(
-                "neutral mounts" if self.ok("mount table") else "mount table names host paths")
+        on.append("files in memory")
         return ", ".join(x for x in [*on, *limits] if x)
 
 
@@ -258,10 +252,6 @@ def probe_capabilities(uid: int = 65534, gid: int = 65534) -> Capabilities:
                         "apt-get install util-linux" if root else "run the referee as root"))
     if not root:
         checks.append(_probe_subuid(bwrap, base))
-    else:
-        ok, detail = probe_staging()
-        checks.append(Check("mount table", ok, detail, "util-linux (unshare, mount) and overlayfs "
-                            "(modprobe overlay): without them the mount table names host paths"))
     layout = find_layout() if root else delegated_layout(find_layout())  # its own subtree
     for c in ("memory", "pids", "cpu"):
         where = layout.where(c)
@@ -531,16 +521,6 @@ class Binds:
         return (*self.bot, *self.runtime)
 
 
-def system_view() -> tuple[Path, ...]:
-    """What every sandbox shows read-only at its host path whatever the bot: the system
-    folders and ``/etc``'s entries (:func:`_system_mounts`) there are; a bot adds its runtimes
-    (:attr:`Binds.runtime`, the referee package among them) and the ``shared`` data."""
-    found = [Path(d) for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
-    for pattern in ETC_ENTRIES:
-        found += sorted(Path("/etc").glob(pattern))
-    return tuple(found)
-
-
 def bot_binds(argv: Sequence[str], workdir: Path) -> Binds:
     """What :func:`build_argv` binds for ``argv`` run in ``workdir``.
 
@@ -648,52 +628,6 @@ def reachable(path: Path, uid: int, gid: int) -> bool:
     return True
 
 
-PACKAGE_FILES = (".py", ".css", ".js")
-"""What :func:`public_package` copies: the package's source, and its data (the web assets,
-which importing the replay page reads, as ``ct-referee bot`` does)."""
-
-
-@functools.cache
-def public_package() -> Path:
-    """A copy of the referee package (its :data:`PACKAGE_FILES`: the source and the web
-    assets it reads, no secrets) that any uid can read,
-    in ``/run/ct-referee/package-<digest>``, for a root referee whose checkout lies in a
-    folder the bots' uids cannot traverse (a clone in ``/root`` or a ``mktemp -d`` folder):
-    bots may import the rules all the same. Made once per content (the folder name is the
-    digest of what it holds); one that exists is used only if root owns it and no one else
-    may write it.
-
-    :raises OSError: if it cannot be made.
-    """
-    package = Path(referee.__file__).resolve().parent
-    files = sorted(p for p in package.rglob("*") if p.suffix in PACKAGE_FILES
-                   and p.is_file() and "__pycache__" not in p.parts)
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(f"{path.relative_to(package)}\0".encode())
-        digest.update(path.read_bytes())
-    base = Path("/run/ct-referee")
-    base.mkdir(mode=0o711, exist_ok=True)
-    os.chmod(base, 0o711)  # traverse only: lock files beside it stay private
-    dest = base / f"package-{digest.hexdigest()[:16]}" / "referee"
-    st = os.lstat(dest.parent) if dest.parent.exists() else None
-    if st is not None and (st.st_uid != 0 or st.st_mode & 0o022 or not stat.S_ISDIR(st.st_mode)):
-        raise OSError(f"{str(dest.parent)!r} is not root's own: remove it")
-    if not dest.is_dir():
-        tmp = Path(tempfile.mkdtemp(dir=base))
-        for path in files:
-            target = tmp / "referee" / path.relative_to(package)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
-        for path in (tmp, *tmp.rglob("*")):
-            os.chmod(path, 0o755 if path.is_dir() else 0o644)
-        try:
-            os.rename(tmp, dest.parent)
-        except OSError:  # made meanwhile by another process
-            shutil.rmtree(tmp, ignore_errors=True)
-    return dest
-
-
 # -- the command line ---------------------------------------------------------------------------
 
 
@@ -711,8 +645,6 @@ class Spec:
     uid: int
     binds: Binds | None = None
     notes: list[str] = field(default_factory=list)
-    stage: tuple[str, ...] = ()
-    """The folders served from overlays, in order (``STAGE/m<i>``); empty: plain binds."""
 
 
 def _data_fd(data: bytes) -> int:
@@ -722,18 +654,16 @@ def _data_fd(data: bytes) -> int:
     return fd
 
 
-def _pick_mode(policy: SandboxPolicy, binds: Binds, caps: Capabilities, uid: int,
-               sources: Mapping[Path, Path] | None = None) -> Privilege:
-    served = sources or {}
-    blocked = [str(served.get(p, p)) for p in binds.all
-               if caps.root and not reachable(served.get(p, p), uid, policy.gid)]
+def _pick_mode(policy: SandboxPolicy, caps: Capabilities) -> Privilege:
+    """The mode a bot runs in: a root referee's bots always through ``setpriv`` (bwrap, as
+    root, shows them the runtime from root's private folder in memory), else ``userns`` (or
+    ``subuid``, chosen by :func:`prepare`)."""
     mode = policy.mode
     if mode is Privilege.AUTO:
-        userns = caps.ok("userns") and caps.ok("disable-userns")
-        mode = Privilege.SETPRIV if caps.root and (blocked or not userns) else Privilege.USERNS
-    elif mode is Privilege.USERNS and blocked:
-        raise SandboxError(f"uid {uid} cannot reach {', '.join(map(repr, blocked))}: use "
-                           f"sandbox mode 'setpriv' (or 'auto')")
+        mode = Privilege.SETPRIV if caps.root else Privilege.USERNS
+    elif mode is Privilege.USERNS and caps.root:
+        raise SandboxError("sandbox mode 'userns' does not work for a root referee (its bots' "
+                           "runtime lies in root's private folder): use 'setpriv' or 'auto'")
     if mode is Privilege.SETPRIV and not caps.root:
         raise SandboxError("sandbox mode 'setpriv' needs the referee to run as root")
     if mode is Privilege.SUBUID and (caps.root or not caps.ok("subuid")):
@@ -769,6 +699,12 @@ class _Argv:
         self.bound: list[Path] = [Path(d) for d in SYSTEM_DIRS]
         self.seen: dict[Path, str] = {}
         """Each bound folder: where the sandbox mounts it."""
+        self.tops = 0
+        """How many folders are mounted at ``/ct/N`` so far."""
+
+    def neutral(self) -> str:
+        """The next neutral mount point."""
+        return f"{NEUTRAL}/{self.tops}"
 
     def fd(self, fd: int) -> str:
         """Passes ``fd`` to bwrap; its number as an argument."""
@@ -818,23 +754,19 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     binds = binds or bot_binds(argv, workdir)
     sources = dict(sources or {})
     uid = policy.uid if uid is None else uid
-    package = Path(referee.__file__).resolve().parent
-    if caps.root and package in binds.runtime and package not in sources and \
-            not reachable(package, uid, policy.gid):  # a checkout in a private folder
-        sources[package] = public_package()
-    mode = _pick_mode(policy, binds, caps, uid, sources)
-    if caps.root:  # a folder served from a copy (a sealed entrant's) is the copy's matter
-        check_readable(dataclasses.replace(
+    try:
+        shown = runtime_view(binds.exe, binds.runtime, binds.bot)
+    except ViewError as err:
+        raise SandboxError(str(err)) from None
+    mode = _pick_mode(policy, caps)
+    if caps.root or mode is Privilege.SUBUID:  # the bot reads its folders as "other" (a
+        check_readable(dataclasses.replace(  # snapshot's copy is the snapshot's matter)
             binds, bot=tuple(b for b in binds.bot if b not in sources)), uid)
-    elif mode is Privilege.SUBUID:  # bwrap reaches them as the organiser; the bot as "other"
-        check_readable(dataclasses.replace(
-            binds, bot=tuple(b for b in binds.all if b not in sources)), uid)
     cmd = _Argv()
     try:
         inner = _namespaces(cmd, mode, uid, policy.gid)
-        host_binds = _system_mounts(cmd, inner, policy)
-        stage = _bound(cmd, binds, sources, host_binds,
-                       staged=caps.root and policy.neutral_mounts and caps.ok("mount table"))
+        _system_mounts(cmd, inner, policy, shown)
+        _bound(cmd, binds, sources)
         _hidden(cmd, argv, workdir, binds, sources, hidden)
         _environment(cmd, workdir, binds, policy, caps)
         cmd.out += ["--chdir", cmd.seen_as(workdir), "--"]
@@ -848,11 +780,8 @@ def build_argv(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     except BaseException:
         cmd.close()
         raise
-    user = uid if (caps.root and mode is Privilege.USERNS) else None
-    return Spec(cmd.out, tuple(cmd.fds), cmd.close, mode, user,
-                policy.gid if user is not None else None,
-                uid if caps.root or mode is Privilege.SUBUID else os.getuid(), binds,
-                stage=tuple(stage))
+    return Spec(cmd.out, tuple(cmd.fds), cmd.close, mode, None, None,
+                uid if caps.root or mode is Privilege.SUBUID else os.getuid(), binds)
 
 
 def _namespaces(cmd: _Argv, mode: Privilege, uid: int, gid: int) -> int:
@@ -878,67 +807,62 @@ def _namespaces(cmd: _Argv, mode: Privilege, uid: int, gid: int) -> int:
     return inner
 
 
-def _system_mounts(cmd: _Argv, inner: int, policy: SandboxPolicy) -> list[Path]:
-    """The system folders, ``/etc``'s entries, the users and groups, ``/proc``, ``/dev`` and
-    the private ``/tmp`` and ``/dev/shm``; returns what is bound read-only at its host path."""
+def _system_mounts(cmd: _Argv, inner: int, policy: SandboxPolicy, shown: View) -> None:
+    """The runtime (from memory, read-only), the users and groups, ``/proc`` (its host-wide
+    counters masked), ``/dev`` and the private ``/tmp`` and ``/dev/shm``."""
     out = cmd.out
-    for d in SYSTEM_DIRS:
-        p = Path(d)
-        if p.is_symlink():
-            out += ["--symlink", os.readlink(p), d]
-        elif p.is_dir():
-            out += ["--ro-bind", d, d]
-    out += ["--perms", "0755", "--dir", "/etc"]
-    host_binds = [Path(d) for d in SYSTEM_DIRS]  # read-only at their host paths
-    for pattern in ETC_ENTRIES:
-        for entry in sorted(Path("/etc").glob(pattern)):
-            out += [*cmd.parents(entry), "--ro-bind", str(entry), str(entry)]
-            host_binds.append(entry)
-    passwd = (f"root:x:0:0:root:/:/usr/sbin/nologin\nbot:x:{inner}:{inner}:bot:/tmp:"
-              f"/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
-    group = f"root:x:0:\nbot:x:{inner}:\nnogroup:x:65534:\n"
-    for text, dest in ((passwd, "/etc/passwd"), (group, "/etc/group")):
-        out += ["--perms", "0444", "--ro-bind-data", cmd.fd(_data_fd(text.encode())), dest]
-    out += ["--proc", "/proc", "--dev", "/dev"]
+    out += ["--dev", "/dev"]  # first: a runtime or bot folder in /tmp is shown inside them
     for dest in ("/tmp", "/dev/shm"):
         out += ["--perms", "01777"]
         if policy.tmp_mb > 0:
             out += ["--size", str(policy.tmp_mb << 20)]
         out += ["--tmpfs", dest]
-    return host_binds
+    for link, text in shown.links:
+        out += ["--symlink", text, link]
+    for i, root in enumerate(shown.roots):
+        source = str(shown.tree / f"r{i}")
+        if root.count("/") == 1 and root[1:] in SYSTEM_TOPS:
+            out += ["--ro-bind", source, root]
+        else:  # at a neutral name: the mount table names no host path
+            out += [*cmd.parents(Path(cmd.neutral())), "--ro-bind", source, cmd.neutral(),
+                    *cmd.parents(Path(root)), "--symlink", cmd.neutral(), root]
+            cmd.tops += 1
+        cmd.bound.append(Path(root))
+    if "/etc" not in shown.roots:
+        out += ["--perms", "0755", "--dir", "/etc"]
+    passwd = (f"root:x:0:0:root:/:/usr/sbin/nologin\nbot:x:{inner}:{inner}:bot:/tmp:"
+              f"/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+    group = f"root:x:0:\nbot:x:{inner}:\nnogroup:x:65534:\n"
+    for text, dest in ((passwd, "/etc/passwd"), (group, "/etc/group")):
+        out += ["--perms", "0444", "--ro-bind-data", cmd.fd(_data_fd(text.encode())), dest]
+    out += ["--proc", "/proc"]
+    masks = image.proc_files()
+    for name in sorted(image.PROC_FILES):
+        if os.path.exists(f"/proc/{name}"):
+            out += ["--ro-bind", str(masks / name), f"/proc/{name}"]
+    for folder in PROC_HIDDEN:
+        if os.path.isdir(f"/proc/{folder}"):
+            out += ["--perms", "0555", "--tmpfs", f"/proc/{folder}", "--remount-ro",
+                    f"/proc/{folder}"]
 
 
-def _bound(cmd: _Argv, binds: Binds, sources: Mapping[Path, Path], host_binds: list[Path], *,
-           staged: bool) -> list[str]:
-    """Mounts each bound folder: at its host path, or (``staged``) at a neutral name with a
-    symlink at its host path (but inside a system folder, read-only: no symlink fits there);
-    a folder inside another is mounted inside the other's. Returns the staged sources."""
+def _bound(cmd: _Argv, binds: Binds, sources: Mapping[Path, Path]) -> None:
+    """Mounts each of the bot's own folders read-only (from its snapshot in memory where it
+    has one) at ``/ct/N``, with a symlink at its host path where one fits (not inside a
+    runtime's folder, which is read-only)."""
     out, seen = cmd.out, cmd.seen
-    stage: list[str] = []
-    tops = 0
-    for p in sorted(binds.all, key=lambda b: len(b.parts)):
+    for p in sorted(binds.bot, key=lambda b: len(b.parts)):
         source = str(sources.get(p) or os.path.realpath(p))
         outer = max((q for q in seen if within(p, q)), key=lambda q: len(q.parts), default=None)
-        if not staged or (outer is None and any(within(p, b) for b in (*host_binds,
-                                                                         *KERNEL_FOLDERS))):
-            out += [*cmd.parents(p), "--ro-bind", source, str(p)]
-            seen[p] = str(p)
-        else:
-            dest = f"{NEUTRAL}/{tops}" if outer is None else \
-                str(Path(seen[outer]) / p.relative_to(outer))
-            tops += outer is None
-            out += [*cmd.parents(Path(dest)), "--ro-bind", mount_point(len(stage)), dest]
-            stage.append(source)
-            seen[p] = dest
-            if outer is None:
-                out += [*cmd.parents(p), "--symlink", dest, str(p)]
+        if outer is not None:
+            continue  # inside another of its folders: shown with it
+        dest = cmd.neutral()
+        cmd.tops += 1
+        out += [*cmd.parents(Path(dest)), "--ro-bind", source, dest]
+        if not any(within(p, b) for b in (*cmd.bound, *KERNEL_FOLDERS)):
+            out += [*cmd.parents(p), "--symlink", dest, str(p)]
+        seen[p] = dest
         cmd.bound.append(p)
-    if stage:
-        try:
-            ensure_stage(len(stage))
-        except OSError as err:
-            raise SandboxError(str(err)) from None
-    return stage
 
 
 def _hidden(cmd: _Argv, argv: Sequence[str], workdir: Path, binds: Binds,
@@ -1103,13 +1027,7 @@ def prepare(argv: Sequence[str], workdir: Path, *, policy: SandboxPolicy,
     active += active_limits
     command = [*([] if inside else wrap), *spec.argv]
     user, group = spec.user, spec.group
-    if spec.stage:  # staged as root in a private mount namespace, then the bot's uid if
-        active.append("neutral mounts")  # bwrap runs as that
-        if user is not None:
-            command = [which("setpriv", BASE_PATH) or "setpriv", f"--reuid={user}",
-                       f"--regid={group}", "--clear-groups", "--", *command]
-        command = stage_command(spec.stage, command)
-        user = group = None
+    active.append("runtime in memory")
     return Launch(["/bin/sh", "-c", GATE, "ct-referee-gate", *command], spec.pass_fds, user,
                   group, cgroup, active, spec.cleanup, lease)
 

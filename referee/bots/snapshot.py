@@ -7,9 +7,9 @@ the organiser's ``shared`` list, or is the runtime that runs the bot. :func:`tak
 copies the folder once into a private store (a folder only the referee can open) and hashes the
 copy, never the folder: every match runs from that copy, so a file changed (even through a
 shared writable mapping, which moves no date) or a symlink swapped after it changes nothing,
-and every match runs the same code (:attr:`Snapshot.digest` names it). :func:`match_copy` gives
-each bot of each match a copy of its own (new inodes): the page cache of one match's files is
-not the page cache of the next match's, so a bot cannot leave itself marks there.
+and every match runs the same code (:attr:`Snapshot.digest` names it). The store lives in memory
+(:mod:`referee.bots.image`): every match shows the one copy read-only, and a tmpfs keeps no
+cache a bot could mark for its next seating.
 
 >>> folder = entrant_folder(["python3", "bot.py"], Path("bots/mine"))  # doctest: +SKIP
 """
@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from referee.bots import image
 from referee.bots.expiring import expiring
 from referee.bots.sandbox import SYSTEM_DIRS, Binds, SandboxError, bot_binds, within
 
@@ -45,29 +46,10 @@ MAX_DEPTH = 64
 """The deepest folder an entrant's folder may hold (the copy walks it recursively)."""
 DEFAULT_CAP_MB = 512
 """The largest entrant folder snapshotted unless the configuration says otherwise."""
-ENTRIES_PER_MB = 8
-"""Files, folders and links a folder may hold per MiB of its cap (4,096 at the default
-512 MiB; a bot with its own venv and numpy holds about 2,000): every match copies each one
-again, and an entry costs a copy far more than its bytes (``python3 bench/snapshot.py``: the
-figures are in ``docs/security.md``). Before, 64 a MiB let 32,768 through, and 10,000 empty
-files cost 10.5 s of copying a match."""
-COPY_S_PER_ENTRY = 150e-6
-"""What one file, folder or link adds to a per-match copy, about: on this 2-core ext4 machine
-at a load average of 7, 4,000 empty files took 0.27-2.5 s a copy (``python3 bench/snapshot.py
-5``): the file system's work per file, which the load moves tenfold."""
-COPY_S_PER_MB = 1.5e-3
-"""What one MiB of data (holes not counted) adds to a per-match copy, about: 100 MB took
-77-121 ms a copy (``python3 bench/snapshot.py 5``)."""
-SLOW_COPY_S = 0.25
-"""A folder whose per-match copy is estimated to take this long or more is named before play,
-with the estimate."""
-
-
-def copy_estimate(entries: int, size: int) -> float:
-    """Seconds a per-match copy of a folder of ``entries`` files, folders and links holding
-    ``size`` bytes is expected to take (:data:`COPY_S_PER_ENTRY`, :data:`COPY_S_PER_MB`)."""
-    return entries * COPY_S_PER_ENTRY + size / (1 << 20) * COPY_S_PER_MB
-
+ENTRIES_PER_MB = 64
+"""Files, folders and links a folder may hold per MiB of its cap (32,768 at the default
+512 MiB; a bot with its own venv and numpy holds about 2,000): each is an inode in memory while
+the tournament runs."""
 
 def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
@@ -215,11 +197,6 @@ class Snapshot:
     stored: int = 0
     """Bytes of data in its regular files, holes left out: what a per-match copy writes."""
 
-    @property
-    def estimate(self) -> float:
-        """Seconds a per-match copy of it is expected to take (:func:`copy_estimate`)."""
-        return copy_estimate(self.entries, self.stored)
-
 
 class FolderChanged(SandboxError):
     """An entrant folder that changed after the tournament started. Snapshots are taken when it
@@ -240,7 +217,7 @@ class Store:
     (:func:`clean_stale`)."""
 
     def __init__(self, parent: Path | None = None) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix=STORE_PREFIX, dir=parent))
+        self.path = Path(tempfile.mkdtemp(prefix=STORE_PREFIX, dir=parent or image.base()))
         self.path.chmod(0o700)
         self._lock: int | None = os.open(self.path / f"{STORE_LOCK}.new",
                                          os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
@@ -273,7 +250,7 @@ def clean_stale(parent: Path | None = None) -> list[Path]:
     """Removes the stores a referee killed without a word (``kill -9``) left in ``parent``
     (default: where a :class:`Store` goes): this user's, whose lock no live process holds;
     returns them. A store of an older ct-referee (no lock) is left alone."""
-    where = Path(parent or tempfile.gettempdir())
+    where = Path(parent or image.base())
     removed: list[Path] = []
     try:
         found = [p for p in where.iterdir() if p.name.startswith(STORE_PREFIX)]
@@ -589,8 +566,8 @@ class _Copy:
         self.entries += 1
         if self.cap_mb and self.entries > self.cap_mb * ENTRIES_PER_MB:
             raise SandboxError(f"the entrant's folder {str(self.folder)!r} holds more than "
-                               f"{self.cap_mb * ENTRIES_PER_MB} files, folders and links (each "
-                               f"of its bots copies every one again per match): leave out "
+                               f"{self.cap_mb * ENTRIES_PER_MB} files, folders and links (each is "
+                               f"kept in memory while the tournament runs): leave out "
                                f"what the bot does not need, or raise snapshot_mb (each MiB "
                                f"allows {ENTRIES_PER_MB})")
         self.digest.update(text.encode("utf-8", "surrogateescape"))
@@ -641,72 +618,8 @@ def _walk(copy: _Copy) -> _Copy:
     return copy
 
 
-def _clone(src: int, dst: int) -> None:
-    """Copies the folder ``src`` (in the store: the referee's own) into the empty ``dst``,
-    through folder descriptors: per entry only the calls it needs (an empty file is one
-    ``open`` and a ``fchmod``; ``shutil.copytree`` also copied times, modes and extended
-    attributes, file by file), sparse files kept sparse."""
-    with os.scandir(src) as it:
-        for entry in it:
-            name = entry.name
-            if entry.is_symlink():
-                os.symlink(os.readlink(name, dir_fd=src), name, dir_fd=dst)
-            elif entry.is_dir(follow_symlinks=False):
-                os.mkdir(name, 0o755, dir_fd=dst)
-                os.chmod(name, 0o755, dir_fd=dst)  # whatever the umask
-                a = os.open(name, _DIR_FLAGS, dir_fd=src)
-                try:
-                    b = os.open(name, _DIR_FLAGS, dir_fd=dst)
-                    try:
-                        _clone(a, b)
-                    finally:
-                        os.close(b)
-                finally:
-                    os.close(a)
-            else:
-                st = entry.stat(follow_symlinks=False)
-                mode = st.st_mode & 0o777
-                out = os.open(name, _OUT_FLAGS, mode, dir_fd=dst)
-                try:
-                    os.fchmod(out, mode)
-                    if st.st_size:
-                        inp = os.open(name, _FILE_FLAGS, dir_fd=src)
-                        try:
-                            copy_data(inp, out, st.st_size, st.st_blocks)
-                        finally:
-                            os.close(inp)
-                finally:
-                    os.close(out)
-
-
-def match_copy(snapshot: Snapshot) -> Path:
-    """A fresh copy of ``snapshot`` for one bot of one match (new inodes), next to it in the
-    store; the caller removes it (:func:`remove_copy`) once the bot has stopped.
-
-    :raises OSError: if it cannot be made (a full disk).
-    """
-    dest = snapshot.copy.parent / "m" / uuid.uuid4().hex
-    dest.parent.mkdir(mode=0o700, exist_ok=True)
-    try:
-        dest.mkdir()
-        dest.chmod(0o755)
-        a = os.open(snapshot.copy, _DIR_FLAGS)
-        try:
-            b = os.open(dest, _DIR_FLAGS)
-            try:
-                _clone(a, b)
-            finally:
-                os.close(b)
-        finally:
-            os.close(a)
-    except OSError:
-        shutil.rmtree(dest, ignore_errors=True)
-        raise OSError(f"cannot copy the snapshot {str(snapshot.copy)!r} for a match") from None
-    return dest
-
-
 def remove_copy(path: Path) -> None:
-    """Remove a per-match copy (quietly)."""
+    """Remove a snapshot's copy (quietly)."""
     shutil.rmtree(path, ignore_errors=True)
 
 

@@ -245,8 +245,10 @@ def _entrant(snap: Snapshot, argv: tuple[str, ...], workdir: Path, name: str, *,
     """The entrant that plays from ``snap``: in the sandbox, its copy shown at its folder's
     place, what it binds worked out from the copy; without one, run in the copy."""
     rel = os.path.relpath(workdir, snap.folder)
-    if mode is SandboxMode.NONE:  # no sandbox: the bot runs in its snapshot's copy
-        return Entrant(name, argv, workdir=Path(os.path.normpath(snap.copy / rel)))
+    if mode is SandboxMode.NONE:  # no sandbox: the bot runs in its snapshot's copy (or, given
+        inside = not rel.startswith("..")  # a working folder outside it, there)
+        return Entrant(name, argv, workdir=Path(os.path.normpath(snap.copy / rel))
+                       if inside else workdir)
     copy = Path(os.path.realpath(snap.copy))
     try:
         binds = sealed_binds(argv, Path(os.path.normpath(copy / rel)), copy, config.shared)

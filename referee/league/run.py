@@ -7,10 +7,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
-import referee
-from referee.bots.sandbox import system_view
 from referee.league.config import LeagueConfig
 from referee.league.journal import prepare
 from referee.league.season import League
@@ -21,12 +18,6 @@ from referee.tournament.session import Reporter
 from referee.tournament.startup import start
 
 __all__ = ["run_league"]
-
-
-def shown(config: LeagueConfig) -> tuple[Path, ...]:
-    """What every version's sandbox shows read-only at its host path, as far as it is known
-    before any is admitted: the system folders, the referee package and ``shared``."""
-    return (*system_view(), Path(referee.__file__).resolve().parent, *config.shared)
 
 
 def run_league(config: LeagueConfig, *, fresh: bool = False, stop: threading.Event,
@@ -53,8 +44,6 @@ def run_league(config: LeagueConfig, *, fresh: bool = False, stop: threading.Eve
         league = League(config, secret, runner=where, stop=stop, mode=mode, reporter=reporter,
                         weaker=() if machine.remote else machine.weaker)  # a worker's: its own
         league.resume()
-        if machine.store is not None and not machine.remote:
-            machine.evict(stack, shown(config))
         assert machine.store is not None  # a league admits here: it has one
         store = machine.store
         versions = league.versions
@@ -62,6 +51,5 @@ def run_league(config: LeagueConfig, *, fresh: bool = False, stop: threading.Eve
                                 known=versions.known, versions=versions.versions,
                                 refused=versions.refusals(), remote=where.remote)
         started(league)
-        machine.evict_ready(reporter.warn)
         league.play(admissions)
         return league

@@ -26,7 +26,6 @@ import logging
 import os
 import stat
 import tempfile
-import threading
 import time
 import uuid
 from collections import OrderedDict
@@ -35,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from referee.bots import hygiene
 from referee.bots.limits import SandboxMode
 from referee.bots.process import BotCommandError, resolve_sandbox
 from referee.match.job import Done
@@ -49,7 +47,6 @@ from referee.runners.local import (
     RunnerError,
     RunnerEvent,
     faulted,
-    system_eviction,
 )
 
 if TYPE_CHECKING:
@@ -272,41 +269,17 @@ def _holds(path: Path, text: str) -> bool:
 def play_set_on_worker(jobs: list[MatchJob]) -> list[WorkerReport | BaseException]:
     """The task of a whole duplicate set: plays its seatings one after another on this worker
     (they must never run at once anyway) and returns what became of each, in order: its report,
-    or the error that ended it (the seatings after a cancelled one are cancelled too). Before
-    each seating after the first, the worker clears what the seating before left in its
-    kernel's caches (:func:`clear_worker_caches`)."""
+    or the error that ended it (the seatings after a cancelled one are cancelled too)."""
     out: list[WorkerReport | BaseException] = []
     for job in jobs:
         if out and isinstance(out[-1], MatchAborted):
             out.append(MatchAborted(f"match {job.spec.id} stopped"))
             continue
         try:
-            if out and job.sandbox is not SandboxMode.NONE:
-                clear_worker_caches(job)
             out.append(play_on_worker(job))
         except Exception as err:  # sent back as this seating's outcome
             out.append(err)
     return out
-
-
-_EVICTING = threading.Lock()
-"""Held by :func:`clear_worker_caches` around the worker process's one system eviction."""
-
-
-def clear_worker_caches(job: MatchJob) -> None:
-    """What a worker does before a later seating of a set (:mod:`referee.bots.hygiene`): a
-    root worker drops its kernel's caches; one that is not root evicts the pages of every file
-    the bots see read-only: the system folders (:func:`~referee.runners.local.system_eviction`:
-    walked and watched once a worker process, then only the files opened since) and the
-    entrants' folders, which a worker binds as they are (every file of them, each time: no
-    watch); the dentries stay. Where it can do neither, nothing."""
-    if hygiene.can_drop():
-        hygiene.drop_caches()
-    elif hygiene.can_evict():
-        with _EVICTING:  # one eviction at a time: a worker of several threads plays sets at once
-            system_eviction()()
-        folders = {e.workdir for e in job.entrants if e.workdir is not None}
-        hygiene.evict_pages(hygiene.walk(sorted(folders)).files)
 
 
 def _scheduler_info(client: Any) -> dict[str, Any]:

@@ -29,10 +29,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from referee.bots import hygiene
 from referee.bots.bot import CancelSignal
 from referee.bots.process import default_spawner
-from referee.bots.sandbox import system_view
 from referee.match.play import MatchAborted, Observer
 from referee.records.record import FaultDict, current_umask
 
@@ -95,13 +93,7 @@ class Runner(Protocol):
     """Whether its bots are spawned on other machines (the tournament then leaves the sandbox
     mode, the pre-flight and the sealed snapshots to them)."""
     sandboxed: bool = True
-    """Whether its bots play in a sandbox (the tournament sets it): without one (``sandbox:
-    none``, trusted bots, which may write files anywhere) the caches are not dropped, which
-    would cost every process on the machine its page cache for nothing."""
-    eviction: hygiene.Eviction | None = None
-    """What a referee that is not root evicts between seatings (:meth:`clear_caches`): the
-    tournament sets it to the folders its sandboxes show (the system folders, the entrants'
-    runtimes, ``shared``) and closes it; ``None``: the system folders only."""
+    """Whether its bots play in a sandbox (the tournament sets it)."""
 
     @property
     def isolation(self) -> str:
@@ -110,36 +102,8 @@ class Runner(Protocol):
 
     @property
     def caches_said(self) -> str:
-        """The header's words on the kernel's caches between the seatings of a set."""
-        if not self.sandboxed:
-            return ""
-        if self.clears_caches and hygiene.can_drop():
-            return ", the kernel's caches dropped before each later seating"
-        if self.clears_caches:
-            return (", the page cache of every file the bots see evicted before each later "
-                    "seating, the dentries NOT dropped (that needs a root referee: a bot may "
-                    "leave itself marks there)")
-        return (", the kernel's caches NOT dropped between seatings (that needs a root referee: a "
-                "bot may leave itself marks there)")
-
-    @property
-    def clears_caches(self) -> bool:
-        """Whether :meth:`clear_caches` works: the bots run on this machine and the referee
-        may drop its kernel's caches (root) or at least evict the pages of the files its bots
-        see (any user). A cluster clears them, if at all, on its workers."""
-        return self.sandboxed and not self.remote and (hygiene.can_drop() or
-                                                       hygiene.can_evict())
-
-    def clear_caches(self) -> None:
-        """Drops the kernel's caches where the bots run (:func:`referee.bots.hygiene.drop_caches`),
-        or, for a referee that is not root, evicts the pages of the files its bots see
-        (:attr:`eviction`): what the bots of ended matches left there is
-        gone (called by the tournament before a seating whose set played since the last drop).
-        Default: this machine's."""
-        if hygiene.can_drop():
-            hygiene.drop_caches()
-        else:
-            (self.eviction or system_eviction())()
+        """The header's words on what the seatings of a set share."""
+        return ", every file the bots see shown from memory" if self.sandboxed else ""
 
     @property
     def by_set(self) -> bool:
@@ -185,14 +149,6 @@ class Runner(Protocol):
         """Releases the runner's threads, processes or connections (after :meth:`cancel` if
         jobs are still running)."""
         ...
-
-
-@functools.cache
-def system_eviction() -> hygiene.Eviction:
-    """The system folders' :class:`~referee.bots.hygiene.Eviction`, for a runner the
-    tournament gave none and for a cluster's worker that is not root (one for the process: its
-    walk made once, its watch kept until the process ends)."""
-    return hygiene.Eviction(system_view())
 
 
 def faulted(job: MatchJob, line: dict[str, Any]) -> list[Faulted]:

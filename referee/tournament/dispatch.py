@@ -2,8 +2,7 @@
 
 A :class:`~referee.runners.local.Runner` is only *where*; this module decides which match may
 start (never two that play the same deals at once), keeps the runner's slots full from a ready
-queue keyed by deals (no scan of the waiting matches), has the runner drop the kernel's caches
-before a seating whose set played since the last drop (:class:`~referee.bots.hygiene.Hygiene`),
+queue keyed by deals (no scan of the waiting matches),
 hands finished matches back in schedule order within what finished together, and says what an
 error means.
 """
@@ -17,7 +16,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
-from referee.bots.hygiene import Hygiene
 from referee.bots.process import BotCommandError
 from referee.match.job import Done, MatchJob
 from referee.match.play import MatchAborted
@@ -122,15 +120,12 @@ class ReadyQueue:
 
 def play_jobs(runner: Runner, jobs: Iterable[MatchJob | None], on_done: DoneCallback,
               stop: CancelSignal, on_fault: FaultCallback | None = None,
-              on_batch: BatchCallback | None = None, hygiene: Hygiene | None = None) -> None:
+              on_batch: BatchCallback | None = None) -> None:
     """The tournament's policy over where matches run: plays ``jobs`` through ``runner``
     (a whole duplicate set at a time, through its ``submit_set``, where its ``by_set`` says so),
     keeping :meth:`~referee.runners.local.Runner.slots` of them submitted but never two with the
     same :attr:`~referee.match.job.MatchSpec.deals_key` at once (they play the same deals: their
-    bots could learn the deals from each other's games as they are played), nor one whose set
-    played since the kernel's caches were last dropped without dropping them first, where the
-    runner can (:attr:`~referee.runners.local.Runner.clears_caches`; ``hygiene``, made here
-    otherwise, counts the drops), and calls
+    bots could learn the deals from each other's games as they are played), and calls
     ``on_done`` with each finished match, in schedule order within what finished together,
     then ``on_batch``, and ``on_fault`` as bots fault, from the calling thread. Once ``stop`` is
     set no new job starts and the runner is cancelled: abandoned matches are not reported.
@@ -140,18 +135,14 @@ def play_jobs(runner: Runner, jobs: Iterable[MatchJob | None], on_done: DoneCall
     :raises TournamentError: if a bot command cannot be started, or where matches run is gone
         (after cancelling the rest; every match that finished all the same is reported first).
     """
-    if hygiene is None:
-        hygiene = Hygiene(runner.clear_caches if runner.clears_caches and not runner.by_set
-                          else None)
-    _Dispatch(runner, ReadyQueue(jobs), hygiene, stop).play(on_done, on_fault, on_batch)
+    _Dispatch(runner, ReadyQueue(jobs), stop).play(on_done, on_fault, on_batch)
 
 
 class _Dispatch:
     """One call of :func:`play_jobs`: what runs, by task, and the first error."""
 
-    def __init__(self, runner: Runner, ready: ReadyQueue, hygiene: Hygiene,
-                 stop: CancelSignal) -> None:
-        self.runner, self.ready, self.hygiene, self.stop = runner, ready, hygiene, stop
+    def __init__(self, runner: Runner, ready: ReadyQueue, stop: CancelSignal) -> None:
+        self.runner, self.ready, self.stop = runner, ready, stop
         self.running: dict[str, MatchJob] = {}
         self.unit: dict[str, str] = {}  # match id: the id of the first match of its task
         self.left: dict[str, int] = {}  # per task: its matches still running (holds a slot)
@@ -172,8 +163,6 @@ class _Dispatch:
             batch = ready.take_set() if by_set else [job for job in [ready.take()] if job]
             if not batch:
                 return
-            if not by_set:  # a whole set is one unit: where it runs keeps its seatings apart
-                self.hygiene.before(batch[0].spec.deals_key)
             for job in batch:
                 self.running[job.spec.id] = job
                 self.unit[job.spec.id] = batch[0].spec.id
@@ -184,7 +173,6 @@ class _Dispatch:
                 runner.submit(batch[0])
 
     def _ended(self, job: MatchJob) -> None:
-        self.hygiene.ended(job.spec.deals_key)  # its bots are gone
         self.ready.release(job)
         first = self.unit.pop(job.spec.id)
         self.left[first] -= 1

@@ -136,12 +136,9 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
         session = TournamentSession(config, secret, runner=where, stop=stop, reporter=reporter,
                                     seals=seals, hidden=hidden, remote=remote)
         session.resume()
-        if seals is not None:  # whose pages a referee that is not root evicts between seatings
-            machine.evict(stack, seals.shown(config.shared))
         sandbox = _sandbox_header(config, session.mode, where, remote=remote, seals=seals)
         session.admit(lambda entrants, skip, halt: _preflight(config, entrants, session.mode,
                                                               halt, skip=skip))
-        machine.evict_ready(reporter.warn)
         return session.play(sandbox=sandbox,
                             pages=pages(config.output) if pages is not None else None,
                             pace=_Pace(reporter, config.total()).tick)

@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.bots.bot import CancelSignal
-from referee.bots.sandbox import Binds, SandboxError, sealed_off, system_view
+from referee.bots.sandbox import Binds, SandboxError, sealed_off
 from referee.bots.snapshot import (
-    SLOW_COPY_S,
     Sealed,
     Snapshot,
     Store,
@@ -131,13 +130,12 @@ class Seals:
             self._count += 1
             if self._count == len(self._sharing):
                 self._ended = time.perf_counter()
-            if snap.size >= LARGE_MB << 20 or snap.estimate >= SLOW_COPY_S:
+            if snap.size >= LARGE_MB << 20:
                 for other in self._sharing[folder]:
                     self._said.append(
                         f"entrant {other!r}: its folder {str(folder)!r} holds "
-                        f"{_mb(snap.size)} in {snap.entries} files, folders and links; "
-                        f"each of its bots copies it again per match, about "
-                        f"{snap.estimate:.2f} s a copy by its size (the snapshot took "
+                        f"{_mb(snap.size)} in {snap.entries} files, folders and links, kept "
+                        f"in memory while the tournament runs (the snapshot took "
                         f"{snap.seconds:.2f} s)")
             if self._loaded:
                 self._compare_folder(folder, snap.digest)
@@ -221,12 +219,12 @@ class Seals:
             what = "1 folder" if folders == 1 else f"{folders} folders"
             return (f"sealed: {what} checked ({self._checked:.2f} s), each snapshotted before "
                     f"its first match in the order play needs them ({count} taken so far, the "
-                    f"rest while play goes on), a copy per bot per match")
+                    f"rest while play goes on), in memory, read-only to every match")
         size = sum(snap.size for snap in taken)
         files = sum(snap.files for snap in taken)
         seconds = self._checked + ((ended or self._started) - self._started)
         return (f"sealed: {folders} folders snapshotted ({_mb(size)} in {files} files, "
-                f"{seconds:.2f} s), a copy per bot per match")
+                f"{seconds:.2f} s), in memory, read-only to every match")
 
     # -- a resume ------------------------------------------------------------------------------
 
@@ -268,17 +266,6 @@ class Seals:
                 future.exception() is not None:
             return None
         return future.result().digest
-
-    def shown(self, shared: Sequence[Path] = ()) -> tuple[Path, ...]:
-        """What the entrants' sandboxes show read-only at their host paths: the system
-        folders, every entrant's runtimes (the referee package among them) and ``shared``;
-        their own folders are a fresh copy each match. The files whose pages a referee that is
-        not root evicts between the seatings of a set."""
-        found = dict.fromkeys(system_view())
-        for entrant in self._entrants.values():
-            found.update(dict.fromkeys(entrant.binds.runtime))
-        found.update(dict.fromkeys(Path(os.path.realpath(p)) for p in shared))
-        return tuple(found)
 
 
 def _mb(size: int) -> str:

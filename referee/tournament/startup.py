@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.bots import hygiene
 from referee.bots.limits import SandboxMode
 from referee.bots.process import bwrap_available
 from referee.bots.sandbox import Privilege, capabilities
@@ -33,8 +32,8 @@ __all__ = ["CLUSTER_WEAKER", "Machine", "affinity", "check_bot_uids", "match_job
 
 CLUSTER_WEAKER = (
     "weaker than on one machine: the entrants are not sealed (each worker runs their folders "
-    "as they are, a change made during the run included), and each bot's uid and the drops of "
-    "the kernel's caches are as each worker can (docs/cluster.md)")
+    "as they are on its disk, a change made during the run included), and each bot's uid is as "
+    "each worker can (docs/cluster.md)")
 """What a run on a cluster says of its sandbox, in place of the ``sealed:`` and uid lines of a
 run on one machine (a tournament's header, a league's first lines and page)."""
 
@@ -55,24 +54,6 @@ class Machine:
     """The bot limits weaker on this machine than a cgroup's, a line each, and the fix
     (:meth:`referee.bots.sandbox.Capabilities.weaker`), where bots start here in a sandbox;
     none where every limit holds."""
-
-    def evict(self, stack: contextlib.ExitStack, shown: tuple[Path, ...]) -> None:
-        """The page-cache eviction of a referee that is not root, set up over ``shown`` (what
-        the sandboxes show read-only): as :func:`referee.tournament.run.run` set it up."""
-        where = self.runner
-        where.eviction = stack.enter_context(contextlib.closing(hygiene.Eviction(shown)))
-        if where.clears_caches and not hygiene.can_drop():  # walk, watch while play starts
-            where.eviction.prepare()
-
-    def evict_ready(self, warn: Callable[[str], None]) -> None:
-        """Before any seating: the eviction's watch in place (see :meth:`evict`)."""
-        where = self.runner
-        if where.eviction is not None:  # before any seating: the watch in place
-            where.eviction.ready()
-            if where.eviction.watching:
-                warn(f"no watch of which files the bots open "
-                     f"({where.eviction.watching}): every file they see is evicted "
-                     f"before each later seating, which is slower")
 
 
 def affinity(config: Common) -> bool:

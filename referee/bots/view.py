@@ -1,0 +1,74 @@
+"""What a sandbox shows a bot, from memory: the runtime tree its command needs
+(:mod:`referee.bots.runtime`, :mod:`referee.bots.image`), worked out once per process and
+command, and the mounts that show it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.bots import image
+from referee.bots.runtime import Closure, RuntimeError_, closure
+
+NEUTRAL = "/ct"
+"""Where a bot folder that lies inside a runtime's folder is shown (``/ct/N``)."""
+
+
+@dataclass(frozen=True)
+class View:
+    """A runtime tree (``tree``: its path on the host, in memory) and what to mount from it:
+    ``roots`` (folders: root ``N`` is the tree's ``rN``, bound read-only, at its own name for a
+    system folder, else at ``/ct/M`` with a symlink at its host path) and ``links``
+    (top-level symlinks such as ``/bin -> usr/bin``)."""
+
+    tree: Path
+    roots: tuple[str, ...]
+    links: tuple[tuple[str, str], ...]
+    size: int
+    files: int
+
+
+class ViewError(ValueError):
+    """A runtime that cannot be shown."""
+
+
+_LOCK = threading.Lock()
+
+
+def runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -> View:
+    """The view of a bot whose program is ``exe`` with the install prefixes ``runtime`` and
+    its own folders ``own`` (:class:`referee.bots.sandbox.Binds`); the tree stays held (no
+    other run removes it) while this process lives.
+
+    :raises ViewError: for a runtime too large, or when ``/dev/shm`` cannot hold it.
+    """
+    with _LOCK:  # one at a time: two bots of one command wait for one tree
+        return _runtime_view(exe, runtime, own)
+
+
+@functools.lru_cache(maxsize=64)
+def _runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -> View:
+    try:
+        found = closure(exe, runtime, own=own)
+    except RuntimeError_ as err:
+        raise ViewError(str(err)) from None
+    try:
+        tree = image.runtime_tree(found)
+    except OSError as err:
+        raise ViewError(f"cannot prepare the bot's runtime in {image.SHM}: "
+                        f"{err.strerror or err}") from None
+    _HELD.append(tree)
+    return _view(tree.path, found)
+
+
+_HELD: list[image.Tree] = []
+
+
+def _view(tree: Path, found: Closure) -> View:
+    links = tuple(sorted((r, found.links[r]) for r in found.roots if r in found.links
+                         and os.path.dirname(r) == "/"))
+    return View(tree, tuple(found.ordered_roots()), links, found.size, len(found.files))
