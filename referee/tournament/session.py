@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import array
 import dataclasses
+import os
 import threading
 import typing
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from referee.bots.limits import SandboxMode
 from referee.bots.sandbox import SandboxError
 from referee.bots.snapshot import FolderChanged
 from referee.game.faults import Reason
@@ -156,6 +158,15 @@ BIG_PLAN = 100_000
 """Matches past which the header warns and says what to use instead."""
 
 
+RATE_BARE = 20.0
+"""Matches a second one core plays of instant bots with ``sandbox: none`` (2 cores, 40 matches/s:
+``docs/scaling.md``)."""
+RATE_SANDBOXED = 12.0
+"""The same, sandboxed: ``bench/pipeline.py -j 2`` (72 matches of instant C bots, the whole
+command) took 4.24 s with ``--sandbox none`` and 6.72 s with ``--sandbox bwrap`` in one
+session (2026-12-05, load 3-4): 20 x 4.24 / 6.72, rounded down."""
+
+
 def plan_advice(config: Config, total: int | None) -> str | None:
     """What to say before a plan of ``total`` matches that is past :data:`BIG_PLAN`
     (``None``: nothing)."""
@@ -170,9 +181,13 @@ def plan_advice(config: Config, total: int | None) -> str | None:
         instead.append("players: 2")
     if config.seatings == "all" and config.players > 2:
         instead.append("seatings: rotate")
-    at = [f"{total / rate / 3600:,.0f} h at {rate} matches/s" for rate in (40, 500)]
+    boxed = config.sandbox is not SandboxMode.NONE
+    cores = os.cpu_count() or 1
+    here = round((RATE_SANDBOXED if boxed else RATE_BARE) * cores)
+    at = [f"{total / rate / 3600:,.0f} h at {rate} matches/s" for rate in (here, 500)]
     more = f"; to play fewer, use {', '.join(instead)}" if instead else ""
-    return (f"this plan has {total:,} matches: about {at[0]} (instant bots, one machine), "
+    return (f"this plan has {total:,} matches: about {at[0]} (instant bots, "
+            f"{'sandboxed' if boxed else 'no sandbox'}, this machine's {cores} cores), "
             f"{at[1]} (a large cluster){more}")
 
 
