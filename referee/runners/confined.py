@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import IO, Any
 
 from referee.bots.sandbox import BOT_UIDS, SANDBOX_UID, subordinate_ids
@@ -36,24 +37,67 @@ class ConfinementError(OSError):
     """The client cannot be started; the message is one line."""
 
 
+def _blocked(path: str) -> str | None:
+    """The highest folder above ``path`` (itself included) that other users cannot enter."""
+    parts = Path(path).parts
+    for i in range(2, len(parts) + 1):
+        folder = str(Path(*parts[:i]))
+        with contextlib.suppress(OSError):
+            if os.path.isdir(folder) and not os.stat(folder).st_mode & 0o001:
+                return folder
+    return None
+
+
+def _python_binds() -> list[str]:
+    """bwrap's options that let another uid run this Python: each folder it needs (the
+    interpreter's, its prefixes, ``sys.path``) that sits below a folder other users cannot
+    enter (``/root``, a 0700 home) is bound alone on a tmpfs in that folder's place, so nothing
+    else of it is seen."""
+    needed = {os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.base_prefix,
+              *(os.path.realpath(p) for p in sys.path if p and os.path.isdir(p))}
+    hidden: dict[str, list[str]] = {}
+    for path in sorted(needed):
+        top = _blocked(path)
+        if top is not None:
+            hidden.setdefault(top, []).append(path)
+    out: list[str] = []
+    for top, paths in sorted(hidden.items()):
+        out += ["--perms", "0755", "--tmpfs", top]
+        for path in paths:
+            if path != top:
+                out += ["--ro-bind", path, path]
+    return out
+
+
+def _bwrap(bwrap: str, uid: int, inner: list[str], argv: list[str]) -> list[str]:
+    """bwrap around ``argv``: the whole file system read-only but ``/tmp`` (empty) and the
+    folders other users cannot enter (:func:`_python_binds`), the network shared, then setpriv
+    to ``uid`` without capabilities."""
+    setpriv = shutil.which("setpriv") or "setpriv"
+    return [bwrap, *inner, "--unshare-ipc", "--unshare-pid", "--unshare-uts",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            *_python_binds(), "--die-with-parent", "--new-session", "--",
+            setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+            "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
+
+
 def _spawn(argv: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[bytes],
                                                           Lease | None, str]:
     """The client process, with the lease of its uid and what confines it (for the header)."""
     pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE,
                              "stderr": subprocess.DEVNULL, "cwd": "/", "env": env,
                              "start_new_session": True}
-    if os.geteuid() == 0:
+    bwrap = shutil.which("bwrap")
+    if os.geteuid() == 0 and bwrap is not None:
         lease = allocate(BOT_UIDS)
         try:
-            proc = subprocess.Popen(argv, user=lease.uid, group=lease.uid, extra_groups=[],
-                                    umask=0o077, **pipes)
+            proc = subprocess.Popen(_bwrap(bwrap, lease.uid, [], argv), **pipes)
         except BaseException:
             lease.release()
             raise
         return proc, lease, f"uid {lease.uid}"
     ids = subordinate_ids()
-    bwrap = shutil.which("bwrap")
-    if isinstance(ids, SubIds) and bwrap is not None:
+    if os.geteuid() != 0 and isinstance(ids, SubIds) and bwrap is not None:
         lease = allocate(ids.uids)
         try:
             fd = user_namespace(lease.uid, ids.gid(lease.uid), SANDBOX_UID)
@@ -61,27 +105,20 @@ def _spawn(argv: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[bytes
             lease.release()
         else:
             lease.namespace = namespace_inode(f"/proc/self/fd/{fd}")
-            setpriv = shutil.which("setpriv") or "setpriv"
-            try:
-                proc = subprocess.Popen(
-                    [bwrap, "--userns", str(fd), "--unshare-ipc", "--unshare-pid",
-                     "--unshare-uts", "--cap-drop", "ALL",
+            inner = ["--userns", str(fd), "--cap-drop", "ALL",
                      *(a for c in ("SETUID", "SETGID", "SETPCAP")
-                       for a in ("--cap-add", f"CAP_{c}")),
-                     "--uid", "0", "--gid", "0", "--ro-bind", "/", "/", "--dev", "/dev",
-                     "--proc", "/proc", "--tmpfs", "/tmp", "--die-with-parent",
-                     "--new-session", "--",
-                     setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
-                     "--clear-groups", "--inh-caps=-all", "--ambient-caps=-all",
-                     "--bounding-set=-all", "--no-new-privs", "--", *argv],
-                    pass_fds=(fd,), **pipes)
+                       for a in ("--cap-add", f"CAP_{c}")), "--uid", "0", "--gid", "0"]
+            try:
+                proc = subprocess.Popen(_bwrap(bwrap, SANDBOX_UID, inner, argv),
+                                        pass_fds=(fd,), **pipes)
             except BaseException:
                 lease.release()
                 raise
             finally:
                 os.close(fd)
             return proc, lease, f"subordinate uid {lease.uid}"
-    why = ids if isinstance(ids, str) else "no bwrap"
+    why = "no bwrap" if bwrap is None else ids if isinstance(ids, str) else \
+        "its user namespace cannot be made"
     return subprocess.Popen(argv, **pipes), None, f"the organiser's own uid ({why})"
 
 
