@@ -42,7 +42,7 @@ from referee.bots.process import BotCommandError, resolve_sandbox
 from referee.match.job import Done
 from referee.match.play import MatchAborted
 from referee.protocol.escape import escape_controls
-from referee.records.record import MAX_BYTES, RecordDict, RecordError, gunzip
+from referee.records.record import MAX_BYTES, RecordDict, RecordError, gunzip, write_atomic
 from referee.runners.confined import ClientProcess, ConfinementError
 from referee.runners.local import (
     Failed,
@@ -337,6 +337,8 @@ def _tls_settings(folder: Path) -> dict[str, bytes]:
         raise ClusterError(f"--tls {folder}: cannot read: {err.strerror}") from None
 
 
+FAULTS_FILE = "cluster-faults.json"
+"""In the output folder: each worker whose results were refused, with its faults."""
 FAULT_LIMIT = 3
 """The faults (results refused, garbage, errors) past which a worker is sent no more matches."""
 MATCH_FAULTS = 5
@@ -459,6 +461,9 @@ class ClusterRunner(Runner):
         self._serial = 0
         self._restarts = 0
         self.book = FaultBook()
+        self.faults_file: Path | None = None
+        """Where the fault book is written (``cluster-faults.json`` in the output folder) at
+        each fault, where set."""
         self._moved_into: set[Path] = set()
         """Folders a worker's record was moved into since the last :meth:`_sweep`."""
         self._timeout = timeout
@@ -709,6 +714,9 @@ class ClusterRunner(Runner):
         :data:`MATCH_FAULTS` times or no worker is left for it."""
         match = job.spec.id
         excluded = self.book.add(worker, match, why)
+        if self.faults_file is not None:
+            with contextlib.suppress(OSError):
+                write_atomic(self.faults_file, json.dumps(self.book.summary(), indent=1) + "\n")
         avoid = self._avoid.setdefault(match, set())
         avoid.add(worker)
         if self.warn is not None:
