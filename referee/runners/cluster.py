@@ -476,6 +476,7 @@ class ClusterRunner(Runner):
             raise ClusterError(str(err)) from None
         self.confinement = self.client.confinement
         """The uid the Dask client runs as (for the header)."""
+        self._looks = 0
         self._seen(self.client.ready.get("workers"))
 
     @property
@@ -500,9 +501,16 @@ class ClusterRunner(Runner):
         self._workers = {a: host_of(a) for a in now}
         self._units = now
 
+    def _look(self) -> None:
+        """Takes the client's latest word of the workers, where it said something new."""
+        if self.client.looks != self._looks:
+            self._looks = self.client.looks
+            self._seen(self.client.workers)
+
     def slots(self) -> int:
         """See :meth:`Runner.slots`: twice the usable workers' ``match`` resources, so each
         worker has its next match queued."""
+        self._look()
         units = sum(n for a, n in self._units.items() if a not in self.book.excluded)
         return max(1, 2 * units)
 
@@ -575,13 +583,12 @@ class ClusterRunner(Runner):
         if not self._tasks:
             return events
         for message in self.client.messages(0.0 if events else timeout):
-            if "workers" in message:
-                self._seen(message["workers"])
-            elif "key" in message:
+            if "key" in message:
                 events += self._finished(message)
             elif "lost" in message or "eof" in message or "broken" in message:
                 events += self._restart(str(message.get("lost") or message.get("broken")
                                             or "it ended"))
+        self._look()
         if not self._tasks:
             self._sweep()
         return events
@@ -598,6 +605,7 @@ class ClusterRunner(Runner):
                 if self.warn is not None:
                     self.warn(f"the Dask client process ended ({_one_line_text(why)}): "
                               f"started again, its {len(tasks)} tasks sent again")
+                self._looks = 0
                 self._seen(self.client.ready.get("workers"))
                 for key, task in tasks.items():
                     base = key.rsplit("-", 1)[0]
@@ -694,7 +702,7 @@ class ClusterRunner(Runner):
                             f"which is not a plain file")
                 why = job.refusal(_read_record(written), played.line)
                 if why is not None:
-                    return f"its result, replayed, is not the match's: {why}"
+                    return why
                 os.replace(written, job.record_path)
                 self._moved_into.add(written.parent)
             except OSError as err:
@@ -704,7 +712,7 @@ class ClusterRunner(Runner):
             return "it sent back no record"
         why = job.refusal(played.record, played.line)
         if why is not None:
-            return f"its result, replayed, is not the match's: {why}"
+            return why
         return Finished(job, job.finish(played.record))
 
     def _fault(self, job: MatchJob, worker: str, why: str, *,

@@ -75,7 +75,8 @@ def _bwrap(bwrap: str, uid: int, inner: list[str], argv: list[str]) -> list[str]
     to ``uid`` without capabilities."""
     setpriv = shutil.which("setpriv") or "setpriv"
     return [bwrap, *inner, "--unshare-ipc", "--unshare-pid", "--unshare-uts",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--perms", "1777", "--tmpfs", "/tmp",
             *_python_binds(), "--die-with-parent", "--new-session", "--",
             setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
             "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
@@ -128,6 +129,10 @@ class ClientProcess:
     def __init__(self, settings: dict[str, Any], timeout: float) -> None:
         self.settings = settings
         self._inbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.workers: Any = None
+        """The client's latest word of the cluster's workers (``{address: match units}``)."""
+        self.looks = 0
+        """How many times it has said it."""
         env = {k: v for k, v in os.environ.items()
                if k.startswith(("DASK_", "PATH", "LANG", "LC_", "PYTHON", "VIRTUAL_ENV"))}
         env["HOME"] = "/nonexistent"
@@ -188,6 +193,10 @@ class ClientProcess:
             if not isinstance(message, dict):
                 self._broken("a line that is not a JSON object")
                 return
+            if list(message) == ["workers"]:  # the latest word is kept, not queued
+                self.workers = message["workers"]
+                self.looks += 1
+                continue
             self._inbox.put(message)
 
     def _broken(self, why: str) -> None:
