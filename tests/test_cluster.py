@@ -284,7 +284,7 @@ def test_faults_are_shown_from_worker_processes_and_cluster_workers(
         assert "  sandbox:   none (resolved on each worker)\n" in done.stdout
         assert (f"  running:   on the Dask scheduler {cluster.scheduler_address}; the seatings "
                 f"of a set never at once, each on another host where the cluster has enough "
-                f"(1 now)\n") in done.stdout
+                f"(1 now); the Dask client in a process of its own, as ") in done.stdout
     else:
         assert "  sandbox:   none\n" in done.stdout
         # affinity auto: on where 2 matches take every CPU

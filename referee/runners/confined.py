@@ -69,10 +69,15 @@ def _python_binds() -> list[str]:
     return out
 
 
-def _bwrap(bwrap: str, uid: int, inner: list[str], argv: list[str]) -> list[str]:
+def _bwrap(bwrap: str, uid: int | None, inner: list[str], argv: list[str]) -> list[str]:
     """bwrap around ``argv``: the whole file system read-only but ``/tmp`` (empty) and the
     folders other users cannot enter (:func:`_python_binds`), the network shared, then setpriv
-    to ``uid`` without capabilities."""
+    to ``uid`` without capabilities (``None``: the uid stays)."""
+    if uid is None:
+        return [bwrap, *inner, "--unshare-ipc", "--unshare-pid", "--unshare-uts",
+                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                "--perms", "1777", "--tmpfs", "/tmp", "--die-with-parent", "--new-session",
+                "--", *argv]
     setpriv = shutil.which("setpriv") or "setpriv"
     return [bwrap, *inner, "--unshare-ipc", "--unshare-pid", "--unshare-uts",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
@@ -118,9 +123,13 @@ def _spawn(argv: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[bytes
             finally:
                 os.close(fd)
             return proc, lease, f"subordinate uid {lease.uid}"
-    why = "no bwrap" if bwrap is None else ids if isinstance(ids, str) else \
-        "its user namespace cannot be made"
-    return subprocess.Popen(argv, **pipes), None, f"the organiser's own uid ({why})"
+    if bwrap is not None and os.geteuid() != 0:  # the organiser's uid, in a user namespace
+        why = ids if isinstance(ids, str) else "its user namespace cannot be made"
+        with contextlib.suppress(OSError):
+            return (subprocess.Popen(_bwrap(bwrap, None, ["--unshare-user"], argv), **pipes),
+                    None, f"the organiser's own uid, /tmp hidden and the rest read-only "
+                          f"(no subordinate uid: {why.split(':')[0]})")
+    return subprocess.Popen(argv, **pipes), None, "the organiser's own uid (no bwrap)"
 
 
 class ClientProcess:
