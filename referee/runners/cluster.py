@@ -485,8 +485,8 @@ class ClusterRunner(Runner):
         hosts = len(set(self._workers.values()))
         where = (f"each on another host where the cluster has enough ({hosts} now)"
                  if self.spread else "on any worker")
-        return (f"the seatings of a set never at once, {where}; the Dask client in a process "
-                f"of its own, as {self.confinement}")
+        return (f"the seatings of a set never at once, {where}, and the Dask client in a "
+                f"process of its own, as {self.confinement}")
 
     def _seen(self, workers: Any) -> None:
         """The client's word of the cluster's workers (``{address: match units}``)."""
