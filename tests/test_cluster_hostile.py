@@ -167,3 +167,5 @@ def test_a_hostile_worker_fails_only_its_matches(how: str, tls: bool,
     book = json.loads((out / FAULTS_FILE).read_text())["workers"]
     assert list(book) == [hostile], book
     assert book[hostile]["faults"]
+    page = (out / "report" / "data.js").read_text()  # the report page names it too
+    assert f'"worker": "{hostile}"' in page and '"cluster_faults": [{' in page
