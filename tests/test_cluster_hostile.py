@@ -7,6 +7,8 @@ ends (status 0) with the standings of a local run, naming the worker."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,8 +30,9 @@ from test_cluster import (  # noqa: E402
 )
 from test_cluster_trust import FORGER  # noqa: E402
 
-from referee.runners.cluster import FAULTS_FILE  # noqa: E402
-from referee.tournament.run import SECRET, load_config, run  # noqa: E402
+from referee.match.job import MatchJob  # noqa: E402
+from referee.runners.cluster import FAULTS_FILE, ClusterRunner, WorkerReport  # noqa: E402
+from referee.tournament.run import SECRET, load_config, read_deal_secret, run  # noqa: E402
 
 pytestmark = [pytest.mark.process, pytest.mark.slow]
 
@@ -169,3 +172,39 @@ def test_a_hostile_worker_fails_only_its_matches(how: str, tls: bool,
     assert book[hostile]["faults"]
     page = (out / "report" / "data.js").read_text()  # the report page names it too
     assert f'"worker": "{hostile}"' in page and '"cluster_faults": [{' in page
+
+
+def test_a_client_process_that_dies_is_started_again(reference: tuple[Path, str],
+                                                     cluster: LocalCluster,
+                                                     tmp_path: Path) -> None:
+    """The client process killed (SIGKILL, its whole group) before the run and again once the
+    first match is counted: the coordinator starts it again each time, sends its tasks again,
+    says so, and the run ends with the standings of a local run, every match once."""
+    path, standings = reference
+    out = tmp_path / "out"
+    config = load_config(write_config(tmp_path, tmp_path / "flags"), output=out)
+    (tmp_path / "flags" / "blocked").write_text("0\n")
+    warnings: list[str] = []
+    runner = ClusterRunner(cluster.scheduler_address, sandbox=config.sandbox,
+                           warn=warnings.append)
+    kills = [runner.client.proc.pid]
+    os.killpg(kills[0], signal.SIGKILL)
+    taken = runner._accept
+
+    def accept_and_kill(job: MatchJob, played: WorkerReport) -> object:
+        if len(kills) == 1:  # once, at the first result counted
+            kills.append(runner.client.proc.pid)
+            os.killpg(kills[1], signal.SIGKILL)
+        return taken(job, played)
+
+    runner._accept = accept_and_kill  # type: ignore[method-assign]
+    try:
+        outcome = run(config, runner=runner, deal_secret=read_deal_secret(
+            path.parent / "reference" / SECRET))
+    finally:
+        runner.close()
+    assert len(kills) == 2 and kills[0] != kills[1]
+    assert outcome.finished and outcome.played == MATCHES
+    assert (out / "standings.json").read_text() == standings
+    assert sorted(journal_ids(out)) == sorted(set(journal_ids(out)))
+    assert sum("the Dask client process ended" in w for w in warnings) == 2, warnings

@@ -459,6 +459,8 @@ class ClusterRunner(Runner):
         self._attempts: dict[str, int] = {}
         self._avoid: dict[str, set[str]] = {}  # match id: workers that sent it a faulty result
         self._serial = 0
+        self._counted = False  # a fault of the task being taken is in the book
+        self._faulty: dict[str, int] = {}  # match id: faulty results it came back with
         self._restarts = 0
         self.book = FaultBook()
         self.faults_file: Path | None = None
@@ -629,6 +631,7 @@ class ClusterRunner(Runner):
             each = [message.get("outcome")] * len(task.jobs)
         events: list[RunnerEvent] = []
         again: list[MatchJob] = []  # a set's seatings its closing worker stopped
+        self._counted = False
         for job, outcome in zip(task.jobs, each, strict=True):
             try:
                 event = self._outcome(job, outcome, worker, submit=not task.whole_set)
@@ -722,18 +725,21 @@ class ClusterRunner(Runner):
         another worker (the faulty one never again for it), unless it came back faulty
         :data:`MATCH_FAULTS` times or no worker is left for it."""
         match = job.spec.id
-        excluded = self.book.add(worker, match, why)
-        if self.faults_file is not None:
+        excluded, first = False, not self._counted
+        if first:  # one fault a task: a set's seatings come back from one report
+            self._counted = True
+            excluded = self.book.add(worker, match, why)
+        if first and self.faults_file is not None:
             with contextlib.suppress(OSError):
                 write_atomic(self.faults_file, json.dumps(self.book.summary(), indent=1) + "\n")
         avoid = self._avoid.setdefault(match, set())
         avoid.add(worker)
-        if self.warn is not None:
+        if self.warn is not None and first:
             self.warn(f"worker {worker}: match {match}: {why}; not counted, played again "
                       f"elsewhere")
             if excluded:
                 self.warn(f"worker {worker}: {FAULT_LIMIT} faults: no longer sent matches")
-        faults = sum(1 for f in self.book.faults.values() for x in f if x["match"] == match)
+        faults = self._faulty[match] = self._faulty.get(match, 0) + 1
         usable = self._usable(avoid) or []
         if faults >= MATCH_FAULTS or not usable:
             left = (f"{faults} faulty results" if usable else
