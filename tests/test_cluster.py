@@ -561,8 +561,9 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
                                                                tmp_path: Path) -> None:
     """The coordinator moves a record a worker reports only from the attempt's temporary name
     beside the match's record. A worker that names another file (here the real worker's own
-    code is replaced by :func:`_forge_reports`: no honest worker sends such a report) stops the
-    tournament with one ``error:`` line naming the match and the path; the file stays where it
+    code is replaced by :func:`_forge_reports`: no honest worker sends such a report) is at
+    fault, and with no other worker for the match the tournament stops with one ``error:`` line
+    naming the match, the worker and the path; the file stays where it
     is, untouched, and nothing is saved for the match. The same for a symbolic link at an
     attempt's name (moved, the match's record would be a link to anywhere), and for a report
     of no record at all, and for a log whose name is not a file's (``..``: an

@@ -13,6 +13,13 @@ the standings. A worker that dies
 mid-match has its task played again on another (Dask reschedules it; the coordinator takes the
 first record of each match id), so execution is at least once and saving exactly once.
 
+The Dask client is not in this process: it runs in one of its own, as a uid that can read
+neither the deal secret nor the output folder (:mod:`referee.runners.confined`,
+:mod:`referee.runners.dask_client`), and sends each task's outcome as a JSON line; nothing a
+worker made is unpickled here. A result that is not a play of its match (replayed with the
+coordinator's deals) or cannot be read is that worker's fault (:class:`FaultBook`): the match
+is played again on another worker, and a worker with :data:`FAULT_LIMIT` faults gets no more.
+
 Requires the ``distributed`` package (``pip install 'ct-referee[distributed]'``).
 """
 
