@@ -291,8 +291,11 @@ def against(commit: str, *, rounds: int, target: int, repeat: int) -> None:
                       f"{os.getloadavg()[0]:.1f})", flush=True)
         assert len(digests) == 1, "the runs' standings differ"
         a, b = statistics.median(rates[commit]), statistics.median(rates["this tree"])
+        pairs = [y / x for x, y in zip(rates[commit], rates["this tree"], strict=True)]
         print(f"cluster of 2: median {b:.2f} matches/s here, {a:.2f} at {commit} "
-              f"({b / a:.3f} x); every run the same standings")
+              f"({b / a:.3f} x); each run against the one before it: median "
+              f"{statistics.median(pairs):.3f} x ({min(pairs):.2f}-{max(pairs):.2f}); every "
+              f"run the same standings")
 
 
 def main() -> None:
