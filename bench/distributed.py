@@ -2,6 +2,7 @@
 
 Run:  .venv/bin/python bench/distributed.py [--rounds 6] [--target 1000] [--local]
       .venv/bin/python bench/distributed.py --coordinator 500   # the coordinator's limits
+      .venv/bin/python bench/distributed.py --against 1fda365 --repeat 5  # a cluster's rate
 
 Every entrant is ``bots/starter.c`` compiled with ``cc -O2`` into a temporary folder (a legal
 answer at once, no interpreter start-up), so the figures measure the referee: fresh bot
@@ -232,8 +233,76 @@ def coordinator(entrants: int) -> None:
           f"{tables:.1f} full tables/s of {entrants} rows")
 
 
+CHILD = """\
+import hashlib, os, sys, time, warnings
+tree, config, secret = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3])
+sys.path.insert(0, tree)
+warnings.filterwarnings("ignore")
+import dask
+from distributed import LocalCluster
+from referee.runners.cluster import ClusterRunner
+from referee.tournament.run import load_config, run
+from pathlib import Path
+out = Path(config).parent / f"out-{os.getpid()}"
+with dask.config.set({"distributed.worker.profile.enabled": False}), \\
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"match": 1},
+                     dashboard_address=None, silence_logs=50) as two:
+    runner = ClusterRunner(two.scheduler_address)
+    start = time.perf_counter()
+    outcome = run(load_config(Path(config), output=out), runner=runner, deal_secret=secret)
+    elapsed = time.perf_counter() - start
+    runner.close()
+assert outcome.finished
+digest = hashlib.sha256((out / "standings.json").read_bytes()).hexdigest()[:12]
+print(f"{outcome.total} {elapsed:.3f} {digest}")
+"""
+
+
+def against(commit: str, *, rounds: int, target: int, repeat: int) -> None:
+    """Matches/s of a cluster of 2 workers with this tree's code and with ``commit``'s
+    (``git archive``), alternating, each in a fresh process with its own ``LocalCluster``
+    (its start-up not timed); every run on one deal secret, so the standings must agree."""
+    print(f"cluster of 2 workers: this tree against {commit}, {24 * rounds} matches a run, "
+          f"{repeat} runs each, alternating; load average {os.getloadavg()[0]:.2f}")
+    with tempfile.TemporaryDirectory(prefix="ct-bench-") as tmp:
+        folder = Path(tmp)
+        old = folder / "old"
+        old.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        config = write_config(folder, compile_bot(folder), rounds=rounds, target=target)
+        secret = os.urandom(32).hex()
+        rates: dict[str, list[float]] = {commit: [], "this tree": []}
+        digests = set()
+        for _ in range(repeat):
+            for label, tree in ((commit, old), ("this tree", ROOT)):
+                env = {**os.environ, "PYTHONPATH": str(tree)}
+                done = subprocess.run([sys.executable, "-c", CHILD, str(tree), str(config),
+                                       secret], capture_output=True, text=True, env=env,
+                                      cwd=tmp, check=False)
+                if done.returncode != 0:
+                    sys.exit(f"error: the run of {label} failed: {done.stderr[-2000:]}")
+                total, elapsed, digest = done.stdout.split()[-3:]
+                rates[label].append(int(total) / float(elapsed))
+                digests.add(digest)
+                print(f"  {label}: {int(total)} matches in {float(elapsed):.2f} s, "
+                      f"{rates[label][-1]:.2f} matches/s (load average "
+                      f"{os.getloadavg()[0]:.1f})", flush=True)
+        assert len(digests) == 1, "the runs' standings differ"
+        a, b = statistics.median(rates[commit]), statistics.median(rates["this tree"])
+        pairs = [y / x for x, y in zip(rates[commit], rates["this tree"], strict=True)]
+        print(f"cluster of 2: median {b:.2f} matches/s here, {a:.2f} at {commit} "
+              f"({b / a:.3f} x); each run against the one before it: median "
+              f"{statistics.median(pairs):.3f} x ({min(pairs):.2f}-{max(pairs):.2f}); every "
+              f"run the same standings")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", metavar="COMMIT",
+                        help="instead: a cluster of 2 workers with this tree's code against "
+                             "COMMIT's, alternating (--repeat runs each)")
     parser.add_argument("--rounds", type=int, default=6, help="24 matches a round")
     parser.add_argument("--target", type=int, default=1000, help="match target")
     parser.add_argument("--repeat", type=int, default=2,
@@ -243,6 +312,9 @@ def main() -> None:
     parser.add_argument("--coordinator", type=int, metavar="ENTRANTS",
                         help="instead: the coordinator's own limits, rating among ENTRANTS")
     args = parser.parse_args()
+    if args.against:
+        against(args.against, rounds=args.rounds, target=args.target, repeat=args.repeat)
+        return
     if args.coordinator:
         coordinator(args.coordinator)
         return

@@ -190,7 +190,7 @@ def test_an_unreachable_scheduler_is_a_one_line_error(reference: tuple[Path, str
 
 
 def test_a_cluster_without_the_match_resource_is_refused() -> None:
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://",
                       dashboard_address=None) as plain, \
             pytest.raises(ClusterError, match="offers the 'match' resource"):
         ClusterRunner(plain.scheduler_address)
@@ -282,9 +282,10 @@ def test_faults_are_shown_from_worker_processes_and_cluster_workers(
     assert done.stdout.count("fault: ") == 2
     if where == "cluster":
         assert "  sandbox:   none (resolved on each worker)\n" in done.stdout
-        assert (f"  running:   on the Dask scheduler {cluster.scheduler_address}; the seatings "
-                f"of a set never at once, each on another host where the cluster has enough "
-                f"(1 now)\n") in done.stdout
+        running = (f"running: on the Dask scheduler {cluster.scheduler_address}; the seatings "
+                   f"of a set never at once, each on another host where the cluster has enough "
+                   f"(1 now), and the Dask client in a process of its own, as ")
+        assert running in " ".join(done.stdout.split())  # the line wraps under its label
     else:
         assert "  sandbox:   none\n" in done.stdout
         # affinity auto: on where 2 matches take every CPU
@@ -377,7 +378,7 @@ def test_a_scheduler_file_is_followed_and_a_stale_one_refused(cluster: LocalClus
 
 def test_a_lost_worker_is_reported() -> None:
     warnings: list[str] = []
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
                       resources={"match": 1}, dashboard_address=None) as local:
         runner = ClusterRunner(local.scheduler_address, warn=warnings.append)
         try:
@@ -398,20 +399,30 @@ def test_a_lost_worker_is_reported() -> None:
 def test_seatings_spread_over_hosts_and_sets_go_whole_where_they_cannot(
     reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
 ) -> None:
-    """Workers on two hosts (in-process workers have an address each): each seating of a set on
+    """Workers on two hosts (two loopback addresses): each seating of a set on
     another host than the set's earlier ones; on one host (the module's cluster), one task per
     set. Both give the standings of a local run."""
     path, standings = reference
     (tmp_path / "flags").mkdir()
     (tmp_path / "flags" / "blocked").write_text("0\n")  # the blocker does not block
     config = load_config(write_config(tmp_path, tmp_path / "flags"), output=tmp_path / "a")
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                      resources={"match": 1}, dashboard_address=None) as hosts:
-        runner = ClusterRunner(hosts.scheduler_address)
-        assert not runner.by_set
-        outcome = run(config, runner=runner, deal_secret=secret_of(path))
-        assert outcome.finished and (tmp_path / "a" / "standings.json").read_text() == standings
-        assert runner._hosts and all(len(h) == 2 for h in runner._hosts.values())
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as bare:
+        hosts = [start([DASK, "worker", bare.scheduler_address, "--host", f"127.0.0.{i}",
+                        "--nthreads", "1", "--resources", "match=1", "--no-dashboard",
+                        "--death-timeout", "20"], tmp_path, start_new_session=True)
+                 for i in (2, 3)]  # two hosts: two loopback addresses
+        try:
+            with Client(bare.scheduler_address) as client:
+                client.wait_for_workers(2, timeout=60)
+            runner = ClusterRunner(bare.scheduler_address)
+            assert not runner.by_set
+            outcome = run(config, runner=runner, deal_secret=secret_of(path))
+            runner.close()
+        finally:
+            for proc in hosts:
+                stop_group(proc)
+    assert outcome.finished and (tmp_path / "a" / "standings.json").read_text() == standings
+    assert runner._hosts and all(len(h) == 2 for h in runner._hosts.values())
     whole = ClusterRunner(cluster.scheduler_address)
     assert whole.by_set
     config = load_config(write_config(tmp_path, tmp_path / "flags"), output=tmp_path / "b")
@@ -550,8 +561,9 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
                                                                tmp_path: Path) -> None:
     """The coordinator moves a record a worker reports only from the attempt's temporary name
     beside the match's record. A worker that names another file (here the real worker's own
-    code is replaced by :func:`_forge_reports`: no honest worker sends such a report) stops the
-    tournament with one ``error:`` line naming the match and the path; the file stays where it
+    code is replaced by :func:`_forge_reports`: no honest worker sends such a report) is at
+    fault, and with no other worker for the match the tournament stops with one ``error:`` line
+    naming the match, the worker and the path; the file stays where it
     is, untouched, and nothing is saved for the match. The same for a symbolic link at an
     attempt's name (moved, the match's record would be a link to anywhere), and for a report
     of no record at all, and for a log whose name is not a file's (``..``: an
@@ -574,17 +586,22 @@ def test_a_forged_worker_report_naming_another_path_is_refused(how: str,
     first = errors(done.stderr)[0]
     assert first.startswith("error: match r1-g001-s0"), done.stderr
     match = first.split()[2].rstrip(":")
+    # its one worker refused (its matches go to no other), the run stops naming both
+    refusal = f"error: match {match}: refused the result worker tcp://127.0.0.1:"
+    assert first.startswith(refusal) and first.endswith(" (no worker left to play it)"), first
+    why = first.split(" sent back, not counted: ", 1)[1].removesuffix(
+        " (no worker left to play it)")
     if how == "elsewhere":
-        assert first == (f"error: match {match}: its worker reported a record at "
-                         f"{str(victim)!r}, not beside {match}.json.gz"), done.stderr
+        assert why == (f"it reported a record at {str(victim)!r}, not beside "
+                       f"{match}.json.gz"), done.stderr
     elif how == "nothing":
-        assert first == f"error: match {match}: its worker sent back no record", done.stderr
+        assert why == "it sent back no record", done.stderr
     elif how == "dotdot":
-        assert first == f"error: match {match}: its worker sent a log named '..'", done.stderr
+        assert why == "it sent a log named '..'", done.stderr
     else:
         link = out / "games" / f".{match}.json.gz.forged.tmp"
-        assert first == (f"error: match {match}: its worker reported a record at "
-                         f"{str(link)!r}, which is not a plain file"), done.stderr
+        assert why == (f"it reported a record at {str(link)!r}, which is not a plain "
+                       f"file"), done.stderr
     assert victim.read_text() == "not a record\n"
     assert not (out / "results.jsonl").exists() or \
         not (out / "results.jsonl").read_text().strip()

@@ -24,7 +24,7 @@ from referee.league.season import LEAGUE_CLUSTER, League
 from referee.match.job import MatchSpec
 from referee.protocol.escape import escape_controls
 from referee.records.record import FaultDict
-from referee.runners.cluster import ClusterError, ClusterRunner, plain_tcp_warning
+from referee.runners.cluster import FAULTS_FILE, ClusterError, ClusterRunner, plain_tcp_warning
 from referee.runners.local import Runner
 from referee.tournament.config import ConfigError
 from referee.tournament.dispatch import TournamentError, stop_on_sigint
@@ -164,6 +164,7 @@ def league(config: Path, output: Path | None, concurrency: int | None,
             raise click.ClickException(str(err)) from None
         if not runner.authenticated:
             terminal.note(plain_tcp_warning(runner.address))
+        runner.faults_file = Path(cfg.output) / FAULTS_FILE
     elif tls is not None:
         raise click.UsageError("--tls is for a cluster: give --scheduler or --scheduler-file")
 

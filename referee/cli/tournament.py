@@ -49,7 +49,12 @@ from referee.match.job import DealSecret, MatchSpec
 from referee.match.play import seat_log
 from referee.protocol.escape import escape_controls
 from referee.records.record import FaultDict
-from referee.runners.cluster import ClusterError, ClusterRunner, plain_tcp_warning
+from referee.runners.cluster import (
+    FAULTS_FILE,
+    ClusterError,
+    ClusterRunner,
+    plain_tcp_warning,
+)
 from referee.runners.local import Runner
 from referee.tournament.admission import BENCHED
 from referee.tournament.config import parse_stop
@@ -656,6 +661,7 @@ def _cluster_runner(cfg: Config, scheduler: str | None, scheduler_file: Path | N
             sys.exit(1)
         if not runner.authenticated:
             _say(err, plain_tcp_warning(runner.address), len("warning: "))
+        runner.faults_file = cfg.output / FAULTS_FILE
         return runner
     return None
 

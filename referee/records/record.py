@@ -127,15 +127,16 @@ def _constant(name: str) -> float:
     raise RecordError(f"{name} is not a JSON number")
 
 
-def load_json(data: bytes, *, source: str = "record") -> Any:
-    """JSON ``data`` (at most :data:`MAX_BYTES`), nesting at most :data:`MAX_DEPTH` deep and
-    with numbers of at most :data:`MAX_DIGITS` characters, parsed.
+def load_json(data: bytes, *, source: str = "record", limit: int = MAX_BYTES) -> Any:
+    """JSON ``data`` (at most ``limit`` bytes, :data:`MAX_BYTES` unless told), nesting at most
+    :data:`MAX_DEPTH` deep and with numbers of at most :data:`MAX_DIGITS` characters, parsed.
 
     :raises RecordError: naming ``source`` and what is wrong, in one line.
     """
-    if len(data) > MAX_BYTES:
-        raise RecordError(f"{source}: too large ({len(data) >> 20} MiB; a record is at most "
-                          f"{MAX_BYTES >> 20} MiB)")
+    if len(data) > limit:
+        raise RecordError(f"{source}: too large ({len(data) >> 20} MiB; "
+                          f"{'a record is ' if limit == MAX_BYTES else ''}at most "
+                          f"{limit >> 20} MiB)")
     depth = nesting_depth(data)
     if depth > MAX_DEPTH:
         raise RecordError(f"{source}: not a game record (nested {depth} deep; a record "

@@ -13,20 +13,28 @@ the standings. A worker that dies
 mid-match has its task played again on another (Dask reschedules it; the coordinator takes the
 first record of each match id), so execution is at least once and saving exactly once.
 
+The Dask client is not in this process: it runs in one of its own, as a uid that can read
+neither the deal secret nor the output folder (:mod:`referee.runners.confined`,
+:mod:`referee.runners.dask_client`), and sends each task's outcome as a JSON line; nothing a
+worker made is unpickled here. A result that is not a play of its match (replayed with the
+coordinator's deals) or cannot be read is that worker's fault (:class:`FaultBook`): the match
+is played again on another worker, and a worker with :data:`FAULT_LIMIT` faults gets no more.
+
 Requires the ``distributed`` package (``pip install 'ct-referee[distributed]'``).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import logging
 import os
 import stat
 import tempfile
-import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
@@ -39,7 +47,8 @@ from referee.bots.process import BotCommandError, resolve_sandbox
 from referee.match.job import Done
 from referee.match.play import MatchAborted
 from referee.protocol.escape import escape_controls
-from referee.records.record import MAX_BYTES, RecordDict, RecordError, gunzip
+from referee.records.record import MAX_BYTES, RecordDict, RecordError, gunzip, write_atomic
+from referee.runners.confined import ClientProcess, ConfinementError
 from referee.runners.local import (
     Failed,
     Finished,
@@ -50,8 +59,6 @@ from referee.runners.local import (
 )
 
 if TYPE_CHECKING:
-    from distributed import Client, Future
-
     from referee.match.job import MatchJob
 
 __all__ = ["CA_FILE", "CA_KEY_FILE", "CONNECT_TIMEOUT_S", "RESOURCE", "SCHEDULER_CERT",
@@ -136,9 +143,11 @@ class _Task:
 
 @dataclass(frozen=True)
 class Requeued:
-    """A match submitted again (its worker closed mid-match)."""
+    """A match submitted again (its worker closed mid-match, or sent a faulty result);
+    ``whole``: with the rest of its set, by the caller."""
 
     job: MatchJob
+    whole: bool = False
 
 
 def read_scheduler_file(path: Path) -> tuple[str, str | None]:
@@ -291,42 +300,92 @@ def _scheduler_info(client: Any) -> dict[str, Any]:
         return dict(client.scheduler_info())
 
 
-class _Result:
-    """A finished future's result (or its exception), fetched from the worker the first time it
-    is asked for: ``Future.result()`` fetches it again on every call."""
+def _tls_settings(folder: Path) -> dict[str, bytes]:
+    """The authority and the coordinator's certificate of a ``--tls`` folder, read here and
+    handed to the client process (whose uid cannot read the folder).
 
-    def __init__(self, future: Future[Any]) -> None:
-        self._future = future
-        self._value: Any = None
-        self._error: Exception | None = None
-        self._fetched = False
-
-    def get(self) -> Any:
-        if not self._fetched:
-            try:
-                self._value = self._future.result()
-            except Exception as err:  # raised again to every seating of a set
-                self._error = err
-            self._fetched = True
-        if self._error is not None:
-            raise self._error
-        return self._value
+    :raises ClusterError: for a folder without those files.
+    """
+    for name in (CA_FILE, SCHEDULER_CERT):
+        if not (folder / name).is_file():
+            raise ClusterError(f"--tls {folder}: no {name} in it (make the certificates with: "
+                               f"ct-referee cluster-certs {folder})")
+    try:
+        return {"ca": (folder / CA_FILE).read_bytes(),
+                "cert": (folder / SCHEDULER_CERT).read_bytes()}
+    except OSError as err:
+        raise ClusterError(f"--tls {folder}: cannot read: {err.strerror}") from None
 
 
-def _unpack(outcome: WorkerReport | BaseException) -> WorkerReport:
-    if isinstance(outcome, BaseException):
-        raise outcome
-    return outcome
+FAULTS_FILE = "cluster-faults.json"
+"""In the output folder: each worker whose results were refused, with its faults."""
+FAULT_LIMIT = 3
+"""The faults (results refused, garbage, errors) past which a worker is sent no more matches."""
+MATCH_FAULTS = 5
+"""How many faulty results one match may come back with before the tournament stops."""
+RESTARTS = 3
+"""How many times a client process that ended is started again."""
+
+
+class FaultBook:
+    """Each worker's faults: results the coordinator refused (a replay disagreed, garbage, an
+    error no honest worker sends). A worker with :data:`FAULT_LIMIT` of them is no longer used;
+    :meth:`summary` is what the report page says of them."""
+
+    def __init__(self) -> None:
+        self.faults: dict[str, list[dict[str, str]]] = {}
+        self.excluded: set[str] = set()
+
+    def add(self, worker: str, match: str, why: str) -> bool:
+        """Notes a fault; ``True`` when it puts the worker past the limit (now excluded)."""
+        self.faults.setdefault(worker, []).append({"match": match, "why": why})
+        if len(self.faults[worker]) >= FAULT_LIMIT and worker not in self.excluded:
+            self.excluded.add(worker)
+            return True
+        return False
+
+    def summary(self) -> dict[str, Any]:
+        """What ``cluster-faults.json`` holds."""
+        return {"workers": {w: {"faults": f, "excluded": w in self.excluded}
+                            for w, f in sorted(self.faults.items())}}
+
+
+def _worker_name(value: Any) -> str:
+    """The client's word of a worker's address, as one short printable line."""
+    return escape_controls(str(value)[:120]) if isinstance(value, str) and value else \
+        "an unknown worker"
+
+
+def _report(data: Any) -> WorkerReport | str:
+    """A report decoded from the client's JSON, or why it is not one."""
+    if not isinstance(data, dict):
+        return "not a report"
+    logs = data.get("logs")
+    if not isinstance(logs, dict) or not all(isinstance(v, str) for v in logs.values()):
+        return "its logs are not a table of texts"
+    try:
+        decoded = {str(k): base64.b64decode(v, validate=True) for k, v in logs.items()}
+        sandbox = SandboxMode(str(data.get("sandbox")))
+    except (ValueError, TypeError):
+        return "its logs or sandbox cannot be read"
+    line, written = data.get("line"), data.get("written")
+    if (line is not None and not isinstance(line, dict)) or \
+            (written is not None and not isinstance(written, str)):
+        return "its result line or record path is not one"
+    return WorkerReport(data.get("record"), decoded, sandbox, "", line,
+                        None if written is None else Path(written))
 
 
 class ClusterRunner(Runner):
     """Plays matches as tasks on the workers of the Dask scheduler at ``address``
-    (``tcp://host:8786``), keeping twice the cluster's ``match`` capacity submitted.
+    (``tcp://host:8786``), keeping twice the cluster's ``match`` capacity submitted. The Dask
+    client is a process of its own (:class:`~referee.runners.confined.ClientProcess`): this
+    process never unpickles what a worker made, and counts a result only once replayed.
 
     ``sandbox`` (the configured mode: ``auto``, ``bwrap``, ``none``) replaces each job's, to be
     resolved on the worker that plays it; ``warn`` is told once per worker that runs ``auto``
-    without bubblewrap. Connecting happens here, so an unreachable scheduler is an error before
-    any match starts.
+    without bubblewrap, and of each worker's fault. Connecting happens here, so an unreachable
+    scheduler is an error before any match starts.
 
     :raises ClusterError: if the scheduler cannot be reached within ``timeout`` seconds, has no
         worker by then, or none of its workers offers the ``match`` resource.
@@ -340,22 +399,19 @@ class ClusterRunner(Runner):
                  timeout: float = CONNECT_TIMEOUT_S, quiet: bool = True,
                  scheduler_file: Path | None = None, spread: bool = True,
                  tls: Path | None = None) -> None:
-        try:
-            from distributed import Client
-        except ImportError:
+        del quiet  # the client's process is quiet
+        if importlib.util.find_spec("distributed") is None:
             raise ClusterError("--scheduler needs the distributed package: pip install "
-                               "'ct-referee[distributed]'") from None
-        if quiet:
-            _quiet_dask()
+                               "'ct-referee[distributed]'")
         expected: str | None = None
         if scheduler_file is not None:
             address, expected = read_scheduler_file(scheduler_file)
         if address is None:
             raise ClusterError("no Dask scheduler address (--scheduler) or file "
                                "(--scheduler-file)")
-        secure = None
+        certs = None
         if tls is not None:
-            secure = security(tls)
+            certs = _tls_settings(tls)
             if not address.startswith("tls://"):
                 raise ClusterError(f"--tls: the scheduler's address {address!r} is not tls:// "
                                    f"(start the scheduler with --protocol tls and the "
@@ -364,7 +420,7 @@ class ClusterRunner(Runner):
             raise ClusterError(f"the scheduler {address!r} speaks TLS: give the folder of its "
                                f"certificates with --tls DIR (ct-referee cluster-certs DIR)")
         self.address = address
-        self.authenticated = secure is not None
+        self.authenticated = certs is not None
         """Whether every machine of the cluster proved itself with a certificate of the
         ``--tls`` folder's authority (a plain ``tcp://`` cluster admits any worker)."""
         self.sandbox = sandbox
@@ -373,44 +429,37 @@ class ClusterRunner(Runner):
         """Each seating of a duplicate set on another host than the set's earlier ones, where
         the cluster has enough (the bots of one seating cannot leave the next one a note on
         the machine's disk)."""
-        self._futures: dict[Future[Any], _Task] = {}
-        """Each task's match, or a duplicate set's seatings (:meth:`submit_set`)."""
+        self._tasks: dict[str, _Task] = {}
+        """Each task's match, or a duplicate set's seatings (:meth:`submit_set`), by key."""
         self._warned: set[str] = set()
-        self._slots = (0.0, 1)
-        self._workers: dict[str, str] = {}  # address: host, at the last look
+        self._workers: dict[str, str] = {}  # address: host, at the last word of the client
+        self._units: dict[str, int] = {}
         self._hosts: OrderedDict[tuple[int, int], set[str]] = OrderedDict()
         self._aborted: list[RunnerEvent] = []
         self._attempts: dict[str, int] = {}
+        self._avoid: dict[str, set[str]] = {}  # match id: workers that sent it a faulty result
+        self._serial = 0
+        self._counted = False  # a fault of the task being taken is in the book
+        self._faulty: dict[str, int] = {}  # match id: faulty results it came back with
+        self._restarts = 0
+        self.book = FaultBook()
+        self.faults_file: Path | None = None
+        """Where the fault book is written (``cluster-faults.json`` in the output folder) at
+        each fault, where set."""
         self._moved_into: set[Path] = set()
         """Folders a worker's record was moved into since the last :meth:`_sweep`."""
+        self._timeout = timeout
+        self._settings = {"address": address, "timeout": timeout, "tls": certs,
+                          "expected": expected,
+                          "file": None if scheduler_file is None else str(scheduler_file)}
         try:
-            self.client: Client = Client(address, timeout=timeout, set_as_default=False,
-                                         security=secure)
-        except Exception as err:
-            raise ClusterError(f"cannot reach the Dask scheduler {address!r}: "
-                               f"{_one_line(err)}") from None
-        try:
-            if expected is not None:
-                self._check_identity(expected, scheduler_file)
-            self._check(timeout)
-        except BaseException:
-            self.close()
-            raise
-
-    def _check_identity(self, expected: str, path: Path | None) -> None:
-        """The scheduler that answers is the one that wrote the scheduler file: a stale file
-        (its scheduler gone, its port since taken by another) would send every match, and the
-        deal secret with it, to someone else's cluster."""
-        try:
-            found = _scheduler_info(self.client).get("id")
-        except Exception as err:
-            raise ClusterError(f"cannot ask the Dask scheduler {self.address!r} who it is: "
-                               f"{_one_line(err)}") from None
-        if found != expected:
-            raise ClusterError(f"the Dask scheduler at {self.address!r} is not the one that "
-                               f"wrote {str(path)!r} (it is {found!r}, the file names "
-                               f"{expected!r}): the file is stale and another program has "
-                               f"its port; start the scheduler again")
+            self.client = ClientProcess(self._settings, timeout)
+        except ConfinementError as err:
+            raise ClusterError(str(err)) from None
+        self.confinement = self.client.confinement
+        """The uid the Dask client runs as (for the header)."""
+        self._looks = 0
+        self._seen(self.client.ready.get("workers"))
 
     @property
     def isolation(self) -> str:
@@ -418,40 +467,35 @@ class ClusterRunner(Runner):
         hosts = len(set(self._workers.values()))
         where = (f"each on another host where the cluster has enough ({hosts} now)"
                  if self.spread else "on any worker")
-        return f"the seatings of a set never at once, {where}"
+        return (f"the seatings of a set never at once, {where}, and the Dask client in a "
+                f"process of its own, as {self.confinement}")
 
-    def _check(self, timeout: float) -> None:
-        try:
-            self.client.wait_for_workers(1, timeout=timeout)
-        except Exception:
-            raise ClusterError(f"the Dask scheduler {self.address!r} has no worker (start "
-                               f"some: dask worker {self.address} --resources "
-                               f"{RESOURCE}=N)") from None
-        if self._capacity() == 0:
-            raise ClusterError(f"no worker of the Dask scheduler {self.address!r} offers the "
-                               f"{RESOURCE!r} resource (start them with: dask worker "
-                               f"{self.address} --nthreads N --resources {RESOURCE}=N)")
-
-    def _capacity(self) -> int:
-        workers = _scheduler_info(self.client)["workers"]
-        now = {address: host_of(address) for address, w in workers.items()
-               if w.get("resources", {}).get(RESOURCE, 0)}
+    def _seen(self, workers: Any) -> None:
+        """The client's word of the cluster's workers (``{address: match units}``)."""
+        if not isinstance(workers, dict):
+            return
+        now = {str(a): int(n) for a, n in workers.items()
+               if isinstance(n, int) and not isinstance(n, bool) and n > 0}
         gone = sorted(set(self._workers) - set(now))
         if gone and self.warn is not None:
-            self.warn(f"lost Dask worker{'s' if len(gone) > 1 else ''} {', '.join(gone)} "
-                      f"({len(now)} left): its matches are played again on the others")
-        self._workers = now
-        return int(sum(w.get("resources", {}).get(RESOURCE, 0) for w in workers.values()))
+            self.warn(f"lost Dask worker{'s' if len(gone) > 1 else ''} "
+                      f"{', '.join(_worker_name(g) for g in gone)} ({len(now)} left): its "
+                      f"matches are played again on the others")
+        self._workers = {a: host_of(a) for a in now}
+        self._units = now
+
+    def _look(self) -> None:
+        """Takes the client's latest word of the workers, where it said something new."""
+        if self.client.looks != self._looks:
+            self._looks = self.client.looks
+            self._seen(self.client.workers)
 
     def slots(self) -> int:
-        """See :meth:`Runner.slots`: twice the workers' ``match`` resources (asked at most
-        every :data:`SLOTS_REFRESH_S`), so each worker has its next match queued."""
-        at, slots = self._slots
-        if time.monotonic() - at > SLOTS_REFRESH_S:
-            with contextlib.suppress(Exception):  # a lost scheduler shows up in wait()
-                slots = max(1, 2 * self._capacity())
-            self._slots = (time.monotonic(), slots)
-        return slots
+        """See :meth:`Runner.slots`: twice the usable workers' ``match`` resources, so each
+        worker has its next match queued."""
+        self._look()
+        units = sum(n for a, n in self._units.items() if a not in self.book.excluded)
+        return max(1, 2 * units)
 
     @property
     def by_set(self) -> bool:
@@ -471,10 +515,17 @@ class ClusterRunner(Runner):
         """``job`` with the configured sandbox mode (resolved on the worker), where set."""
         return job if self.sandbox is None else dataclasses.replace(job, sandbox=self.sandbox)
 
+    def _usable(self, avoid: set[str]) -> list[str] | None:
+        """The workers a task may go to (``None``: any), leaving out the excluded and
+        ``avoid``."""
+        if not self.book.excluded and not avoid:
+            return None
+        return [a for a in self._workers if a not in self.book.excluded and a not in avoid]
+
     def _submit_set(self, jobs: list[MatchJob], key: str) -> None:
-        future = self.client.submit(play_set_on_worker, [job.sealed() for job in jobs], key=key,
-                                    pure=False, resources={RESOURCE: 1})
-        self._futures[future] = _Task(tuple(jobs), whole_set=True)
+        workers = self._usable(set())
+        self._send(key, _Task(tuple(jobs), whole_set=True), [job.sealed() for job in jobs],
+                   workers, loose=False)
 
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
@@ -482,14 +533,23 @@ class ClusterRunner(Runner):
         self._submit(job, task_key(job))
 
     def _submit(self, job: MatchJob, key: str) -> None:
-        workers = None
+        usable = self._usable(self._avoid.get(job.spec.id, set()))
+        workers, loose = usable, False
         if self.spread:
             used = self._hosts.get(job.spec.deals_key, set())
-            workers = [a for a, host in self._workers.items() if host not in used] or None
-        future = self.client.submit(play_on_worker, job.sealed(), key=key, pure=False,
-                                    resources={RESOURCE: 1}, workers=workers,
-                                    allow_other_workers=workers is not None)
-        self._futures[future] = _Task((job,), whole_set=False)
+            pool = usable if usable is not None else list(self._workers)
+            fresh = [a for a in pool if self._workers.get(a) not in used]
+            if fresh:
+                workers, loose = fresh, usable is None
+        self._send(key, _Task((job,), whole_set=False), [job.sealed()], workers or None, loose)
+
+    def _send(self, key: str, task: _Task, sealed: list[MatchJob], workers: list[str] | None,
+              loose: bool) -> None:
+        self._serial += 1
+        key = f"{key}-{self._serial}"  # a key of this attempt's own (a restarted client too)
+        self._tasks[key] = task
+        self.client.send(("submit", key, task.whole_set, sealed, workers,
+                          loose and workers is not None))
 
     def _played_on(self, job: MatchJob, worker: str) -> None:
         """Notes the host a seating of the set was played on."""
@@ -502,43 +562,172 @@ class ClusterRunner(Runner):
     def wait(self, timeout: float) -> list[RunnerEvent]:
         """See :meth:`Runner.wait`. Writes each finished match's logs to its ``logs_dir``; the
         faults of a match are reported when its record comes back, just before it."""
-        from distributed import wait
-
         events, self._aborted = self._aborted, []
-        if not self._futures:
+        if not self._tasks:
             return events
-        lost = False
-        if not events:
-            try:
-                with self.client.as_current():
-                    wait(list(self._futures), timeout=timeout, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                pass
-            except Exception:  # cancelled futures (a lost scheduler) and a broken client
-                lost = self.client.status not in ("running", "connecting")
-        for future in [f for f in self._futures if lost or f.done()]:
-            task = self._futures.pop(future)
-            again: list[MatchJob] = []  # a set's seatings its closing worker stopped
-            result = _Result(future)  # fetched once, not once per seating of a set
-            for i, job in enumerate(task.jobs):
-                try:
-                    event = self._outcome(future, result, job, lost, task.index(i))
-                    if isinstance(event, Requeued):
-                        again.append(job)
-                        continue
-                    if isinstance(event, Finished):  # its faults, as they were recorded
-                        events += faulted(job, event.done.line)
-                except Exception as err:  # a report no honest worker sends, or a full disk
-                    event = Failed(job, ClusterError(
-                        f"match {job.spec.id}: its worker's report cannot be taken: "
-                        f"{type(err).__name__}: {_one_line(err)}"))
-                events.append(event)
-            if task.whole_set and again:  # one after another again, never at once
-                self._submit_set(again, f"{task_key(again[0])}-set{len(again)}-again"
-                                        f"{self._attempts[again[0].spec.id]}")
-        if not self._futures:
+        for message in self.client.messages(0.0 if events else timeout):
+            if "key" in message:
+                events += self._finished(message)
+            elif "lost" in message or "eof" in message or "broken" in message:
+                events += self._restart(str(message.get("lost") or message.get("broken")
+                                            or "it ended"))
+        self._look()
+        if not self._tasks:
             self._sweep()
         return events
+
+    def _restart(self, why: str) -> list[RunnerEvent]:
+        """The client process ended: started again (its tasks sent again), at most
+        :data:`RESTARTS` times; past that, or with the scheduler gone, every match out fails."""
+        tasks, self._tasks = self._tasks, {}
+        self.client.close()
+        self._restarts += 1
+        if self._restarts <= RESTARTS and "lost its scheduler" not in why:
+            with contextlib.suppress(ConfinementError):
+                self.client = ClientProcess(self._settings, self._timeout)
+                if self.warn is not None:
+                    self.warn(f"the Dask client process ended ({_one_line_text(why)}): "
+                              f"started again, its {len(tasks)} tasks sent again")
+                self._looks = 0
+                self._seen(self.client.ready.get("workers"))
+                for key, task in tasks.items():
+                    base = key.rsplit("-", 1)[0]
+                    self._send(base, task, [job.sealed() for job in task.jobs],
+                               self._usable(set()), loose=False)
+                return []
+        return [Failed(job, ClusterError(f"lost the Dask scheduler {self.address!r} while "
+                                         f"match {job.spec.id} was played"))
+                for task in tasks.values() for job in task.jobs]
+
+    def _finished(self, message: dict[str, Any]) -> list[RunnerEvent]:
+        task = self._tasks.pop(str(message.get("key")), None)
+        if task is None:
+            return []
+        worker = _worker_name(message.get("worker"))
+        outcomes = message.get("outcomes")
+        if task.whole_set and isinstance(outcomes, list) and len(outcomes) == len(task.jobs):
+            each = list(outcomes)
+        else:
+            each = [message.get("outcome")] * len(task.jobs)
+        events: list[RunnerEvent] = []
+        again: list[MatchJob] = []  # a set's seatings its closing worker stopped
+        self._counted = False
+        for job, outcome in zip(task.jobs, each, strict=True):
+            try:
+                event = self._outcome(job, outcome, worker, submit=not task.whole_set)
+                if isinstance(event, Requeued):
+                    again += [job] if event.whole else []
+                    continue
+                if isinstance(event, Finished):  # its faults, as they were recorded
+                    events += faulted(job, event.done.line)
+            except OSError as err:  # a full disk
+                event = Failed(job, ClusterError(f"match {job.spec.id}: its worker's report "
+                                                 f"cannot be taken: {_one_line(err)}"))
+            events.append(event)
+        if again:  # one after another again, never at once
+            self._submit_set(again, f"{task_key(again[0])}-set{len(again)}-again")
+        return events
+
+    def _outcome(self, job: MatchJob, outcome: Any, worker: str,
+                 submit: bool) -> RunnerEvent | Requeued:
+        """What became of ``job`` from what the client said of its task."""
+        if not isinstance(outcome, dict):
+            return self._fault(job, worker, "its result is not an outcome")
+        error = outcome.get("error")
+        if isinstance(error, dict):
+            kind, text = error.get("kind"), escape_controls(str(error.get("message"))[:300])
+            if kind == "cancelled":  # not by us: cancel() forgets its tasks first
+                return Failed(job, ClusterError(f"lost the Dask scheduler {self.address!r} "
+                                                f"while match {job.spec.id} was played"))
+            if kind == "killed":
+                return Failed(job, ClusterError(
+                    f"match {job.spec.id} was lost with every Dask worker that tried it (the "
+                    f"scheduler's distributed.scheduler.allowed-failures)"))
+            if kind == "aborted":  # its worker closed mid-match (not our cancel)
+                return self._again(job, submit=submit)
+            return self._fault(job, worker, f"{text}" if kind == "bot_command"
+                               else f"failed on it: {text}", bot=kind == "bot_command")
+        played = _report(outcome.get("report"))
+        if isinstance(played, str):
+            return self._fault(job, worker, f"its report: {played}")
+        played = dataclasses.replace(played, worker=worker)
+        if job.logs_dir is not None and played.logs:
+            for name in played.logs:
+                if name in ("", ".", "..") or name != Path(name).name:
+                    return self._fault(job, worker, f"it sent a log named {name!r}")
+        accepted = self._accept(job, played)
+        if isinstance(accepted, str):
+            return self._fault(job, worker, accepted)
+        if job.logs_dir is not None and played.logs:
+            job.logs_dir.mkdir(parents=True, exist_ok=True)
+            for name, data in played.logs.items():
+                (job.logs_dir / name).write_bytes(data)
+        self._played_on(job, worker)
+        if played.sandbox is SandboxMode.NONE and self.sandbox is SandboxMode.AUTO \
+                and self.warn is not None and worker not in self._warned:
+            self._warned.add(worker)
+            self.warn(f"worker {worker} has no working bubblewrap (bwrap): its bots run "
+                      f"without a sandbox")
+        return accepted
+
+    def _accept(self, job: MatchJob, played: WorkerReport) -> Finished | str:
+        """``played`` counted (its record replayed and saved), or why it is refused."""
+        if played.written is not None and played.line is not None \
+                and job.record_path is not None:  # written (synced) on the shared folder
+            written = played.written
+            if written.parent != job.record_path.parent or not (
+                    written.name.startswith(f".{job.record_path.name}.")
+                    and written.name.endswith(".tmp")):  # a worker's word is not a path to move
+                return (f"it reported a record at {escape_controls(str(written))!r}, not "
+                        f"beside {job.record_path.name}")
+            try:
+                if not stat.S_ISREG(os.lstat(written).st_mode):  # a link to anywhere, say
+                    return (f"it reported a record at {escape_controls(str(written))!r}, "
+                            f"which is not a plain file")
+                why = job.refusal(_read_record(written), played.line)
+                if why is not None:
+                    return why
+                os.replace(written, job.record_path)
+                self._moved_into.add(written.parent)
+            except OSError as err:
+                return f"the record it wrote cannot be moved: {_one_line(err)}"
+            return Finished(job, Done(played.line))
+        if played.record is None:  # neither written on the shared folder nor sent
+            return "it sent back no record"
+        why = job.refusal(played.record, played.line)
+        if why is not None:
+            return why
+        return Finished(job, job.finish(played.record))
+
+    def _fault(self, job: MatchJob, worker: str, why: str, *,
+               bot: bool = False) -> RunnerEvent | Requeued:
+        """A faulty result of ``worker``: noted in the book, and the match played again on
+        another worker (the faulty one never again for it), unless it came back faulty
+        :data:`MATCH_FAULTS` times or no worker is left for it."""
+        match = job.spec.id
+        excluded, first = False, not self._counted
+        if first:  # one fault a task: a set's seatings come back from one report
+            self._counted = True
+            excluded = self.book.add(worker, match, why)
+        if first and self.faults_file is not None:
+            with contextlib.suppress(OSError):
+                write_atomic(self.faults_file, json.dumps(self.book.summary(), indent=1) + "\n")
+        avoid = self._avoid.setdefault(match, set())
+        avoid.add(worker)
+        if self.warn is not None and first:
+            self.warn(f"worker {worker}: match {match}: {why}; not counted, played again "
+                      f"elsewhere")
+            if excluded:
+                self.warn(f"worker {worker}: {FAULT_LIMIT} faults: no longer sent matches")
+        faults = self._faulty[match] = self._faulty.get(match, 0) + 1
+        usable = self._usable(avoid) or []
+        if faults >= MATCH_FAULTS or not usable:
+            left = (f"{faults} faulty results" if usable else
+                    "no worker left to play it")
+            error = BotCommandError(why) if bot else refused(job, worker, why)
+            return Failed(job, type(error)(f"{error} ({left})"))
+        self._submit(job, f"{task_key(job)}-fault{faults}")
+        return Requeued(job, whole=False)
 
     def _sweep(self) -> None:
         """Removes the attempts' files of matches already saved from the folders records were
@@ -555,77 +744,6 @@ class ClusterRunner(Runner):
                         Path(entry.path).unlink(missing_ok=True)
         self._moved_into.clear()
 
-    def _outcome(self, future: Future[Any], result: _Result, job: MatchJob,
-                 lost: bool = False, index: int | None = None) -> RunnerEvent | Requeued:
-        """What became of ``job``: the task's, or the ``index``-th seating of a set's task."""
-        from distributed import KilledWorker
-
-        if lost or future.status == "cancelled":  # not by us: cancel() forgets its futures first
-            return Failed(job, ClusterError(f"lost the Dask scheduler {self.address!r} while "
-                                            f"match {job.spec.id} was played"))
-        try:
-            played: WorkerReport = result.get() if index is None else \
-                _unpack(result.get()[index])
-        except KilledWorker:
-            return Failed(job, ClusterError(
-                f"match {job.spec.id} was lost with every Dask worker that tried it (the "
-                f"scheduler's distributed.scheduler.allowed-failures)"))
-        except MatchAborted:  # its worker closed mid-match (not our cancel): play it again
-            return self._again(job, submit=index is None)
-        except BotCommandError as err:
-            return Failed(job, err)
-        except Exception as err:
-            return Failed(job, ClusterError(f"match {job.spec.id} failed on a Dask worker: "
-                                            f"{type(err).__name__}: {_one_line(err)}"))
-        if not isinstance(played, WorkerReport):  # a worker's word is not to be trusted
-            return Failed(job, ClusterError(f"match {job.spec.id}: its worker sent back a "
-                                            f"{type(played).__name__}, not a report"))
-        if job.logs_dir is not None and played.logs:
-            job.logs_dir.mkdir(parents=True, exist_ok=True)
-            for name, data in played.logs.items():
-                if not isinstance(name, str) or name in ("", ".", "..") or \
-                        name != Path(name).name or not isinstance(data, bytes):
-                    return Failed(job, ClusterError(f"match {job.spec.id}: its worker sent "
-                                                    f"a log named {name!r}"))
-                (job.logs_dir / name).write_bytes(data)
-        self._played_on(job, played.worker)
-        if played.sandbox is SandboxMode.NONE and self.sandbox is SandboxMode.AUTO \
-                and self.warn is not None \
-                and played.worker not in self._warned:
-            self._warned.add(played.worker)
-            self.warn(f"worker {played.worker} has no working bubblewrap (bwrap): its bots "
-                      f"run without a sandbox")
-        if played.written is not None and played.line is not None \
-                and job.record_path is not None:  # written (synced) on the shared folder
-            written = played.written
-            if not isinstance(written, Path) or written.parent != job.record_path.parent or not (
-                    written.name.startswith(f".{job.record_path.name}.")
-                    and written.name.endswith(".tmp")):  # a worker's word is not a path to move
-                return Failed(job, ClusterError(f"match {job.spec.id}: its worker reported a "
-                                                f"record at {str(written)!r}, not beside "
-                                                f"{job.record_path.name}"))
-            try:
-                if not stat.S_ISREG(os.lstat(written).st_mode):  # a link to anywhere, say
-                    return Failed(job, ClusterError(f"match {job.spec.id}: its worker reported "
-                                                    f"a record at {str(written)!r}, which is "
-                                                    f"not a plain file"))
-                why = job.refusal(_read_record(written), played.line)
-                if why is not None:
-                    return Failed(job, refused(job, played.worker, why))
-                os.replace(written, job.record_path)
-                self._moved_into.add(written.parent)
-            except OSError as err:
-                return Failed(job, ClusterError(f"match {job.spec.id}: cannot move the record "
-                                                f"its worker wrote: {_one_line(err)}"))
-            return Finished(job, Done(played.line))
-        if played.record is None:  # neither written on the shared folder nor sent
-            return Failed(job, ClusterError(f"match {job.spec.id}: its worker sent back no "
-                                            f"record"))
-        why = job.refusal(played.record, played.line)
-        if why is not None:
-            return Failed(job, refused(job, played.worker, why))
-        return Finished(job, job.finish(played.record))
-
     def _again(self, job: MatchJob, *, submit: bool = True) -> RunnerEvent | Requeued:
         """``job`` to be played again (by itself, or with the rest of its set by the caller:
         ``submit`` false), unless it was stopped :data:`RETRIES` times already."""
@@ -636,21 +754,20 @@ class ClusterRunner(Runner):
         self._attempts[job.spec.id] = attempt
         if submit:
             self._submit(job, f"{task_key(job)}-again{attempt}")
-        return Requeued(job)
+        return Requeued(job, whole=not submit)
 
     def cancel(self) -> None:
         """See :meth:`Runner.cancel`: cancels every task (running ones stop at their next
         turn, when their worker sees the task is no longer wanted)."""
-        futures, self._futures = self._futures, {}
-        with contextlib.suppress(Exception):
-            self.client.cancel(list(futures), force=True)
+        tasks, self._tasks = self._tasks, {}
+        self.client.send(("cancel", list(tasks)))
         self._aborted += [Failed(job, MatchAborted(f"match {job.spec.id} stopped"))
-                          for task in futures.values() for job in task.jobs]
+                          for task in tasks.values() for job in task.jobs]
 
     def close(self) -> None:
         """See :meth:`Runner.close`."""
         with contextlib.suppress(Exception):
-            self.client.close(timeout=5)
+            self.client.close()
 
     def __enter__(self) -> ClusterRunner:
         return self
@@ -707,3 +824,7 @@ def _quiet_dask() -> None:
 def _one_line(err: BaseException) -> str:
     text = " ".join(str(err).split()) or type(err).__name__
     return text[:300]
+
+
+def _one_line_text(text: str) -> str:
+    return escape_controls(" ".join(text.split())[:300])

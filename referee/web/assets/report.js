@@ -317,8 +317,19 @@
     div.appendChild(ul);
     return div;
   }
+  function drawWorkerFaults(box) {  // a cluster's workers whose results were refused
+    const workers = D.cluster_faults || [];
+    if (!workers.length) return;
+    const div = el("div", "group");
+    div.appendChild(el("h3", "", "Cluster workers whose results disagreed with the replay or could not be read (not counted, played again elsewhere)"));
+    const ul = el("ul");
+    workers.forEach((w) => ul.appendChild(el("li", "", w.worker + ": " + plural(w.count, "fault") + (w.excluded ? ", no longer sent matches" : "") + "; the first, match " + w.match + ": " + w.why)));
+    div.appendChild(ul);
+    box.appendChild(div);
+  }
   function drawFaults() {
     const box = $("faultlist");
+    drawWorkerFaults(box);
     if (!D.faults.length) { box.appendChild(el("p", "muted", D.matches ? "no fault" : "no match finished yet")); return; }
     D.faults.forEach((g) => box.appendChild(faultGroup(g)));
     if (D.fault_groups > D.faults.length) box.appendChild(el("p", "muted", "and " + (D.fault_groups - D.faults.length) + " more groups, of entrants further down the standings: choose an entrant (its name in the standings) for its own."));
