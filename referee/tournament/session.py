@@ -43,6 +43,7 @@ from referee.tournament.admission import (
     FaultLimit,
     Preflight,
     PreflightResult,
+    start_checks,
 )
 from referee.tournament.audit import Audit, in_play_order
 from referee.tournament.config import Config, ConfigError
@@ -145,6 +146,8 @@ class Outcome:
     """The verdict on each adjacent pair of the final order."""
     questions: list[Pair] | None = None
     """A gauntlet's verdicts: each candidate against each of the others (else ``None``)."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """The entrants left out (the pre-flight's ``leave-out``, a folder changed), and why."""
 
     @property
     def finished(self) -> bool:
@@ -478,9 +481,9 @@ class _Either:
 
 class TournamentSession:
     """One run of a tournament over its output folder (prepared: :func:`prepare_output`), whose
-    deals ``secret`` keys: :meth:`resume` reads what earlier runs finished, :meth:`admit`
-    decides who plays (snapshots, pre-flight), :meth:`play` plays the rest and returns the
-    :class:`Outcome`, its standings written once the tournament ended.
+    deals ``secret`` keys: :meth:`resume` reads what earlier runs finished, :meth:`play`
+    decides who plays (snapshots, pre-flight: :meth:`_start_checks`), plays the rest and
+    returns the :class:`Outcome`, its standings written once the tournament ended.
 
     ``hidden``: per entrant, what its sandbox shows empty; ``remote``: the bots start on other
     machines (no snapshot, no pre-flight here; a worker that shares this output folder writes
@@ -512,8 +515,6 @@ class TournamentSession:
         # secret travels with every match anyway: it deals the cards)
         self._shared = (self.folder.secret, self.folder.secret.read_text(encoding="ascii")) \
             if remote else None
-        self._preflight: Callable[[Sequence[Entrant], Collection[int], CancelSignal],
-                                  Checks | None] | None = None
         self._checks: Checks | None = None
         self._halt = threading.Event()
         self._after: Callable[[RecordDict], None] | None = None
@@ -527,33 +528,26 @@ class TournamentSession:
         self.rounds.load()
         self.books.done = len(self.resumed)  # a line that turns out not to fit is not
 
-    def admit(self, preflight: Callable[[Sequence[Entrant], Collection[int], CancelSignal],
-                                        Checks | None]) -> None:
-        """Decides who plays: ``preflight`` (the entrants, a :class:`Lineup` when sealed:
-        each on its snapshot, waited for as asked; those left out already; a signal to stop
-        early) is started by :meth:`play` once the header is out and the snapshots are under
-        way (:meth:`Seals.start`, in the order the first round needs the entrants): it returns
-        the :class:`Checks` it fills in on a thread of its own, while the matches of the
-        entrants checked already play. Nothing here for bots that start on other machines."""
-        if self.remote:
-            return
-        self._preflight = preflight
-
     def _start_checks(self, first: Sequence[MatchSpec]) -> None:
-        """Starts the snapshots, then the pre-flight, if any (see :meth:`admit`), both in the
-        order ``first`` (the first round's matches) needs the entrants in."""
+        """Starts the snapshots, then the pre-flight (``preflight`` not ``off``; nothing here
+        for bots that start on other machines), both in the order ``first`` (the first round's
+        matches) needs the entrants in, once the header is out: the pre-flight fills in its
+        :class:`Checks` on a thread of its own (:func:`start_checks`) while the matches of the
+        entrants checked already play."""
         # a group's seatings all seat its members: the groups' order is the play order's
         order = list(dict.fromkeys([*(i for spec in first for i in spec.seats),
                                     *range(len(self.names))]))
         seals = self.roster.seals
         if seals is not None and not self.remote:
             seals.start([self.names[i] for i in order])
-        if self._preflight is None:
+        if self.remote:  # each worker checks its own bots
             return
         signal = _Either(self.stop, self._halt)
         entrants: Sequence[Entrant] = self.roster.entrants if seals is None else \
             Lineup(self.roster, order, signal)
-        self._checks = self._preflight(entrants, dict(self.limit.left_out), signal)
+        self._checks = start_checks(self.config, entrants, order, self.mode, signal,
+                                    logs_dir=self.folder.preflight,
+                                    skip=dict(self.limit.left_out))
         if self._checks is not None:
             self.reporter.preflight(0, self._checks.total, None)
 
@@ -694,7 +688,7 @@ class TournamentSession:
             self.rounds.close()
         if self.course.stopped is None or not self.course.complete():  # planned, to play
             books.pages.finish()
-            return Outcome(total, books.done, books.played, None)
+            return Outcome(total, books.done, books.played, None, left_out=self.left_out())
         outcome = self.standings()
         books.pages.finish()
         return outcome
@@ -765,7 +759,11 @@ class TournamentSession:
         questions = course.questions() if self.config.format.has_candidates else None
         write_standings(self.config, standings, course.matches, stopped=course.stopped,
                         pairs=pairs, questions=questions or (), notes=self.notes(),
-                        left_out={self.names[i]: why for i, why in self.limit.left_out.items()})
+                        left_out=self.left_out())
         self.reporter.finished(standings)
         return Outcome(course.matches, self.books.done, self.books.played, standings,
-                       course.stopped, pairs, questions)
+                       course.stopped, pairs, questions, self.left_out())
+
+    def left_out(self) -> dict[str, str]:
+        """The entrants left out so far, by name, and why."""
+        return {self.names[i]: why for i, why in self.limit.left_out.items()}
