@@ -20,6 +20,7 @@ default, with a fifth of each property's examples, and ``deep`` (``CT_TEST_DEEP=
 
 from __future__ import annotations
 
+import multiprocessing.process
 import os
 import re
 import subprocess
@@ -322,6 +323,17 @@ def _counting_init(self: subprocess.Popen[bytes], *args: object, **kwargs: objec
 
 
 subprocess.Popen.__init__ = _counting_init  # type: ignore[method-assign, assignment]
+_process_start = multiprocessing.process.BaseProcess.start
+
+
+def _counting_start(self: multiprocessing.process.BaseProcess) -> None:
+    """A process of ``multiprocessing`` (a worker of a :class:`ProcessRunner`, whose bots
+    are started by its own ``Popen``, unseen here) counts as a process started."""
+    _started[0] += 1
+    _process_start(self)
+
+
+multiprocessing.process.BaseProcess.start = _counting_start  # type: ignore[method-assign]
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import CLI, PY, ROOT, bot, tournament_yaml
+from referee.bots.hygiene import Hygiene
 from referee.cli import main
 from referee.match.job import Done
 from referee.match.play import Observer
@@ -169,9 +170,9 @@ def test_no_two_seatings_of_a_group_play_at_once() -> None:
                              "most": 0}
     jobs = [_FakeJob(_FakeSpec(s.index, s.group, s.seating), state) for s in plan]
     done: list[str] = []
-    with ThreadRunner(2) as runner:
+    with ThreadRunner(2) as runner:  # fake matches: no bot, no cache of the machine's dropped
         play_jobs(runner, jobs, lambda job, record: done.append(job.spec.id),  # type: ignore[arg-type]
-                  threading.Event())
+                  threading.Event(), hygiene=Hygiene(None))
     assert sorted(done) == sorted(j.spec.id for j in jobs)
     assert state["clashes"] == []
     assert state["most"] == 2  # still two at once: seatings of other groups
