@@ -36,6 +36,7 @@ import yaml
 from browser import Browser, find_chromium
 from hypothesis import settings
 
+from referee.bots import hygiene
 from referee.bots.bot import Answer
 from referee.bots.limits import Limits
 from referee.bots.process import Launcher, bwrap_available
@@ -335,10 +336,23 @@ def _counting_start(self: multiprocessing.process.BaseProcess) -> None:
 
 multiprocessing.process.BaseProcess.start = _counting_start  # type: ignore[method-assign]
 
+_dropped = [0]  # the kernel's caches dropped so far (every process on the machine pays)
+_drop_caches = hygiene.drop_caches
+
+
+def _counting_drop(level: int = hygiene.EVERYTHING, path: Path = hygiene.DROP_CACHES) -> float:
+    _dropped[0] += path == hygiene.DROP_CACHES
+    return _drop_caches(level, path)
+
+
+hygiene.drop_caches = _counting_drop
+_drop_key = pytest.StashKey[int]()
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     item.stash[_count_key] = _started[0]
+    item.stash[_drop_key] = _dropped[0]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -350,4 +364,8 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     if _started[0] != before and item.get_closest_marker("process") is None:
         pytest.fail(f"{item.nodeid} starts a subprocess: mark it with @pytest.mark.process",
                     pytrace=False)
+    if _dropped[0] != item.stash.get(_drop_key, _dropped[0]) \
+            and item.get_closest_marker("process") is None:
+        pytest.fail(f"{item.nodeid} drops the machine's kernel caches without a bot: give its "
+                    f"runner sandboxed = False (or play_jobs a Hygiene(None))", pytrace=False)
 
