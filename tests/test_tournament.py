@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from plans import planned
 
 from conftest import (
     PY,
@@ -135,7 +136,7 @@ def test_concurrency_2_output_folder_and_ranking(setup: tuple[Path, str], tmp_pa
     assert resolved["concurrency"] == 2 and resolved["limits"]["move_ms"] == 1000
     assert resolved["output"] == str(out)
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
-    assert sorted(x["id"] for x in lines) == [m.id for m in config.schedule(secret=secret)]
+    assert sorted(x["id"] for x in lines) == [m.id for m in planned(config, secret=secret)]
     for line in lines:
         assert set(line) >= {"id", "players", "totals", "ranks", "faults", "record"}
         record = read_record(out / line["record"])
