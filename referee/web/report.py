@@ -1,30 +1,12 @@
-"""A tournament's report: ``report/`` in its output folder, opened from the file system or any
-static web server, or served (:mod:`referee.web.serve`: ``--serve``).
-
-The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, ``report.js``,
-``report.css``) over data files written beside it:
-
-- ``data.js``: the standings, the headline, the settings, the gauntlet's answers, the audit,
-  the crosstable's top, the faults grouped by entrant and kind
-  (:func:`referee.web.folder.page_data`); its size grows with the entrants, not with the matches;
-- ``matches/<k>.js``: the match list, :data:`~referee.web.folder.CHUNK` matches a file (a full
-  file is written once);
-- ``cross/<k>.js``: each entrant's results against every opponent, when the run ends;
-- ``games/<id>.html``: a match's replay page, for the examples of each fault (the step of the
-  fault), and for every match of a tournament of at most :data:`ALL_PAGES` when it ends;
-  ``--serve`` draws any other on demand;
-- ``replay.html`` and ``replays/<id>.js``: the one replay page for every match
-  (``replay.html#id=<id>``) and each match's data for it, written while the run goes (a slice of
-  time after each refresh) and, for a tournament of more than :data:`ALL_PAGES`, every one at
-  its end; ``--serve`` draws one not written yet;
-- ``alive.js``: the run's sign of life, rewritten every :data:`HEARTBEAT_S` while it runs, so
-  that the page of a run killed without a word says it stopped.
+"""A tournament's report: ``report/`` in its output folder, one fixed viewer
+(:mod:`referee.web.report_page`) over data files written beside it (``docs/report.md``, "The
+files"), opened from the file system or any static web server, or served
+(:mod:`referee.web.serve`: ``--serve``).
 
 While a tournament runs, :class:`Refresher` (the tournament's
 :class:`~referee.tournament.run.Pages` hook) keeps it current from the journal lines the
 coordinator hands it; ``ct-referee report`` (:func:`build`) rebuilds it from the folder's files.
-Either way a match shows once every seating of its duplicate set has ended, and the table only
-where it holds whole sets (:mod:`referee.web.sets`): the later seatings play the same deals.
+A match shows once every seating of its duplicate set has ended (:mod:`referee.web.sets`).
 Nothing in the folder is trusted to be well formed.
 """
 
