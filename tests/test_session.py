@@ -19,13 +19,8 @@ from referee.tournament.admission import Benched, FaultLimit
 from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.output import Journal, JournalLine, OutputFolder, prepare_output
 from referee.tournament.ratings import Standings
-from referee.tournament.session import (
-    Reporter,
-    Resumed,
-    Roster,
-    RoundsLog,
-    TournamentSession,
-)
+from referee.tournament.resume import Resumed, RoundsLog
+from referee.tournament.session import Reporter, Roster, TournamentSession
 
 SECRET = DealSecret(bytes(range(32)))
 
