@@ -968,7 +968,7 @@ def test_a_wide_character_name_is_cut_by_cells_not_characters() -> None:
     from rich.cells import cell_len
     from rich.console import Console
 
-    from referee.cli.tournament import standings_table
+    from referee.cli.standings import standings_table
     from referee.tournament.ratings import MatchResult, Standings
 
     names = ["猫" * 20, "dog"]
