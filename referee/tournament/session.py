@@ -327,6 +327,18 @@ class _Either:
         return self.a.is_set() or self.b.is_set()
 
 
+def entrant_order(first: Iterable[MatchSpec], entrants: int) -> list[int]:
+    """The entrants in the order ``first`` (a round's matches, in play order) seats them, then
+    those it does not seat: read only up to the match that seats the last of them (a round
+    robin of 100 names every entrant within its first 600 matches of 970,200)."""
+    seen: dict[int, None] = {}
+    for spec in first:
+        seen.update(dict.fromkeys(spec.seats))
+        if len(seen) == entrants:
+            break
+    return list(dict.fromkeys([*seen, *range(entrants)]))
+
+
 # -- the session -------------------------------------------------------------------------------
 
 class TournamentSession:
@@ -384,9 +396,7 @@ class TournamentSession:
         matches) needs the entrants in, once the header is out: the pre-flight fills in its
         :class:`Checks` on a thread of its own (:func:`start_checks`) while the matches of the
         entrants checked already play."""
-        # a group's seatings all seat its members: the groups' order is the play order's
-        order = list(dict.fromkeys([*(i for spec in first for i in spec.seats),
-                                    *range(len(self.names))]))
+        order = entrant_order(first, len(self.names))
         seals = self.roster.seals
         if seals is not None and not self.remote:
             seals.start([self.names[i] for i in order])
