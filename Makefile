@@ -66,6 +66,12 @@ test: system-test $(BIN)/ct-referee
 	wait $$mypy; typed=$$?; cat .mypy.out; rm -f .mypy.out; \
 	[ $$tests = 0 ] && [ $$typed = 0 ]
 
+# The linters of `make test` alone: ruff, the layers, mypy --strict.
+lint: $(BIN)/ct-referee
+	$(BIN)/ruff check referee tests bots bench
+	$(BIN)/lint-imports
+	$(BIN)/mypy --strict $(STRICT)
+
 # The fast lane: no process started (no bot, no CLI, no browser), under 15 s.
 test-fast: $(BIN)/ct-referee
 	$(BIN)/pytest -q -n $(CPUS) --dist worksteal -m "not process and not deep and not slow"

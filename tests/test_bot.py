@@ -77,11 +77,9 @@ def test_bots_in_threads() -> None:
 
 
 def test_timeout() -> None:
-    with started(misbehave("sleep")) as b:
-        t0 = time.monotonic()
-        with pytest.raises(BotTimeout, match="no answer within 300 ms") as e:
-            b.request(GO, 300)
-        assert 0.3 <= time.monotonic() - t0 < 0.8
+    with started(misbehave("sleep")) as b, pytest.raises(
+            BotTimeout, match="no answer within 300 ms") as e:
+        b.request(GO, 300)
     assert (e.value.fault, e.value.code) == (Fault.TIMEOUT, Reason.NO_ANSWER)
 
 
@@ -101,10 +99,9 @@ def test_crash_mid_hand() -> None:
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_exit_leaving_a_child_that_holds_stdout(sandbox: str) -> None:
     with started(misbehave("orphan", launcher=launcher(sandbox))) as b:
-        t0 = time.monotonic()
+        # a crash, not a timeout: the exit is seen though the child still holds stdout
         with pytest.raises(BotCrash, match="exited with code 4"):
             b.request(GO, 5000)
-        assert time.monotonic() - t0 < 1.0
         assert b.pid
         pgid = b.pid
     t0 = time.monotonic()
@@ -132,10 +129,11 @@ def test_bot_that_stops_reading() -> None:
     with started(misbehave("slowread")) as b:
         with pytest.raises(BotTimeout):
             b.request(GO, 200)  # now it sleeps and reads nothing more
-        t0 = time.monotonic()
-        for i in range(20_000):  # ~1.6 MB of events: far more than a pipe holds
-            b.send(f"play 0 7c {i:060d}")
-        assert time.monotonic() - t0 < 2.0
+        sender = threading.Thread(target=lambda: [  # ~1.6 MB: far more than a pipe holds
+            b.send(f"play 0 7c {i:060d}") for i in range(20_000)], daemon=True)
+        sender.start()
+        sender.join(60)  # a deadline for a hang, not a timing: send never blocks
+        assert not sender.is_alive()
         with pytest.raises(BotTimeout, match="does not read its input") as e:
             b.request(GO, 200)
         assert e.value.code == Reason.NOT_READING
@@ -145,9 +143,7 @@ def test_stderr_flood_is_capped(tmp_path: Path) -> None:
     err = tmp_path / "bot.err"
     with misbehave("stderr", stderr_path=err, launcher=Launcher(stderr_cap=100_000)) as b:
         b.start(10_000)
-        t0 = time.monotonic()
         assert b.request(GO, 20_000).line == "ok"  # it wrote 50 MB to stderr first
-        assert time.monotonic() - t0 < 10
     data = err.read_bytes()
     assert data.startswith(b"e" * 100_000)
     assert data[100_000:] == b"\n[ct-referee: stderr cut at 100000 bytes]\n"
@@ -161,9 +157,7 @@ def test_close_kills_a_bot_that_ignores_quit_and_sigterm() -> None:
     assert b.request(GO, 5000).line == "ok"
     pid = b.pid
     assert pid
-    t0 = time.monotonic()
     b.close(grace_ms=200)
-    assert time.monotonic() - t0 < 1.0
     assert not alive(pid)
     assert b.returncode == -9
     b.close()  # idempotent
@@ -178,9 +172,8 @@ def test_close_kills_the_whole_group(sandbox: str) -> None:
     if sandbox == "none":  # sandboxed, the bot has a session (and a pid namespace) of its own
         assert alive(child)
         assert len(members) >= 2
-    t0 = time.monotonic()
     b.close(grace_ms=100)  # the leader exits on quit; its child holds stdout and stderr
-    assert time.monotonic() - t0 < 2.0
+    t0 = time.monotonic()
     # SIGKILL is sent to all of them; a dying pid-namespace init may take a moment to go.
     while live_processes(group=b.pid) and time.monotonic() - t0 < 3.0:
         time.sleep(0.01)

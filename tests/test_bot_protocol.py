@@ -7,7 +7,6 @@ in ``tests/test_bot.py``."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -63,10 +62,9 @@ def test_a_write_that_differs_fails_at_once() -> None:
     with t.bot() as bot:
         bot.start(1000)
         bot.send("match id m2 seat 0")
-        t0 = time.monotonic()
+        # a crash at once, not a timeout after the 10 s clock
         with pytest.raises(BotCrash, match="expected 'match id m1 seat 0', got 'match id m2"):
             bot.request(GO, 10_000)
-        assert time.monotonic() - t0 < 5
     with pytest.raises(AssertionError, match="got 'match id m2 seat 0'"):
         t.assert_done()
 
@@ -104,11 +102,9 @@ def test_a_wrong_first_line_is_a_startup_fault() -> None:
 
 def test_no_ready_in_time() -> None:
     t = MockTransport().expect(HELLO).expect("quit")
-    t0 = time.monotonic()
     with t.bot() as bot, pytest.raises(BotStartupError, match="no ready within 300 ms") as e:
         bot.start(300)
     assert e.value.code == Reason.NO_ANSWER
-    assert time.monotonic() - t0 < 3
     t.assert_done()
 
 
@@ -116,20 +112,17 @@ def test_the_start_up_wait_is_stopped_by_the_stop_event() -> None:
     t = MockTransport().expect(HELLO).expect("quit")
     stop = threading.Event()
     threading.Timer(0.3, stop.set).start()
-    t0 = time.monotonic()
     with t.bot() as bot, pytest.raises(BotStartupError, match="stopped before ready") as e:
         bot.start(30_000, stop)
-    assert e.value.code == Reason.STOPPED
-    assert time.monotonic() - t0 < 3
+    assert e.value.code == Reason.STOPPED  # stopped, not timed out
     t.assert_done()
 
 
 def test_an_unset_stop_event_still_times_out() -> None:
     t = MockTransport().expect(HELLO).expect("quit")
-    t0 = time.monotonic()
-    with t.bot() as bot, pytest.raises(BotStartupError, match="no ready within 500 ms"):
+    with t.bot() as bot, pytest.raises(BotStartupError, match="no ready within 500 ms") as e:
         bot.start(500, threading.Event())
-    assert 0.45 < time.monotonic() - t0 < 3
+    assert e.value.code == Reason.NO_ANSWER
     t.assert_done()
 
 

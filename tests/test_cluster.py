@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plans import planned
 
 from conftest import BOTS, PY, ROOT, need_extra, quitter_tournament, tournament_yaml
 
@@ -117,7 +118,7 @@ def test_a_two_worker_cluster_gives_the_standings_of_a_local_run(
     assert outcome.finished and outcome.played == MATCHES
     assert (tmp_path / "out" / "standings.json").read_text() == standings
     assert sorted(journal_ids(tmp_path / "out")) == sorted(
-        s.id for s in config.schedule(secret=secret_of(path)))
+        s.id for s in planned(config, secret=secret_of(path)))
     # The bots' stderr came back from the workers and was written here, by the coordinator.
     logs = tmp_path / "out" / "logs" / "r1-g001-s01"
     assert sorted(p.name for p in logs.iterdir()) == ["0-random.stderr", "1-greedy.stderr",

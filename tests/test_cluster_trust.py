@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from plans import planned
 
 from conftest import PY, ROOT, need_extra
 
@@ -209,7 +210,7 @@ def test_nothing_sent_to_a_worker_holds_the_deal_secret(reference: tuple[Path, s
             job.spec.deal(1)
     # what the workers were given played the same matches as the coordinator derives
     for line in (out / "results.jsonl").read_text().splitlines():
-        assert json.loads(line)["id"] in {s.id for s in config.schedule(secret=secret)}
+        assert json.loads(line)["id"] in {s.id for s in planned(config, secret=secret)}
 
 
 def certs(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -88,3 +88,57 @@ def test_no_format_nor_privilege_mode_is_compared_as_a_string_outside_its_parser
     for what, (words, allowed) in PARSERS.items():
         assert words, what
         assert compared_words(words, allowed) == [], what
+
+
+MAX_MODULE_LINES = 700
+MAX_CLASS_LINES = 300
+MAX_DOCSTRING_LINES = 20
+
+BEING_SPLIT = {
+    "referee/bots/": "owned by the sandbox work (issue 40: sandbox.py split, Bot.s spawning)",
+    "referee/runners/": "owned by the cluster work (ClusterRunner)",
+    "referee/tournament/stopping.py": "owned by the statistics work",
+    "referee/tournament/audit.py": "owned by the statistics work",
+    "referee/league/verdicts.py": "owned by the statistics work",
+}
+"""Where issue 40's other parts are at work: the sizes below are theirs to meet."""
+
+
+def oversized(package: Path = PACKAGE) -> list[str]:
+    """Every module over :data:`MAX_MODULE_LINES`, class over :data:`MAX_CLASS_LINES` and
+    module docstring over :data:`MAX_DOCSTRING_LINES` (a docstring says what the module is
+    for and links to ``docs/`` for the reasoning)."""
+    found = []
+    for path in modules(package):
+        where = path.relative_to(package.parent).as_posix()
+        if any(where.startswith(prefix) for prefix in BEING_SPLIT):
+            continue
+        tree = parsed(path)
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES:
+            found.append(f"{where}: {lines} lines")
+        doc = ast.get_docstring(tree) or ""
+        if len(doc.splitlines()) > MAX_DOCSTRING_LINES:
+            found.append(f"{where}: a docstring of {len(doc.splitlines())} lines")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                assert node.end_lineno is not None
+                size = node.end_lineno - node.lineno + 1
+                if size > MAX_CLASS_LINES:
+                    found.append(f"{where}:{node.lineno} class {node.name}: {size} lines")
+    return found
+
+
+def test_no_module_class_or_module_docstring_is_too_long() -> None:
+    assert oversized() == []
+
+
+def test_the_size_check_finds_a_long_class_and_docstring(tmp_path: Path) -> None:
+    package = tmp_path / "referee"
+    package.mkdir()
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_CLASS_LINES))
+    doc = "\n".join(["Line."] * (MAX_DOCSTRING_LINES + 1))
+    (package / "m.py").write_text(f'"""{doc}"""\n\n\nclass Big:\n{body}\n')
+    assert oversized(package) == [
+        f"referee/m.py: a docstring of {MAX_DOCSTRING_LINES + 1} lines",
+        f"referee/m.py:{MAX_DOCSTRING_LINES + 4} class Big: {MAX_CLASS_LINES + 1} lines"]

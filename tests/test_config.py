@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from plans import planned
 
 from conftest import EXAMPLES, PY
 from referee.bots.limits import Limits, SandboxMode
@@ -87,7 +88,7 @@ rating: {mu: 30, sigma: 5, beta: 2.5, tau: 0.1, draw_probability: 0.05}
                                    pids=9, cpus=0.5, tmp_mb=7, file_mb=0)
     assert config.rating == RatingConfig(30, 5, 2.5, 0.1, 0.05)
     assert config.output == tmp_path / "out" / "here"  # relative to the file's folder
-    assert len(config.schedule(secret=bytes(32))) == 3 * 3 * 2
+    assert len(planned(config, secret=bytes(32))) == 3 * 3 * 2
 
 
 def test_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -307,14 +308,14 @@ def test_formats_stop_and_command_line_overrides(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD + "format: gauntlet\ncandidates: [greedy2]\nplayers: 2\n")
     config = load_config(path)
     assert config.candidates == ("greedy2",) and config.stop is None and config.rounds == 1
-    assert {tuple(sorted(s.seats)) for s in config.schedule(secret=bytes(32))} == {(0, 2), (1, 2)}
+    assert {tuple(sorted(s.seats)) for s in planned(config, secret=bytes(32))} == {(0, 2), (1, 2)}
     assert config.identity()["candidates"] == ["greedy2"]
     over = load_config(path, overrides={"rounds": 4, "seed": "x", "max_matches": 12,
                                         "stop": {"confidence": 0.9, "margin": 2}})
     assert (over.rounds, over.seed, over.max_matches) == (4, "x", 12)
     assert over.stop == Stop(0.9, 2.0) and over.total() == 12
     with pytest.raises(ValueError, match="round by round"):
-        over.schedule(secret=bytes(32))
+        planned(over, secret=bytes(32))
     result = CliRunner().invoke(main, ["tournament", str(path), "--stop", "high"])
     assert result.exit_code == 2
     assert result.output == ("error: --stop: expected CONFIDENCE or CONFIDENCE:MARGIN (like 0.95 "

@@ -252,11 +252,9 @@ def test_full_transcript(kind: str, start_bot) -> None:
     answer = bot.ask("pick 5d from 5h 5s ms 250")
     assert answer in ("5h", "5s"), answer
     bot.send("forfeit timeout")
-    start = time.monotonic()
     rc, rest = bot.finish()
     assert rc == 0
     assert rest == b"", f"unexpected output after quit: {rest!r}"
-    assert time.monotonic() - start < READ_TIMEOUT
 
 
 @pytest.mark.process

@@ -169,7 +169,7 @@ def test_no_two_seatings_of_a_group_play_at_once() -> None:
                              "most": 0}
     jobs = [_FakeJob(_FakeSpec(s.index, s.group, s.seating), state) for s in plan]
     done: list[str] = []
-    with ThreadRunner(2) as runner:
+    with ThreadRunner(2) as runner:  # fake matches: no bot
         play_jobs(runner, jobs, lambda job, record: done.append(job.spec.id),  # type: ignore[arg-type]
                   threading.Event())
     assert sorted(done) == sorted(j.spec.id for j in jobs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
+from collections.abc import Sequence
 
 import pytest
 
@@ -12,18 +13,25 @@ from referee.game.rules import rank
 from referee.match.job import DealSecret
 from referee.tournament.course import TournamentPlan, TournamentProgress
 from referee.tournament.formats import (
+    Format,
     Gauntlet,
     Ladder,
     Prefix,
     RoundRobin,
     State,
     capped_total,
-    make_format,
+    format_named,
     plan_round,
 )
 from referee.tournament.ratings import MatchResult
 from referee.tournament.schedule import schedule
 from referee.tournament.stopping import Stop
+
+
+def make_format(name: str, entrants: int, players: int, *, seed: int | str,
+                candidates: Sequence[int] = ()) -> Format:
+    """The format called ``name``, built (:meth:`Format.build`)."""
+    return format_named(name).build(entrants, players, seed=seed, candidates=candidates)
 
 KEY = bytes(range(32))
 

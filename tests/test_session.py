@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -19,13 +20,8 @@ from referee.tournament.admission import Benched, FaultLimit
 from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.output import Journal, JournalLine, OutputFolder, prepare_output
 from referee.tournament.ratings import Standings
-from referee.tournament.session import (
-    Reporter,
-    Resumed,
-    Roster,
-    RoundsLog,
-    TournamentSession,
-)
+from referee.tournament.resume import Resumed, RoundsLog
+from referee.tournament.session import Reporter, Roster, TournamentSession
 
 SECRET = DealSecret(bytes(range(32)))
 
@@ -318,3 +314,25 @@ def test_a_fresh_start_cut_short_leaves_a_folder_fresh_takes_up_again(
     monkeypatch.setattr(output.os, "rename", rename)
     prepare_output(cfg, fresh=True)
     assert (out / ".ct-referee.json").is_file() and not (out / "logs" / "x").exists()
+
+
+def test_the_entrants_order_reads_the_round_only_up_to_its_last_new_entrant() -> None:
+    """The snapshots and the pre-flight go in the order the first round seats the entrants;
+    a round robin of 100 has 970,200 matches, of which the order needs the first few hundred:
+    the rest is never planned for it (it took the first match 15 s)."""
+    from referee.tournament.formats import RoundRobin, State, plan_round
+    from referee.tournament.session import entrant_order
+
+    read = 0
+
+    def counted() -> Iterator[MatchSpec]:
+        nonlocal read
+        for spec in plan_round(RoundRobin(100, 3), State.initial(100), players=3,
+                               seatings="all", seed=1, secret=bytes(32), rounds=1):
+            read += 1
+            yield spec
+
+    order = entrant_order(counted(), 100)
+    assert order[:3] == [0, 1, 2] and sorted(order) == list(range(100))
+    assert read == 97 * 6 + 1  # up to group (0, 1, 99)'s first seating, of 970,200
+    assert entrant_order([], 3) == [0, 1, 2]  # an entrant no match seats comes last

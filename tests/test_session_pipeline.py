@@ -16,10 +16,13 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import PY, ScriptedEntrant, tournament_yaml
 from referee.match.job import DealSecret, MatchJob
 from referee.match.play import Entrant
 from referee.runners.local import Finished, Runner, RunnerEvent
+from referee.tournament import session as session_module
 from referee.tournament.admission import Checks, PreflightResult
 from referee.tournament.config import Config, load_config
 from referee.tournament.output import OutputFolder, prepare_output
@@ -33,6 +36,7 @@ class InProcess(Runner):
     match's seats were when it was submitted."""
 
     remote = False
+    sandboxed = False  # players in process: no cache of the machine's to drop between seatings
 
     def __init__(self) -> None:
         self.running: deque[MatchJob] = deque()
@@ -107,7 +111,8 @@ def three(tmp_path: Path, preflight: str) -> Config:
                                        preflight=preflight, output="out"))
 
 
-def test_matches_of_entrants_checked_start_while_the_rest_are_checked(tmp_path: Path) -> None:
+def test_matches_of_entrants_checked_start_while_the_rest_are_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = three(tmp_path, "leave-out")
     prepare_output(cfg, deal_secret=SECRET)
     runner, heard = InProcess(), Heard()
@@ -116,15 +121,18 @@ def test_matches_of_entrants_checked_start_while_the_rest_are_checked(tmp_path: 
     checks = LateChecks(runner)
     asked: list[Collection[int]] = []
 
-    def start(entrants: Sequence[Entrant], skip: Collection[int], halt: Any) -> Checks:
+    def start(config: Config, entrants: Sequence[Entrant], order: Sequence[int], mode: Any,
+              halt: Any, *, logs_dir: Path, skip: Collection[int]) -> Checks:
         asked.append(skip)
+        assert logs_dir == OutputFolder(cfg.output).preflight
         return checks
 
+    monkeypatch.setattr(session_module, "start_checks", start)  # the session starts its own
     session.resume()
-    session.admit(start)
     outcome = session.play(sandbox="none")
     assert outcome.finished and outcome.played == 6
     assert asked == [{}]
+    assert outcome.left_out.keys() == {"e2"}  # who was left out, and why, in the outcome
     # e0 against e1 was under way before e2's result came in
     assert checks.submitted_before is not None
     assert any(i.startswith("r1-g001") for i in checks.submitted_before)
@@ -165,7 +173,6 @@ def played(tmp_path: Path, page: Any) -> tuple[TournamentSession, InProcess]:
     runner = InProcess()
     session = TournamentSession(cfg, SECRET, runner=runner, stop=threading.Event())
     session.resume()
-    session.admit(lambda entrants, skip, halt: None)
     assert session.play(sandbox="none", pages=PagedBy(page)).played == 6  # type: ignore[arg-type]
     return session, runner
 

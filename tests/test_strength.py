@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from plans import planned
 
 from conftest import PY, ROOT, tournament_yaml
 from referee.tournament.run import load_config, run
@@ -63,4 +64,4 @@ def test_strength_tournament_file_is_a_duplicate_tournament_of_the_three() -> No
     argv = shlex.split(mc) if isinstance(mc, str) else list(mc)
     max_ms = float(argv[argv.index("--max-ms") + 1])
     assert 0 < max_ms <= 300  # bounded thinking: strength from more deals, not more time
-    assert len(config.schedule(secret=bytes(32))) == config.rounds * 6
+    assert len(planned(config, secret=bytes(32))) == config.rounds * 6

@@ -24,8 +24,6 @@ SUIT_SYMBOLS = "♣♦♥♠"
 
 TEN, JACK, QUEEN, KING = 9, 10, 11, 12
 FIVE = 4
-ACE = 0
-SPADES = 3
 
 
 class CardError(ValueError):

@@ -1,39 +1,10 @@
 """One encoding of a seat's decision for learning agents: observation vector and action index.
 
-Pure code, no I/O, no numpy at import time. Everything is computed from a
-:class:`referee.game.rules.SeatView` (the engine's one statement of what a seat may see) plus the
-public match totals, so the PettingZoo environment (:mod:`referee.learning.env`) and the protocol
-bridge
-(:mod:`referee.learning.policy_bot`) cannot encode a position differently: both call :func:`arrays`.
-
-**Actions** (:data:`ACTIONS` = 312, one fixed discrete space for both kinds of decision):
-
-- ``go``: ``card * 5 + slot`` for ``card`` 0..51 (:class:`referee.game.cards.Card` order, rank * 4 +
-  suit): slot 0 plays the card naming no target (it captures nothing, or sweeps a layout three of
-  a kind); slot ``1 + s`` captures the card of suit ``s`` of the card's partner rank. 0..259.
-- ``pick``: ``260 + target`` for the table card the turned card takes. 260..311.
-
-**Observation** (:data:`OBS_SIZE` = 490 floats in [0, 1]); "seat +k" is the k-th seat after this
-one in turn order (seat +0 is this seat; absent seats are zeros):
-
-====================  =======  ==========================================================
-slice                  size     meaning
-====================  =======  ==========================================================
-``HAND``               52       own cards
-``TABLE``              52       face-up table cards
-``CAPTURED`` + 52 k    4 x 52   seat +k's captured pile
-``PLAYED``             52       cards played from a hand or turned from the stock so far
-``UNSEEN``             52       cards this seat has not seen (other hands and the stock)
-``PICK_CARD``          52       the turned card this seat must pick a target for
-``PICKING``            1        1 on a ``pick`` decision
-``STOCK``              1        cards left in the stock / 24
-``POINTS`` + k         4        seat +k's points this hand / points in a hand
-``HELD`` + k           4        cards in seat +k's hand / 12
-``DEALER`` + k         4        1 for the dealer's seat
-``PLAYERS`` + n - 2    3        1 for the number of players (2, 3, 4)
-``RED_FROG``           1        1 for the red-frog-black-frog variant
-``TOTALS`` + k         4        seat +k's match total / target, at most 1 (0 without a target)
-====================  =======  ==========================================================
+Pure code, no I/O, no numpy at import time, computed from a :class:`referee.game.rules.SeatView`
+and the public match totals, so the PettingZoo environment (:mod:`referee.learning.env`) and the
+protocol bridge (:mod:`referee.learning.policy_bot`) cannot encode a position differently: both
+call :func:`arrays`. The actions (:data:`ACTIONS`: ``go`` 0..259, ``pick`` 260..311) and the
+observation's slices (:data:`OBS_SIZE` floats) are tabled in ``docs/learning.md``.
 
 >>> from referee.game.rules import Deal, Hand
 >>> hand = Hand(Deal.from_seed(3, "doc"), dealer=0)

@@ -1,22 +1,10 @@
 """Who plays next in a league (pure: no I/O, no clock).
 
 :class:`Matchmaker` hands out one duplicate set's entrants at a time (:meth:`Matchmaker.next_set`):
-
-1. **placement**: a new entrant's first ``placement`` sets, at once, as slots free up (several
-   newcomers take turns, so each plays its first set soon), its opponents spread over its
-   uncertainty: the established entrants rated
-   nearest to ``mu``, ``mu + sigma``, ``mu - sigma``, ``mu + 2 sigma``, ... (a search over the
-   field, not the schedule's order);
-2. **the fair-share floor**: every active entrant is owed ``players / active`` of a seat for
-   every set handed out while it was active; one owed a whole set or more plays next (the most
-   owed first), so none starves however the ratings fall;
-3. **where a set teaches most**: otherwise the most uncertain entrant (largest sigma) meets
-   the neighbours in the rating order with whom a result is least foreseeable (TrueSkill's
-   match quality times the pair's variance), its last opponents avoided.
-
-Every step costs O(log n) but the opponent search (a window of the rating order) and keeping
-that order (a sorted list: a C ``memmove`` per update): 1,000 entrants and a million sets run in
-minutes (``bench/league.py``), in memory that does not grow with the sets.
+a newcomer's placement sets first, then any entrant owed a whole set by the fair-share floor,
+else the most uncertain entrant against the neighbours a result teaches most about
+(``docs/league.md``, section 5). 1,000 entrants and a million sets run in minutes
+(``bench/league.py``), in memory that does not grow with the sets.
 
 >>> mm = Matchmaker(players=2, placement=1)
 >>> for name in ("a", "b", "c"):

@@ -1,19 +1,10 @@
 """Chinese Ten as a PettingZoo agent-environment-cycle (AEC) environment, for training bots.
 
-Needs the ``rl`` extra (``pip install 'ct-referee[rl]'``: pettingzoo, gymnasium, numpy); the rest
-of ct-referee never imports this module.
-
-One agent step per decision the protocol has: ``player_<s>`` (seat ``s``) steps once per ``go``
-and, when its turned card has several targets, once more for the ``pick``. Observations and
-action masks are :func:`referee.game.encoding.arrays` of the engine's
-:meth:`referee.game.rules.Hand.view`:
-exactly what the seat may see, encoded as the protocol bridge (:mod:`referee.learning.policy_bot`)
-encodes it. Rewards are each seat's points, at the end of every hand (``dense=True``: as the
-cards are captured), plus ``match_bonus`` for the winners of a match.
-
-Deals are those of ``ct-referee play --seed N``: ``reset(seed=N)`` deals hand ``k`` from
-``Deal.from_seed(players, f"{N}:{k}")``; ``reset()`` without a seed draws the next episode's
-seed from a generator seeded by the last seed given (or by the system when none was).
+Needs the ``rl`` extra (``pip install 'ct-referee[rl]'``); the rest of ct-referee never imports
+this module. One agent step per decision of the protocol (a ``go``, and a ``pick`` when the turned
+card has several targets); observations and masks are :func:`referee.game.encoding.arrays` of
+what the seat may see, as the protocol bridge encodes them; rewards, deals and seeds as
+``docs/learning.md`` says (``reset(seed=N)`` deals as ``ct-referee play --seed N``).
 
 >>> env = raw_env(players=3, target=None)
 >>> env.reset(seed=7)

@@ -224,8 +224,10 @@ STEPS: tuple[str, ...] = (
 # -- the checker ------------------------------------------------------------------------------
 
 
-class _BotChecker:
-    """Drives one bot through the scripted situations and judges its every answer."""
+class _Conversation:
+    """The conversation with the bot under check: its process (a fresh one after a failure),
+    the transcript, start-up and quit, each request and, when one fails, the diagnosis of what
+    the bot did instead (a step of :data:`STEPS` to report)."""
 
     def __init__(self, command: str | Sequence[str], *, move_ms: int, startup_ms: int,
                  launcher: Launcher, workdir: Path | None, report: CheckReport,
@@ -417,7 +419,9 @@ class _BotChecker:
             self.pending_warnings.append(
                 f"{text!r} accepted, but {HINT_CASE}: {canonical!r}")
 
-    # Playing.
+
+class _BotChecker(_Conversation):
+    """Drives one bot through the scripted situations and judges its every answer."""
 
     def run(self) -> None:
         """Every step of :data:`STEPS`, each reported once: start-up, each scenario's

@@ -1,17 +1,9 @@
 """The narration of a match: which protocol lines each seat receives, and in what order.
 
-Pure code, no I/O. This is the one place that says what a match tells its seats; the match
-(:mod:`referee.match.play`), the record's seat lines (:func:`referee.records.replay.seat_lines`)
-and the
-conformance checker (:mod:`referee.match.check`) all send what it gives.
-
-* :func:`match_line`, :func:`hand_cues`, :func:`score_cue`, :func:`end_cue` are the lines around
-  the turns: ``match`` (per seat), ``hand`` (per seat, its own cards) and the dealer's ``take``,
-  then ``score`` and ``end`` (to every seat).
-* :func:`turn_cues` is one turn: the ``go`` request to the seat to move, the ``play`` to every
-  seat, the ``pick`` request when the turned card has several targets, the ``turn`` to every
-  seat. A request is an :class:`Ask` built on the seat's :class:`referee.game.rules.SeatView`, so
-  what a seat is shown is what the rules let it see.
+Pure code, no I/O: the one place that says what a match tells its seats; the match
+(:mod:`referee.match.play`), the record's seat lines and the conformance checker
+(:mod:`referee.match.check`) all send what it gives (``docs/protocol.md``, "Referee → bot").
+A request is an :class:`Ask` built on the seat's :class:`referee.game.rules.SeatView`.
 
 >>> from referee.game.rules import Deal, Hand
 >>> hand = Hand(Deal.from_seed(2, "doc"), dealer=0)

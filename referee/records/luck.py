@@ -1,19 +1,9 @@
 """The luck of the stock flips in a recorded hand: points a seat took from the turned cards,
-measured against what an average card of the stock would have given it.
+measured against what an average card of the stock would have given it (``luck of the flip =
+f(card turned) - mean of f over the cards still in the stock``: mean 0 whatever the bots do).
 
-Pure code, no I/O. Duplicate seating cancels the luck of the dealt cards; what is left is the
-order of the stock. For each turn, the card turned is drawn uniformly from the cards still in the
-stock (no bot can see their order), so with ``f(c)`` the points the mover would take if ``c`` were
-turned on the table as it is just before the flip (the card plus its best target, or the three
-swept; 0 when it captures nothing),
-
-    luck of the flip = f(card turned) - mean of f over the cards still in the stock
-
-has conditional mean exactly 0 given everything before the flip, whatever the bots do. Summed per
-seat over a hand it is the record's ``hands[i].luck``; points minus luck (the *adjusted* points)
-have the same expectation as the points and, on real duplicate sets, 1.5-2 times less variance
-per deal (docs/statistics.md). It is computed when the record is made and again by
-:mod:`referee.records.verify`.
+Pure code, no I/O; computed when the record is made and again by :mod:`referee.records.verify`.
+Why and how much it helps: ``docs/statistics.md``, "The luck of the stock flips".
 
 >>> entry = {"dealer": 0, "hands": [["5h"], ["5d"]], "layout": ["5s", "Kc"],
 ...          "stock": ["5c", "2c"], "turns": [

@@ -69,8 +69,6 @@ RESOURCE = "match"
 """The Dask worker resource a match needs one unit of."""
 CONNECT_TIMEOUT_S = 10.0
 """How long to try to reach the scheduler (and to wait for a first worker)."""
-SLOTS_REFRESH_S = 1.0
-"""How often the cluster's capacity is asked of the scheduler."""
 
 
 CA_FILE = "ca.pem"

@@ -24,22 +24,27 @@ import heapq
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import typing
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.bots.bot import Answer, BotCrash, BotError, BotStartupError, CancelSignal
-from referee.bots.limits import Limits
-from referee.bots.process import Launcher, stderr_tail
+from referee.bots.limits import Limits, SandboxMode
+from referee.bots.process import BotCommandError, Launcher, stderr_tail
 from referee.game.faults import Fault, Reason
 from referee.match.job import MatchSpec
 from referee.match.play import Entrant, Player
 from referee.protocol.escape import escape_controls
 from referee.tournament.audit import cut_sets
+from referee.tournament.dispatch import TournamentError
 from referee.tournament.formats import Prefix
+
+if TYPE_CHECKING:
+    from referee.tournament.config import Config
 
 
 class Preflight(StrEnum):
@@ -553,4 +558,63 @@ class FaultLimit:
 
 
 __all__ = ["BENCHED", "LOOKAHEAD", "RETRIES_FOR", "SLOW", "Benched", "FaultLimit", "Preflight",
-           "PreflightResult", "preflight"]
+           "PreflightResult", "preflight", "start_checks"]
+
+
+class _Picked(Sequence[Entrant]):
+    """``entrants[wanted[k]]`` as item ``k``, each asked for only when the pre-flight starts
+    it (a session's ``Lineup`` waits for its snapshot)."""
+
+    def __init__(self, entrants: Sequence[Entrant], wanted: Sequence[int]) -> None:
+        self.entrants, self.wanted = entrants, wanted
+
+    def __len__(self) -> int:
+        return len(self.wanted)
+
+    @typing.overload
+    def __getitem__(self, k: int) -> Entrant: ...
+
+    @typing.overload
+    def __getitem__(self, k: slice) -> Sequence[Entrant]: ...
+
+    def __getitem__(self, k: int | slice) -> Entrant | Sequence[Entrant]:
+        if isinstance(k, slice):
+            return [self.entrants[i] for i in self.wanted[k]]
+        return self.entrants[self.wanted[k]]
+
+
+def start_checks(config: Config, entrants: Sequence[Entrant], order: Iterable[int],
+                 sandbox: SandboxMode, stop: CancelSignal, *, logs_dir: Path,
+                 skip: Collection[int] = ()) -> Checks | None:
+    """Starts the pre-flight (``preflight`` not ``off``) on a thread of its own: each entrant
+    started once (not those in ``skip``, left out already), in the ``order`` play needs them
+    (a session's :class:`~referee.tournament.session.Lineup` waits for each snapshot);
+    returns the :class:`Checks` it fills in as each entrant's result is known (the session
+    reports them, and leaves out those that did not start with ``leave-out``, before any of
+    their matches starts).
+
+    :raises TournamentError: if the sandbox cannot be resolved for the bots (a command that
+        cannot be started at all is raised where the results are taken).
+    """
+    if config.preflight is Preflight.OFF:
+        return None
+    wanted = [i for i in order if i not in skip]
+    try:
+        launcher = Launcher.resolve(sandbox, config.limits)
+    except BotCommandError as err:
+        raise TournamentError(str(err)) from None
+    checks = Checks(wanted)
+
+    def fly() -> None:
+        try:
+            preflight(_Picked(entrants, wanted), limits=config.limits, launcher=launcher,
+                      logs_dir=logs_dir, hidden=(config.output,), stop=stop,
+                      done=lambda k, result: checks.put(wanted[k], result))
+        except BotCommandError as err:
+            checks.fail(TournamentError(str(err)))
+        except BaseException as err:  # raised again on the coordinator's thread
+            checks.fail(err)
+
+    checks.worker = threading.Thread(target=fly, name="preflight", daemon=True)
+    checks.worker.start()
+    return checks

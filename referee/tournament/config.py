@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.match.job import DealSecret, MatchSpec
+from referee.match.job import DealSecret
 from referee.tournament.admission import Preflight
 from referee.tournament.common import (
     BOT_UIDS,
@@ -36,10 +36,8 @@ from referee.tournament.formats import (
     FORMATS,
     Format,
     RoundRobin,
-    State,
     capped_total,
     format_named,
-    plan_round,
 )
 from referee.tournament.stopping import Stop
 
@@ -96,27 +94,6 @@ class Config(Common):
         return capped_total(self.tournament_format(), players=self.players,
                             seatings=self.seatings, rounds=self.rounds,
                             max_matches=self.max_matches)
-
-    def schedule(self, *, secret: DealSecret | bytes) -> list[MatchSpec]:
-        """Every match of a tournament planned in advance (a round robin or a gauntlet without
-        ``stop``), in rating order, its deals keyed by ``secret``.
-
-        :raises ValueError: for a format planned round by round from the results (a ladder, or
-            ``stop``).
-        """
-        if self.format.seeded_by_results or self.stop is not None:
-            raise ValueError(f"a {self.format.name}{' with stop' if self.stop else ''} is planned "
-                             f"round by round from the results")
-        fmt, n = self.tournament_format(), len(self.entrants)
-        specs: list[MatchSpec] = []
-        state = State.initial(n)
-        while more := plan_round(fmt, state, players=self.players, seatings=self.seatings,
-                                 seed=self.seed, secret=DealSecret.of(secret).key,
-                                 rounds=self.rounds,
-                                 max_matches=self.max_matches):
-            specs += more
-            state = State(n, state.round + 1, len(specs), state.order, state.mu, state.sigma)
-        return specs
 
     def identity(self) -> dict[str, Any]:
         """What decides the matches and their results: two runs resume each other only if

@@ -320,15 +320,6 @@ def format_named(name: str) -> type[Format]:
         raise ValueError(f"unknown format {name!r} (use {' or '.join(FORMATS)})") from None
 
 
-def make_format(name: str, entrants: int, players: int, *, seed: int | str,
-                candidates: Sequence[int] = ()) -> Format:
-    """The format called ``name``, built (:meth:`Format.build`).
-
-    :raises ValueError: for an unknown name, or a gauntlet that cannot be built.
-    """
-    return format_named(name).build(entrants, players, seed=seed, candidates=candidates)
-
-
 def set_size(players: int, kind: str) -> int:
     """Matches in one duplicate set: every seating of a group."""
     return len(seatings(tuple(range(players)), kind))

@@ -121,11 +121,6 @@ class OutputFolder:
             return set()
         return {i for i in map(record_id, names) if i is not None}
 
-    def prepare(self, config: Config, *, fresh: bool = False,
-                deal_secret: DealSecret | bytes | None = None) -> DealSecret:
-        """See :func:`prepare_output`."""
-        return prepare_output(config, fresh=fresh, deal_secret=deal_secret)
-
     def journal(self) -> Journal:
         """``results.jsonl``."""
         return Journal(self.results)

@@ -24,17 +24,13 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-import typing
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 from referee.bots.limits import SandboxMode
-from referee.bots.process import BotCommandError, Launcher
 from referee.bots.sandbox import capabilities
 from referee.match.job import DealSecret
-from referee.match.play import Entrant
 from referee.runners.local import CancelSignal, Runner
-from referee.tournament.admission import Checks, Preflight, preflight
 from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.dispatch import TournamentError, play_jobs, stop_on_sigint
 from referee.tournament.entrants import check_entrant_folders, hidden_paths, refused_entrant
@@ -42,7 +38,6 @@ from referee.tournament.output import (
     MARKER,
     SECRET,
     Journal,
-    OutputFolder,
     prepare_output,
     read_deal_secret,
     write_standings,
@@ -51,7 +46,6 @@ from referee.tournament.private import make_private
 from referee.tournament.sealing import Seals, prepare
 from referee.tournament.session import (
     BIG_PLAN,
-    Lineup,
     Outcome,
     Pages,
     Reporter,
@@ -137,8 +131,6 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
                                     seals=seals, hidden=hidden, remote=remote)
         session.resume()
         sandbox = _sandbox_header(config, session.mode, where, remote=remote, seals=seals)
-        session.admit(lambda entrants, skip, halt: _preflight(config, entrants, session.mode,
-                                                              halt, skip=skip))
         return session.play(sandbox=sandbox,
                             pages=pages(config.output) if pages is not None else None,
                             pace=_Pace(reporter, config.total()).tick)
@@ -180,62 +172,3 @@ class _Pace:
                 f"{left / 86_400:.1f} days; Ctrl-C keeps what is played, and the same command "
                 f"with a smaller plan (--max-matches, a ladder, players: 2, seatings: rotate) "
                 f"goes on")
-
-class _Picked(Sequence[Entrant]):
-    """``entrants[wanted[k]]`` as item ``k``, each asked for only when the pre-flight starts
-    it (a :class:`Lineup`'s waits for its snapshot)."""
-
-    def __init__(self, entrants: Sequence[Entrant], wanted: Sequence[int]) -> None:
-        self.entrants, self.wanted = entrants, wanted
-
-    def __len__(self) -> int:
-        return len(self.wanted)
-
-    @typing.overload
-    def __getitem__(self, k: int) -> Entrant: ...
-
-    @typing.overload
-    def __getitem__(self, k: slice) -> Sequence[Entrant]: ...
-
-    def __getitem__(self, k: int | slice) -> Entrant | Sequence[Entrant]:
-        if isinstance(k, slice):
-            return [self.entrants[i] for i in self.wanted[k]]
-        return self.entrants[self.wanted[k]]
-
-
-def _preflight(config: Config, entrants: Sequence[Entrant], sandbox: SandboxMode,
-               stop: CancelSignal, skip: Collection[int] = ()) -> Checks | None:
-    """Starts the pre-flight (``preflight`` not ``off``) on a thread of its own: each entrant
-    started once (not those in ``skip``, left out already), in the order play needs them when
-    given a :class:`Lineup` (each waited for until sealed); returns the :class:`Checks` it
-    fills in as each entrant's result is known (the session reports them, and leaves out
-    those that did not start with ``leave-out``, before any of their matches starts).
-
-    :raises TournamentError: if the sandbox cannot be resolved for the bots (a command that
-        cannot be started at all is raised where the results are taken).
-    """
-    if config.preflight is Preflight.OFF:
-        return None
-    # in the order play needs them (a :class:`Lineup`: as they are sealed)
-    order = entrants.order if isinstance(entrants, Lineup) else range(len(entrants))
-    wanted = [i for i in order if i not in skip]
-    try:
-        launcher = Launcher.resolve(sandbox, config.limits)
-    except BotCommandError as err:
-        raise TournamentError(str(err)) from None
-    checks = Checks(wanted)
-
-    def fly() -> None:
-        try:
-            preflight(_Picked(entrants, wanted), limits=config.limits, launcher=launcher,
-                      logs_dir=OutputFolder(config.output).preflight,
-                      hidden=(config.output,), stop=stop,
-                      done=lambda k, result: checks.put(wanted[k], result))
-        except BotCommandError as err:
-            checks.fail(TournamentError(str(err)))
-        except BaseException as err:  # raised again on the coordinator's thread
-            checks.fail(err)
-
-    checks.worker = threading.Thread(target=fly, name="preflight", daemon=True)
-    checks.worker.start()
-    return checks

@@ -6,9 +6,8 @@ tournament, round by round, and writes the standings once it ended. Each part ho
 over the typed journal line (:class:`~referee.tournament.output.JournalLine`) and the one
 :class:`~referee.tournament.output.OutputFolder`, and is tested alone, in process:
 
-* :class:`Resumed`: the matches an earlier run finished, read back from ``results.jsonl``;
-* :class:`RoundsLog`: the rounds as planned (``rounds.jsonl``: a format seeded by results plays
-  them the same on a resume, even with entrants added since);
+* :class:`~referee.tournament.resume.Resumed` and :class:`~referee.tournament.resume.RoundsLog`:
+  what earlier runs finished and planned;
 * :class:`Roster`: who sits for each entrant (sealing: its snapshot, waited for before its
   first match; a folder changed since the start, a pre-flight that failed or a
   disqualification bench it);
@@ -20,7 +19,6 @@ over the typed journal line (:class:`~referee.tournament.output.JournalLine`) an
 
 from __future__ import annotations
 
-import array
 import dataclasses
 import os
 import threading
@@ -37,7 +35,7 @@ from referee.game.faults import Reason
 from referee.match.job import DealSecret, Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
 from referee.protocol.escape import escape_controls
-from referee.records.record import FaultDict, RecordDict, RecordError, read_record
+from referee.records.record import FaultDict, RecordDict
 from referee.runners.local import CancelSignal, Runner
 from referee.tournament.admission import (
     BENCHED,
@@ -45,6 +43,7 @@ from referee.tournament.admission import (
     FaultLimit,
     Preflight,
     PreflightResult,
+    start_checks,
 )
 from referee.tournament.audit import Audit, in_play_order
 from referee.tournament.config import Config, ConfigError
@@ -53,12 +52,13 @@ from referee.tournament.dispatch import WAIT_S, TournamentError, play_jobs
 from referee.tournament.formats import set_size
 from referee.tournament.output import Journal, JournalLine, OutputFolder, write_standings
 from referee.tournament.ratings import MatchResult, Standing, Standings
+from referee.tournament.resume import Kept, Resumed, RoundsLog
 from referee.tournament.sealing import Seals
 from referee.tournament.startup import match_job
 from referee.tournament.stopping import Pair, Stop
 
-__all__ = ["BIG_PLAN", "Books", "Kept", "NoPages", "Outcome", "Pages", "Reporter", "Resumed",
-           "Roster", "RoundsLog", "TournamentSession", "plan_advice"]
+__all__ = ["BIG_PLAN", "Books", "NoPages", "Outcome", "Pages", "Reporter", "Roster",
+           "TournamentSession", "plan_advice"]
 
 
 class Pages(Protocol):
@@ -147,6 +147,8 @@ class Outcome:
     """The verdict on each adjacent pair of the final order."""
     questions: list[Pair] | None = None
     """A gauntlet's verdicts: each candidate against each of the others (else ``None``)."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """The entrants left out (the pre-flight's ``leave-out``, a folder changed), and why."""
 
     @property
     def finished(self) -> bool:
@@ -189,155 +191,6 @@ def plan_advice(config: Config, total: int | None) -> str | None:
     return (f"this plan has {total:,} matches: about {at[0]} (instant bots, "
             f"{'sandboxed' if boxed else 'no sandbox'}, this machine's {cores} cores), "
             f"{at[1]} (a large cluster){more}")
-
-
-# -- resume ------------------------------------------------------------------------------------
-
-_NO_FAULTS: list[FaultDict] = []
-
-
-@dataclass(frozen=True)
-class Kept:
-    """A finished match read back from the journal (its hand scores packed: a resume may hold
-    a million of these)."""
-
-    result: MatchResult
-    scores: array.array[int]
-    luck: list[list[float]] | None = None
-    faults: list[FaultDict] = field(default_factory=lambda: _NO_FAULTS)
-
-    @classmethod
-    def of(cls, result: MatchResult, hands: list[list[int]],
-           luck: list[list[float]] | None = None, faults: list[FaultDict] | None = None) -> Kept:
-        """Packs ``hands``, every hand's points by seat."""
-        return cls(result, array.array("i", [x for hand in hands for x in hand]), luck,
-                   faults or _NO_FAULTS)
-
-    @property
-    def hands(self) -> list[list[int]]:
-        """Every hand's points by seat."""
-        n = len(self.result.players)
-        return [list(self.scores[i:i + n]) for i in range(0, len(self.scores), n)]
-
-
-def _hand_scores(record: RecordDict | dict[str, Any]) -> list[list[int]]:
-    return [[int(x) for x in hand["scores"]] for hand in record.get("hands", ())]
-
-
-def _hand_luck(record: RecordDict | dict[str, Any]) -> list[list[float]] | None:
-    """Every hand's luck by seat (``None`` when a hand has none: an older record)."""
-    hands = record.get("hands", ())
-    if not all("luck" in hand for hand in hands):
-        return None
-    return [[float(x) for x in hand["luck"]] for hand in hands]
-
-
-class Resumed:
-    """The matches an earlier run of this output folder finished, by match id, read back from
-    its journal (:meth:`load`); a later line for the same id wins. A line is kept when its
-    record was written (its hand scores in the line: the record is synced before the line), or,
-    a line of an older ct-referee without them, when its record agrees with it. A sealed
-    entrant's snapshot digests are handed to ``seals`` (a resume says when a folder changed)."""
-
-    def __init__(self, folder: OutputFolder, seals: Seals | None = None) -> None:
-        self.folder, self.seals = folder, seals
-        self.matches: dict[str, Kept] = {}
-        self._records: set[str] = set()
-
-    def __len__(self) -> int:
-        return len(self.matches)
-
-    def load(self, journal: Journal) -> None:
-        """Reads ``journal`` once (dropping the lines not kept, see :meth:`Journal.load`)."""
-        self.folder.drop_superseded()  # an older run's games/<id>.json played again since
-        self._records = self.folder.records()  # one listing: the cheap check of a line
-        journal.load(self.accept, collect=False)
-        self._records = set()
-        if self.seals is not None:
-            self.seals.kept_loaded()
-
-    def accept(self, data: dict[str, Any]) -> bool:
-        """Takes one journal line; ``False`` for one not kept."""
-        try:
-            line = JournalLine.parse(data)
-        except ValueError:
-            return False
-        checked = self._check(line)
-        if checked is None:
-            return False
-        self.matches[line.id], snapshots = checked
-        if self.seals is not None:  # its snapshot, once taken, says if the code changed since
-            for name, digest in zip(line.result.players, snapshots or (), strict=False):
-                self.seals.kept(name, digest)
-        return True
-
-    def _check(self, line: JournalLine) -> tuple[Kept, Any] | None:
-        """The line as kept, and the snapshot digests by seat, if it is to be kept."""
-        if line.scores is not None:  # trusted: its record was written (synced) before the line
-            if line.id not in self._records:
-                return None
-            return Kept.of(line.result, line.scores, line.luck, line.faults), line.snapshots
-        try:  # a line of an older ct-referee: its record says the hand scores
-            record = read_record(self.folder.saved_record(line.id))
-            hands = _hand_scores(record)
-            luck = _hand_luck(record)
-        except (KeyError, TypeError, ValueError, RecordError):
-            return None
-        if record.get("id") != line.id or \
-                list(record.get("totals", ())) != list(line.result.totals) or \
-                not all(len(h) == len(line.result.players) for h in hands):
-            return None
-        return Kept.of(line.result, hands, luck, line.faults), record.get("snapshots")
-
-    def pop(self, spec: MatchSpec, players: Sequence[str]) -> tuple[Kept | None, bool]:
-        """The kept match of ``spec`` if it was played by ``players`` (by seat), and whether a
-        kept line for its id was there at all (one that does not fit is dropped)."""
-        old = self.matches.pop(spec.id, None)
-        if old is not None and list(old.result.players) == list(players):
-            return old, True
-        return None, old is not None
-
-
-class RoundsLog:
-    """``rounds.jsonl``: each round of a format seeded by the results
-    (:attr:`~referee.tournament.formats.Format.seeded_by_results`) as it was planned, its
-    groups by entrant name, so that a resume plays it the same even with entrants added since."""
-
-    def __init__(self, journal: Journal, names: Sequence[str]) -> None:
-        self.journal, self.names = journal, list(names)
-        self.planned: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-        """Per round, its ``(group number, members)`` as planned."""
-        self._index = {name: i for i, name in enumerate(self.names)}
-
-    def load(self) -> None:
-        """Reads the rounds planned by earlier runs (dropping lines that do not parse)."""
-        self.journal.load(self.accept, collect=False)
-
-    def accept(self, line: dict[str, Any]) -> bool:
-        """Takes one line; ``False`` for one that does not name a round of these entrants."""
-        try:
-            r = int(line["round"])
-            groups = [(int(g), tuple(self._index[str(n)] for n in members))
-                      for g, members in line["groups"]]
-        except (KeyError, TypeError, ValueError):
-            return False
-        self.planned[r] = groups
-        return True
-
-    def get(self, round_: int) -> list[tuple[int, tuple[int, ...]]] | None:
-        """Round ``round_`` as an earlier run planned it (``None``: not planned yet)."""
-        return self.planned.get(round_)
-
-    def add(self, round_: int, specs: Sequence[MatchSpec]) -> None:
-        """Logs round ``round_`` as planned now, unless an earlier run did."""
-        if round_ in self.planned:
-            return
-        groups = {s.group: [self.names[i] for i in sorted(s.seats)] for s in specs}
-        self.journal.append({"round": round_, "groups": list(groups.items())})
-
-    def close(self) -> None:
-        """Closes the file (synced)."""
-        self.journal.close()
 
 
 # -- who sits ----------------------------------------------------------------------------------
@@ -489,13 +342,25 @@ class _Either:
         return self.a.is_set() or self.b.is_set()
 
 
+def entrant_order(first: Iterable[MatchSpec], entrants: int) -> list[int]:
+    """The entrants in the order ``first`` (a round's matches, in play order) seats them, then
+    those it does not seat: read only up to the match that seats the last of them (a round
+    robin of 100 names every entrant within its first 600 matches of 970,200)."""
+    seen: dict[int, None] = {}
+    for spec in first:
+        seen.update(dict.fromkeys(spec.seats))
+        if len(seen) == entrants:
+            break
+    return list(dict.fromkeys([*seen, *range(entrants)]))
+
+
 # -- the session -------------------------------------------------------------------------------
 
 class TournamentSession:
     """One run of a tournament over its output folder (prepared: :func:`prepare_output`), whose
-    deals ``secret`` keys: :meth:`resume` reads what earlier runs finished, :meth:`admit`
-    decides who plays (snapshots, pre-flight), :meth:`play` plays the rest and returns the
-    :class:`Outcome`, its standings written once the tournament ended.
+    deals ``secret`` keys: :meth:`resume` reads what earlier runs finished, :meth:`play`
+    decides who plays (snapshots, pre-flight: :meth:`_start_checks`), plays the rest and
+    returns the :class:`Outcome`, its standings written once the tournament ended.
 
     ``hidden``: per entrant, what its sandbox shows empty; ``remote``: the bots start on other
     machines (no snapshot, no pre-flight here; a worker that shares this output folder writes
@@ -527,8 +392,6 @@ class TournamentSession:
         # secret travels with every match anyway: it deals the cards)
         self._shared = (self.folder.secret, self.folder.secret.read_text(encoding="ascii")) \
             if remote else None
-        self._preflight: Callable[[Sequence[Entrant], Collection[int], CancelSignal],
-                                  Checks | None] | None = None
         self._checks: Checks | None = None
         self._halt = threading.Event()
         self._after: Callable[[RecordDict], None] | None = None
@@ -542,33 +405,24 @@ class TournamentSession:
         self.rounds.load()
         self.books.done = len(self.resumed)  # a line that turns out not to fit is not
 
-    def admit(self, preflight: Callable[[Sequence[Entrant], Collection[int], CancelSignal],
-                                        Checks | None]) -> None:
-        """Decides who plays: ``preflight`` (the entrants, a :class:`Lineup` when sealed:
-        each on its snapshot, waited for as asked; those left out already; a signal to stop
-        early) is started by :meth:`play` once the header is out and the snapshots are under
-        way (:meth:`Seals.start`, in the order the first round needs the entrants): it returns
-        the :class:`Checks` it fills in on a thread of its own, while the matches of the
-        entrants checked already play. Nothing here for bots that start on other machines."""
-        if self.remote:
-            return
-        self._preflight = preflight
-
     def _start_checks(self, first: Sequence[MatchSpec]) -> None:
-        """Starts the snapshots, then the pre-flight, if any (see :meth:`admit`), both in the
-        order ``first`` (the first round's matches) needs the entrants in."""
-        # a group's seatings all seat its members: the groups' order is the play order's
-        order = list(dict.fromkeys([*(i for spec in first for i in spec.seats),
-                                    *range(len(self.names))]))
+        """Starts the snapshots, then the pre-flight (``preflight`` not ``off``; nothing here
+        for bots that start on other machines), both in the order ``first`` (the first round's
+        matches) needs the entrants in, once the header is out: the pre-flight fills in its
+        :class:`Checks` on a thread of its own (:func:`start_checks`) while the matches of the
+        entrants checked already play."""
+        order = entrant_order(first, len(self.names))
         seals = self.roster.seals
         if seals is not None and not self.remote:
             seals.start([self.names[i] for i in order])
-        if self._preflight is None:
+        if self.remote:  # each worker checks its own bots
             return
         signal = _Either(self.stop, self._halt)
         entrants: Sequence[Entrant] = self.roster.entrants if seals is None else \
             Lineup(self.roster, order, signal)
-        self._checks = self._preflight(entrants, dict(self.limit.left_out), signal)
+        self._checks = start_checks(self.config, entrants, order, self.mode, signal,
+                                    logs_dir=self.folder.preflight,
+                                    skip=dict(self.limit.left_out))
         if self._checks is not None:
             self.reporter.preflight(0, self._checks.total, None)
 
@@ -709,7 +563,7 @@ class TournamentSession:
             self.rounds.close()
         if self.course.stopped is None or not self.course.complete():  # planned, to play
             books.pages.finish()
-            return Outcome(total, books.done, books.played, None)
+            return Outcome(total, books.done, books.played, None, left_out=self.left_out())
         outcome = self.standings()
         books.pages.finish()
         return outcome
@@ -780,7 +634,11 @@ class TournamentSession:
         questions = course.questions() if self.config.format.has_candidates else None
         write_standings(self.config, standings, course.matches, stopped=course.stopped,
                         pairs=pairs, questions=questions or (), notes=self.notes(),
-                        left_out={self.names[i]: why for i, why in self.limit.left_out.items()})
+                        left_out=self.left_out())
         self.reporter.finished(standings)
         return Outcome(course.matches, self.books.done, self.books.played, standings,
-                       course.stopped, pairs, questions)
+                       course.stopped, pairs, questions, self.left_out())
+
+    def left_out(self) -> dict[str, str]:
+        """The entrants left out so far, by name, and why."""
+        return {self.names[i]: why for i, why in self.limit.left_out.items()}

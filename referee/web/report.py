@@ -1,30 +1,12 @@
-"""A tournament's report: ``report/`` in its output folder, opened from the file system or any
-static web server, or served (:mod:`referee.web.serve`: ``--serve``).
-
-The report is one fixed viewer (:mod:`referee.web.report_page`: ``index.html``, ``report.js``,
-``report.css``) over data files written beside it:
-
-- ``data.js``: the standings, the headline, the settings, the gauntlet's answers, the audit,
-  the crosstable's top, the faults grouped by entrant and kind
-  (:func:`referee.web.folder.page_data`); its size grows with the entrants, not with the matches;
-- ``matches/<k>.js``: the match list, :data:`~referee.web.folder.CHUNK` matches a file (a full
-  file is written once);
-- ``cross/<k>.js``: each entrant's results against every opponent, when the run ends;
-- ``games/<id>.html``: a match's replay page, for the examples of each fault (the step of the
-  fault), and for every match of a tournament of at most :data:`ALL_PAGES` when it ends;
-  ``--serve`` draws any other on demand;
-- ``replay.html`` and ``replays/<id>.js``: the one replay page for every match
-  (``replay.html#id=<id>``) and each match's data for it, written while the run goes (a slice of
-  time after each refresh) and, for a tournament of more than :data:`ALL_PAGES`, every one at
-  its end; ``--serve`` draws one not written yet;
-- ``alive.js``: the run's sign of life, rewritten every :data:`HEARTBEAT_S` while it runs, so
-  that the page of a run killed without a word says it stopped.
+"""A tournament's report: ``report/`` in its output folder, one fixed viewer
+(:mod:`referee.web.report_page`) over data files written beside it (``docs/report.md``, "The
+files"), opened from the file system or any static web server, or served
+(:mod:`referee.web.serve`: ``--serve``).
 
 While a tournament runs, :class:`Refresher` (the tournament's
 :class:`~referee.tournament.run.Pages` hook) keeps it current from the journal lines the
 coordinator hands it; ``ct-referee report`` (:func:`build`) rebuilds it from the folder's files.
-Either way a match shows once every seating of its duplicate set has ended, and the table only
-where it holds whole sets (:mod:`referee.web.sets`): the later seatings play the same deals.
+A match shows once every seating of its duplicate set has ended (:mod:`referee.web.sets`).
 Nothing in the folder is trusted to be well formed.
 """
 
@@ -49,6 +31,7 @@ from referee.records.replay import check_replayable
 from referee.tournament.output import JournalLine, OutputFolder
 from referee.tournament.ratings import RatingConfig, Standings
 from referee.tournament.run import Pages
+from referee.web.cluster_faults import cluster_faults
 from referee.web.folder import (
     PROVISIONAL,
     ROWS_FILE,
@@ -462,37 +445,6 @@ def _write_if_changed(path: Path, text: str) -> None:
     except OSError:
         pass
     write_atomic(path, text)
-
-
-CLUSTER_FAULTS = "cluster-faults.json"
-"""The coordinator's book of the cluster workers whose results it refused
-(:class:`referee.runners.cluster.FaultBook`)."""
-SHOWN_WORKERS = 20
-"""The most workers the page lists (the file holds them all)."""
-
-
-def cluster_faults(out: Path) -> list[dict[str, Any]]:
-    """The workers whose results were refused, for the page: each worker, how many faults,
-    whether it is excluded, and its first fault (one short line each)."""
-    try:
-        with (out / CLUSTER_FAULTS).open("rb") as file:
-            doc = json.loads(file.read(1 << 20))
-    except (OSError, ValueError):
-        return []
-    workers = doc.get("workers") if isinstance(doc, dict) else None
-    if not isinstance(workers, dict):
-        return []
-    shown = []
-    for worker, entry in list(workers.items())[:SHOWN_WORKERS]:
-        faults = entry.get("faults") if isinstance(entry, dict) else None
-        if not isinstance(faults, list) or not faults or not isinstance(faults[0], dict):
-            continue
-        first = faults[0]
-        shown.append({"worker": escape_controls(str(worker)[:120]), "count": len(faults),
-                      "excluded": bool(entry.get("excluded")),
-                      "match": escape_controls(str(first.get("match"))[:40]),
-                      "why": escape_controls(str(first.get("why"))[:300])})
-    return shown
 
 
 def build(out: Path, *, final: bool = True) -> Path:
