@@ -19,7 +19,8 @@ PACKAGE = ROOT / "referee"
 PARSERS = {
     "format": ({str(name) for name in FORMATS}, {"referee/tournament/config.py",
                                                  "referee/tournament/formats.py"}),
-    "privilege mode": ({p.value for p in Privilege} - {"auto"}, {"referee/bots/sandbox.py"}),
+    "privilege mode": ({p.value for p in Privilege} - {"auto"}, {"referee/bots/sandbox.py",
+                                                              "referee/bots/command.py"}),
 }
 """What may not be compared as a string, and where it is parsed (``auto`` is every mode's
 word: the sandbox's, the affinity's, the privilege's; the enum's parser handles it)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import referee.bots.resolve as resolve
 import referee.bots.sandbox as sandbox
 from referee.bots.expiring import expiring
 
@@ -37,7 +38,7 @@ def test_an_answer_is_kept_until_it_expires(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_which_is_asked_once_per_program_and_path(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    sandbox._which.cache_clear()
+    resolve._which.cache_clear()
     asked: list[tuple[str, str | None]] = []
     real = shutil.which
 
@@ -45,7 +46,7 @@ def test_which_is_asked_once_per_program_and_path(tmp_path: Path,
         asked.append((prog, path))
         return real(prog, mode, path)
 
-    monkeypatch.setattr("referee.bots.sandbox.shutil.which", counting)
+    monkeypatch.setattr("referee.bots.resolve.shutil.which", counting)
     tool = tmp_path / "bin" / "mytool"
     tool.parent.mkdir()
     tool.write_text("#!/bin/sh\n")
@@ -90,8 +91,8 @@ echo {root}/versions/$v/bin/python3
     pyenv.chmod(0o755)
     monkeypatch.setenv("PATH", f"{root / 'shims'}:{sandbox.BASE_PATH}")
     monkeypatch.delenv("PYENV_VERSION", raising=False)
-    sandbox._which.cache_clear()
-    sandbox._pyenv_which.cache_clear()
+    resolve._which.cache_clear()
+    resolve._pyenv_which.cache_clear()
     folders = []
     for i in range(50):
         folders.append(tmp_path / "bots" / f"b{i}")
