@@ -31,7 +31,8 @@ from referee.match.play import Entrant, play_match
 from referee.runners.local import allowed_cpus
 
 CAPS = capabilities()
-pytestmark = [pytest.mark.process,
+# deep (run alone, serially): shares of one CPU, which other work pinned to it would dilute
+pytestmark = [pytest.mark.process, pytest.mark.deep,
               pytest.mark.skipif(not CAPS.works, reason=f"no sandbox here: {CAPS.summary()}")]
 BURNER = BOTS / "hostile" / "burner.py"
 ROUNDS = 60_000  # about 15-30 ms of one CPU
