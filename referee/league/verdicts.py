@@ -195,7 +195,7 @@ class Verdicts:
             return Verdict(None, -math.inf, math.inf, False, 0)
         ev = own.evidence
         why = ""
-        if self.field.named(entrant, self.stop.alpha):
+        if not self.field.indivisible and self.field.named(entrant, self.stop.alpha):
             why = "gains later" if ev.peak_side > 0 else "loses later"
         elif self.field.indivisible and self.field.field_passed(self.stop.alpha):
             why = "the pair differs" if len(self.field.entrants) == 2 else "the group differs"

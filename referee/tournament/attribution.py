@@ -32,6 +32,7 @@ more, may be the cause.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -131,18 +132,51 @@ class _Entrant:
     without: dict[int, _Without] = field(default_factory=dict)
 
 
+CLOSED_MAX = 8
+"""Fields of up to this many entrants are judged by closed testing (every subset's test kept:
+``2^n`` of them); larger ones, and a league's growing field, by each entrant's evidence without
+each other in turn at its share of ``alpha`` (a choice of cost, not a measured figure)."""
+
+
+@dataclass(slots=True)
+class _Subset:
+    """The test of "every member of this subset is honest": the mean of its members' products
+    over the sets held within it, and its peak."""
+
+    logs: dict[int, tuple[float, float]]
+    peak: float = 0.0
+
+    def add(self, factors: Mapping[int, tuple[float, float]]) -> None:
+        for e, (f_up, f_down) in factors.items():
+            up, down = self.logs[e]
+            self.logs[e] = (up + f_up, down + f_down)
+        terms = [log_mean2(up, down) for up, down in self.logs.values()]
+        top = max(terms)
+        mean = top + math.log(math.fsum(math.exp(t - top) for t in terms) / len(terms))
+        self.peak = max(self.peak, mean)
+
+
 class FieldAudit:
     """The audit of a field fed one finished set at a time (each member's :class:`SetStat`),
-    in schedule order; memory grows with the pairs of entrants that met, never with the sets.
-    ``share(e)``: entrant ``e``'s share ``w_e`` of ``alpha`` (the shares summing to at most
-    1 over any field)."""
+    in schedule order. ``share(e)``: entrant ``e``'s share ``w_e`` of ``alpha`` (the shares
+    summing to at most 1 over any field). ``closed``: a fixed field of this many entrants
+    (numbered from 0), judged by closed testing if it has at most :data:`CLOSED_MAX`;
+    otherwise (``None``, a league) memory grows with the pairs of entrants that met, never
+    with the sets."""
 
-    def __init__(self, share: Callable[[int], float]) -> None:
+    def __init__(self, share: Callable[[int], float], closed: int | None = None) -> None:
         self.share = share
         self.entrants: dict[int, _Entrant] = {}
         self.groups: set[frozenset[int]] = set()
         self.field_peak = 0.0
         """The most the field test has shown at any look (log)."""
+        self.subsets: dict[frozenset[int], _Subset] = {}
+        """Closed testing: every subset of two entrants or more, and its test."""
+        if closed is not None and closed <= CLOSED_MAX:
+            for size in range(2, closed + 1):
+                for members in itertools.combinations(range(closed), size):
+                    self.subsets[frozenset(members)] = _Subset(dict.fromkeys(members,
+                                                                             (0.0, 0.0)))
 
     def add(self, stats: Mapping[int, SetStat]) -> None:
         """One finished set: each member's ``T`` and its alternatives."""
@@ -150,16 +184,21 @@ class FieldAudit:
             return
         members = set(stats)
         self.groups.add(frozenset(members))
+        factors: dict[int, tuple[float, float]] = {}
         for e, stat in sorted(stats.items()):
             st = self.entrants.setdefault(e, _Entrant())
             for o in members - {e} - st.without.keys():  # met for the first time: until now,
                 ev = st.evidence                      # its sets without o were all its sets
                 st.without[o] = _Without(ev.up, ev.down, ev.peak)
             f_up, f_down = st.evidence.factors(stat)
+            factors[e] = (f_up, f_down)
             for o, w in st.without.items():
                 if o not in members:
                     w.add(f_up, f_down)
             st.evidence.add(stat)
+        for subset, test in self.subsets.items():
+            if members <= subset:
+                test.add(factors)
         self.field_peak = max(self.field_peak, self.field_log())
 
     def field_log(self) -> float:
@@ -189,7 +228,13 @@ class FieldAudit:
         return least
 
     def named(self, e: int, alpha: float, field_size: int | None = None) -> bool:
-        """Whether ``e`` is named alone at ``alpha`` (its share of it)."""
+        """Whether ``e`` is named alone at ``alpha``: by closed testing, once every subset
+        holding it has been rejected (each at ``alpha``: if two entrants or more are honest, an
+        honest one is named only if the subset of all the honest ones is rejected, a true
+        hypothesis); otherwise at its share of ``alpha`` on its evidence without each other."""
+        if self.subsets:
+            bar = math.log(1 / alpha)
+            return all(t.peak >= bar for s, t in self.subsets.items() if e in s)
         size = len(self.entrants) if field_size is None else field_size
         return self.own(e, size) >= math.log(1 / (self.share(e) * alpha))
 

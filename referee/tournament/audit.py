@@ -206,7 +206,7 @@ class Audit:
         """The attribution's state over every finished set, in schedule order (round, group),
         each entrant at an equal share of ``alpha``."""
         n = max(1, len(self.names))
-        audit = FieldAudit(lambda e: 1 / n)
+        audit = FieldAudit(lambda e: 1 / n, closed=len(self.names))
         for _, seatings in sorted(self._sets.items()):
             if len(seatings) < max(2, self.per_set):
                 continue
@@ -220,15 +220,7 @@ class Audit:
         an indivisible field flagged as a whole)."""
         level = alpha / max(1, len(self.names))
         field = self.field()
-        flagged: dict[int, str] = {}
-        for i in range(len(self.names)):
-            st = field.entrants.get(i)
-            if st is not None and field.named(i, alpha, len(self.names)):
-                flagged[i] = "gains later" if st.evidence.peak_side > 0 else "loses later"
-        if not flagged and field.indivisible and field.field_passed(alpha):
-            members = sorted(next(iter(field.groups)))
-            for m in members:
-                flagged[m] = "the pair differs" if len(members) == 2 else "the group differs"
+        flagged = flags(field, len(self.names), alpha)
         out = {}
         for i, name in enumerate(self.names):
             values = self.values(i)
@@ -239,6 +231,22 @@ class Audit:
                                 st.evidence.peak if st is not None else 0.0,
                                 flagged.get(i, ""))
         return out
+
+
+def flags(field: FieldAudit, entrants: int, alpha: float) -> dict[int, str]:
+    """Who ``field`` names at ``alpha`` in a field of ``entrants``, and why: alone (``gains
+    later``, ``loses later``), or, where every set held the same entrants and the field's test
+    passed, all of them (``the pair differs``, ``the group differs``)."""
+    flagged: dict[int, str] = {}
+    if not field.indivisible:
+        for i, st in field.entrants.items():
+            if field.named(i, alpha, entrants):
+                flagged[i] = "gains later" if st.evidence.peak_side > 0 else "loses later"
+    elif field.field_passed(alpha):
+        members = sorted(next(iter(field.groups)))
+        for m in members:
+            flagged[m] = "the pair differs" if len(members) == 2 else "the group differs"
+    return flagged
 
 
 def _about(values: Sequence[float], level: float) -> tuple[float, float]:
