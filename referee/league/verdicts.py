@@ -136,7 +136,6 @@ class Verdicts:
             s.raw += math.fsum(points[a][k] - points[b][k] for k in range(common))
             s.deals += common
             s.test.add_set(deal_pieces(a, b, seats, hand_scores, known))
-            s.test.fold(s.alpha)
         if keys is None:
             return
         adjusted = [[[h[k][seat] - (flips[k][seat] if flips is not None and k < len(flips)
@@ -150,7 +149,6 @@ class Verdicts:
             if st is None:
                 st = self.audits[e] = _AuditState(audit_level(self.stop, e))
             st.about.add([stat.observed])
-            st.about.fold(st.level)
             st.total += stat.observed
 
     def drop(self, entrant: int) -> None:

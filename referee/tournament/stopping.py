@@ -19,8 +19,12 @@ a prior):
   given the past (exactly so between twins: exchanging them negates every piece), whatever its
   tails;
 - a *normal bet*, ``a x - a^2 v / 2``: a test martingale for normal pieces, and asymptotically
-  for any with a finite variance (time-uniform central limit theory, Waudby-Smith et al. 2024);
-  from it the confidence sequence on the mean (``low``, ``high``: the means its bets reject).
+  for any with a finite variance (time-uniform central limit theory, Waudby-Smith et al. 2024).
+
+The interval printed (``low``, ``high``) is not read from the bets: it is the asymptotic
+confidence sequence of :mod:`referee.tournament.confseq`, centred on the mean piece, its
+variance learnt from the pieces (a skewed pair's larger spread widens it), its half-width
+shrinking toward 0 as the sets accrue.
 
 A pair is ``stronger`` once **both** have passed ``2 / alpha`` (the average of the two
 directions, one way): the sign bet guards the normal one against short runs of lumpy data, the
@@ -49,6 +53,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from referee.tournament import confseq
 
 VERDICTS = ("stronger", "tie", "open")
 HAND_POINTS = 240
@@ -250,10 +256,6 @@ class PairTest:
     """The most each direction's normal bets have shown at any look, less ``log 2`` (each side
     of the confidence sequence has half the level): above ``log(1 / alpha)`` exactly when the
     confidence sequence at ``alpha`` has left 0 on that side."""
-    history: list[tuple[float, float, float, float, float, float]] = field(default_factory=list)
-    """After each piece, the sums of the bets ``a``, of ``a x`` and of ``a^2 v / 2``, up and
-    down."""
-    _cs: dict[float, tuple[int, float, float]] = field(default_factory=dict)
 
     def add(self, values: Sequence[float]) -> None:
         """Pieces, each a bet of its own, sized from the earlier ones only."""
@@ -268,10 +270,6 @@ class PairTest:
             self.down += LOG2 - _softplus(2 * a_down * x)
             self.normal_up += a_up * x - a_up * a_up * var / 2
             self.normal_down += -a_down * x - a_down * a_down * var / 2
-            sums = self.history[-1] if self.history else (0.0,) * 6
-            self.history.append((sums[0] + a_up, sums[1] + a_up * x,
-                                 sums[2] + a_up * a_up * var / 2, sums[3] + a_down,
-                                 sums[4] + a_down * x, sums[5] + a_down * a_down * var / 2))
             self.n += 1
             self.total += x
             self.squares += x * x
@@ -300,27 +298,10 @@ class PairTest:
         return min(self.sign_down, self.normal_peak_down)
 
     def interval(self, alpha: float) -> tuple[float, float]:
-        """The confidence sequence on the mean at ``alpha`` (each side at ``alpha / 2``): the
-        means the normal bets have not rejected at any look so far (an interval that only
-        narrows). Before any piece ``(-inf, inf)``."""
-        start, low, high = self._cs.get(alpha, (0, -math.inf, math.inf))
-        log_k = math.log(2 / alpha)
-        for a_sum, ax_sum, av_sum, d_sum, dx_sum, dv_sum in self.history[start:]:
-            low = max(low, (ax_sum - av_sum - log_k) / a_sum)
-            high = min(high, (dx_sum + dv_sum + log_k) / d_sum)
-        if low > high:  # only when the sequence has already missed: keep it an interval
-            low = high = (low + high) / 2
-        self._cs[alpha] = (len(self.history), low, high)
-        return low, high
-
-    def fold(self, alpha: float) -> None:
-        """Brings the confidence sequence at ``alpha`` up to date and drops the history behind
-        it: the test's memory stays bounded however many pieces it reads (a league's), its
-        interval then known at ``alpha`` alone (the same interval: it is the running
-        intersection)."""
-        low, high = self.interval(alpha)
-        self.history = self.history[-1:]
-        self._cs = {alpha: (len(self.history), low, high)}
+        """The confidence sequence on the mean at ``alpha``: the asymptotic confidence sequence
+        of :mod:`referee.tournament.confseq` over the pieces so far, its variance learnt from
+        them (not the bets' prior). Before any piece ``(-inf, inf)``."""
+        return confseq.interval(self.n, self.total, self.squares, alpha, prior_sd=PIECE_SD)
 
     def passed(self, alpha: float) -> int:
         """``1``: the mean is above 0 at ``alpha`` by both tests; ``-1``: below; ``0``: not
