@@ -559,11 +559,12 @@ def adjacent(order: Sequence[int]) -> list[tuple[int, int]]:
 
 
 TYPICAL_SD = 10.0
-"""The per-deal standard deviation of a pair's piece the forecast assumes (measured, adjusted
-for luck: 7 for greedy against mc, 10 for two random bots; docs/statistics.md)."""
+"""The per-deal standard deviation of a pair's piece the forecast assumes: about the measured
+ones, adjusted for luck, 6.9 to 10.4 over the three real pairs of random, greedy and mc
+(variances 47 to 108 a deal: docs/statistics.md, *Seatings*)."""
 LEARNING = 1.4
 """The forecast's allowance for bets sized from the data so far, against a test told the true
-difference (measured on real sets: docs/statistics.md)."""
+difference: a choice (a planning figure, not a measured one)."""
 
 
 def _deals_for(diff: float, level: float) -> float:
