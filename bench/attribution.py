@@ -1,6 +1,7 @@
 """Who the fair-play audit names beside a cheat: a fast in-process simulation.
 
 Run:  .venv/bin/python bench/attribution.py [--reps 1000] [--before 1fda365]
+      .venv/bin/python bench/attribution.py --league 200 --reps 0   # league seasons only
 
 Not bots, not processes: each duplicate set is simulated from per-seating points, since what
 is measured is the attribution (:mod:`referee.tournament.attribution`) and not the play. A field
@@ -23,6 +24,7 @@ real engine (cheat +8, 2 seats, target 1000: flagged in 83% by 20 sets a pair).
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import subprocess
 import sys
@@ -33,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.tournament.attribution import FieldAudit, SetStat  # noqa: E402
+from referee.tournament.attribution import AuditEvidence, FieldAudit, SetStat  # noqa: E402
 from referee.tournament.audit import flags  # noqa: E402
 
 LOOKS = (10, 20, 40)
@@ -113,6 +115,51 @@ def load_before(rev: str) -> types.ModuleType:
     return module
 
 
+def season(seed: str, gain: float, versions: int, sets: int, sd: float) -> dict[str, set[int]]:
+    """One simulated league season of 2-player sets (target 500: 3 hands a match) among the
+    versions arrived so far (one more every ``sets / versions`` sets), version 3 gaining
+    ``gain`` in later seatings: who is named now (the league's :class:`FieldAudit`, version
+    ``j`` at the share ``1 / (j (j + 1))``) and who was before (each version on all its sets at
+    its level)."""
+    rng = random.Random(seed)
+    field = FieldAudit(lambda e: 1 / ((e + 1) * (e + 2)))
+    before: dict[int, AuditEvidence] = {}
+    every = max(1, sets // versions)
+    for k in range(sets):
+        arrived = min(versions, 2 + k // every)
+        pair = tuple(rng.sample(range(arrived), 2))
+        stats = a_set_of(rng, pair, gain, sd, 3)
+        field.add(stats)
+        for e, st in stats.items():
+            before.setdefault(e, AuditEvidence()).add(st)
+    named = {e for e in field.entrants if not field.indivisible and field.named(e, 0.05)}
+    old = {e for e, ev in before.items() if ev.peak >= math.log((e + 1) * (e + 2) / 0.05)}
+    return {"now": named, "before": old}
+
+
+def a_set_of(rng: random.Random, members: tuple[int, ...], gain: float, sd: float,
+             hands: int) -> dict[int, SetStat]:
+    """:func:`a_set` with the cheat as entrant 3."""
+    relabel = {e: (0 if e == 3 else 3 if e == 0 else e) for e in members}
+    stats = a_set(rng, tuple(relabel[e] for e in members), gain, sd, hands)
+    back = {v: k for k, v in relabel.items()}
+    return {back[e]: SetStat(tuple(sorted(members)), st.observed, st.alternatives)
+            for e, st in stats.items()}
+
+
+def leagues(reps: int, sd: float) -> None:
+    """Honest seasons, and seasons with one cheat (+8, +15): who is named."""
+    print(f"league seasons: {reps} a line, 12 versions, 600 two-player sets, sd {sd:g}, 95%")
+    for gain in (0.0, 8.0, 15.0):
+        runs = [season(f"season:{gain}:{r}", gain, 12, 600, sd) for r in range(reps)]
+        for who in ("now", "before"):
+            honest = sum(bool(r[who] - {3}) if gain else bool(r[who]) for r in runs)
+            cheat = sum(3 in r[who] for r in runs) if gain else 0
+            print(f"  cheat {gain:+3.0f} {who:6s}: an honest version named in "
+                  f"{100 * honest / reps:4.1f}% of seasons"
+                  + (f", the cheat in {100 * cheat / reps:4.1f}%" if gain else ""), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=1000, help="tournaments per scenario")
@@ -120,7 +167,12 @@ def main() -> None:
     ap.add_argument("--before", default="", help="also the audit of this git revision")
     ap.add_argument("--gains", default="5,8,15,-29", help="the cheat's gains (< 0: a feeder)")
     ap.add_argument("--targets", default="300,1000")
+    ap.add_argument("--league", type=int, default=0, help="also this many league seasons")
     args = ap.parse_args()
+    if args.league:
+        leagues(args.league, args.sd)
+    if not args.reps:
+        return
     before = load_before(args.before) if args.before else None
     whos = ("now", "before") if before is not None else ("now",)
     print(f"{args.reps} tournaments a line, sd {args.sd:g} a deal, field of three, 95%")
