@@ -70,8 +70,8 @@ PIECE_SD = 15.0
 PIECE_PRIOR = 12.0
 """... with the weight of this many pieces (two sets of 6 deals): a skewed pair (ahead on most
 deals, far behind on a rare one) looks steady in its first sets, and a variance learnt from 3
-pieces let its normal bets pass on equal means (``bench/skewed.py``: 6.7% called different by
-250 sets with 3, 4.8% with 12; docs/statistics.md)."""
+pieces let its bets pass on equal means (a choice made with ``bench/skewed.py``:
+docs/statistics.md)."""
 MEAN_PRIOR = 3.0
 """Its estimate of the mean is shrunk toward the margin with the weight of this many pieces."""
 BET_SIZE = 3.0
@@ -257,8 +257,12 @@ class PairTest:
     normal_peak_up: float = 0.0
     normal_peak_down: float = 0.0
     """The most each direction's normal bets have shown at any look, less ``log 2`` (each side
-    of the confidence sequence has half the level): above ``log(1 / alpha)`` exactly when the
-    confidence sequence at ``alpha`` has left 0 on that side."""
+    at half the level)."""
+    cs_peak_up: float = 0.0
+    cs_peak_down: float = 0.0
+    """The most the printed interval's sequence has shown against 0 on each side at any look
+    (:func:`referee.tournament.confseq.log_evidence`): above ``log(1 / alpha)`` exactly when
+    the interval at ``alpha`` lay wholly on that side."""
 
     def add(self, values: Sequence[float]) -> None:
         """Pieces, each a bet of its own, sized from the earlier ones only; the peaks are looked
@@ -287,6 +291,11 @@ class PairTest:
             self.sign_down = max(self.sign_down, sign)
         self.normal_peak_up = max(self.normal_peak_up, self.normal_up - LOG2)
         self.normal_peak_down = max(self.normal_peak_down, self.normal_down - LOG2)
+        cs = confseq.log_evidence(self.n, self.total, self.squares, prior_sd=PIECE_SD)
+        if self.total > 0:
+            self.cs_peak_up = max(self.cs_peak_up, cs)
+        elif self.total < 0:
+            self.cs_peak_down = max(self.cs_peak_down, cs)
 
     def add_set(self, values: Sequence[float]) -> None:
         """One duplicate set's pieces (:meth:`add`), counted in :attr:`sets`."""
@@ -297,12 +306,12 @@ class PairTest:
     def peak_up(self) -> float:
         """The evidence for a mean above 0: the smaller of what the two tests have shown (each
         at its most so far): a verdict, once given, stays."""
-        return min(self.sign_up, self.normal_peak_up)
+        return min(self.sign_up, self.normal_peak_up, self.cs_peak_up)
 
     @property
     def peak_down(self) -> float:
         """The evidence for a mean below 0 (see :attr:`peak_up`)."""
-        return min(self.sign_down, self.normal_peak_down)
+        return min(self.sign_down, self.normal_peak_down, self.cs_peak_down)
 
     def interval(self, alpha: float) -> tuple[float, float]:
         """The confidence sequence on the mean at ``alpha``: the asymptotic confidence sequence
