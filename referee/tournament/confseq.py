@@ -13,12 +13,12 @@ mean). ``r`` tunes where it is tightest (:func:`tuned_for`; here after :data:`TU
 values at :data:`REFERENCE_ALPHA`, for every level). Its half-width shrinks like
 ``sqrt(s^2 log t / t)``: toward the difference, unlike a bound held to a prior spread. The
 variance is the data's: a prior spread enters with the weight of :data:`PRIOR_WEIGHT` values
-only, so that a few quiet first values (a skewed pair's rare losses not yet seen) do not
+(two sets' deals) only, so that a few quiet first values (a skewed pair's rare losses not yet seen) do not
 give a narrow interval.
 
 >>> low, high = interval(100, 500.0, 100 * 25.0 + 99 * 100.0, 0.05)  # mean 5, sd 10
 >>> round(low, 2), round(high, 2)
-(1.14, 8.86)
+(1.02, 8.98)
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ __all__ = ["PRIOR_WEIGHT", "REFERENCE_ALPHA", "TUNED_FOR", "half_width", "interv
 TUNED_FOR = 40.0
 """The sequence is tightest after this many values (deals: about 7 sets of two players at
 target 1000, where close pairs are decided; a choice, not a measured figure)."""
-PRIOR_WEIGHT = 6.0
+PRIOR_WEIGHT = 12.0
 """The weight, in values, of the prior spread in the variance: it vanishes as the values
 accrue, and keeps a skewed pair (rare large losses not yet seen) from a narrow interval in its
-first sets. A choice made with ``bench/intervals.py`` and ``bench/skewed.py`` (see
-docs/statistics.md): 12 was safer on the most skewed pair and slower to decide."""
+first sets. A choice made with ``bench/intervals.py`` (1,000 tournaments): with 6, the most
+skewed pair simulated (behind by 51 one deal in 14) was missed in 6.6%, with 12 in 3.7%, for a
+pair 5 points apart decided about one set later (docs/statistics.md)."""
 REFERENCE_ALPHA = 0.05 / 3
 """The level ``r`` is tuned at (a pair of a field of three at 95%; a choice): one ``r`` for
 every level, so that whether the sequence has left 0 is one number however it is asked
