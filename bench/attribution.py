@@ -2,6 +2,7 @@
 
 Run:  .venv/bin/python bench/attribution.py [--reps 1000] [--before 1fda365]
       .venv/bin/python bench/attribution.py --league 200 --reps 0   # league seasons only
+      .venv/bin/python bench/attribution.py --league-interval 2000 --before 1fda365 --reps 0
 
 Not bots, not processes: each duplicate set is simulated from per-seating points, since what
 is measured is the attribution (:mod:`referee.tournament.attribution`) and not the play. A field
@@ -37,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from referee.tournament.attribution import AuditEvidence, FieldAudit, SetStat  # noqa: E402
 from referee.tournament.audit import flags  # noqa: E402
+from referee.tournament.stopping import PairTest  # noqa: E402
 
 LOOKS = (10, 20, 40)
 NAMES = ("cheat", "b", "c")
@@ -105,14 +107,19 @@ def old_flags(module: types.ModuleType, history: list[dict[int, SetStat]]) -> di
     return {i: result[n].why for i, n in enumerate(NAMES) if result[n].flag}
 
 
+def load_module(rev: str, path: str) -> types.ModuleType:
+    """The module at ``path`` of revision ``rev``, from git."""
+    text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"],
+                          capture_output=True, text=True, check=True).stdout
+    module = types.ModuleType(f"before_{Path(path).stem}")
+    sys.modules[module.__name__] = module
+    exec(compile(text, f"{rev}:{path}", "exec"), module.__dict__)
+    return module
+
+
 def load_before(rev: str) -> types.ModuleType:
     """The audit module of revision ``rev``, from git."""
-    text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:referee/tournament/audit.py"],
-                          capture_output=True, text=True, check=True).stdout
-    module = types.ModuleType("audit_before")
-    sys.modules["audit_before"] = module
-    exec(compile(text, f"{rev}:audit.py", "exec"), module.__dict__)
-    return module
+    return load_module(rev, "referee/tournament/audit.py")
 
 
 def season(seed: str, gain: float, versions: int, sets: int, sd: float) -> dict[str, set[int]]:
@@ -160,6 +167,29 @@ def leagues(reps: int, sd: float) -> None:
                   + (f", the cheat in {100 * cheat / reps:4.1f}%" if gain else ""), flush=True)
 
 
+def league_interval(reps: int, rev: str) -> None:
+    """An honest version's audit interval in a season of 87 sets whose ``T`` spreads by 15, 33
+    or 50 points (a league at target 500: about 33): how often it excludes the true 0 at the
+    end, now and at revision ``rev`` (the league's level for version 1, 2.5%)."""
+    rules: dict[str, Any] = {"now": PairTest}
+    if rev:
+        rules["before"] = load_module(rev, "referee/tournament/stopping.py").PairTest
+    print(f"league audit interval, honest version 1, 87 sets, {reps} seasons a line")
+    for sd in (15.0, 33.0, 50.0):
+        for who, rule in rules.items():
+            miss = 0
+            for r in range(reps):
+                rng = random.Random(f"iv:{sd}:{r}")
+                t = rule(10.0)
+                for _ in range(87):
+                    y = [rng.gauss(0, sd / math.sqrt(2)) for _ in range(2)]
+                    t.add([(y[1] - y[0]) * (1 if rng.random() < 0.5 else -1)])
+                low, high = t.interval(0.025)
+                miss += not low <= 0 <= high
+            print(f"  spread {sd:4.0f} {who:6s}: the interval excludes 0 in "
+                  f"{100 * miss / reps:4.1f}%", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=1000, help="tournaments per scenario")
@@ -168,7 +198,11 @@ def main() -> None:
     ap.add_argument("--gains", default="5,8,15,-29", help="the cheat's gains (< 0: a feeder)")
     ap.add_argument("--targets", default="300,1000")
     ap.add_argument("--league", type=int, default=0, help="also this many league seasons")
+    ap.add_argument("--league-interval", type=int, default=0,
+                    help="also the audit interval of this many honest seasons")
     args = ap.parse_args()
+    if args.league_interval:
+        league_interval(args.league_interval, args.before)
     if args.league:
         leagues(args.league, args.sd)
     if not args.reps:
