@@ -13,8 +13,8 @@ mean). ``r`` tunes where it is tightest (:func:`tuned_for`; here after :data:`TU
 values at :data:`REFERENCE_ALPHA`, for every level). Its half-width shrinks like
 ``sqrt(s^2 log t / t)``: toward the difference, unlike a bound held to a prior spread. The
 variance is the data's: a prior spread enters with the weight of :data:`PRIOR_WEIGHT` values
-(two sets' deals) only, so that a few quiet first values (a skewed pair's rare losses not yet seen) do not
-give a narrow interval.
+(two sets' deals) only, so that a few quiet first values (a skewed pair's rare losses not yet
+seen) do not give a narrow interval.
 
 >>> low, high = interval(100, 500.0, 100 * 25.0 + 99 * 100.0, 0.05)  # mean 5, sd 10
 >>> round(low, 2), round(high, 2)
