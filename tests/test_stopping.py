@@ -88,7 +88,7 @@ def test_the_interval_covers_the_mean_of_skewed_data_at_every_look() -> None:
 
 def test_a_verdict_needs_both_bets_and_the_interval_agrees() -> None:
     """A clear difference: both tests pass and the interval lies above 0. A skewed difference
-    of mean 0 that fools the sign bets alone: open."""
+    of mean 0 whose gains come before its loss within each set: open."""
     ev = Evidence(2)
     rng = random.Random(2)
     ev.add_set([(0, 1), (1, 0)], [[[60 + round(rng.gauss(10, 8)), 60] for _ in range(30)],
@@ -96,15 +96,21 @@ def test_a_verdict_needs_both_bets_and_the_interval_agrees() -> None:
     word, iv, _ = decide(ev, 0, 1, Stop(), 0.05)
     assert word == "stronger" and iv.low > 0
     assert decide(ev, 1, 0, Stop(), 0.05)[0] == "weaker"
-    # mean 0, skewed: 27 deals +3, 3 deals -27. The sign bets see a mean above 0 (most signs
-    # are +), the normal bets do not: no verdict, as for two different bots of equal strength.
-    skewed = [[63, 60]] * 27 + [[33, 60]] * 3
+    # mean 0, skewed: 29 deals +25, then one -725. Read deal by deal, both bets would have
+    # passed inside the first set (the run of gains before the loss); they are looked at only
+    # when a set ends, and then nothing is left: no verdict, as for two different bots of
+    # equal strength.
+    skewed = [[85, 60]] * 29 + [[60 - 725, 60]]
     ev = Evidence(2)
     for _ in range(3):
         ev.add_set([(0, 1), (1, 0)], [skewed, [[b, a] for a, b in skewed]])
-    t = ev.test(0, 1, 0.0)
-    assert t is not None and t.sign_up >= math.log(20) > t.normal_peak_up
-    assert decide(ev, 0, 1, Stop(), 0.05)[0] == "open"
+        t = ev.test(0, 1, 0.0)
+        assert t is not None and t.sign_up < math.log(20) and t.normal_peak_up < math.log(20)
+        assert decide(ev, 0, 1, Stop(), 0.05)[0] == "open"
+    deal_by_deal = PairTest(0.0)
+    for row in skewed:
+        deal_by_deal.add([row[0] - row[1]])
+    assert deal_by_deal.peak_up >= math.log(20)  # what looking inside the set would have said
 
 
 def test_pair_levels_sum_to_alpha_even_when_a_ladder_grows() -> None:

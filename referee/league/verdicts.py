@@ -18,16 +18,15 @@ The tests are the tournament's (:mod:`referee.tournament.stopping`,
   the versions playing, are judged), so memory is bounded by the pairs among the versions
   playing, never by the sets. Nothing is truncated: every verdict shown reads every set its
   pair played.
-* **the audit**: each version's later-minus-first value ``T`` of each finished set feeds its
-  randomization test's two betting products at once (the tournament's ``AuditEvidence``: running
-  sums and the peak), and a normal confidence sequence describing ``T`` folded at its level;
-  version ``j`` (admission order, from 1) is judged at ``alpha / (j (j + 1))`` (the shares sum
-  to ``alpha`` over any season: an honest season flags someone with probability at most
-  ``alpha``). What the tournament's step-down does beyond that (the cheat told from its
-  victims by judging each on the sets without the other) needs every set's values again, so
-  the league does not do it: a flag names a version whose later seatings differ from its first
-  ones beyond chance, and in a set a cheat's gain is its opponents' loss, so a version flagged
-  ``loses later`` may be the victim of one flagged ``gains later`` (the page says so).
+* **the audit**: each version's later-minus-first value ``T`` of each finished set feeds the
+  tournament's attribution (:class:`~referee.tournament.attribution.FieldAudit`: running
+  products and their peaks, per version and per pair of versions that met, never the sets),
+  and a normal confidence sequence describing ``T`` folded at its level. Version ``j``
+  (admission order, from 1) holds the share ``1 / (j (j + 1))`` of ``alpha`` (the shares sum
+  to 1 over any season) and is named only once its evidence over its sets without each other
+  version in turn has passed ``1 / (share alpha)``: a victim's later seatings lean the other
+  way only in the sets it shared with the cheat, so with one cheat in the season an honest
+  version is named with probability at most ``alpha``, and in an honest season nobody is.
 
 >>> from referee.tournament.stopping import Stop
 >>> v = Verdicts(Stop())
@@ -44,7 +43,8 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from referee.tournament.audit import AUDIT_SIZE, AuditEvidence, SetStat, Verdict, set_stat
+from referee.tournament.attribution import FieldAudit
+from referee.tournament.audit import AUDIT_SIZE, SetStat, Verdict, set_stat
 from referee.tournament.stopping import Pair, PairTest, Stop, deal_pieces, pair_alpha
 
 __all__ = ["Verdicts", "audit_level", "set_stats"]
@@ -72,7 +72,6 @@ class _PairState:
 @dataclass(slots=True)
 class _AuditState:
     level: float
-    evidence: AuditEvidence = field(default_factory=AuditEvidence)
     about: PairTest = field(default_factory=lambda: PairTest(AUDIT_SIZE))
     total: float = 0.0
 
@@ -104,6 +103,8 @@ class Verdicts:
         self.pairs: dict[tuple[int, int], _PairState] = {}
         self._partners: dict[int, set[int]] = {}
         self.audits: dict[int, _AuditState] = {}
+        self.field = FieldAudit(lambda e: 1 / ((e + 1) * (e + 2)))
+        """Who the audit names (the tournament's attribution, each version at its share)."""
 
     def add_set(self, seats: Sequence[Sequence[int]],
                 hand_scores: Sequence[Sequence[Sequence[int]]],
@@ -135,20 +136,19 @@ class Verdicts:
             s.raw += math.fsum(points[a][k] - points[b][k] for k in range(common))
             s.deals += common
             s.test.add_set(deal_pieces(a, b, seats, hand_scores, known))
-            s.test.fold(s.alpha)
         if keys is None:
             return
         adjusted = [[[h[k][seat] - (flips[k][seat] if flips is not None and k < len(flips)
                                     else 0.0) for seat in range(len(order))]
                      for k in range(len(h))]
                     for order, h, flips in zip(seats, hand_scores, luck, strict=True)]
-        for e, stat in set_stats(seats, keys, adjusted).items():
+        stats = set_stats(seats, keys, adjusted)
+        self.field.add(stats)
+        for e, stat in stats.items():
             st = self.audits.get(e)
             if st is None:
                 st = self.audits[e] = _AuditState(audit_level(self.stop, e))
-            st.evidence.add(stat)
             st.about.add([stat.observed])
-            st.about.fold(st.level)
             st.total += stat.observed
 
     def drop(self, entrant: int) -> None:
@@ -183,12 +183,19 @@ class Verdicts:
                     t.sets, raw, None, evidence)
 
     def audit(self, entrant: int) -> Verdict:
-        """The audit's verdict on ``entrant``: flagged once its evidence passes its level."""
+        """The audit's verdict on ``entrant``: named once its evidence without each other version
+        in turn passes its share of the level (:class:`~referee.tournament.attribution.
+        FieldAudit`); with two versions only (or every set of the same three), the pair
+        (group) once the season's test passes."""
         st = self.audits.get(entrant)
-        if st is None or not st.evidence.n:
+        own = self.field.entrants.get(entrant)
+        if st is None or own is None or not own.evidence.n:
             return Verdict(None, -math.inf, math.inf, False, 0)
-        ev = st.evidence
-        flag = ev.peak >= math.log(1 / st.level)
-        why = ("gains later" if ev.peak_side > 0 else "loses later") if flag else ""
+        ev = own.evidence
+        why = ""
+        if not self.field.indivisible and self.field.named(entrant, self.stop.alpha):
+            why = "gains later" if ev.peak_side > 0 else "loses later"
+        elif self.field.indivisible and self.field.field_passed(self.stop.alpha):
+            why = "the pair differs" if len(self.field.entrants) == 2 else "the group differs"
         low, high = st.about.interval(st.level)
-        return Verdict(st.total / ev.n, low, high, flag, ev.n, ev.peak, why)
+        return Verdict(st.total / ev.n, low, high, bool(why), ev.n, ev.peak, why)

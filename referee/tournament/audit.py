@@ -20,15 +20,14 @@ loss (a bot feeding an accomplice loses in later seatings), and their average is
 entrant's evidence. Over ``n`` entrants each is judged at ``alpha / n``, so an honest field
 flags someone with probability at most ``alpha``, at whatever look.
 
-**Who is the cause.** In a set a cheat's gain is the others' loss (the points of a hand are
-fixed), so its victims' ``T`` lean the other way in the sets they shared. Among the entrants
-whose evidence passes, the one whose effect is most its own (the most evidence left without the
-opponent whose sets weigh most: a victim's lean is gone without the cheat's sets, a cheat's
-gain remains against the others) is flagged first, the others are then judged on the sets
-without it, and so on (step-down). If even that one shows next to nothing without its main
-opponent (:data:`OWN_EVIDENCE`), the two are flagged as a pair: either may be the cause. Where
-every set holds the same entrants (two entrants at two seats, three at three), nothing can tell
-the cheat from its victims: the pair (the group) is flagged, all named.
+**Who is the cause** (:mod:`referee.tournament.attribution`). In a set a cheat's gain is the
+others' loss (the points of a hand are fixed), so its victims' ``T`` lean the other way in the
+sets they shared. An entrant is named alone only once its evidence over its sets without each
+other entrant in turn has passed its level: with one cheat in the field, an honest entrant is
+then named with probability at most ``alpha`` however large the cheat's effect. Where every set
+holds the same entrants (two entrants at two seats, three at three), nobody can be told apart:
+once the field's test passes, the pair (the group) is flagged, all named, and either (any) may
+be the cause.
 
 >>> audit = Audit(["a", "b"], bound=240, per_set=2)
 >>> audit.result(alpha=0.05)["a"].flag
@@ -45,7 +44,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.match.spec import MatchSpec
+from referee.tournament.attribution import (
+    AUDIT_PRIOR,
+    AUDIT_SD,
+    AUDIT_SIZE,
+    AuditEvidence,
+    FieldAudit,
+    SetStat,
+)
 from referee.tournament.stopping import PairTest
+
+__all__ = ["AUDIT_PRIOR", "AUDIT_SD", "AUDIT_SIZE", "Audit", "AuditEvidence", "SetStat",
+           "Verdict", "cut_sets", "in_play_order", "play_key", "play_order", "set_stat"]
 
 
 def play_key(spec: MatchSpec) -> bytes:
@@ -80,64 +90,6 @@ def in_play_order(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
 def play_order(specs: Iterable[MatchSpec]) -> list[MatchSpec]:
     """:func:`in_play_order` as a list."""
     return list(in_play_order(specs))
-
-
-AUDIT_SIZE = 10.0
-"""The audit's bets are sized for a change of this many points a hand (the prior of the mean, and
-half of it the least bet)..."""
-AUDIT_SD = 15.0
-"""... and a spread of this many (the prior of the variance of ``T``)..."""
-AUDIT_PRIOR = 3.0
-"""... each with the weight of this many sets."""
-OWN_EVIDENCE = 1.0
-"""The log evidence an entrant flagged alone must still show without the opponent whose sets
-weigh most; below it, the pair is flagged (either may be the cause)."""
-
-
-@dataclass(frozen=True)
-class SetStat:
-    """One entrant's ``T`` in one finished set, and the values it would take with each seating
-    played first."""
-
-    members: tuple[int, ...]
-    observed: float
-    alternatives: tuple[float, ...]
-
-
-def _log_mean_exp(values: Sequence[float]) -> float:
-    top = max(values)
-    return top + math.log(math.fsum(math.exp(v - top) for v in values) / len(values))
-
-
-@dataclass
-class AuditEvidence:
-    """The two betting products of one entrant over its sets, in schedule order."""
-
-    n: int = 0
-    total: float = 0.0
-    squares: float = 0.0
-    up: float = 0.0
-    down: float = 0.0
-    peak: float = 0.0
-    peak_side: int = 0
-
-    def add(self, stat: SetStat) -> None:
-        mean = self.total / self.n if self.n else 0.0
-        ss = max(0.0, self.squares - self.n * mean * mean)
-        var = (ss + AUDIT_PRIOR * AUDIT_SD ** 2) / (max(0, self.n - 1) + AUDIT_PRIOR)
-        shift = AUDIT_PRIOR * AUDIT_SIZE
-        a_up = max(AUDIT_SIZE / 2, (self.total + shift) / (self.n + AUDIT_PRIOR)) / var
-        a_down = max(AUDIT_SIZE / 2, (shift - self.total) / (self.n + AUDIT_PRIOR)) / var
-        t, alt = stat.observed, stat.alternatives
-        self.up += a_up * t - _log_mean_exp([a_up * x for x in alt])
-        self.down += -a_down * t - _log_mean_exp([-a_down * x for x in alt])
-        self.n += 1
-        self.total += t
-        self.squares += t * t
-        both = max(self.up, self.down)
-        log_e = both + math.log1p(math.exp(min(self.up, self.down) - both)) - math.log(2)
-        if log_e > self.peak:
-            self.peak, self.peak_side = log_e, 1 if self.up >= self.down else -1
 
 
 @dataclass(frozen=True)
@@ -175,9 +127,11 @@ class Verdict:
         size = (f"by {self.later_minus_first:+.1f} points a hand over {self.sets} sets "
                 f"(evidence {_odds(self.evidence)})")
         if what is None:
-            return (f"fair-play audit: {name} and its one opponent differ between the later "
-                    f"seatings of a set and the first-played one {size}: either may be the "
-                    f"cause, look at their records")
+            who, which = (("its one opponent", "either") if self.why == "the pair differs"
+                          else ("the others of its group (every set held them all)", "any"))
+            return (f"fair-play audit: {name} and {who} differ between the later "
+                    f"seatings of a set and the first-played one {size}: {which} may be "
+                    f"the cause, look at their records")
         return (f"fair-play audit: {name} {what} in the later seatings of a set than in the "
                 f"first-played one {size}: beyond chance, look at its records")
 
@@ -248,62 +202,51 @@ class Audit:
         order."""
         return [st.observed for st in self.entrant_stats(entrant)]
 
+    def field(self) -> FieldAudit:
+        """The attribution's state over every finished set, in schedule order (round, group),
+        each entrant at an equal share of ``alpha``."""
+        n = max(1, len(self.names))
+        audit = FieldAudit(lambda e: 1 / n, closed=len(self.names))
+        for _, seatings in sorted(self._sets.items()):
+            if len(seatings) < max(2, self.per_set):
+                continue
+            stats = {e: set_stat(seatings, e) for e in seatings[0][1]}
+            audit.add({e: st for e, st in stats.items() if st is not None})
+        return audit
+
     def result(self, *, alpha: float) -> dict[str, Verdict]:
         """Every entrant's verdict at ``alpha`` over the whole tournament (see the module's
-        doc: each entrant at ``alpha / n``, judged step-down, each on its own effect)."""
+        doc: each entrant at ``alpha / n``, on its evidence without each other entrant in turn;
+        an indivisible field flagged as a whole)."""
         level = alpha / max(1, len(self.names))
-        bar = math.log(1 / level)
-        stats = {i: self.entrant_stats(i) for i in range(len(self.names))}
-        flagged: dict[int, str] = {}
-        while True:
-            kept = {i: [st for st in stats[i] if not flagged.keys() & set(st.members)]
-                    for i in range(len(self.names)) if i not in flagged}
-            full = {i: _evidence_of(sts) for i, sts in kept.items()}
-            passed = [i for i in full if full[i].peak >= bar]
-            if not passed:
-                break
-            own = {i: _own_evidence(i, kept[i]) for i in passed}
-            best = max(passed, key=lambda i: (own[i][0].peak, full[i].peak))
-            robust, alone, strongest = own[best]
-            if not alone:  # every set it played holds the same others: none can be told apart
-                members = {m for st in kept[best] for m in st.members}
-                for m in members:
-                    flagged[m] = "the pair differs" if len(members) == 2 else "the group differs"
-                continue
-            if robust.peak < OWN_EVIDENCE:  # against one opponent only: either may be the cause
-                flagged[best] = flagged[strongest] = "the pair differs"
-                continue
-            flagged[best] = "gains later" if full[best].peak_side > 0 else "loses later"
+        field = self.field()
+        flagged = flags(field, len(self.names), alpha)
         out = {}
         for i, name in enumerate(self.names):
-            values = [st.observed for st in stats[i]]
+            values = self.values(i)
             low, high = _about(values, level)
+            st = field.entrants.get(i)
             out[name] = Verdict(math.fsum(values) / len(values) if values else None, low, high,
-                                i in flagged, len(values), _evidence_of(stats[i]).peak,
+                                i in flagged, len(values),
+                                st.evidence.peak if st is not None else 0.0,
                                 flagged.get(i, ""))
         return out
 
 
-def _own_evidence(entrant: int, stats: Sequence[SetStat]) -> tuple[AuditEvidence, bool, int]:
-    """An entrant's evidence of an effect of its own: its evidence over its sets without the
-    opponent whose sets weigh most (a victim's later seatings lean the other way only in the
-    sets it shared with the cheat: without them, nothing is left; a cheat's effect is there
-    against the others too), whether it had two opponents to tell apart (if every set holds
-    the same others: its evidence over all its sets and ``False``), and that opponent."""
-    opponents = sorted({m for st in stats for m in st.members} - {entrant})
-    splits = {o: [st for st in stats if o not in st.members] for o in opponents}
-    if len(opponents) < 2 or not all(splits.values()):
-        return _evidence_of(stats), False, opponents[0] if opponents else entrant
-    parts = {o: _evidence_of(part) for o, part in splits.items()}
-    strongest = min(parts, key=lambda o: parts[o].peak)
-    return parts[strongest], True, strongest
-
-
-def _evidence_of(stats: Sequence[SetStat]) -> AuditEvidence:
-    ev = AuditEvidence()
-    for st in stats:
-        ev.add(st)
-    return ev
+def flags(field: FieldAudit, entrants: int, alpha: float) -> dict[int, str]:
+    """Who ``field`` names at ``alpha`` in a field of ``entrants``, and why: alone (``gains
+    later``, ``loses later``), or, where every set held the same entrants and the field's test
+    passed, all of them (``the pair differs``, ``the group differs``)."""
+    flagged: dict[int, str] = {}
+    if not field.indivisible:
+        for i, st in field.entrants.items():
+            if field.named(i, alpha, entrants):
+                flagged[i] = "gains later" if st.evidence.peak_side > 0 else "loses later"
+    elif field.field_passed(alpha):
+        members = sorted(next(iter(field.groups)))
+        for m in members:
+            flagged[m] = "the pair differs" if len(members) == 2 else "the group differs"
+    return flagged
 
 
 def _about(values: Sequence[float], level: float) -> tuple[float, float]:

@@ -19,8 +19,12 @@ a prior):
   given the past (exactly so between twins: exchanging them negates every piece), whatever its
   tails;
 - a *normal bet*, ``a x - a^2 v / 2``: a test martingale for normal pieces, and asymptotically
-  for any with a finite variance (time-uniform central limit theory, Waudby-Smith et al. 2024);
-  from it the confidence sequence on the mean (``low``, ``high``: the means its bets reject).
+  for any with a finite variance (time-uniform central limit theory, Waudby-Smith et al. 2024).
+
+The interval printed (``low``, ``high``) is not read from the bets: it is the asymptotic
+confidence sequence of :mod:`referee.tournament.confseq`, centred on the mean piece, its
+variance learnt from the pieces (a skewed pair's larger spread widens it), its half-width
+shrinking toward 0 as the sets accrue.
 
 A pair is ``stronger`` once **both** have passed ``2 / alpha`` (the average of the two
 directions, one way): the sign bet guards the normal one against short runs of lumpy data, the
@@ -50,6 +54,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee.tournament import confseq
+
 VERDICTS = ("stronger", "tie", "open")
 HAND_POINTS = 240
 """Points in play in one hand of the classic variant: the bound of a raw difference per deal."""
@@ -61,8 +67,11 @@ PRIOR_DEALS = 10.0
 """... with the weight of this many deals, so a few quiet deals never make it small."""
 PIECE_SD = 15.0
 """The bets' variance estimate of a piece is shrunk toward this standard deviation..."""
-PIECE_PRIOR = 3.0
-"""... with the weight of this many pieces."""
+PIECE_PRIOR = 12.0
+"""... with the weight of this many pieces (two sets of 6 deals): a skewed pair (ahead on most
+deals, far behind on a rare one) looks steady in its first sets, and a variance learnt from 3
+pieces let its bets pass on equal means (a choice made with ``bench/skewed.py``:
+docs/statistics.md)."""
 MEAN_PRIOR = 3.0
 """Its estimate of the mean is shrunk toward the margin with the weight of this many pieces."""
 BET_SIZE = 3.0
@@ -248,15 +257,16 @@ class PairTest:
     normal_peak_up: float = 0.0
     normal_peak_down: float = 0.0
     """The most each direction's normal bets have shown at any look, less ``log 2`` (each side
-    of the confidence sequence has half the level): above ``log(1 / alpha)`` exactly when the
-    confidence sequence at ``alpha`` has left 0 on that side."""
-    history: list[tuple[float, float, float, float, float, float]] = field(default_factory=list)
-    """After each piece, the sums of the bets ``a``, of ``a x`` and of ``a^2 v / 2``, up and
-    down."""
-    _cs: dict[float, tuple[int, float, float]] = field(default_factory=dict)
+    at half the level)."""
+    cs_peak_up: float = 0.0
+    cs_peak_down: float = 0.0
+    """The most the printed interval's sequence has shown against 0 on each side at any look
+    (:func:`referee.tournament.confseq.log_evidence`): above ``log(1 / alpha)`` exactly when
+    the interval at ``alpha`` lay wholly on that side."""
 
     def add(self, values: Sequence[float]) -> None:
-        """Pieces, each a bet of its own, sized from the earlier ones only."""
+        """Pieces, each a bet of its own, sized from the earlier ones only; the peaks are looked
+        at once, after the last."""
         size = self.margin if self.margin > 0 else BET_SIZE
         shift = MEAN_PRIOR * size
         for x in values:
@@ -268,20 +278,24 @@ class PairTest:
             self.down += LOG2 - _softplus(2 * a_down * x)
             self.normal_up += a_up * x - a_up * a_up * var / 2
             self.normal_down += -a_down * x - a_down * a_down * var / 2
-            sums = self.history[-1] if self.history else (0.0,) * 6
-            self.history.append((sums[0] + a_up, sums[1] + a_up * x,
-                                 sums[2] + a_up * a_up * var / 2, sums[3] + a_down,
-                                 sums[4] + a_down * x, sums[5] + a_down * a_down * var / 2))
             self.n += 1
             self.total += x
             self.squares += x * x
-            sign = _logaddexp(self.up, self.down) - LOG2
-            if self.up >= self.down:
-                self.sign_up = max(self.sign_up, sign)
-            else:
-                self.sign_down = max(self.sign_down, sign)
-            self.normal_peak_up = max(self.normal_peak_up, self.normal_up - LOG2)
-            self.normal_peak_down = max(self.normal_peak_down, self.normal_down - LOG2)
+        # a look: after the whole batch (a set's every deal), never inside it. Ville's bound
+        # holds at any times chosen in advance; inside a set the deals' order would let a
+        # skewed pair's run of small gains peak before its rare large loss comes.
+        sign = _logaddexp(self.up, self.down) - LOG2
+        if self.up >= self.down:
+            self.sign_up = max(self.sign_up, sign)
+        else:
+            self.sign_down = max(self.sign_down, sign)
+        self.normal_peak_up = max(self.normal_peak_up, self.normal_up - LOG2)
+        self.normal_peak_down = max(self.normal_peak_down, self.normal_down - LOG2)
+        cs = confseq.log_evidence(self.n, self.total, self.squares, prior_sd=PIECE_SD)
+        if self.total > 0:
+            self.cs_peak_up = max(self.cs_peak_up, cs)
+        elif self.total < 0:
+            self.cs_peak_down = max(self.cs_peak_down, cs)
 
     def add_set(self, values: Sequence[float]) -> None:
         """One duplicate set's pieces (:meth:`add`), counted in :attr:`sets`."""
@@ -292,35 +306,18 @@ class PairTest:
     def peak_up(self) -> float:
         """The evidence for a mean above 0: the smaller of what the two tests have shown (each
         at its most so far): a verdict, once given, stays."""
-        return min(self.sign_up, self.normal_peak_up)
+        return min(self.sign_up, self.normal_peak_up, self.cs_peak_up)
 
     @property
     def peak_down(self) -> float:
         """The evidence for a mean below 0 (see :attr:`peak_up`)."""
-        return min(self.sign_down, self.normal_peak_down)
+        return min(self.sign_down, self.normal_peak_down, self.cs_peak_down)
 
     def interval(self, alpha: float) -> tuple[float, float]:
-        """The confidence sequence on the mean at ``alpha`` (each side at ``alpha / 2``): the
-        means the normal bets have not rejected at any look so far (an interval that only
-        narrows). Before any piece ``(-inf, inf)``."""
-        start, low, high = self._cs.get(alpha, (0, -math.inf, math.inf))
-        log_k = math.log(2 / alpha)
-        for a_sum, ax_sum, av_sum, d_sum, dx_sum, dv_sum in self.history[start:]:
-            low = max(low, (ax_sum - av_sum - log_k) / a_sum)
-            high = min(high, (dx_sum + dv_sum + log_k) / d_sum)
-        if low > high:  # only when the sequence has already missed: keep it an interval
-            low = high = (low + high) / 2
-        self._cs[alpha] = (len(self.history), low, high)
-        return low, high
-
-    def fold(self, alpha: float) -> None:
-        """Brings the confidence sequence at ``alpha`` up to date and drops the history behind
-        it: the test's memory stays bounded however many pieces it reads (a league's), its
-        interval then known at ``alpha`` alone (the same interval: it is the running
-        intersection)."""
-        low, high = self.interval(alpha)
-        self.history = self.history[-1:]
-        self._cs = {alpha: (len(self.history), low, high)}
+        """The confidence sequence on the mean at ``alpha``: the asymptotic confidence sequence
+        of :mod:`referee.tournament.confseq` over the pieces so far, its variance learnt from
+        them (not the bets' prior). Before any piece ``(-inf, inf)``."""
+        return confseq.interval(self.n, self.total, self.squares, alpha, prior_sd=PIECE_SD)
 
     def passed(self, alpha: float) -> int:
         """``1``: the mean is above 0 at ``alpha`` by both tests; ``-1``: below; ``0``: not
@@ -571,11 +568,12 @@ def adjacent(order: Sequence[int]) -> list[tuple[int, int]]:
 
 
 TYPICAL_SD = 10.0
-"""The per-deal standard deviation of a pair's piece the forecast assumes (measured, adjusted
-for luck: 7 for greedy against mc, 10 for two random bots; docs/statistics.md)."""
+"""The per-deal standard deviation of a pair's piece the forecast assumes: about the measured
+ones, adjusted for luck, 6.9 to 10.4 over the three real pairs of random, greedy and mc
+(variances 47 to 108 a deal: docs/statistics.md, *Seatings*)."""
 LEARNING = 1.4
 """The forecast's allowance for bets sized from the data so far, against a test told the true
-difference (measured on real sets: docs/statistics.md)."""
+difference: a choice (a planning figure, not a measured one)."""
 
 
 def _deals_for(diff: float, level: float) -> float:

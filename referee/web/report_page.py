@@ -47,12 +47,17 @@ OUTPUT</code> writes it.</p>
 <th class="n w">avg rank</th><th class="n">pts/hand</th><th class="n m">faults</th>
 <th class="n w">P(above next)</th><th>verdict vs next</th></tr></thead><tbody></tbody></table>
 <details class="legend"><summary>What the columns mean</summary><dl>
-<dt>mu, σ</dt><dd>TrueSkill's estimate of the entrant's skill and its uncertainty, from the
-ranks of its matches.</dd>
+<dt>mu, σ</dt><dd>TrueSkill's estimate of the entrant's skill and its uncertainty, updated
+once per duplicate set on the members' points over the set less the luck of the stock's cards
+(<code>rating.per: set</code>, the default; with <code>rating.per: match</code>, on each
+match's final ranks).</dd>
 <dt>mu−3σ</dt><dd>a cautious skill: the entrant is very likely at least this good. The table
 is sorted by it (rated once per duplicate set on luck-adjusted points), except that a decided
 verdict always wins over it. <em>wins</em> counts matches won, which the seat and the cards
-decide more than points a hand do: the two may disagree.</dd>
+decide more than points a hand do: the two may disagree. A row may trail the next on the
+difference its verdict prints while that verdict is open: the order is mu−3σ's, which weighs
+each set's ranking and how sure the rating is, not the mean difference over the deals; only a
+decided verdict moves a row.</dd>
 <dt>pts/hand</dt><dd>raw points scored per hand played, over all its matches (not adjusted
 for luck).</dd>
 <dt>P(above next)</dt><dd>TrueSkill's probability that this entrant is stronger than the next
@@ -62,8 +67,9 @@ sets they shared (a <em>set</em>: the same deals in every seat order, so the luc
 cancels): <em>stronger</em> once it is decided at the tournament's confidence (it stays so),
 <em>tie</em> (with a margin) when neither is stronger by the margin, else <em>open</em>: not
 yet told apart; then the difference in points a hand (adjusted for luck: each hand's points
-minus the luck of the stock's cards), in brackets the ends of its interval (valid however
-often it is looked at; not centred on the difference) and the sets. <em>Too early to
+minus the luck of the stock's cards), in brackets the ends of its interval (an asymptotic
+confidence sequence: it holds however often it is looked at, centred on the difference, its
+spread learnt from the deals, narrowing as sets accrue) and the sets. <em>Too early to
 tell</em>: the interval is still wider than half a hand's points, so it measures nothing yet;
 the difference so far is in brackets. What each verdict assumes:
 docs/statistics.md.</dd>
@@ -83,9 +89,12 @@ each duplicate set minus in the first-played one, and about where that lies: a b
 remembers the deals between the seatings of a set scores more in the later ones (or less, to
 feed an accomplice). The seatings are played in an order drawn at random, so for an honest
 bot the first is a seating like any other: the flag is a randomization test, exact, at the
-tournament's confidence over all entrants. In a set a cheat's gain is its opponents' loss: the
-entrant with the most evidence is judged first, the others on the sets without it; with two
-entrants the pair is flagged and either may be the cause.</p>
+tournament's confidence over all entrants. In a set a cheat's gain is its opponents' loss, so
+an entrant is named only on its own evidence: in every subset of the field holding it, the
+sets among those entrants alone show a difference (closed testing), so an honest entrant beside
+one cheat is named no more often than the confidence allows. Where every set holds the same
+entrants (two entrants, or a group of three at three seats), they cannot be told apart: the
+pair or the group is flagged, and any of them may be the cause.</p>
 <table class="data" id="audits"><thead><tr><th>entrant</th><th class="n">later − first</th>
 <th>about</th><th class="n">sets</th><th>flag</th></tr></thead><tbody></tbody></table></section>
 <section id="crosstable"><h2>Crosstable</h2>
