@@ -271,7 +271,7 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
     """A verdict in words: ``stronger +5.6 (+3.5 to +7.7) pts/hand, 95% sure, 3 sets``; ``open
     +1.2 (-2.9 to +5.3) pts/hand, 3 sets`` (not yet told apart); ``open: too early to tell, 1
     set (+7.4 pts/hand so far)`` while the interval is too wide to measure anything
-    (:func:`early`); the interval's own ends, not a ``±`` (:func:`interval_words`);
+    (:func:`early`) or an open pair shared a single set; the interval's own ends, not a ``±`` (:func:`interval_words`);
     ``weaker ...`` for a pair asked out of order whose lower entrant is decidedly stronger;
     ``tie ...`` (a margin's). ``pair``: a pair or a question of ``standings.json`` (its ends as
     written, ``bound``: a hand's points, :func:`hand_bound`); ``short``: for a terminal's
@@ -289,7 +289,8 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
     if verdict == "open" and high is not None and high < 0 and confidence is not None:
         verdict = "weaker"
     sure = "" if short or confidence is None or verdict == "open" else f", {confidence:.0%} sure"
-    if low is None or high is None or early(low, high, bound):
+    once = verdict == "open" and isinstance(sets, int) and sets < 2  # asymptotic: too early
+    if low is None or high is None or once or early(low, high, bound):
         if verdict != "open":
             edge = (f" (at least {lower_end(low)})" if verdict == "stronger" and low is not None
                     and low > 0 else
