@@ -271,7 +271,8 @@ def pair_text(pair: Mapping[str, Any], bound: float, *, short: bool = False,
     """A verdict in words: ``stronger +5.6 (+3.5 to +7.7) pts/hand, 95% sure, 3 sets``; ``open
     +1.2 (-2.9 to +5.3) pts/hand, 3 sets`` (not yet told apart); ``open: too early to tell, 1
     set (+7.4 pts/hand so far)`` while the interval is too wide to measure anything
-    (:func:`early`) or an open pair shared a single set; the interval's own ends, not a ``±`` (:func:`interval_words`);
+    (:func:`early`) or an open pair shared a single set; the interval's own ends, not a ``±``
+    (:func:`interval_words`);
     ``weaker ...`` for a pair asked out of order whose lower entrant is decidedly stronger;
     ``tie ...`` (a margin's). ``pair``: a pair or a question of ``standings.json`` (its ends as
     written, ``bound``: a hand's points, :func:`hand_bound`); ``short``: for a terminal's
