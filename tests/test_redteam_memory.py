@@ -3,8 +3,11 @@ the referee copy into the tree it is shown."""
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
+
+import pytest
 
 from referee.bots.runtime import closure
 
@@ -50,3 +53,25 @@ def test_a_bots_elf_cannot_name_a_file_outside_the_system_through_dotdot(
     found = closure(exe, [], own=[mine])
     assert str(secret) not in found.files
     assert str(lib) not in found.files
+
+
+@pytest.mark.xfail(strict=True, reason="open: a bot's own wrapper script may name any of root's "
+                   "programs, and each brings its family's folders (1296 MiB measured against "
+                   "201 MiB for a python3 bot); MAX_BYTES is 4 GiB a tree, in /dev/shm")
+def test_a_bots_own_script_cannot_grow_the_tree_by_naming_every_program(
+        tmp_path: Path) -> None:
+    """A bot's run script whose words are the names of root's programs makes the referee copy
+    every one (and each interpreter family's folders) into /dev/shm."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    names = sorted({p.name for d in ("/usr/bin", "/usr/sbin") if os.path.isdir(d)
+                    for p in Path(d).iterdir()})[:4000]
+    exe = mine / "bot"
+    exe.write_text("#!/bin/sh\n" + " ".join(names) + "\n")
+    exe.chmod(0o755)
+    plain = mine / "plain"
+    plain.write_text("#!/bin/sh\necho hi\n")
+    plain.chmod(0o755)
+    base = closure(plain, [], own=[mine]).size
+    grown = closure(exe, [], own=[mine]).size
+    assert grown < base + (256 << 20)
