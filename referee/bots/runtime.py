@@ -349,7 +349,9 @@ def _public(st: os.stat_result, path: str) -> bool:
 
 
 def _system(path: str) -> bool:
-    top = path.strip("/").split("/")[0]
+    """Under a system top (not ``/etc``), once ``..`` and symlinks are resolved: ``/usr/../x``
+    names ``/x``."""
+    top = os.path.realpath(path).strip("/").split("/")[0]
     return top in SYSTEM_TOPS and top != "etc"
 
 

@@ -1,0 +1,77 @@
+"""Red-team attacks on the in-memory runtime tree (issue 37): what a bot's own files can make
+the referee copy into the tree it is shown."""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+import pytest
+
+from referee.bots.runtime import closure
+
+
+def crafted_elf(interp: str, needed: str) -> bytes:
+    """A 64-bit little-endian ELF file naming ``interp`` (PT_INTERP) and ``needed``
+    (DT_NEEDED), loaded at address 0 so that file offsets are addresses."""
+    phoff, phnum = 64, 3
+    interp_at = phoff + 56 * phnum
+    interp_raw = interp.encode() + b"\0"
+    strtab_at = interp_at + len(interp_raw)
+    strtab = b"\0" + needed.encode() + b"\0"
+    dyn_at = strtab_at + len(strtab)
+    dyn = struct.pack("<qQqQqQ", 5, strtab_at, 1, 1, 0, 0)
+    end = dyn_at + len(dyn)
+    head = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+    head += struct.pack("<HHIQQQIHHHHHH", 2, 62, 1, 0, phoff, 0, 0, 64, 56, phnum, 0, 0, 0)
+    ph = struct.pack("<IIQQQQQQ", 1, 5, 0, 0, 0, end, end, 4096)
+    ph += struct.pack("<IIQQQQQQ", 3, 4, interp_at, interp_at, interp_at,
+                      len(interp_raw), len(interp_raw), 1)
+    ph += struct.pack("<IIQQQQQQ", 2, 6, dyn_at, dyn_at, dyn_at, len(dyn), len(dyn), 8)
+    return head + ph + interp_raw + strtab + dyn
+
+
+def test_a_bots_elf_cannot_name_a_file_outside_the_system_through_dotdot(
+        tmp_path: Path) -> None:
+    """``/usr/../x`` starts with a system top but names ``/x``: a bot's own ELF file must not
+    make the referee copy another entrant's (world-readable) file into its runtime tree."""
+    other = tmp_path / "other"
+    other.mkdir()
+    secret, lib = other / "strategy.txt", other / "weights.so"
+    secret.write_text("the other entrant's secret\n")
+    lib.write_text("the other entrant's weights\n")
+    for p in (tmp_path, other):
+        p.chmod(0o755)
+    secret.chmod(0o644)
+    lib.chmod(0o644)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    exe = mine / "bot"
+    exe.write_bytes(crafted_elf(f"/usr/..{secret}", f"/lib/../..{lib}"))
+    exe.chmod(0o755)
+    found = closure(exe, [], own=[mine])
+    assert str(secret) not in found.files
+    assert str(lib) not in found.files
+
+
+@pytest.mark.xfail(strict=True, reason="open: a bot's own wrapper script may name any of root's "
+                   "programs, and each brings its family's folders (1296 MiB measured against "
+                   "201 MiB for a python3 bot); MAX_BYTES is 4 GiB a tree, in /dev/shm")
+def test_a_bots_own_script_cannot_grow_the_tree_by_naming_every_program(
+        tmp_path: Path) -> None:
+    """A bot's run script whose words are the names of root's programs makes the referee copy
+    every one (and each interpreter family's folders) into /dev/shm."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    names = sorted({p.name for d in ("/usr/bin", "/usr/sbin") if os.path.isdir(d)
+                    for p in Path(d).iterdir()})[:4000]
+    exe = mine / "bot"
+    exe.write_text("#!/bin/sh\n" + " ".join(names) + "\n")
+    exe.chmod(0o755)
+    plain = mine / "plain"
+    plain.write_text("#!/bin/sh\necho hi\n")
+    plain.chmod(0o755)
+    base = closure(plain, [], own=[mine]).size
+    grown = closure(exe, [], own=[mine]).size
+    assert grown < base + (256 << 20)
