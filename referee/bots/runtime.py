@@ -56,6 +56,10 @@ FAMILIES = {
     "ruby": ("/usr/lib/ruby", "/usr/lib/{triplet}/ruby"),
 }
 """The system folders of an interpreter's family, by the start of its program's name."""
+INTERPRETERS = ("python", "perl", "node", "nodejs", "ruby", "java", "sh", "bash", "dash", "env")
+"""What a bot's own script may name to be shown (by the start of the program's name)."""
+MAX_CALLED = 2
+"""How many of them: a wrapper script runs one interpreter (two with a shell)."""
 
 
 class RuntimeError_(ValueError):
@@ -198,9 +202,21 @@ class Closure:
             else:
                 self.add(os.path.join("/etc", name))
 
-    def called(self, script: str | Path) -> None:
+    def called(self, script: str | Path, *, trusted: bool = True) -> None:
         """Adds the system programs a (wrapper) script names, each word looked up on the
-        system's ``PATH``: root's own programs only."""
+        system's ``PATH``: root's own programs only. A bot's own script (not ``trusted``) may
+        name interpreters only (:data:`INTERPRETERS`), at most :data:`MAX_CALLED` of them: its
+        words would otherwise bring every program of the host, and their families, into
+        memory."""
+        budget = [MAX_CALLED if not trusted else 1 << 30]
+
+        def take(path: str) -> None:
+            if not trusted and not os.path.basename(path).startswith(INTERPRETERS):
+                return
+            if budget[0] > 0 and os.path.realpath(path) not in self.files:
+                budget[0] -= 1
+                self.program(path)
+
         try:
             with open(script, "rb") as f:
                 head = f.read(65536)
@@ -216,7 +232,7 @@ class Closure:
                 continue
             if _system(text) and stat.S_ISREG(st.st_mode) and st.st_uid == 0 and \
                     st.st_mode & 0o111:
-                self.program(text)
+                take(text)
         words = set(re.findall(rb"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}", head))
         for word in sorted(words)[:4096]:
             text = word.decode()
@@ -227,7 +243,7 @@ class Closure:
                 except OSError:
                     continue
                 if stat.S_ISREG(st.st_mode) and st.st_uid == 0 and st.st_mode & 0o111:
-                    self.program(candidate)
+                    take(candidate)
                 break
 
     # -- inside -------------------------------------------------------------------------------
@@ -455,7 +471,7 @@ def closure(exe: Path, runtimes: Sequence[Path], *, own: Sequence[Path] = ()) ->
             break
         if shown is None:
             break
-        found.called(shown)
+        found.called(shown, trusted=trusted)
         program = _interpreter(Path(shown))
         if program is None:
             break

@@ -56,16 +56,28 @@ def _runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -
         found = closure(exe, runtime, own=own)
     except RuntimeError_ as err:
         raise ViewError(str(err)) from None
+    held = sum(v.size for v in _SHOWN.values())
+    if found.key() not in _SHOWN and held + found.size > MAX_HELD_BYTES:
+        raise ViewError(f"the runtimes of this run would hold more than "
+                        f"{MAX_HELD_BYTES >> 20} MiB in {image.SHM} with this one "
+                        f"({found.size >> 20} MiB for {str(exe)!r}): give the entrants fewer "
+                        f"different runtimes")
     try:
         tree = image.runtime_tree(found)
     except OSError as err:
         raise ViewError(f"cannot prepare the bot's runtime in {image.SHM}: "
                         f"{err.strerror or err}") from None
     _HELD.append(tree)
-    return _view(tree.path, found)
+    shown = _view(tree.path, found)
+    _SHOWN[found.key()] = shown
+    return shown
 
 
 _HELD: list[image.Tree] = []
+_SHOWN: dict[str, View] = {}
+MAX_HELD_BYTES = 6 << 30
+"""The most the runtime trees one referee process shows may hold together (in ``/dev/shm``,
+memory): each distinct runtime is a tree of its own, and a bot's files choose part of it."""
 
 
 def _view(tree: Path, found: Closure) -> View:
