@@ -31,7 +31,7 @@ ALLOWED = {
     "move_action", "pick_action", "mask_list",
     # owned by the sandbox work (referee/bots/; issue 40 splits sandbox.py and Bot)
     "ENV", "MODES", "NEWER_THAN_HEADERS", "cache_clear", "check_binds", "draining",
-    "io_devices", "memory_peak", "assert_done", "expect",
+    "io_devices", "assert_done", "expect",
     # owned by the cluster work (referee/runners/): the coordinator's Dask security, which the
     # tests' own clients use
     "bridged", "security",

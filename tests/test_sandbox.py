@@ -372,3 +372,38 @@ def test_the_sandbox_command_fails_without_a_sandbox(monkeypatch: pytest.MonkeyP
     assert result.exit_code == 1
     assert "NO bwrap" in result.output and "(to enable: apt-get install bubblewrap)" in \
         result.output
+
+
+@pytest.mark.process
+@pytest.mark.skipif(not CAPS.works or not CAPS.cgroup_ok("pids"),
+                    reason=f"needs the sandbox with a pids cgroup: {CAPS.summary()}")
+def test_a_fork_bomb_stopped_at_the_process_cap_leaves_a_note(tmp_path: Path) -> None:
+    """A bot whose forks the process limit refused says so in its stderr file (what the
+    organiser's logs and a league's refusal show): the bomb is seen, not only stopped."""
+    from referee.bots.process import Launcher, start_process
+    from referee.bots.sandbox import SandboxPolicy
+
+    tmp_path.chmod(0o755)
+    (tmp_path / "bomb.sh").write_text(
+        "#!/bin/sh\ni=0\nwhile [ $i -lt 40 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null\n"
+        "echo ready\nwait\n")
+    (tmp_path / "bomb.sh").chmod(0o755)
+    err = tmp_path / "bomb.stderr"
+    proc = start_process(["/bin/sh", "bomb.sh"], workdir=tmp_path, stderr_path=err,
+                         launcher=Launcher(SandboxPolicy(pids=8)))
+    try:
+        data = b""
+        while b"\n" not in data:
+            try:
+                chunk = os.read(proc.stdout, 100)
+            except BlockingIOError:
+                time.sleep(0.01)
+                continue
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        proc.stop(0)
+    assert proc.forks_refused > 0
+    assert f"reached its process limit: {proc.forks_refused} fork(s) refused" in \
+        err.read_text()

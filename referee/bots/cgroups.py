@@ -314,13 +314,18 @@ class Cgroup:
                 return int(value)
         return 0
 
-    def memory_peak(self) -> int:
-        """The most memory charged to the group, in bytes (0 when unknown)."""
-        d = self.dirs.get("memory")
-        names = ("memory.max_usage_in_bytes", "memory.peak")
-        for name in names if d else ():
-            with contextlib.suppress(OSError, ValueError):
-                return int((d / name).read_text())  # type: ignore[operator]
+    def forks_refused(self) -> int:
+        """How many times the process limit refused a fork (``pids.events``: the ``max``
+        line, v1 and v2); 0 without a pids controller."""
+        d = self.dirs.get("pids")
+        try:
+            text = (d / "pids.events").read_text() if d is not None else ""
+        except OSError:
+            return 0
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "max" and value.strip().isdigit():
+                return int(value)
         return 0
 
     def kill_all(self, timeout: float = 5.0) -> bool:

@@ -415,6 +415,9 @@ class Process:
         self.outlived: tuple[int, ...] = ()
         """Processes of the bot's uid still alive once it was stopped (its lease quarantined:
         :meth:`referee.bots.uids.Lease.release`); a note in its stderr file says so."""
+        self.forks_refused = 0
+        """Forks its process limit refused (a fork bomb's mark); a note in its stderr file says
+        so, where the organiser and the league's refusals show it."""
         self._log = Path(out.name) if out is not None and isinstance(out.name, str) else None
         self.active: list[str] = []
         """The protections in force (empty: not sandboxed)."""
@@ -532,6 +535,7 @@ class Process:
         emptied = False
         if self.cgroup is not None:  # what left the group (a double fork) dies here
             self.memory_fault()
+            self.forks_refused = self.cgroup.forks_refused()
             emptied = self.cgroup.kill_all()
             self.cgroup.remove()
             self.cgroup = None
@@ -550,6 +554,10 @@ class Process:
             self._thread.join(timeout=1)
         with contextlib.suppress(OSError):
             os.close(self._wake)
+        if self.forks_refused and self._log is not None and not self._thread.is_alive():
+            with contextlib.suppress(OSError), open(self._log, "ab") as f:  # a fork bomb, seen
+                f.write(f"\n[ct-referee: the bot reached its process limit: "
+                        f"{self.forks_refused} fork(s) refused]\n".encode())
         if self.outlived and self._log is not None and not self._thread.is_alive():
             with contextlib.suppress(OSError), open(self._log, "ab") as f:
                 f.write(f"\n[ct-referee: {len(self.outlived)} process(es) of the bot's uid "
