@@ -1,28 +1,14 @@
 """Who the fair-play audit names: an entrant only on evidence about that entrant (pure, no I/O).
 
-In a duplicate set the points of a hand are fixed, so a cheat's gain in the later seatings is
-its opponents' loss in the same seatings: in the sets they share, its victims' ``T`` lean the
-other way. An entrant's own randomization test (:class:`~referee.tournament.audit.
-AuditEvidence`) is exact only when every member of its sets is honest; judged over all its
-sets, a victim beside a large cheat is accused.
+A cheat's gain in the later seatings is its opponents' loss in the same seatings: judged over
+all its sets, a victim beside a large cheat would be accused.
 
 **The rule.** Entrant ``i`` is *named* at level ``w_i alpha`` only once, for **every** other
-entrant ``j``, its evidence over its sets *without* ``j`` has passed ``1 / (w_i alpha)`` (at
-any look; the bets are sized from all its earlier sets, which keeps each product a test
-martingale). With at most one cheat ``c`` in the field, an honest ``i`` is named only if its
-evidence over the sets without ``c`` passes, and every member of those sets is honest: that
-product is a test martingale, so (Ville) it passes with probability at most ``w_i alpha``,
-and the shares ``w_i`` sum to at most 1: **an honest entrant is named with probability at most
-alpha whatever the cheat's size**. A cheat is named once it shows its effect against every
-opponent apart from each one in turn. (With two cheats or more in a field the promise is not
-made: a victim of two may be named.)
-
-**The field test.** Whether anyone at all differs between its later seatings and its first:
-the ``w``-weighted average of every entrant's product over all its sets (an entrant not yet
-arrived counts 1), a test martingale when every entrant is honest. Where every set holds the
-same entrants (two entrants at two seats, three at three: the field cannot be split), nobody
-can be named alone, and a passed field test names the whole pair or group: one of them, or
-more, may be the cause.
+entrant ``j``, its evidence over its sets *without* ``j`` has passed ``1 / (w_i alpha)``: with
+at most one cheat in the field, an honest entrant is named with probability at most alpha
+whatever the cheat's size (Ville; the shares ``w_i`` sum to at most 1). Where every set holds
+the same entrants the field cannot be split, and a passed field test names the whole group.
+Why, and the figures: docs/statistics.md.
 
 >>> f = FieldAudit(lambda e: 1 / 3)
 >>> f.add({0: SetStat((0, 1), 20.0, (20.0, -20.0)), 1: SetStat((0, 1), -20.0, (-20.0, 20.0))})

@@ -7,14 +7,10 @@ sample variance ``s^2``,
 
     m +- sqrt( 2 (t s^2 r^2 + 1) / (t^2 r^2) * log( sqrt(t s^2 r^2 + 1) / alpha ) )
 
-covers the mean at every ``t`` at once with probability tending to at least ``1 - alpha`` as
-the values accrue, for any distribution with a finite variance (independent values of one
-mean). ``r`` tunes where it is tightest (:func:`tuned_for`; here after :data:`TUNED_FOR`
-values at :data:`REFERENCE_ALPHA`, for every level). Its half-width shrinks like
-``sqrt(s^2 log t / t)``: toward the difference, unlike a bound held to a prior spread. The
-variance is the data's: a prior spread enters with the weight of :data:`PRIOR_WEIGHT` values
-(two sets' deals) only, so that a few quiet first values (a skewed pair's rare losses not yet
-seen) do not give a narrow interval.
+covers the mean at every ``t`` at once with probability tending to at least ``1 - alpha``,
+for any distribution with a finite variance. ``r`` tunes where it is tightest
+(:func:`tuned_for`); a prior spread enters with the weight of :data:`PRIOR_WEIGHT` values
+only. Why and the coverage measured: docs/statistics.md.
 
 >>> low, high = interval(100, 500.0, 100 * 25.0 + 99 * 100.0, 0.05)  # mean 5, sd 10
 >>> round(low, 2), round(high, 2)
