@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+import referee
 from referee.bots.sandbox import BOT_UIDS, SANDBOX_UID, subordinate_ids
 from referee.bots.subids import SubIds, user_namespace
 from referee.bots.uids import Lease, allocate, namespace_inode
@@ -53,14 +54,23 @@ def _python_binds() -> list[str]:
     interpreter's, its prefixes, ``sys.path``) that sits below a folder other users cannot
     enter (``/root``, a 0700 home) is bound alone on a tmpfs in that folder's place, so nothing
     else of it is seen."""
+    package = os.path.dirname(os.path.realpath(referee.__file__))  # an editable install's
     needed = {os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.base_prefix,
-              *(os.path.realpath(p) for p in sys.path if p and os.path.isdir(p))}
+              package, *(os.path.realpath(p) for p in sys.path if p and os.path.isdir(p))}
     hidden: dict[str, list[str]] = {}
+    out: list[str] = []
+    made: set[str] = set()
     for path in sorted(needed):
+        if path == "/tmp" or path.startswith("/tmp/"):  # the client's /tmp is empty: shown
+            for parent in reversed(Path(path).parents):  # alone (a checkout in a mktemp
+                if str(parent) not in ("/", "/tmp") and str(parent) not in made:  # folder,
+                    made.add(str(parent))  # its folders made traversable: bwrap makes 0700)
+                    out += ["--perms", "0755", "--dir", str(parent)]
+            out += ["--ro-bind", path, path]
+            continue
         top = _blocked(path)
         if top is not None:
             hidden.setdefault(top, []).append(path)
-    out: list[str] = []
     for top, paths in sorted(hidden.items()):
         out += ["--perms", "0755", "--tmpfs", top]
         for path in paths:
@@ -76,8 +86,8 @@ def _bwrap(bwrap: str, uid: int | None, inner: list[str], argv: list[str]) -> li
     if uid is None:
         return [bwrap, *inner, "--unshare-ipc", "--unshare-pid", "--unshare-uts",
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                "--perms", "1777", "--tmpfs", "/tmp", "--die-with-parent", "--new-session",
-                "--", *argv]
+                "--perms", "1777", "--tmpfs", "/tmp", *_python_binds(), "--die-with-parent",
+                "--new-session", "--", *argv]
     setpriv = shutil.which("setpriv") or "setpriv"
     return [bwrap, *inner, "--unshare-ipc", "--unshare-pid", "--unshare-uts",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
