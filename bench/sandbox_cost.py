@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from referee.bots.probes.world import first_line  # noqa: E402
 from referee.bots.process import Launcher, start_process  # noqa: E402
 from referee.bots.sandbox import SandboxPolicy, bot_binds, capabilities  # noqa: E402
 
@@ -75,16 +76,8 @@ def stage(binary: Path, policy: SandboxPolicy | None) -> float:
     t0 = time.perf_counter()
     proc = start_process(["./bot"], workdir=workdir, launcher=Launcher(policy))
     os.write(proc.stdin, b"chinese-ten 1\n")
-    data = b""
-    while b"\n" not in data:
-        try:
-            chunk = os.read(proc.stdout, 100)
-        except BlockingIOError:
-            time.sleep(0.0002)
-            continue
-        if not chunk:
-            raise SystemExit("the bot did not answer")
-        data += chunk
+    if not first_line(proc, 30):
+        raise SystemExit("the bot did not answer")
     proc.stop(0)
     return (time.perf_counter() - t0) * 1000
 

@@ -380,6 +380,7 @@ def test_the_sandbox_command_fails_without_a_sandbox(monkeypatch: pytest.MonkeyP
 def test_a_fork_bomb_stopped_at_the_process_cap_leaves_a_note(tmp_path: Path) -> None:
     """A bot whose forks the process limit refused says so in its stderr file (what the
     organiser's logs and a league's refusal show): the bomb is seen, not only stopped."""
+    from referee.bots.probes.world import first_line
     from referee.bots.process import Launcher, start_process
     from referee.bots.sandbox import SandboxPolicy
 
@@ -392,16 +393,7 @@ def test_a_fork_bomb_stopped_at_the_process_cap_leaves_a_note(tmp_path: Path) ->
     proc = start_process(["/bin/sh", "bomb.sh"], workdir=tmp_path, stderr_path=err,
                          launcher=Launcher(SandboxPolicy(pids=8)))
     try:
-        data = b""
-        while b"\n" not in data:
-            try:
-                chunk = os.read(proc.stdout, 100)
-            except BlockingIOError:
-                time.sleep(0.01)
-                continue
-            if not chunk:
-                break
-            data += chunk
+        first_line(proc, 60)  # "ready", or the end of its output where the shell gave up
     finally:
         proc.stop(0)
     assert proc.forks_refused > 0
