@@ -108,14 +108,15 @@ class Tree:
             self._lock = None
 
 
-def runtime_tree(closure: Closure) -> Tree:
+def runtime_tree(closure: Closure, key: str | None = None) -> Tree:
     """The tree that holds ``closure``'s files at their host paths, made now unless another
-    run made it already; held until released (a shared lock on ``t-KEY.lock``, which
+    run made it already (``key``: the closure's, if worked out already); held until released
+    (a shared lock on ``t-KEY.lock``, which
     :func:`collect` must take alone; one maker at a time holds ``t-KEY.build``).
 
     :raises OSError: when it cannot be made (``/dev/shm`` full).
     """
-    key = closure.key()
+    key = key or closure.key()
     home = base()
     path = home / f"t-{key}"
     lock_path = home / f"t-{key}.lock"

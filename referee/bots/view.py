@@ -56,20 +56,21 @@ def _runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -
         found = closure(exe, runtime, own=own)
     except RuntimeError_ as err:
         raise ViewError(str(err)) from None
+    key = found.key()  # hashes every entry: once
     held = sum(v.size for v in _SHOWN.values())
-    if found.key() not in _SHOWN and held + found.size > MAX_HELD_BYTES:
+    if key not in _SHOWN and held + found.size > MAX_HELD_BYTES:
         raise ViewError(f"the runtimes of this run would hold more than "
                         f"{MAX_HELD_BYTES >> 20} MiB in {image.SHM} with this one "
                         f"({found.size >> 20} MiB for {str(exe)!r}): give the entrants fewer "
                         f"different runtimes")
     try:
-        tree = image.runtime_tree(found)
+        tree = image.runtime_tree(found, key)
     except OSError as err:
         raise ViewError(f"cannot prepare the bot's runtime in {image.SHM}: "
                         f"{err.strerror or err}") from None
     _HELD.append(tree)
     shown = _view(tree.path, found)
-    _SHOWN[found.key()] = shown
+    _SHOWN[key] = shown
     return shown
 
 
