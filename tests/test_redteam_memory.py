@@ -92,3 +92,20 @@ def test_the_runtimes_a_run_shows_are_capped_together(monkeypatch: pytest.Monkey
             view.runtime_view(Path("/bin/sh"), (), ())
     finally:
         view._runtime_view.cache_clear()
+
+
+def test_a_symlink_in_a_shown_folder_copies_nothing_from_elsewhere(tmp_path: Path) -> None:
+    """A ``shared`` folder (or a runtime) holding a symlink to a file any user may read
+    elsewhere (another entrant's folder): the link is shown, dangling; the file is not copied
+    into memory. A link into the system folders is followed."""
+    shared, other = tmp_path / "shared", tmp_path / "other"
+    shared.mkdir()
+    other.mkdir()
+    (other / "strategy.txt").write_text("secret\n")
+    (other / "strategy.txt").chmod(0o644)
+    (shared / "peek").symlink_to(other / "strategy.txt")
+    (shared / "sh").symlink_to("/bin/sh")
+    found = closure(Path("/bin/sh"), [shared])
+    assert str(shared / "peek") in found.links
+    assert str(other / "strategy.txt") not in found.files
+    assert os.path.realpath("/bin/sh") in found.files

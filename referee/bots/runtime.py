@@ -12,6 +12,7 @@ taken (mode bits), within :data:`MAX_BYTES` and :data:`MAX_ENTRIES`. Why: docs/s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -79,6 +80,9 @@ class Closure:
     size: int = 0
     _elf_done: set[str] = field(default_factory=set)
     _trees: set[str] = field(default_factory=set)
+    within: tuple[str, ...] = ()
+    """Where a symlink met inside a shown folder may lead and be followed (the runtimes the
+    command chose); elsewhere only the link itself is shown (it dangles there)."""
 
     # -- adding ---------------------------------------------------------------------------
 
@@ -127,7 +131,7 @@ class Closure:
                 except OSError:
                     continue
                 if stat.S_ISLNK(st.st_mode):
-                    self.add(path, root=root)
+                    self._inner_link(path, root)
                 elif stat.S_ISDIR(st.st_mode):
                     if entry.name in skipped or not _public(st, path):
                         continue
@@ -137,6 +141,18 @@ class Closure:
                     self._file(path, st, root)
                     if ".so" in entry.name:
                         self.elf(path)
+
+    def _inner_link(self, path: str, root: str | None) -> None:
+        """A symlink inside a shown folder: followed only into the system folders or the
+        runtimes (:attr:`within`), never to a file elsewhere that any user may read (another
+        entrant's folder, say: a ``shared`` folder's link must not copy it in)."""
+        real = os.path.realpath(path)
+        top = real.strip("/").split("/")[0]
+        if top in SYSTEM_TOPS or any(real == w or real.startswith(w + "/") for w in self.within):
+            self.add(path, root=root)
+            return
+        with contextlib.suppress(OSError):
+            self._link(path, os.readlink(path), root)
 
     def elf(self, path: str, *, trusted: bool = True) -> None:
         """Adds what the loader loads for the ELF file ``path`` (a bot's own program: not
@@ -418,7 +434,7 @@ def closure(exe: Path, runtimes: Sequence[Path], *, own: Sequence[Path] = ()) ->
 
     :raises RuntimeError_: for a runtime past :data:`MAX_BYTES` or :data:`MAX_ENTRIES`.
     """
-    found = Closure()
+    found = Closure(within=tuple(os.path.realpath(p) for p in runtimes))
     found.always()
     bases = {b for p in runtimes if (b := python_base(p)) is not None}
     for prefix in runtimes:
