@@ -429,6 +429,7 @@ def test_v2_delegation_on_the_kernels_own_hierarchy(unified: Path) -> None:
         for path in (home, own, scope):
             _rmtree_cgroup(path)
         subprocess.run(["userdel", name], capture_output=True, check=False)
+        shutil.rmtree(f"/dev/shm/ct-referee-{pw.pw_uid}", ignore_errors=True)  # its trees
 
 
 def _user_pid(runuser: int, uid: int) -> int:

@@ -211,6 +211,8 @@ class Organiser:
             if kept != lines:
                 path.write_text("".join(kept))
         shutil.rmtree(f"/tmp/ct-referee-{getattr(self, 'uid', -1)}", ignore_errors=True)
+        # its runtime trees and snapshots in memory (hundreds of MiB a user): no one else's
+        shutil.rmtree(f"/dev/shm/ct-referee-{getattr(self, 'uid', -1)}", ignore_errors=True)
 
 
 @pytest.fixture
