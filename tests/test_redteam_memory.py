@@ -109,3 +109,28 @@ def test_a_symlink_in_a_shown_folder_copies_nothing_from_elsewhere(tmp_path: Pat
     assert str(shared / "peek") in found.links
     assert str(other / "strategy.txt") not in found.files
     assert os.path.realpath("/bin/sh") in found.files
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root removes another uid's folder")
+def test_root_collects_the_folders_of_users_that_are_gone(tmp_path: Path) -> None:
+    """A folder in memory whose user no longer exists (a user made for a run, deleted) is
+    removed by a root referee; one of a user that exists is left alone."""
+    import pwd
+
+    from referee.bots.image import collect_gone
+
+    gone = next(u for u in range(70000, 80000) if not _exists(pwd, u))
+    stale, kept = tmp_path / f"ct-referee-{gone}", tmp_path / "ct-referee-0"
+    for folder, uid in ((stale, gone), (kept, 0)):
+        (folder / "t-x").mkdir(parents=True)
+        os.chown(folder, uid, uid)
+    assert collect_gone(tmp_path) == [stale]
+    assert not stale.exists() and kept.exists()
+
+
+def _exists(pwd: object, uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)  # type: ignore[attr-defined]
+    except KeyError:
+        return False
+    return True

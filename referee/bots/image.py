@@ -19,6 +19,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import pwd
 import shutil
 import stat
 import tempfile
@@ -143,6 +144,7 @@ def runtime_tree(closure: Closure, key: str | None = None) -> Tree:
             os.close(lock)
             raise
         collect()
+        collect_gone()
         return Tree(path, lock)
     raise OSError(errno.EAGAIN, f"{path} keeps being removed")
 
@@ -201,6 +203,26 @@ def _copy(src: str, dst: str, mode: int) -> None:
             os.close(out)
     finally:
         os.close(fd)
+
+
+def collect_gone(shm: Path = SHM) -> list[Path]:
+    """(root) Removes the folders in memory of users that no longer exist (a user made for a
+    run and deleted since): no referee of theirs can collect them any more."""
+    if os.geteuid() != 0:
+        return []
+    removed = []
+    for folder in shm.glob("ct-referee-*"):
+        uid = folder.name.removeprefix("ct-referee-").split("-")[0]
+        try:
+            st = os.lstat(folder)
+            pwd.getpwuid(st.st_uid)
+        except KeyError:
+            if uid.isdigit() and int(uid) == st.st_uid and stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
+        except OSError:
+            continue
+    return removed
 
 
 def collect(*, linger_s: float = LINGER_S) -> list[Path]:
