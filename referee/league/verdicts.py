@@ -1,32 +1,8 @@
 """A league's pairwise verdicts and fair-play audit, in memory that does not grow with the sets
-(pure: no I/O).
-
-The tests are the tournament's (:mod:`referee.tournament.stopping`,
-:mod:`referee.tournament.audit`); what differs is what is kept:
-
-* **a pair's verdict**: the pair's :class:`~referee.tournament.stopping.PairTest` (its running
-  sums, the bets' log-wealth and their peaks) read each finished set's pieces
-  (:func:`~referee.tournament.stopping.deal_pieces`) once, in the order the sets complete (the
-  journal's order: a restart replays the same sequence), and then forgets them; its confidence
-  sequence is kept at the pair's own level only (:meth:`PairTest.fold`: the running
-  intersection, the same interval the tournament computes from the whole history). The level
-  is the growing field's split (:func:`~referee.tournament.stopping.pair_alpha` with
-  ``growing``: pair ``(i, j)``, ``i < j`` in admission order, at ``alpha / (j^2 (j + 1))``,
-  a share that does not change as versions arrive and sums to at most ``alpha`` over any
-  season). A pair is kept while both its versions play: a version that retires takes its
-  pairs' evidence with it (its verdicts are no longer shown: only the leaderboard's rows,
-  the versions playing, are judged), so memory is bounded by the pairs among the versions
-  playing, never by the sets. Nothing is truncated: every verdict shown reads every set its
-  pair played.
-* **the audit**: each version's later-minus-first value ``T`` of each finished set feeds the
-  tournament's attribution (:class:`~referee.tournament.attribution.FieldAudit`: running
-  products and their peaks, per version and per pair of versions that met, never the sets),
-  and a normal confidence sequence describing ``T`` folded at its level. Version ``j``
-  (admission order, from 1) holds the share ``1 / (j (j + 1))`` of ``alpha`` (the shares sum
-  to 1 over any season) and is named only once its evidence over its sets without each other
-  version in turn has passed ``1 / (share alpha)``: a victim's later seatings lean the other
-  way only in the sets it shared with the cheat, so with one cheat in the season an honest
-  version is named with probability at most ``alpha``, and in an honest season nobody is.
+(pure: no I/O). The tests are the tournament's (:mod:`referee.tournament.stopping`,
+:mod:`referee.tournament.audit`), read online: each finished set once, in the journal's order,
+then forgotten; a pair is kept while both its versions play. Levels are the growing field's
+split. Why, and what it keeps: docs/league.md, *7. Verdicts and the fair-play audit*.
 
 >>> from referee.tournament.stopping import Stop
 >>> v = Verdicts(Stop())

@@ -1,33 +1,9 @@
 """The fair-play audit: a bot that remembers between the seatings of a duplicate set is caught
-by the numbers.
+by the numbers. Each set's play order is drawn from the deal secret (:func:`play_order`); per
+entrant and set, ``T`` is its points a deal in the later seatings minus the first-played one,
+read by an exact randomization test; whom it names is :mod:`referee.tournament.attribution`'s.
 
-Every seating of a group plays the same deals. A bot that could carry anything from one seating
-to the next (a channel the sandbox missed) can only gain in the seatings played *after* the
-first: it has seen those deals. The order in which a group's seatings are played is drawn from
-the deal secret (:func:`play_order`), so no bot can know whether it plays first.
-
-**The statistic.** For every entrant and every finished set, its points a deal (adjusted for
-the luck of the stock flips, over the deals every seating reached) in the later seatings,
-averaged, minus those in the first-played one: ``T``.
-
-**The test is a randomization test.** For an honest entrant the outcome of each seating does not
-depend on when it was played, and the first-played seating was drawn at random among the set's
-``S``, so given the ``S`` outcomes ``T`` is exactly uniform over the ``S`` values it would take
-with each seating first (``T_j``). The e-value ``exp(a T) / mean_j exp(a T_j)`` then has mean
-exactly 1 whatever the bots, the deals or the tails: no bound, no normal approximation. Its bet
-``a`` is sized from the entrant's earlier sets only; one product bets on a gain, one on a
-loss (a bot feeding an accomplice loses in later seatings), and their average is the
-entrant's evidence. Over ``n`` entrants each is judged at ``alpha / n``, so an honest field
-flags someone with probability at most ``alpha``, at whatever look.
-
-**Who is the cause** (:mod:`referee.tournament.attribution`). In a set a cheat's gain is the
-others' loss (the points of a hand are fixed), so its victims' ``T`` lean the other way in the
-sets they shared. An entrant is named alone only once its evidence over its sets without each
-other entrant in turn has passed its level: with one cheat in the field, an honest entrant is
-then named with probability at most ``alpha`` however large the cheat's effect. Where every set
-holds the same entrants (two entrants at two seats, three at three), nobody can be told apart:
-once the field's test passes, the pair (the group) is flagged, all named, and either (any) may
-be the cause.
+Why it is exact, and what it catches: docs/statistics.md, *The fair-play audit*.
 
 >>> audit = Audit(["a", "b"], bound=240, per_set=2)
 >>> audit.result(alpha=0.05)["a"].flag

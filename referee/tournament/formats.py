@@ -1,18 +1,10 @@
-"""Tournament formats: which groups play next, given the results so far.
+"""Tournament formats: which groups play next, given the results so far. Pure, no I/O.
 
-Pure code, no I/O. A :class:`Format` plans one *round* at a time from a :class:`State` (what the
-rounds before it produced: the order, the ratings, the pairs ``stop`` has not decided yet), like
-fastchess's scheduler hands out the next jobs given the results so far. Every group of a round
-plays a full duplicate set (every seating of the same deals). Round ``r`` depends only on the
-results of rounds before it, so the schedule is deterministic, resumable, and the same at any
-concurrency or on any runner.
-
-* :class:`RoundRobin`: every group of ``players`` entrants, every round;
-* :class:`Gauntlet`: every group of one candidate and ``players - 1`` of the others;
-* :class:`Ladder`: each active entrant seeds one group of opponents drawn near its rating.
-
-:func:`plan_round` applies what all formats share: ``stop``'s elimination (a group with no open
-pair inside is not played), the caps (``rounds``, ``max_matches``), and the match specs.
+A :class:`Format` (:class:`RoundRobin`, :class:`Gauntlet`, :class:`Ladder`) plans one round at a
+time from a :class:`State` (the order, the ratings, the pairs still open); round ``r`` depends
+only on the rounds before it, so the schedule is deterministic and resumable. :func:`plan_round`
+applies what all share: ``stop``'s elimination, the caps, the match specs. Guide:
+docs/tournaments.md.
 
 >>> specs = plan_round(RoundRobin(4, 3), State.initial(4, 1), players=3, seatings="all",
 ...                    seed=1, secret=bytes(32), rounds=1)

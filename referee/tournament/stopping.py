@@ -1,43 +1,9 @@
-"""Stopping when the order is settled: paired evidence per deal, anytime-valid tests, verdicts.
+"""Stopping when the order is settled: each pair's paired evidence per deal, its anytime-valid
+test (:class:`PairTest`: a sign bet and a normal bet on every deal, and the confidence sequence of
+:mod:`referee.tournament.confseq`), the verdicts, the pair levels and the order. Pure, no I/O.
 
-Pure code, no I/O. docs/statistics.md says what each number guarantees and shows the
-measurements behind it.
-
-**The evidence.** Between two entrants it is their difference in points per hand over the
-duplicate sets they shared. A *duplicate set* is every seating of one group in one round: the same
-deals, every seat order, so the luck of the dealt cards cancels within it. For each deal the
-pair's *piece* (:func:`deal_pieces`) is their difference in it, averaged over the set's *swap
-pairs* (a seating and the one with the two exchanged) and adjusted by the luck of the stock
-flips (the record's ``hands[i].luck``, :mod:`referee.records.luck`: exactly mean 0 whatever the
-bots do, so the adjustment changes the variance, never the mean).
-
-**The test** (:class:`PairTest`) reads the pieces one deal at a time with two bets on each,
-sized from the earlier pieces only (``a = m / v``, the mean and variance so far, shrunk toward
-a prior):
-
-- a *sign bet*, ``log(1 + tanh(a x))``: a test martingale whenever the piece is symmetric about 0
-  given the past (exactly so between twins: exchanging them negates every piece), whatever its
-  tails;
-- a *normal bet*, ``a x - a^2 v / 2``: a test martingale for normal pieces, and asymptotically
-  for any with a finite variance (time-uniform central limit theory, Waudby-Smith et al. 2024).
-
-The interval printed (``low``, ``high``) is not read from the bets: it is the asymptotic
-confidence sequence of :mod:`referee.tournament.confseq`, centred on the mean piece, its
-variance learnt from the pieces (a skewed pair's larger spread widens it), its half-width
-shrinking toward 0 as the sets accrue.
-
-A pair is ``stronger`` once **both** have passed ``2 / alpha`` (the average of the two
-directions, one way): the sign bet guards the normal one against short runs of lumpy data, the
-normal bet guards the sign one against two different bots whose differences are skewed. With
-``stop.margin == 0`` (the default) that is all; a margin ``M > 0`` sizes the bets for ``M`` and
-adds ``tie`` once both log-likelihood ratios of the normal model (``d = M`` and ``d = -M``
-against ``d = 0``) fall below ``log(alpha)``.
-
-**Error over the tournament.** Each pair's level is ``alpha`` split over every pair that could
-ever be compared (:func:`pair_alpha`): Bonferroni over ``C(K, 2)`` pairs for a fixed field; for a
-ladder, whose field may grow between runs, pair ``(i, j)`` (``i < j``, configuration order) gets
-``alpha / (j^2 (j + 1))``, a share that does not change when entrants are added and sums to at
-most ``alpha`` over any field.
+What each number guarantees, and why: docs/statistics.md (*The evidence: paired deals*, *The
+test: two bets on every deal*, *Many pairs*).
 
 >>> ev = Evidence(2)
 >>> points = ev.add_set([(0, 1), (1, 0)], [[[30, 10], [25, 15]] * 9, [[12, 28], [14, 26]] * 9])
