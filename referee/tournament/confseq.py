@@ -32,7 +32,7 @@ PRIOR_WEIGHT = 12.0
 accrue, and keeps a skewed pair (rare large losses not yet seen) from a narrow interval in its
 first sets. A choice made with ``bench/intervals.py`` (1,000 tournaments): with 6, the most
 skewed pair simulated (behind by 51 one deal in 14) was missed in 6.6%, with 12 in 3.7%, for a
-pair 5 points apart decided about one set later (docs/statistics.md)."""
+pair 5 points apart decided about one set later."""
 REFERENCE_ALPHA = 0.05 / 3
 """The level ``r`` is tuned at (a pair of a field of three at 95%; a choice): one ``r`` for
 every level, so that whether the sequence has left 0 is one number however it is asked
