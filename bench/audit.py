@@ -45,7 +45,7 @@ from stopping import play_hands  # noqa: E402
 
 from referee.game.rules import Variant  # noqa: E402
 from referee.records.luck import model_luck  # noqa: E402
-from referee.tournament.audit import Audit, play_order  # noqa: E402
+from referee.tournament.audit import Audit, in_play_order  # noqa: E402
 from referee.tournament.schedule import schedule  # noqa: E402
 
 NAMES = ("cheat", "greedy", "random")
@@ -84,7 +84,7 @@ def tournament(args: tuple[str, int, int, int, float]) -> dict[str, Any]:
     seen: set[tuple[int, int]] = set()
     first_flag = None
     done_sets: dict[tuple[int, int], int] = {}
-    for spec in play_order(specs):
+    for spec in in_play_order(specs):
         later = spec.deals_key in seen
         seen.add(spec.deals_key)
         seats: list[ranking.Policy] = []

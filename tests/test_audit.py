@@ -17,7 +17,7 @@ from test_sealed import World, cheater
 
 from referee.game.rules import Hand, Variant
 from referee.match.job import MatchSpec
-from referee.tournament.audit import Audit, AuditEvidence, SetStat, play_key, play_order
+from referee.tournament.audit import Audit, AuditEvidence, SetStat, in_play_order, play_key
 from referee.tournament.config import load_config
 from referee.tournament.run import run
 from referee.tournament.schedule import schedule
@@ -40,7 +40,7 @@ def honest_tournament(secret: bytes, sets: int = 20, hands: int = 2) -> bool:
     """Random-move bots (their play depends on the seat and the deal, never on the order the
     seatings are played in): whether the audit flags either."""
     audit = Audit(["a", "b"], bound=Variant.CLASSIC.hand_total, per_set=2)
-    for spec in play_order(specs(secret, sets)):
+    for spec in in_play_order(specs(secret, sets)):
         rng = random.Random(f"{secret.hex()}:{spec.id}")  # the bots' own randomness
         scores = [Hand(spec.deal(k), dealer=0).rollout(rng) for k in range(1, hands + 1)]
         audit.add(spec, scores)
@@ -50,7 +50,7 @@ def honest_tournament(secret: bytes, sets: int = 20, hands: int = 2) -> bool:
 def test_the_audit_does_not_depend_on_the_order_matches_finish_in() -> None:
     # At concurrency 2 sets finish in another order than at 1: the standings must not change.
     matches = []
-    for spec in play_order(specs(SECRET, 12)):
+    for spec in in_play_order(specs(SECRET, 12)):
         rng = random.Random(spec.id)
         matches.append((spec, [Hand(spec.deal(k), dealer=0).rollout(rng) for k in (1, 2)]))
     verdicts = []
@@ -73,11 +73,11 @@ def test_honest_bots_over_many_secrets_are_flagged_at_most_at_the_stated_rate() 
 def test_the_play_order_is_drawn_from_the_secret() -> None:
     firsts = set()
     for i in range(40):
-        order = play_order(specs(hashlib.sha256(bytes([i])).digest(), 1))
+        order = list(in_play_order(specs(hashlib.sha256(bytes([i])).digest(), 1)))
         assert {s.id for s in order} == {"r1-g001-s01", "r1-g001-s02"}
         firsts.add(order[0].seating)
     assert firsts == {1, 2}  # either seating may come first, as the secret says
-    mixed = play_order(specs(SECRET, 3))
+    mixed = list(in_play_order(specs(SECRET, 3)))
     assert [s.group for s in mixed] == [1, 1, 2, 2, 3, 3]  # groups stay in schedule order
     assert play_key(mixed[0]) < play_key(mixed[1])
 
@@ -106,8 +106,8 @@ def _field(gain: float, sets: int, *, entrants: int = 3, seed: int = 0) -> Audit
     audit = Audit(names, bound=240, per_set=2)
     seen: set[tuple[int, int]] = set()
     rng = random.Random(seed)
-    for spec in play_order(schedule(entrants, players=2, rounds=sets, seatings="all",
-                                    seed=seed, secret=secret)):
+    for spec in in_play_order(schedule(entrants, players=2, rounds=sets, seatings="all",
+                                      seed=seed, secret=secret)):
         later = spec.deals_key in seen
         seen.add(spec.deals_key)
         audit.add(spec, _cheat_hands(spec, 0, gain if later else 0.0, rng))

@@ -35,8 +35,6 @@ ALLOWED = {
     # owned by the cluster work (referee/runners/): the coordinator's Dask security, which the
     # tests' own clients use
     "bridged", "security",
-    # owned by the statistics work (stopping.py, audit.py)
-    "VERDICTS", "grow", "sign_bets", "play_order",
 }
 """Names used from outside the program, each group saying by whom."""
 

@@ -1,5 +1,5 @@
 """The fair-play audit: a bot that remembers between the seatings of a duplicate set is caught
-by the numbers. Each set's play order is drawn from the deal secret (:func:`play_order`); per
+by the numbers. Each set's play order is drawn from the deal secret (:func:`in_play_order`); per
 entrant and set, ``T`` is its points a deal in the later seatings minus the first-played one,
 read by an exact randomization test; whom it names is :mod:`referee.tournament.attribution`'s.
 
@@ -31,7 +31,7 @@ from referee.tournament.attribution import (
 from referee.tournament.stopping import PairTest
 
 __all__ = ["AUDIT_PRIOR", "AUDIT_SD", "AUDIT_SIZE", "Audit", "AuditEvidence", "SetStat",
-           "Verdict", "cut_sets", "in_play_order", "play_key", "play_order", "set_stat"]
+           "Verdict", "cut_sets", "in_play_order", "play_key", "set_stat"]
 
 
 def play_key(spec: MatchSpec) -> bytes:
@@ -62,10 +62,6 @@ def in_play_order(specs: Iterable[MatchSpec]) -> Iterator[MatchSpec]:
     for group in cut_sets(specs):
         yield from sorted(group, key=play_key)
 
-
-def play_order(specs: Iterable[MatchSpec]) -> list[MatchSpec]:
-    """:func:`in_play_order` as a list."""
-    return list(in_play_order(specs))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from typing import Any
 
 from referee.tournament import confseq
 
-VERDICTS = ("stronger", "tie", "open")
 HAND_POINTS = 240
 """Points in play in one hand of the classic variant: the bound of a raw difference per deal."""
 MIN_DEALS = 20
@@ -136,25 +135,6 @@ def _logaddexp(x: float, y: float) -> float:
     return big + math.log1p(math.exp(min(x, y) - big))
 
 
-def sign_bets(values: Sequence[float], margin: float) -> float:
-    """The log of the sign-betting test martingale for a mean above 0,
-    ``sum log(1 + tanh(a_i x_i))`` with ``a_i = m_(i-1) / v_(i-1)`` from the earlier values only
-    (``m``: their mean shrunk toward ``margin`` and at least ``margin / 2``; ``v``: their variance
-    shrunk toward :data:`PIECE_SD`). For values whose distribution given the past is symmetric
-    about 0 (two equal entrants in duplicate play: swapping them changes nothing) or about a
-    value below 0, ``E[1 + tanh(a x)] <= 1`` (``tanh`` is odd and increasing), so it is a test
-    supermartingale whatever the tails and passes ``log(1/alpha)`` with probability at most
-    ``alpha`` (Ville). ``1 + tanh(a x)`` is the likelihood ratio of a normal alternative against
-    its mirror image, the most a bet can grow against a symmetric null.
-
-    >>> sign_bets([0.0] * 50, 3.0) == 0.0, sign_bets([5.0] * 50, 3.0) > math.log(40)
-    (True, True)
-    """
-    t = PairTest(margin)
-    t.add(values)
-    return t.up
-
-
 def llr(n: int, total: float, squares: float, margin: float) -> float:
     """The log-likelihood ratio of ``d = margin`` against ``d = 0`` after ``n`` observations
     with this sum and sum of squares, in the normal model with the shrunk variance.
@@ -202,8 +182,23 @@ class _Series:
 class PairTest:
     """The two bets of the module's test on a pair's pieces, extended set by set, sized for
     a difference of ``margin`` (points a hand): per direction the log of the sign bets
-    (``up``, ``down``, :func:`sign_bets`) and of the normal bets (``normal_up``,
-    ``normal_down``), and what the confidence sequence needs."""
+    (``up``, ``down``) and of the normal bets (``normal_up``, ``normal_down``), and what the
+    confidence sequence needs.
+
+    A sign bet is the log of the test martingale for a mean above 0,
+    ``sum log(1 + tanh(a_i x_i))`` with ``a_i = m_(i-1) / v_(i-1)`` from the earlier values only
+    (``m``: their mean shrunk toward ``margin`` and at least ``margin / 2``; ``v``: their variance
+    shrunk toward :data:`PIECE_SD`). For values whose distribution given the past is symmetric
+    about 0 (two equal entrants in duplicate play: swapping them changes nothing) or about a
+    value below 0, ``E[1 + tanh(a x)] <= 1`` (``tanh`` is odd and increasing), so it is a test
+    supermartingale whatever the tails and passes ``log(1/alpha)`` with probability at most
+    ``alpha`` (Ville).
+
+    >>> equal, ahead = PairTest(3.0), PairTest(3.0)
+    >>> equal.add([0.0] * 50); ahead.add([5.0] * 50)
+    >>> equal.up == 0.0, ahead.up > math.log(40)
+    (True, True)
+    """
 
     margin: float
     n: int = 0
@@ -343,10 +338,6 @@ class Evidence:
         self.entrants = entrants
         self.bound = bound
         self._series: dict[tuple[int, int], _Series] = {}
-
-    def grow(self, entrants: int) -> None:
-        """Makes room for entrants added since (a ladder's late entrants)."""
-        self.entrants = max(self.entrants, entrants)
 
     def add_set(self, seats: Sequence[Sequence[int]],
                 hand_scores: Sequence[Sequence[Sequence[int]]],
