@@ -15,12 +15,12 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.folders import scratch  # noqa: E402
 from referee.records.record import read_record  # noqa: E402
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
@@ -69,10 +69,8 @@ def read_back(out: Path) -> dict[str, list[int]]:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-    work = Path(tempfile.mkdtemp(prefix="ct-bench-channels-", dir="/var/tmp"))
-    work.chmod(0o755)
     totals = {m: {c: [0, 0, 0, 0] for c in ("dentry", "page")} for m in ("none", "auto")}
-    try:
+    with scratch("ct-bench-channels-") as work:
         for _ in range(runs):
             for mode in ("none", "auto"):
                 path = field(work, mode)
@@ -87,8 +85,6 @@ def main() -> None:
                 share = f"{100 * right / named:.0f}%" if named else "-"
                 print(f"{label:<24} {c:<7} exact hands {exact}/{hands}, cards right "
                       f"{right}/{named} ({share})")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

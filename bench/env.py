@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
-from referee.game.rules import TURNS_PER_HAND, Deal, Hand, Variant
+from bench.engine import measure, rollout_hand
+from referee.game.rules import TURNS_PER_HAND
 from referee.learning.env import env as wrapped_env
 from referee.learning.env import raw_env
 
@@ -55,17 +56,7 @@ def env_steps(make: Callable[..., object], seconds: float) -> float:
 
 def rollout_turns(seconds: float) -> float:
     """Turns per second of the engine's random roll-out (deal included)."""
-    rng = random.Random(1)
-    n = 0
-    start = time.process_time()
-    end = start + seconds
-    while True:
-        for _ in range(200):
-            Hand(Deal.random(3, rng), dealer=0, variant=Variant.CLASSIC).rollout(rng)
-        n += 200
-        now = time.process_time()
-        if now >= end:
-            return n * TURNS_PER_HAND / (now - start)
+    return measure(rollout_hand, seconds, time.process_time) * TURNS_PER_HAND
 
 
 def main() -> None:

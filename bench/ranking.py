@@ -178,6 +178,16 @@ def policy(name: str, spec: MatchSpec, seat: int, settings: Settings, run_seed: 
     return McPolicy(seed, settings.worlds)
 
 
+def play_out(hand: Hand, seats: Sequence[Policy]) -> None:
+    """Plays ``hand`` to its end, each decision asked of the policy in the seat to move."""
+    while not hand.is_over():
+        seat = seats[hand.to_move]
+        if hand.pick_card is not None:
+            hand.pick(seat.pick(hand))
+        else:
+            hand.play(*seat.move(hand))
+
+
 def play(spec: MatchSpec, settings: Settings, run_seed: str) -> MatchResult:
     """Plays one match of the schedule in-process; the result a tournament would rate."""
     names = tuple(NAMES[i] for i in spec.seats)
@@ -188,12 +198,7 @@ def play(spec: MatchSpec, settings: Settings, run_seed: str) -> MatchResult:
         hands += 1
         # Deals from the run seed alone (no secret), so the figures are reproducible.
         hand = match.new_hand(Deal.from_seed(spec.players, deal_seed(spec.seed, hands)))
-        while not hand.is_over():
-            seat = seats[hand.to_move]
-            if hand.pick_card is not None:
-                hand.pick(seat.pick(hand))
-            else:
-                hand.play(*seat.move(hand))
+        play_out(hand, seats)
         match.finish_hand(hand)
     return MatchResult(names, tuple(match.totals), tuple(match.ranks()), hands=hands)
 

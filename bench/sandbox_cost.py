@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.folders import scratch  # noqa: E402
 from referee.bots.probes.world import first_line  # noqa: E402
 from referee.bots.process import Launcher, start_process  # noqa: E402
 from referee.bots.sandbox import SandboxPolicy, bot_binds, capabilities  # noqa: E402
@@ -121,9 +122,7 @@ def main() -> None:
         return
     caps = capabilities()
     print(f"uid {os.geteuid()}; sandbox: {caps.summary()}")
-    work = Path(tempfile.mkdtemp(prefix="ct-bench-cost-"))
-    work.chmod(0o755)
-    try:
+    with scratch("ct-bench-cost-", where=None) as work:
         binary = compile_bot(work)
         paths = {m: config(work, binary, m, args.rounds) for m in ("none", "auto")}
         times: dict[str, list[float]] = {"none": [], "auto": []}
@@ -153,8 +152,6 @@ def main() -> None:
               f"(median ms):")
         for name, values in spent.items():
             print(f"  {name:<28} {statistics.median(values):7.1f}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

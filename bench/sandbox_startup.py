@@ -14,16 +14,15 @@ with every bot on the user's own uid (mode ``userns``, ``bot_uids: shared``).
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.folders import scratch  # noqa: E402
 from referee.bots.process import Launcher, Process, start_process  # noqa: E402
 from referee.bots.sandbox import SandboxPolicy, capabilities  # noqa: E402
 
@@ -56,8 +55,6 @@ def main() -> None:
     if not capabilities().works:
         print(f"no sandbox here: {capabilities().summary()}")
         return
-    folder = Path(tempfile.mkdtemp(prefix=".bench-", dir="/var/tmp"))
-    folder.chmod(0o755)
     hardened = SandboxPolicy()
     variants = {"no sandbox": None, "sandbox, cgroups": hardened,
                 "sandbox, rlimits only": dataclasses.replace(hardened, cgroups=False)}
@@ -73,7 +70,7 @@ def main() -> None:
     rows = [(py, name, policy) for py in pythons for name, policy in variants.items()]
     times: dict[tuple[str, str], list[float]] = {(py, n): [] for py, n, _ in rows}
     stops: dict[tuple[str, str], list[float]] = {(py, n): [] for py, n, _ in rows}
-    try:
+    with scratch(".bench-") as folder:
         for run in range(RUNS + 2):  # two warm-up rounds, interleaved runs
             for py, name, policy in rows:
                 dt = once([py, "-c", CODE], folder, policy, stops[py, name])
@@ -84,8 +81,6 @@ def main() -> None:
             xs = times[py, name]
             print(f"  {py:18} {name:34} {statistics.median(xs) * 1e3:6.1f} "
                   f"{min(xs) * 1e3:6.1f}   stop {statistics.median(stops[py, name]) * 1e3:5.1f}")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -85,12 +85,7 @@ def play_hands(spec: MatchSpec, seats: Sequence[ranking.Policy], *,
     while not match.is_over():
         deal = spec.deal(match.hand_number)
         hand = match.new_hand(deal)
-        while not hand.is_over():
-            seat = seats[hand.to_move]
-            if hand.pick_card is not None:
-                hand.pick(seat.pick(hand))
-            else:
-                hand.play(*seat.move(hand))
+        ranking.play_out(hand, seats)
         entry = _entry(deal, hand)
         entry["scores"] = list(match.finish_hand(hand))
         entries.append(entry)

@@ -10,6 +10,9 @@ card that gives away the fewest points, preferring one that fewer unseen cards c
 
 Protocol in short (protocol.md): answer `ready <name>` to the greeting, `<card> [<target>]` to `go`,
 `<target>` to `pick`; stay silent on everything else. Flush after each line, log to stderr only.
+
+Self-contained, like random_bot.py: either file copied alone starts a bot
+(docs/writing-a-bot.md), so the protocol helpers (`send`, `cards_after`, ...) stand in both.
 """
 
 from __future__ import annotations

@@ -318,10 +318,8 @@ class Site:
         """A match's replay page: its file where the worker that played it wrote one, else
         drawn from its record."""
         match_id = found["id"]
-        if not self.sets.ended(match_id):
-            return Reply.text(403, f"{match_id}: {UNDER_WAY}")
-        reply = self._file([REPORT, "games", f"{match_id}.html"], headers)
-        if reply.status != 404:
+        reply = self._ended_file(match_id, [REPORT, "games", f"{match_id}.html"], headers)
+        if reply is not None:
             return reply
         record = self._record(match_id)
         if record is None:
@@ -333,10 +331,8 @@ class Site:
         """A match's data for the one replay page (``replay.html#id=<id>``): its file, else
         from its page (the same data), else from its record."""
         match_id = found["id"]
-        if not self.sets.ended(match_id):
-            return Reply.text(403, f"{match_id}: {UNDER_WAY}")
-        reply = self._file([REPORT, "replays", f"{match_id}.js"], headers)
-        if reply.status != 404:
+        reply = self._ended_file(match_id, [REPORT, "replays", f"{match_id}.js"], headers)
+        if reply is not None:
             return reply
         recorded = self._record_bytes(match_id)
         page = _read(self.out, [REPORT, "games", f"{match_id}.html"])
@@ -349,6 +345,15 @@ class Site:
         if record is None:
             return Reply.text(404, f"{match_id}: no record that replays under the rules")
         return Reply.data(replay_script(record).encode(), TYPES[".js"])
+
+    def _ended_file(self, match_id: str, parts: list[str],
+                    headers: Mapping[str, str]) -> Reply | None:
+        """A match's own file (a 403 while its set is under way), or ``None`` where the worker
+        that played it wrote none (the caller draws it from the record)."""
+        if not self.sets.ended(match_id):
+            return Reply.text(403, f"{match_id}: {UNDER_WAY}")
+        reply = self._file(parts, headers)
+        return None if reply.status == 404 else reply
 
     def _record(self, match_id: str) -> RecordDict | None:
         """The match's record, checked under the rules (``None``: none that replays)."""
