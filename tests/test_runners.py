@@ -26,6 +26,7 @@ from referee.runners.local import (
     Failed,
     Faulted,
     Finished,
+    Placement,
     ProcessRunner,
     Runner,
     RunnerError,
@@ -83,8 +84,7 @@ def test_each_fault_comes_once_and_before_its_match_ends(make: Callable[[int], R
 def test_local_runners_have_the_default_abilities() -> None:
     for runner in (ThreadRunner(1), ProcessRunner(2)):
         assert runner.remote is False and runner.by_set is False
-        assert runner.isolation == ("the seatings of a set never at once, every file the bots "
-                                    "see shown from memory")
+        assert runner.placement == Placement()  # not pinned, on this machine
         with pytest.raises(TypeError, match="one match at a time"):
             runner.submit_set([])
         runner.close()
@@ -100,7 +100,7 @@ def test_a_cluster_runner_declares_its_own_abilities() -> None:
 
 def test_a_worker_reads_the_shared_folder_file_once(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
-    from referee.runners.cluster import shares_output
+    from referee.runners.worker import shares_output
 
     key = tmp_path / "secret"
     key.write_text("abc")
