@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from referee.bots.bot import CancelSignal
 from referee.bots.process import default_spawner
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from referee.match.job import Done, MatchJob
 
 __all__ = ["CancelSignal", "Failed", "Faulted", "Finished", "Placement", "ProcessRunner", "Runner",
-           "RunnerError", "RunnerEvent", "ThreadRunner", "faulted", "local_runner"]
+           "RunnerError", "RunnerEvent", "ThreadRunner", "drain", "faulted", "local_runner"]
 
 
 class RunnerError(RuntimeError):
@@ -76,6 +76,7 @@ class Faulted:
 
 
 RunnerEvent = Finished | Failed | Faulted
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,18 @@ class Runner(Protocol):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def drain(inbox: queue.Queue[T] | queue.SimpleQueue[T], timeout: float) -> list[T]:
+    """Everything in ``inbox``, waiting up to ``timeout`` seconds for a first item."""
+    try:
+        out = [inbox.get(timeout=max(0.0, timeout))]
+    except queue.Empty:
+        return []
+    with contextlib.suppress(queue.Empty):
+        while True:
+            out.append(inbox.get_nowait())
+    return out
 
 
 def faulted(job: MatchJob, line: dict[str, Any]) -> list[Faulted]:
@@ -241,14 +254,7 @@ class _PoolRunner(Runner):
 
     def wait(self, timeout: float) -> list[RunnerEvent]:
         """See :meth:`Runner.wait`."""
-        try:
-            events = [self._events.get(timeout=timeout)]
-        except queue.Empty:
-            return []
-        with contextlib.suppress(queue.Empty):
-            while True:
-                events.append(self._events.get_nowait())
-        return events
+        return drain(self._events, timeout)
 
     def cancel(self) -> None:
         """See :meth:`Runner.cancel`."""

@@ -38,7 +38,7 @@ CLUSTER_WEAKER = (
 run on one machine (a tournament's header, a league's first lines and page)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Machine:
     """A run's machine, once :func:`start` worked it out."""
 
