@@ -19,7 +19,7 @@ import yaml
 from conftest import CLI, PY, ROOT, tournament_yaml
 from referee.bots.limits import SandboxMode
 from referee.bots.process import ThreadSpawner, default_spawner
-from referee.runners.local import ThreadRunner, allowed_cpus, auto_affinity
+from referee.runners.local import Placement, ThreadRunner, allowed_cpus, auto_affinity
 from referee.tournament.config import ConfigError
 from referee.tournament.run import load_config, run
 from referee.tournament.startup import affinity as _affinity
@@ -110,7 +110,7 @@ def test_one_match_at_a_time_keeps_to_the_last_cpu_and_gives_the_rest_back(
     config = load_config(write(tmp_path, concurrency=1, affinity="true"),
                          output=tmp_path / "out")
     runner = ThreadRunner(1, affinity=True)
-    assert f"affinity: {CPUS[-1]}" in runner.isolation
+    assert runner.placement == Placement((CPUS[-1],))
     assert run(config, deal_secret=SECRET, runner=runner).finished
     assert allowed(tmp_path / "out") and \
         all(s == {CPUS[-1]} for s in allowed(tmp_path / "out"))

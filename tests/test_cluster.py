@@ -441,7 +441,7 @@ def test_a_worker_that_shares_the_output_folder_writes_the_record_there(
     from referee.game.rules import Variant
     from referee.match.job import MatchJob, MatchSpec
     from referee.match.play import Entrant
-    from referee.runners.cluster import play_on_worker
+    from referee.runners.worker import play_on_worker
 
     (tmp_path / "games").mkdir()
     (tmp_path / "key").write_text("abc")
@@ -535,11 +535,11 @@ def _forge_reports(how: str) -> None:
     output folder (``how``: ``elsewhere``), or at an attempt's name beside the record that is
     a symbolic link to ``VICTIM`` (``link``), or reports neither a record written nor one sent
     (``nothing``), as a compromised worker could."""
-    import referee.runners.cluster as cluster
+    import referee.runners.worker as worker
 
-    honest = cluster.play_on_worker
+    honest = worker.play_on_worker
 
-    def forged(job: MatchJob) -> cluster.WorkerReport:
+    def forged(job: MatchJob) -> worker.WorkerReport:
         report = honest(job)
         assert job.record_path is not None and report.written is not None  # a shared folder
         victim = job.record_path.parent.parent.parent / VICTIM
@@ -553,7 +553,7 @@ def _forge_reports(how: str) -> None:
             return dataclasses.replace(report, logs={"..": b"x"})
         return dataclasses.replace(report, written=victim)
 
-    cluster.play_on_worker = forged  # type: ignore[assignment]
+    worker.play_on_worker = forged  # type: ignore[assignment]
 
 
 @pytest.mark.slow
@@ -703,7 +703,7 @@ def test_a_worker_closed_midway_through_a_whole_set_loses_no_match(
 def test_a_worker_asks_again_whether_it_shares_the_folder_until_it_does(tmp_path: Path) -> None:
     """A "no" is not kept (a file system mounted late, a stale attribute cache would make the
     worker send every record back for the run); a "yes" is (one read a worker)."""
-    from referee.runners.cluster import _holds
+    from referee.runners.worker import _holds
 
     secret = tmp_path / ".deal-secret"
     assert not _holds(secret, "abc")

@@ -44,11 +44,11 @@ only this module knows (it cannot be unpickled elsewhere); "bytes", as bytes tha
 report; "forge", through the forger's record rewrite (test_cluster_trust.FORGER).'''
 import os
 
-import referee.runners.cluster as cluster
+import referee.runners.worker as worker
 
 how = os.environ["CT_HOW"]
-honest = getattr(cluster, "honest", cluster.play_on_worker)
-cluster.honest = honest
+honest = getattr(worker, "honest", worker.play_on_worker)
+worker.honest = honest
 CODE = ("__import__('pathlib').Path({marker!r}).write_text("
         "'ran in pid %d uid %d: ' % (__import__('os').getpid(), __import__('os').getuid()) + "
         "open({secret!r}).read())")
@@ -74,7 +74,7 @@ def hostile(job):
 
 
 if how != "forge":
-    cluster.play_on_worker = hostile
+    worker.play_on_worker = hostile
 """
 
 

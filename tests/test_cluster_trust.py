@@ -38,7 +38,7 @@ pytestmark = pytest.mark.process  # and slow, but for the certificates: the deep
 
 FORGER = """\
 '''A dask worker preload (dask worker ... --preload forger.py): the task function the
-coordinator names, referee.runners.cluster.play_on_worker, replaced on this worker by one that
+coordinator names, referee.runners.worker.play_on_worker, replaced on this worker by one that
 keeps every job it is sent (pickled, in $CT_SPOOL) and, as $CT_FORGE says, forges what it sends
 back for the seat of entrant $CT_FAVOUR: a result line in which it won ("line"), or a whole
 record with its scores, totals and ranks rewritten to match ("record"), or a record of a match
@@ -49,13 +49,13 @@ import os
 import pickle
 from pathlib import Path
 
-import referee.runners.cluster as cluster
+import referee.runners.worker as worker
 from referee.game.rules import Deal
 from referee.match.job import MatchKeys, result_line
 from referee.records.record import read_json
 
-honest = getattr(cluster, "honest", cluster.play_on_worker)  # dask may run a preload twice
-cluster.honest = honest
+honest = getattr(worker, "honest", worker.play_on_worker)  # dask may run a preload twice
+worker.honest = honest
 how, favour, spool = os.environ["CT_FORGE"], os.environ["CT_FAVOUR"], Path(os.environ["CT_SPOOL"])
 
 
@@ -95,7 +95,7 @@ def forged(job):
                                line=result_line(record) if how == "record" else None)
 
 
-cluster.play_on_worker = forged
+worker.play_on_worker = forged
 """
 
 

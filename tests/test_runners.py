@@ -26,6 +26,7 @@ from referee.runners.local import (
     Failed,
     Faulted,
     Finished,
+    Placement,
     ProcessRunner,
     Runner,
     RunnerError,
@@ -83,8 +84,7 @@ def test_each_fault_comes_once_and_before_its_match_ends(make: Callable[[int], R
 def test_local_runners_have_the_default_abilities() -> None:
     for runner in (ThreadRunner(1), ProcessRunner(2)):
         assert runner.remote is False and runner.by_set is False
-        assert runner.isolation == ("the seatings of a set never at once, every file the bots "
-                                    "see shown from memory")
+        assert runner.placement == Placement()  # not pinned, on this machine
         with pytest.raises(TypeError, match="one match at a time"):
             runner.submit_set([])
         runner.close()
@@ -100,7 +100,7 @@ def test_a_cluster_runner_declares_its_own_abilities() -> None:
 
 def test_a_worker_reads_the_shared_folder_file_once(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
-    from referee.runners.cluster import shares_output
+    from referee.runners.worker import shares_output
 
     key = tmp_path / "secret"
     key.write_text("abc")
@@ -223,3 +223,19 @@ def test_a_cancel_takes_the_matches_that_waited_off_the_pools_queue(
     last = next(e for e in ends if e.job is jobs[-1])
     assert isinstance(last, Failed) and str(last.error) == f"match {jobs[-1].spec.id} stopped"
     assert not (tmp_path / "games" / f"{jobs[-1].spec.id}.json").exists()
+
+
+def test_the_header_words_where_a_runner_plays() -> None:
+    """A runner says where its matches run (:class:`Placement`); the tournament's header says it
+    in words, with what a sandboxed run's seatings share."""
+    from referee.tournament.run import isolation
+
+    apart = "the seatings of a set never at once"
+    assert isolation(Placement(), sandboxed=True) == \
+        f"{apart}, every file the bots see shown from memory"
+    assert isolation(Placement((0, 3)), sandboxed=False) == \
+        f"{apart}, each match on one CPU (affinity: 0, 3)"
+    assert isolation(Placement(hosts=2, spread=True, client="uid 9"), sandboxed=True) == \
+        (f"{apart}, each on another host where the cluster has enough (2 now), and the Dask "
+         f"client in a process of its own, as uid 9")
+    assert "on any worker" in isolation(Placement(hosts=1, client="uid 9"), sandboxed=False)

@@ -36,7 +36,6 @@ class InProcess(Runner):
     match's seats were when it was submitted."""
 
     remote = False
-    sandboxed = False  # players in process: no cache of the machine's to drop between seatings
 
     def __init__(self) -> None:
         self.running: deque[MatchJob] = deque()

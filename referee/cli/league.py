@@ -159,12 +159,12 @@ def league(config: Path, output: Path | None, concurrency: int | None,
             raise click.UsageError("--scheduler and --scheduler-file: give one")
         try:
             runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=terminal.note,
-                                   scheduler_file=scheduler_file, tls=tls)
+                                   scheduler_file=scheduler_file, tls=tls,
+                                   faults_file=Path(cfg.output) / FAULTS_FILE)
         except ClusterError as err:
             raise click.ClickException(str(err)) from None
         if not runner.authenticated:
             terminal.note(plain_tcp_warning(runner.address))
-        runner.faults_file = Path(cfg.output) / FAULTS_FILE
     elif tls is not None:
         raise click.UsageError("--tls is for a cluster: give --scheduler or --scheduler-file")
 

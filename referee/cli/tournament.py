@@ -552,13 +552,13 @@ def _cluster_runner(cfg: Config, scheduler: str | None, scheduler_file: Path | N
         try:
             # a tournament's auto requires a sandbox: a worker without one refuses
             runner = ClusterRunner(scheduler, sandbox=cfg.sandbox.strict(), warn=reporter.warn,
-                                   scheduler_file=scheduler_file, spread=spread, tls=tls)
+                                   scheduler_file=scheduler_file, spread=spread, tls=tls,
+                                   faults_file=cfg.output / FAULTS_FILE)
         except ClusterError as e:
             err.print(Text(f"error: {e}"), soft_wrap=True)
             sys.exit(1)
         if not runner.authenticated:
             _say(err, plain_tcp_warning(runner.address), len("warning: "))
-        runner.faults_file = cfg.output / FAULTS_FILE
         return runner
     return None
 

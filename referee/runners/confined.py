@@ -27,6 +27,7 @@ from referee.bots.subids import SubIds, user_namespace
 from referee.bots.uids import Lease, allocate, namespace_inode
 from referee.records.record import RecordError, load_json
 from referee.runners.dask_client import LIMIT, send
+from referee.runners.local import drain
 
 __all__ = ["ClientProcess", "ConfinementError"]
 
@@ -233,14 +234,7 @@ class ClientProcess:
 
     def messages(self, timeout: float) -> list[dict[str, Any]]:
         """What the client sent, waiting up to ``timeout`` seconds for a first message."""
-        try:
-            out = [self._inbox.get(timeout=max(0.0, timeout))]
-        except queue.Empty:
-            return []
-        with contextlib.suppress(queue.Empty):
-            while True:
-                out.append(self._inbox.get_nowait())
-        return out
+        return drain(self._inbox, timeout)
 
     def close(self) -> None:
         """Asks the client to close, kills it past a few seconds, gives its uid back."""

@@ -88,7 +88,7 @@ def error_of(err: BaseException) -> dict[str, str]:
 
 def encode(outcome: Any) -> dict[str, Any]:
     """One seating's outcome as JSON-able data (a worker's report, or what went wrong)."""
-    from referee.runners.cluster import WorkerReport
+    from referee.runners.worker import WorkerReport
 
     if isinstance(outcome, BaseException):
         return {"error": error_of(outcome)}
@@ -137,9 +137,9 @@ class Helper:
         from distributed import Client
         from distributed.security import Security
 
-        from referee.runners.cluster import RESOURCE, _quiet_dask, _scheduler_info
+        from referee.runners.worker import RESOURCE, quiet_dask, scheduler_info
 
-        _quiet_dask()
+        quiet_dask()
         address, timeout = settings["address"], float(settings["timeout"])
         secure = None
         if settings.get("tls") is not None:
@@ -159,7 +159,7 @@ class Helper:
         expected = settings.get("expected")
         if expected is not None:
             try:
-                found = _scheduler_info(self.client).get("id")
+                found = scheduler_info(self.client).get("id")
             except Exception as err:
                 raise SystemExit(self.fatal(f"cannot ask the Dask scheduler {address!r} who "
                                             f"it is: {_one_line(err)}")) from None
@@ -188,9 +188,9 @@ class Helper:
         return 0
 
     def look(self) -> None:
-        from referee.runners.cluster import RESOURCE, _scheduler_info
+        from referee.runners.worker import RESOURCE, scheduler_info
 
-        workers = _scheduler_info(self.client)["workers"]
+        workers = scheduler_info(self.client)["workers"]
         now = {str(a): int(w.get("resources", {}).get(RESOURCE, 0)) for a, w in workers.items()
                if w.get("resources", {}).get(RESOURCE, 0)}
         if now != self.workers:
@@ -211,7 +211,7 @@ class Helper:
 
     def submit(self, key: str, whole_set: bool, jobs: list[Any], workers: list[str] | None,
                loose: bool) -> None:
-        from referee.runners.cluster import RESOURCE, play_on_worker, play_set_on_worker
+        from referee.runners.worker import RESOURCE, play_on_worker, play_set_on_worker
 
         if whole_set:
             future = self.client.submit(play_set_on_worker, jobs, key=key, pure=False,

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from referee.bots.bot import CancelSignal
 from referee.bots.process import default_spawner
@@ -35,12 +35,10 @@ from referee.match.play import MatchAborted, Observer
 from referee.records.record import FaultDict, current_umask
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from referee.match.job import Done, MatchJob
 
-__all__ = ["CancelSignal", "Failed", "Faulted", "Finished", "ProcessRunner", "Runner",
-           "RunnerError", "RunnerEvent", "ThreadRunner", "faulted", "local_runner"]
+__all__ = ["CancelSignal", "Failed", "Faulted", "Finished", "Placement", "ProcessRunner", "Runner",
+           "RunnerError", "RunnerEvent", "ThreadRunner", "drain", "faulted", "local_runner"]
 
 
 class RunnerError(RuntimeError):
@@ -78,32 +76,36 @@ class Faulted:
 
 
 RunnerEvent = Finished | Failed | Faulted
+T = TypeVar("T")
 
 
-SET_APART = "the seatings of a set never at once"
-"""What every runner does (:func:`referee.tournament.dispatch.play_jobs`), for the header."""
+@dataclass(frozen=True)
+class Placement:
+    """Where a runner's matches run, as facts (the tournament's header words them)."""
+
+    cpus: tuple[int, ...] = ()
+    """The CPUs its matches are pinned to, one match on each (empty: not pinned)."""
+    hosts: int | None = None
+    """A cluster's: the hosts of its workers (``None``: this machine)."""
+    spread: bool = False
+    """A cluster's: each seating of a set on another host where the cluster has enough."""
+    client: str = ""
+    """A cluster's: the uid its Dask client process runs as."""
 
 
 class Runner(Protocol):
     """Where matches run: the one seam between the tournament and the machines. A runner
     subclasses it to inherit the defaults of the optional abilities (``remote``,
-    :attr:`isolation`, :attr:`by_set`, :meth:`submit_set`), which only a cluster changes."""
+    :attr:`placement`, :attr:`by_set`, :meth:`submit_set`), which only a cluster changes."""
 
     remote: bool = False
     """Whether its bots are spawned on other machines (the tournament then leaves the sandbox
     mode, the pre-flight and the sealed snapshots to them)."""
-    sandboxed: bool = True
-    """Whether its bots play in a sandbox (the tournament sets it)."""
 
     @property
-    def isolation(self) -> str:
-        """What keeps a duplicate set's seatings apart, for the tournament's header."""
-        return f"{SET_APART}{self.caches_said}"
-
-    @property
-    def caches_said(self) -> str:
-        """The header's words on what the seatings of a set share."""
-        return ", every file the bots see shown from memory" if self.sandboxed else ""
+    def placement(self) -> Placement:
+        """Where its matches run (for the tournament's header)."""
+        return Placement()
 
     @property
     def by_set(self) -> bool:
@@ -149,6 +151,24 @@ class Runner(Protocol):
         """Releases the runner's threads, processes or connections (after :meth:`cancel` if
         jobs are still running)."""
         ...
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def drain(inbox: queue.Queue[T] | queue.SimpleQueue[T], timeout: float) -> list[T]:
+    """Everything in ``inbox``, waiting up to ``timeout`` seconds for a first item."""
+    try:
+        out = [inbox.get(timeout=max(0.0, timeout))]
+    except queue.Empty:
+        return []
+    with contextlib.suppress(queue.Empty):
+        while True:
+            out.append(inbox.get_nowait())
+    return out
 
 
 def faulted(job: MatchJob, line: dict[str, Any]) -> list[Faulted]:
@@ -234,14 +254,7 @@ class _PoolRunner(Runner):
 
     def wait(self, timeout: float) -> list[RunnerEvent]:
         """See :meth:`Runner.wait`."""
-        try:
-            events = [self._events.get(timeout=timeout)]
-        except queue.Empty:
-            return []
-        with contextlib.suppress(queue.Empty):
-            while True:
-                events.append(self._events.get_nowait())
-        return events
+        return drain(self._events, timeout)
 
     def cancel(self) -> None:
         """See :meth:`Runner.cancel`."""
@@ -257,25 +270,17 @@ class _PoolRunner(Runner):
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
 
-    def __enter__(self) -> _PoolRunner:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
 
 def allowed_cpus() -> list[int]:
     """The CPUs this thread may run on (its affinity: the machine's, or a container's share)."""
     return sorted(os.sched_getaffinity(0))
 
 
-def _pinned(base: str, cpus: list[int] | None, count: int) -> str:
-    """A runner's :attr:`~Runner.isolation`, saying where its matches are pinned."""
-    if cpus is None:
-        return base
-    used = sorted({cpus[k % len(cpus)] for k in range(count)})
-    return f"{base}, each match on one CPU (affinity: {', '.join(map(str, used))})"
+def _pinned(cpus: list[int] | None, count: int) -> Placement:
+    """The placement of ``count`` matches at once pinned to ``cpus`` in turn (``None``: not
+    pinned)."""
+    return Placement(() if cpus is None else
+                     tuple(sorted({cpus[k % len(cpus)] for k in range(count)})))
 
 
 class ThreadRunner(_PoolRunner):
@@ -297,10 +302,9 @@ class ThreadRunner(_PoolRunner):
         self._pinned = False  # the default spawner, until close
 
     @property
-    def isolation(self) -> str:
-        """See :attr:`Runner.isolation`."""
-        cpus = None if self._cpu is None else [self._cpu]
-        return _pinned(SET_APART, cpus, 1) + self.caches_said
+    def placement(self) -> Placement:
+        """See :attr:`Runner.placement`."""
+        return _pinned(None if self._cpu is None else [self._cpu], 1)
 
     def submit(self, job: MatchJob) -> None:
         """See :meth:`Runner.submit`."""
@@ -502,9 +506,9 @@ class ProcessRunner(_PoolRunner):
         failed yet)."""
 
     @property
-    def isolation(self) -> str:
-        """See :attr:`Runner.isolation`."""
-        return _pinned(SET_APART, self._cpus, self.concurrency) + self.caches_said
+    def placement(self) -> Placement:
+        """See :attr:`Runner.placement`."""
+        return _pinned(self._cpus, self.concurrency)
 
     def start(self) -> None:
         """See :meth:`Runner.start`: every worker process starts now, from a thread of its

@@ -30,7 +30,7 @@ from pathlib import Path
 from referee.bots.limits import SandboxMode
 from referee.bots.sandbox import capabilities
 from referee.match.job import DealSecret
-from referee.runners.local import CancelSignal, Runner
+from referee.runners.local import CancelSignal, Placement, Runner
 from referee.tournament.config import Config, ConfigError, load_config
 from referee.tournament.dispatch import TournamentError, play_jobs, stop_on_sigint
 from referee.tournament.entrants import check_entrant_folders, hidden_paths, refused_entrant
@@ -59,6 +59,8 @@ __all__ = ["BIG_PLAN", "MARKER", "SECRET", "Config", "ConfigError", "Journal", "
            "load_config", "plan_advice", "play_jobs", "prepare_output", "read_deal_secret", "run",
            "stop_on_sigint", "write_standings"]
 
+SET_APART = "the seatings of a set never at once"
+"""What every run does (:func:`~referee.tournament.dispatch.play_jobs`), for the header."""
 LONG_RUN_S = 86_400.0
 """Projected time left past which the tournament warns (once), at the rate measured."""
 PACE_AFTER_S = 60.0
@@ -130,13 +132,13 @@ def run(config: Config, *, fresh: bool = False, deal_secret: DealSecret | bytes 
         session = TournamentSession(config, secret, runner=where, stop=stop, reporter=reporter,
                                     seals=seals, hidden=hidden, remote=remote)
         session.resume()
-        sandbox = _sandbox_header(config, session.mode, where, remote=remote, seals=seals)
+        sandbox = _sandbox_header(session.mode, where.placement, remote=remote, seals=seals)
         return session.play(sandbox=sandbox,
                             pages=pages(config.output) if pages is not None else None,
                             pace=_Pace(reporter, config.total()).tick)
 
 
-def _sandbox_header(config: Config, mode: SandboxMode, runner: Runner, *, remote: bool,
+def _sandbox_header(mode: SandboxMode, where: Placement, *, remote: bool,
                     seals: Seals | None) -> str:
     """What the header says of the sandbox and of where matches run."""
     if remote:  # the machine that spawns the bots checks it
@@ -145,7 +147,21 @@ def _sandbox_header(config: Config, mode: SandboxMode, runner: Runner, *, remote
         sandbox = f"bwrap ({capabilities().summary()})" if mode is SandboxMode.BWRAP else "none"
     if seals is not None:
         sandbox += f"; {uid_isolation()}; {seals.summary}"
-    return f"{sandbox}; {runner.isolation}"
+    return f"{sandbox}; {isolation(where, sandboxed=mode is not SandboxMode.NONE)}"
+
+
+def isolation(where: Placement, *, sandboxed: bool) -> str:
+    """What keeps a duplicate set's seatings apart, in the header's words: never at once
+    (:func:`~referee.tournament.dispatch.play_jobs`), and where the matches run."""
+    said = SET_APART
+    if where.hosts is not None:  # a cluster
+        spread = (f"each on another host where the cluster has enough ({where.hosts} now)"
+                  if where.spread else "on any worker")
+        return (f"{said}, {spread}, and the Dask client in a process of its own, as "
+                f"{where.client}")
+    if where.cpus:
+        said += f", each match on one CPU (affinity: {', '.join(map(str, where.cpus))})"
+    return said + (", every file the bots see shown from memory" if sandboxed else "")
 
 
 class _Pace:

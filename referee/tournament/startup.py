@@ -38,7 +38,7 @@ CLUSTER_WEAKER = (
 run on one machine (a tournament's header, a league's first lines and page)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Machine:
     """A run's machine, once :func:`start` worked it out."""
 
@@ -145,7 +145,6 @@ def start(config: Common, stack: contextlib.ExitStack, *, runner: Runner | None,
             warn(f"removed {len(stale)} store(s) of snapshots a referee killed without a word "
                  f"left behind ({', '.join(str(p) for p in stale[:3])})")
         store = stack.enter_context(Store())
-    where.sandboxed = mode is not SandboxMode.NONE
     return Machine(where, mode, remote, store, weaker)
 
 
