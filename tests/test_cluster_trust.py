@@ -268,7 +268,13 @@ def test_a_tls_cluster_admits_only_workers_with_its_certificate(tmp_path: Path) 
     TLS handshake refuses them); a worker with the folder's joins, and the coordinator with
     ``--tls`` plays the tournament on it. A plain client, and ``--tls`` on a tcp:// address,
     are one-line errors."""
-    from referee.runners.cluster import security
+    from distributed.security import Security
+
+    def security(folder: Path) -> Security:
+        """The coordinator's certificate, checked by the folder's authority, TLS only."""
+        ca, cert = str(folder / "ca.pem"), str(folder / "scheduler.pem")
+        return Security(tls_ca_file=ca, tls_client_cert=cert,  # type: ignore[no-untyped-call]
+                        tls_client_key=cert, require_encryption=True)
 
     tls, other = tmp_path / "tls", tmp_path / "other"
     assert certs(tls).returncode == 0 and certs(other).returncode == 0

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["CA_FILE", "CA_KEY_FILE", "CONNECT_TIMEOUT_S", "FAULTS_FILE", "FAULT_LIMIT",
            "RESOURCE", "SCHEDULER_CERT", "WORKER_CERT", "ClusterError", "ClusterRunner",
            "RefusedResult", "WorkerReport", "plain_tcp_warning", "play_on_worker",
-           "read_scheduler_file", "security", "shares_output", "task_key"]
+           "read_scheduler_file", "shares_output", "task_key"]
 
 CONNECT_TIMEOUT_S = 10.0
 """How long to try to reach the scheduler (and to wait for a first worker)."""
@@ -67,24 +67,6 @@ SCHEDULER_CERT = "scheduler.pem"
 """The scheduler's and the coordinator's certificate, with its key."""
 WORKER_CERT = "worker.pem"
 """The workers' certificate, with its key."""
-
-
-def security(folder: Path) -> Any:
-    """The coordinator's Dask :class:`~distributed.security.Security` from a ``--tls`` folder:
-    its certificate (:data:`SCHEDULER_CERT`) checked by the cluster, the cluster's checked by
-    the folder's authority (:data:`CA_FILE`), and no connection without TLS.
-
-    :raises ClusterError: for a folder without those files.
-    """
-    from distributed.security import Security
-
-    for name in (CA_FILE, SCHEDULER_CERT):
-        if not (folder / name).is_file():
-            raise ClusterError(f"--tls {folder}: no {name} in it (make the certificates with: "
-                               f"ct-referee cluster-certs {folder})")
-    ca, cert = str(folder / CA_FILE), str(folder / SCHEDULER_CERT)
-    return Security(tls_ca_file=ca, tls_client_cert=cert, tls_client_key=cert,
-                    require_encryption=True)
 
 
 SPREAD_KEYS = 10_000
