@@ -10,7 +10,7 @@ import functools
 from pathlib import Path
 
 from conftest import ROOT
-from referee.bots.sandbox import Privilege
+from referee.bots.policy import Privilege
 from referee.tournament.formats import FORMATS
 
 MAX_LINES = 80

@@ -23,8 +23,8 @@ from conftest import BOTS
 from referee.bots import cgroups
 from referee.bots.bot import Bot
 from referee.bots.limits import Limits
+from referee.bots.probing import capabilities
 from referee.bots.process import Launcher, ThreadSpawner, default_spawner
-from referee.bots.sandbox import capabilities
 from referee.game.rules import Deal
 from referee.match import play
 from referee.match.play import Entrant, play_match

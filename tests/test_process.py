@@ -257,7 +257,9 @@ def test_rlimits_wrap() -> None:
 
 
 def test_sandbox_command_line(tmp_path: Path) -> None:
-    from referee.bots.sandbox import SandboxPolicy, build_argv, capabilities
+    from referee.bots.command import build_argv
+    from referee.bots.policy import SandboxPolicy
+    from referee.bots.probing import capabilities
 
     own, hidden = tmp_path / "bots", tmp_path / "bots" / "results"
     hidden.mkdir(parents=True)

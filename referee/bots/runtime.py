@@ -429,7 +429,7 @@ def python_base(prefix: Path) -> Path | None:
 def closure(exe: Path, runtimes: Sequence[Path], *, own: Sequence[Path] = ()) -> Closure:
     """The runtime of a bot whose program is ``exe`` (resolved by the sandbox), with the
     install prefixes ``runtimes`` (trusted: the organiser's command or ``PATH`` chose them,
-    or they passed :func:`referee.bots.sandbox.bot_binds`' checks); ``own``: the bot's own
+    or they passed :func:`referee.bots.resolve.bot_binds`' checks); ``own``: the bot's own
     folders (its files are shown from its snapshot, and what they ask for is untrusted).
 
     :raises RuntimeError_: for a runtime past :data:`MAX_BYTES` or :data:`MAX_ENTRIES`.
