@@ -96,7 +96,6 @@ MAX_CLASS_LINES = 300
 MAX_DOCSTRING_LINES = 20
 
 BEING_SPLIT = {
-    "referee/bots/": "owned by the sandbox work (issue 40: sandbox.py split, Bot.s spawning)",
     "referee/runners/": "owned by the cluster work (ClusterRunner)",
     "referee/tournament/stopping.py": "owned by the statistics work",
     "referee/tournament/audit.py": "owned by the statistics work",
