@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from referee.bots.bot import Bot, BotError  # noqa: E402
 from referee.bots.limits import Limits  # noqa: E402
+from referee.bots.spawn import BotCommand  # noqa: E402
 from referee.game.rules import Deal  # noqa: E402
 from referee.match.play import Entrant, MatchAborted, play_match  # noqa: E402
 
@@ -30,7 +31,7 @@ GO = "go hand 7c Kd table 3h stock 24 ms 1000"
 
 
 def misbehave(mode: str) -> Bot:
-    bot = Bot([sys.executable, str(BOTS / "misbehave.py"), mode, ""])
+    bot = Bot(BotCommand.of([sys.executable, str(BOTS / "misbehave.py"), mode, ""]))
     bot.start(10_000)
     return bot
 

@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import referee.bots.cgroups as cgroups  # noqa: E402
+from referee.bots.policy import SandboxPolicy  # noqa: E402
 from referee.bots.process import Launcher, start_process  # noqa: E402
-from referee.bots.sandbox import SandboxPolicy  # noqa: E402
 
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 10.0
 THREADS = 16

@@ -31,9 +31,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.folders import scratch  # noqa: E402
+from referee.bots.policy import SandboxPolicy  # noqa: E402
 from referee.bots.probes.world import first_line  # noqa: E402
+from referee.bots.probing import capabilities  # noqa: E402
 from referee.bots.process import Launcher, start_process  # noqa: E402
-from referee.bots.sandbox import SandboxPolicy, bot_binds, capabilities  # noqa: E402
+from referee.bots.resolve import bot_binds  # noqa: E402
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 

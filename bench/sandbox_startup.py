@@ -23,8 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.folders import scratch  # noqa: E402
+from referee.bots.policy import SandboxPolicy  # noqa: E402
+from referee.bots.probing import capabilities  # noqa: E402
 from referee.bots.process import Launcher, Process, start_process  # noqa: E402
-from referee.bots.sandbox import SandboxPolicy, capabilities  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 CODE = "print('ready x', flush=True)"

@@ -27,8 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from referee.bots.policy import SandboxPolicy  # noqa: E402
+from referee.bots.probing import capabilities  # noqa: E402
 from referee.bots.process import Launcher, start_process  # noqa: E402
-from referee.bots.sandbox import SandboxPolicy, capabilities  # noqa: E402
 from referee.bots.snapshot import (  # noqa: E402
     Sealed,
     Store,

@@ -24,8 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from referee.bots.policy import SandboxPolicy  # noqa: E402
+from referee.bots.probing import capabilities  # noqa: E402
 from referee.bots.process import Launcher, start_process  # noqa: E402
-from referee.bots.sandbox import SandboxPolicy, capabilities  # noqa: E402
 from referee.bots.uids import processes_of  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 20

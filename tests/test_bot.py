@@ -21,13 +21,14 @@ import pytest
 from conftest import BOTS, GO, alive, launcher, live_processes, needs_bwrap
 from referee.bots.bot import Answer, Bot, BotCrash, BotStartupError, BotTimeout
 from referee.bots.process import BotCommandError, Launcher
+from referee.bots.spawn import BotCommand
 from referee.game.faults import Fault, Reason
 
 pytestmark = pytest.mark.process
 
 
 def misbehave(mode: str, arg: str = "", **kwargs: Any) -> Bot:
-    return Bot([sys.executable, str(BOTS / "misbehave.py"), mode, arg], **kwargs)
+    return Bot(BotCommand.of([sys.executable, str(BOTS / "misbehave.py"), mode, arg], **kwargs))
 
 
 def started(bot: Bot, startup_ms: float = 10_000) -> Bot:
@@ -40,7 +41,8 @@ def started(bot: Bot, startup_ms: float = 10_000) -> Bot:
 
 def test_echo(tmp_path: Path) -> None:
     err = tmp_path / "logs" / "deep" / "echo.err"
-    with Bot([sys.executable, BOTS / "echo.py", "echo", "1.0"], stderr_path=err) as b:
+    with Bot(BotCommand.of([sys.executable, BOTS / "echo.py", "echo", "1.0"],
+                           stderr_path=err)) as b:
         assert b.start(10_000) == "echo 1.0"
         assert b.name == "echo 1.0" and b.pid
         assert os.getsid(b.pid) == b.pid != os.getsid(0)  # Ctrl-C does not reach it
@@ -61,7 +63,7 @@ def test_echo(tmp_path: Path) -> None:
 
 def test_bots_in_threads() -> None:
     def play(seat: int) -> list[str]:
-        with started(Bot([sys.executable, BOTS / "echo.py", f"seat{seat}"])) as b:
+        with started(Bot(BotCommand.of([sys.executable, BOTS / "echo.py", f"seat{seat}"]))) as b:
             return [b.request(f"go {seat} {i}", 5000).line for i in range(50)]
 
     with ThreadPoolExecutor(4) as pool:
@@ -210,7 +212,8 @@ def outside_tmp() -> Iterator[Path]:
 
 
 def probe(**kwargs: Any) -> Bot:
-    return started(Bot([sys.executable, BOTS / "probe.py"], launcher=launcher("bwrap"), **kwargs))
+    return started(Bot(BotCommand.of([sys.executable, BOTS / "probe.py"],
+                                      launcher=launcher("bwrap"), **kwargs)))
 
 
 @needs_bwrap
@@ -221,8 +224,9 @@ def test_sandbox_hides_folders(outside_tmp: Path) -> None:
         (folder / "secret.txt").write_text("42\n")
     (outside_tmp / "key.txt").write_text("43\n")
     shutil.copy(BOTS / "probe.py", outside_tmp / "probe.py")
-    with started(Bot([sys.executable, "probe.py"], workdir=outside_tmp, launcher=launcher("bwrap"),
-                     hidden=[hidden, outside_tmp / "key.txt", outside_tmp / "absent"])) as b:
+    with started(Bot(BotCommand.of(
+            [sys.executable, "probe.py"], workdir=outside_tmp, launcher=launcher("bwrap"),
+            hidden=[hidden, outside_tmp / "key.txt", outside_tmp / "absent"]))) as b:
         assert b.request(f"go read {shown / 'secret.txt'}", 5000).line == "yes"
         assert b.request(f"go read {hidden / 'secret.txt'}", 5000).line.startswith("no ")
         assert b.request(f"go exists {hidden / 'secret.txt'}", 5000).line.startswith("no ")
@@ -231,7 +235,7 @@ def test_sandbox_hides_folders(outside_tmp: Path) -> None:
 
 @needs_bwrap
 def test_sandbox_outlives_the_thread_that_started_it() -> None:
-    b = Bot([sys.executable, BOTS / "echo.py"], launcher=launcher("bwrap"))
+    b = Bot(BotCommand.of([sys.executable, BOTS / "echo.py"], launcher=launcher("bwrap")))
     starter = threading.Thread(target=b.start, args=(10_000,))
     starter.start()
     starter.join()
@@ -244,7 +248,8 @@ def test_sandbox_outlives_the_thread_that_started_it() -> None:
 def test_sandbox_has_no_network() -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
-        with started(Bot([sys.executable, BOTS / "probe.py"])) as b:  # control: no sandbox
+        # control: no sandbox
+        with started(Bot(BotCommand.of([sys.executable, BOTS / "probe.py"]))) as b:
             assert b.request(f"go connect 127.0.0.1:{port}", 5000).line == "yes"
         with probe() as b:
             assert b.request(f"go connect 127.0.0.1:{port}", 5000).line.startswith("no ")
@@ -270,11 +275,11 @@ def test_sandbox_relative_command_under_tmp(tmp_path: Path) -> None:
     script = tmp_path / "mybot"
     script.write_text(f"#!{sys.executable}\n" + (BOTS / "echo.py").read_text())
     script.chmod(0o755)
-    with Bot("./mybot boxed", workdir=tmp_path, launcher=launcher("bwrap")) as b, \
+    with Bot(BotCommand.of("./mybot boxed", workdir=tmp_path, launcher=launcher("bwrap"))) as b, \
             pytest.raises(BotCommandError, match="not readable by the bot's uid"):
         b.start(10_000)  # pytest's folders are 0700
     tmp_path.chmod(0o755)
-    with Bot("./mybot boxed", workdir=tmp_path, launcher=launcher("bwrap")) as b:
+    with Bot(BotCommand.of("./mybot boxed", workdir=tmp_path, launcher=launcher("bwrap"))) as b:
         assert b.start(10_000) == "boxed"
         assert b.request(GO, 5000).line == f"ok {GO}"
 
@@ -297,16 +302,16 @@ def test_sandbox_does_not_hide_the_bots_own_folder(outside_tmp: Path) -> None:
         (folder / "secret.txt").write_text("42\n")
     shutil.copy(BOTS / "probe.py", bots / "probe.py")
     for hidden in ([bots, results], [outside_tmp], [outside_tmp / "bots" / "probe.py", results]):
-        with started(Bot([sys.executable, "probe.py"], workdir=bots, launcher=launcher("bwrap"),
-                         hidden=hidden)) as b:
+        with started(Bot(BotCommand.of([sys.executable, "probe.py"], workdir=bots,
+                                       launcher=launcher("bwrap"), hidden=hidden))) as b:
             assert b.request(f"go read {bots / 'secret.txt'}", 5000).line == "yes"
             if results in hidden:
                 assert b.request(f"go read {results / 'secret.txt'}", 5000).line.startswith("no ")
     named = outside_tmp / "data"  # a folder named on the command line is not hidden either
     named.mkdir()
     (named / "secret.txt").write_text("42\n")
-    with started(Bot([sys.executable, BOTS / "probe.py", named], launcher=launcher("bwrap"),
-                     hidden=[named, results])) as b:
+    with started(Bot(BotCommand.of([sys.executable, BOTS / "probe.py", named],
+                                   launcher=launcher("bwrap"), hidden=[named, results]))) as b:
         assert b.request(f"go read {named / 'secret.txt'}", 5000).line == "yes"
         assert b.request(f"go read {results / 'secret.txt'}", 5000).line.startswith("no ")
 
@@ -329,9 +334,10 @@ class EagainSpawner:
 
 def test_a_failed_spawn_is_retried_once_then_a_startup_fault() -> None:
     echo = [sys.executable, BOTS / "echo.py", "again"]
-    with Bot(echo, spawner=EagainSpawner(1)) as b:
+    with Bot(BotCommand.of(echo, spawner=EagainSpawner(1))) as b:
         assert b.start(10_000) == "again"
-    with Bot(echo, spawner=EagainSpawner(2)) as b, pytest.raises(BotStartupError) as info:
+    with Bot(BotCommand.of(echo, spawner=EagainSpawner(2))) as b, \
+            pytest.raises(BotStartupError) as info:
         b.start(10_000)
     assert info.value.fault == Fault.STARTUP and info.value.code == Reason.SPAWN_FAILED
     assert "Resource temporarily unavailable" in info.value.detail

@@ -24,7 +24,7 @@ import pytest
 from test_subuid import SYSTEM_PY, Organiser
 
 from conftest import ROOT, tournament_yaml
-from referee.bots.sandbox import capabilities
+from referee.bots.probing import capabilities
 from referee.records.record import read_record
 from referee.tournament.config import load_config
 from referee.tournament.run import run

@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from conftest import tournament_yaml
-from referee.bots.sandbox import Binds, check_binds
+from referee.bots.resolve import Binds, check_binds
 from referee.cli import tournament as cli
 from referee.match.job import MatchJob, MatchSpec
 from referee.tournament.config import load_config

@@ -513,7 +513,7 @@ def test_the_sandbox_command_names_the_fix_and_root_applies_it(organiser: Organi
 
 WEIGHT_DRIVER = textwrap.dedent("""\
     from referee.bots.cgroups import Cgroup
-    from referee.bots.sandbox import capabilities
+    from referee.bots.probing import capabilities
     group = Cgroup.create("bot-w", memory_mb=64, pids=8, cpu_cores=0.5,
                           layout=capabilities().layout)
     try:

@@ -22,9 +22,10 @@ from referee.bots.cgroups import (
     block_devices,
     find_layout,
 )
+from referee.bots.policy import SandboxPolicy
 from referee.bots.probes.world import first_line
+from referee.bots.probing import capabilities
 from referee.bots.process import Launcher, start_process
-from referee.bots.sandbox import SandboxPolicy, capabilities
 
 CAPS = capabilities()
 needs_sandbox = pytest.mark.skipif(not CAPS.works, reason=f"no sandbox here: {CAPS.summary()}")

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import EXAMPLES
 from referee.bots.limits import SandboxMode
-from referee.bots.sandbox import SandboxError
+from referee.bots.policy import SandboxError
 from referee.bots.snapshot import Store
 from referee.league import admit as admission
 from referee.league import folders, sources

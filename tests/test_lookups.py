@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import referee.bots.resolve as resolve
-import referee.bots.sandbox as sandbox
 from referee.bots.expiring import expiring
+from referee.bots.policy import BASE_PATH
 
 
 def test_an_answer_is_kept_until_it_expires(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,11 +53,11 @@ def test_which_is_asked_once_per_program_and_path(tmp_path: Path,
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", str(tool.parent))
     for _ in range(3):
-        assert sandbox.which("mytool") == str(tool)
-    assert sandbox.which("prlimit", sandbox.BASE_PATH) == real("prlimit", path=sandbox.BASE_PATH)
-    assert asked == [("mytool", str(tool.parent)), ("prlimit", sandbox.BASE_PATH)]
+        assert resolve.which("mytool") == str(tool)
+    assert resolve.which("prlimit", BASE_PATH) == real("prlimit", path=BASE_PATH)
+    assert asked == [("mytool", str(tool.parent)), ("prlimit", BASE_PATH)]
     monkeypatch.setenv("PATH", "/nonexistent")  # another PATH: another question
-    assert sandbox.which("mytool") is None
+    assert resolve.which("mytool") is None
 
 
 @pytest.mark.process
@@ -89,7 +89,7 @@ done
 echo {root}/versions/$v/bin/python3
 """)
     pyenv.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{root / 'shims'}:{sandbox.BASE_PATH}")
+    monkeypatch.setenv("PATH", f"{root / 'shims'}:{BASE_PATH}")
     monkeypatch.delenv("PYENV_VERSION", raising=False)
     resolve._which.cache_clear()
     resolve._pyenv_which.cache_clear()
@@ -97,19 +97,19 @@ echo {root}/versions/$v/bin/python3
     for i in range(50):
         folders.append(tmp_path / "bots" / f"b{i}")
         folders[-1].mkdir(parents=True)
-    found = {sandbox.resolve_executable("python3", f) for f in folders}
+    found = {resolve.resolve_executable("python3", f) for f in folders}
     assert found == {root / "versions" / "3.99" / "bin" / "python3"}
     assert len(log.read_text().splitlines()) == 1
     (folders[7] / ".python-version").write_text("3.98")
-    assert sandbox.resolve_executable("python3", folders[7]) == \
+    assert resolve.resolve_executable("python3", folders[7]) == \
         root / "versions" / "3.98" / "bin" / "python3"
     assert len(log.read_text().splitlines()) == 2
     os.mkfifo(folders[8] / ".python-version")  # a bot's trap: read, it would block
     assert stat.S_ISFIFO(os.stat(folders[8] / ".python-version").st_mode)
-    assert sandbox.resolve_executable("python3", folders[8]) == \
+    assert resolve.resolve_executable("python3", folders[8]) == \
         root / "versions" / "3.99" / "bin" / "python3"
     monkeypatch.setenv("PYENV_VERSION", "3.98")  # the environment picks: asked again
-    sandbox.resolve_executable("python3", folders[9])
+    resolve.resolve_executable("python3", folders[9])
     assert len(log.read_text().splitlines()) == 3
 
 
@@ -118,4 +118,4 @@ def test_within_is_is_relative_to_for_normalised_paths() -> None:
     paths = [Path(p) for p in ("/", "/a", "/a/b", "/ab", "/a/b/c", "/abc/d", "/a/bc", "/a/b/")]
     for inner in paths:
         for outer in paths:
-            assert sandbox.within(inner, outer) == inner.is_relative_to(outer), (inner, outer)
+            assert resolve.within(inner, outer) == inner.is_relative_to(outer), (inner, outer)

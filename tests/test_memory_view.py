@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from referee.bots.policy import SandboxPolicy
 from referee.bots.probes.world import first_line
+from referee.bots.probing import capabilities
 from referee.bots.process import Launcher, start_process
-from referee.bots.sandbox import SandboxPolicy, capabilities
 from referee.bots.snapshot import Store, sealed_binds, take_snapshot
 
 CAPS = capabilities()

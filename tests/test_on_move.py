@@ -23,8 +23,9 @@ from conftest import BOTS
 from referee.bots import cgroups
 from referee.bots.bot import Bot
 from referee.bots.limits import Limits
+from referee.bots.probing import capabilities
 from referee.bots.process import Launcher, ThreadSpawner, default_spawner
-from referee.bots.sandbox import capabilities
+from referee.bots.spawn import BotCommand
 from referee.game.rules import Deal
 from referee.match import play
 from referee.match.play import Entrant, play_match
@@ -82,10 +83,12 @@ def one_cpu() -> Iterator[ThreadSpawner]:
 def on_move_share(spawner: ThreadSpawner, tmp_path: Path) -> float:
     """A burner and an honest bot that works before each answer: their requests in turn."""
     logs = tmp_path / "logs"
-    with Bot([sys.executable, str(BURNER), "burn"], workdir=BOTS / "hostile",
-             launcher=launcher(), spawner=spawner, stderr_path=logs / "burner") as burner, \
-            Bot([sys.executable, str(BURNER), "work", str(ROUNDS)], workdir=BOTS / "hostile",
-                launcher=launcher(), spawner=spawner, stderr_path=logs / "honest") as honest:
+    with Bot(BotCommand.of([sys.executable, str(BURNER), "burn"], workdir=BOTS / "hostile",
+                           launcher=launcher(), spawner=spawner,
+                           stderr_path=logs / "burner")) as burner, \
+            Bot(BotCommand.of([sys.executable, str(BURNER), "work", str(ROUNDS)],
+                              workdir=BOTS / "hostile", launcher=launcher(), spawner=spawner,
+                              stderr_path=logs / "honest")) as honest:
         burner.start(10_000)
         honest.start(10_000)
         for i in range(10):

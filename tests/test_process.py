@@ -32,6 +32,7 @@ from referee.bots.process import (
     stderr_tail,
     which_command,
 )
+from referee.bots.spawn import BotCommand
 
 # -- commands -----------------------------------------------------------------------------
 
@@ -54,14 +55,15 @@ def test_which_command(tmp_path: Path) -> None:
 
 
 def test_missing_command() -> None:
-    with pytest.raises(BotCommandError, match="'no-such-bot-xyz'"), Bot("no-such-bot-xyz -v") as b:
+    with pytest.raises(BotCommandError, match="'no-such-bot-xyz'"), \
+            Bot(BotCommand.of("no-such-bot-xyz -v")) as b:
         b.start(1000)
 
 
 def test_not_executable(tmp_path: Path) -> None:
     (tmp_path / "bot.py").write_text("print('ready')\n")
-    with pytest.raises(BotCommandError, match="not executable"), Bot(
-            "./bot.py", workdir=tmp_path) as b:
+    with pytest.raises(BotCommandError, match="not executable"), Bot(BotCommand.of(
+            "./bot.py", workdir=tmp_path)) as b:
         b.start(1000)
 
 
@@ -70,7 +72,7 @@ def test_relative_command(tmp_path: Path) -> None:
     script = tmp_path / "mybot"
     script.write_text(f"#!{sys.executable}\n" + (BOTS / "echo.py").read_text())
     script.chmod(0o755)
-    with Bot("./mybot relative one", workdir=tmp_path) as b:
+    with Bot(BotCommand.of("./mybot relative one", workdir=tmp_path)) as b:
         assert b.start(10_000) == "relative one"
 
 
@@ -173,7 +175,7 @@ class RecordingSpawner:
 @pytest.mark.process
 def test_the_spawner_is_injected() -> None:
     spawner = RecordingSpawner()
-    with Bot([sys.executable, BOTS / "echo.py", "injected"], spawner=spawner) as b:
+    with Bot(BotCommand.of([sys.executable, BOTS / "echo.py", "injected"], spawner=spawner)) as b:
         assert b.start(10_000) == "injected"
         assert b.request(GO, 5000).line == f"ok {GO}"
     assert spawner.threads == [threading.current_thread().name]
@@ -215,8 +217,8 @@ def test_limits_reach_the_bot(monkeypatch: pytest.MonkeyPatch, wrapper: str,
         monkeypatch.setattr(procmod, "_prlimit", lambda: None)
     elif procmod._prlimit() is None:
         pytest.skip("no prlimit here")
-    with Bot([sys.executable, BOTS / "echo.py", "limited"],
-             launcher=launcher(sandbox, memory_mb=300, file_mb=2)) as b:
+    with Bot(BotCommand.of([sys.executable, BOTS / "echo.py", "limited"],
+             launcher=launcher(sandbox, memory_mb=300, file_mb=2))) as b:
         assert b.start(10_000) == "limited"
         assert b.pid
         limits = limits_of(b.pid)
@@ -236,10 +238,10 @@ def test_limits_reach_the_bot(monkeypatch: pytest.MonkeyPatch, wrapper: str,
 def test_memory_cap_without_prlimit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(procmod, "_prlimit", lambda: None)
     misbehave = [sys.executable, str(BOTS / "misbehave.py"), "memory"]
-    with Bot([*misbehave, "20"], launcher=launcher(memory_mb=100)) as b:
+    with Bot(BotCommand.of([*misbehave, "20"], launcher=launcher(memory_mb=100))) as b:
         b.start(10_000)
         assert b.request(GO, 10_000).line == "ok"
-    with Bot([*misbehave, "500"], launcher=launcher(memory_mb=100)) as b:
+    with Bot(BotCommand.of([*misbehave, "500"], launcher=launcher(memory_mb=100))) as b:
         b.start(10_000)
         with pytest.raises(BotCrash):
             b.request(GO, 10_000)
@@ -257,7 +259,9 @@ def test_rlimits_wrap() -> None:
 
 
 def test_sandbox_command_line(tmp_path: Path) -> None:
-    from referee.bots.sandbox import SandboxPolicy, build_argv, capabilities
+    from referee.bots.command import build_argv
+    from referee.bots.policy import SandboxPolicy
+    from referee.bots.probing import capabilities
 
     own, hidden = tmp_path / "bots", tmp_path / "bots" / "results"
     hidden.mkdir(parents=True)

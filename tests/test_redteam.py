@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from conftest import BOTS, ROOT
+from referee.bots.policy import SandboxError, SandboxPolicy
 from referee.bots.probes.world import first_line
+from referee.bots.probing import capabilities
 from referee.bots.process import Launcher, start_process
-from referee.bots.sandbox import SandboxError, SandboxPolicy, bot_binds, capabilities
+from referee.bots.resolve import bot_binds
 
 HOSTILE = BOTS / "hostile"
 CAPS = capabilities()

@@ -78,20 +78,26 @@ def test_a_bots_own_script_cannot_grow_the_tree_by_naming_every_program(
                    for p in found.files)
 
 
-def test_the_runtimes_a_run_shows_are_capped_together(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_runtimes_a_run_shows_are_capped_together(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
     """Past ``MAX_HELD_BYTES`` of runtime trees in one referee process, a new runtime is refused
     in one line (entrants choosing ever other runtimes cannot fill ``/dev/shm``); one already
-    shown is shown again."""
+    shown is shown again, from the one cache of views."""
     from referee.bots import view
 
     monkeypatch.setattr(view, "_SHOWN", {})
-    monkeypatch.setattr(view, "MAX_HELD_BYTES", 1)
-    view._runtime_view.cache_clear()
-    try:
-        with pytest.raises(view.ViewError, match=r"would hold more than 0 MiB in /dev/shm"):
-            view.runtime_view(Path("/bin/sh"), (), ())
-    finally:
-        view._runtime_view.cache_clear()
+    shown = view.runtime_view(Path("/bin/sh"), (), ())
+    assert 0 < shown.size < view.MAX_HELD_BYTES
+    monkeypatch.setattr(view, "MAX_HELD_BYTES", shown.size)
+    assert view.runtime_view(Path("/bin/sh"), (), ()) is shown
+    script = tmp_path / "bot"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o755)
+    again = view.runtime_view(script, (), (tmp_path,))  # a script of sh: the same tree
+    assert again.tree == shown.tree and again.key == shown.key
+    with pytest.raises(view.ViewError, match=r"would hold more than \d+ MiB in /dev/shm"):
+        view.runtime_view(Path("/usr/bin/env"), (), ())
+    assert list(view._SHOWN.values()) == [shown, again]
 
 
 def test_a_symlink_in_a_shown_folder_copies_nothing_from_elsewhere(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import test_sealed
 from test_sealed import ROOT, World, needs_sandbox
 
 from referee.bots import snapshot
-from referee.bots.sandbox import SandboxError
+from referee.bots.policy import SandboxError
 from referee.bots.snapshot import Store
 from referee.tournament.config import ConfigError, load_config
 from referee.tournament.dispatch import TournamentError

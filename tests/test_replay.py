@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from conftest import DATA, PY, ROOT, bot
 from referee.bots.bot import Bot
 from referee.bots.limits import Limits
+from referee.bots.spawn import BotCommand
 from referee.cli import main
 from referee.game.rules import Deal
 from referee.match.play import Entrant, play_match
@@ -229,7 +230,7 @@ def test_the_result_line_escapes_what_a_bot_is_called() -> None:
 
 
 def reask(record: RecordDict, seat: int, *command: str) -> tuple[list[str], int]:
-    bot = Bot([PY, *command], workdir=ROOT)
+    bot = Bot(BotCommand.of([PY, *command], workdir=ROOT))
     r = Reask(record, seat, bot, move_ms=5000)
     r.start()
     findings = list(r)

@@ -21,8 +21,9 @@ import pytest
 import referee.bots.process as procmod
 from conftest import tournament_yaml
 from referee.bots.limits import Limits
+from referee.bots.policy import SandboxPolicy
 from referee.bots.probes.attacks import ATTACKS
-from referee.bots.sandbox import SandboxPolicy, capabilities
+from referee.bots.probing import capabilities
 from referee.bots.seccomp import NEWER_THAN_HEADERS, SYSCALLS, seccomp_filter
 from referee.game.rules import Deal
 from referee.match.play import Entrant, play_match
@@ -287,8 +288,8 @@ def test_without_cgroups_rlimits_stop_forks_and_memory(world: World) -> None:
     and RLIMIT_DATA."""
     import dataclasses
 
+    from referee.bots.policy import SandboxPolicy
     from referee.bots.process import Launcher, start_process
-    from referee.bots.sandbox import SandboxPolicy
 
     code = ("import os, time\nn = 0\nwhile n < 200:\n    try:\n        pid = os.fork()\n"
             "    except OSError as e:\n        print('stopped', e.errno, n, flush=True)\n"
@@ -313,9 +314,9 @@ def test_without_cgroups_rlimits_stop_forks_and_memory(world: World) -> None:
 def test_every_probe_is_refused_in_both_privilege_modes(mode: str) -> None:
     """What ``ct-referee sandbox`` runs, in each way of dropping privileges, with Debian's
     Python (reachable by the bot's uid, so ``userns`` mode can run it)."""
+    from referee.bots.policy import SandboxPolicy
     from referee.bots.probes.world import World as ProbeWorld
     from referee.bots.probes.world import run_attack
-    from referee.bots.sandbox import SandboxPolicy
 
     if mode == "setpriv" and not CAPS.ok("setpriv"):
         pytest.skip(f"setpriv mode needs a root referee and setpriv: {CAPS.summary()}")
@@ -340,7 +341,8 @@ def test_root_refuses_userns_mode(tmp_path: Path) -> None:
     """A root referee's bots see their runtime from root's private folder in memory, which
     only a bwrap run as root can bind: mode ``userns`` (bwrap as the bot's uid) is refused in
     one line, before anything starts."""
-    from referee.bots.sandbox import SandboxError, SandboxPolicy, prepare
+    from referee.bots.policy import SandboxError, SandboxPolicy
+    from referee.bots.sandbox import prepare
 
     (tmp_path / "bot.sh").write_text("#!/bin/sh\necho hi\n")
     with pytest.raises(SandboxError, match="'userns' does not work for a root referee"):
@@ -362,7 +364,7 @@ def test_the_sandbox_command_fails_without_a_sandbox(monkeypatch: pytest.MonkeyP
     from click.testing import CliRunner
 
     import referee.cli.sandbox as cli_sandbox
-    from referee.bots.sandbox import Capabilities, Check
+    from referee.bots.probing import Capabilities, Check
     from referee.cli import main
 
     broken = Capabilities((Check("bwrap", False, "bwrap not found", "apt-get install "
@@ -380,9 +382,9 @@ def test_the_sandbox_command_fails_without_a_sandbox(monkeypatch: pytest.MonkeyP
 def test_a_fork_bomb_stopped_at_the_process_cap_leaves_a_note(tmp_path: Path) -> None:
     """A bot whose forks the process limit refused says so in its stderr file (what the
     organiser's logs and a league's refusal show): the bomb is seen, not only stopped."""
+    from referee.bots.policy import SandboxPolicy
     from referee.bots.probes.world import first_line
     from referee.bots.process import Launcher, start_process
-    from referee.bots.sandbox import SandboxPolicy
 
     tmp_path.chmod(0o755)
     (tmp_path / "bomb.sh").write_text(

@@ -12,7 +12,7 @@ import pytest
 from conftest import CLI
 from referee.bots.cgroups import IO, CgroupLayout, find_layout
 from referee.bots.probes.attacks import ATTACKS
-from referee.bots.sandbox import io_check
+from referee.bots.probing import io_check
 from referee.cli.sandbox import probe_summary
 
 

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from conftest import tournament_yaml
+from referee.bots.policy import SandboxError, SandboxPolicy
+from referee.bots.probing import capabilities
 from referee.bots.process import Launcher
-from referee.bots.sandbox import SandboxError, SandboxPolicy, capabilities
 from referee.bots.snapshot import Store, entrant_folder, take_snapshot
 from referee.game.rules import Deal
 from referee.match.play import Entrant, play_match

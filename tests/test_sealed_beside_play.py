@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from referee.bots.sandbox import capabilities
+from referee.bots.probing import capabilities
 from referee.bots.snapshot import Snapshot, Store
 from referee.match.job import MatchSpec
 from referee.tournament import sealing

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import tournament_yaml
-from referee.bots.sandbox import SandboxError
+from referee.bots.policy import SandboxError
 from referee.bots.snapshot import Store, take_snapshot
 from referee.tournament.config import ConfigError, load_config
 from referee.tournament.sealing import seal

@@ -15,7 +15,7 @@ import pytest
 import test_sealed
 from test_sealed import World
 
-from referee.bots.sandbox import SandboxError
+from referee.bots.policy import SandboxError
 from referee.bots.snapshot import Store, take_snapshot
 from referee.tournament.config import load_config
 from referee.tournament.dispatch import TournamentError

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from conftest import tournament_yaml
-from referee.bots.sandbox import SandboxError, capabilities
+from referee.bots.policy import SandboxError
+from referee.bots.probing import capabilities
 from referee.bots.snapshot import Store, take_snapshot
 from referee.match.job import MatchSpec
 from referee.records.record import read_record

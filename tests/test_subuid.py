@@ -28,14 +28,9 @@ from typing import Any
 import pytest
 
 from referee.bots.cgroups import find_layout
-from referee.bots.sandbox import (
-    BOT_UIDS,
-    Capabilities,
-    Check,
-    SandboxError,
-    SandboxPolicy,
-    build_argv,
-)
+from referee.bots.command import build_argv
+from referee.bots.policy import BOT_UIDS, SandboxError, SandboxPolicy
+from referee.bots.probing import Capabilities, Check
 from referee.bots.subids import SubIds, find, fix, parse
 from referee.bots.uids import processes_of
 
@@ -259,7 +254,7 @@ DRIVER = textwrap.dedent("""\
     import sys
     from pathlib import Path
     from referee.bots.process import Launcher
-    from referee.bots.sandbox import SandboxPolicy
+    from referee.bots.policy import SandboxPolicy
     from referee.game.rules import Deal
     from referee.match.play import Entrant, play_match
     folder, logs, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
@@ -317,7 +312,7 @@ PIPES_DRIVER = textwrap.dedent("""\
     from pathlib import Path
     from referee.bots.probes.world import first_line
     from referee.bots.process import Launcher, start_process
-    from referee.bots.sandbox import SandboxPolicy
+    from referee.bots.policy import SandboxPolicy
     folder, mode = Path(sys.argv[1]), sys.argv[2]
     launcher = Launcher(SandboxPolicy(mode=mode))
     holder = start_process(["/usr/bin/python3", "pipes.py", "hold", "40"], workdir=folder,
@@ -366,7 +361,7 @@ ESCAPE_DRIVER = textwrap.dedent("""\
     from pathlib import Path
     from referee.bots import uids
     from referee.bots.process import Launcher, start_process
-    from referee.bots.sandbox import SandboxPolicy
+    from referee.bots.policy import SandboxPolicy
     folder, mode, flag = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     uids.CLEAR_S = 1.0
     log = flag.with_suffix(".stderr")

@@ -74,8 +74,8 @@ def test_the_lock_folder_is_roots_own() -> None:
 @pytest.mark.process
 @pytest.mark.skipif(os.geteuid() != 0, reason="bots get uids of their own only from root")
 def test_a_sandboxed_bot_holds_its_uid_until_it_stops() -> None:
+    from referee.bots.policy import SandboxPolicy
     from referee.bots.process import Launcher, bwrap_available, start_process
-    from referee.bots.sandbox import SandboxPolicy
 
     if not bwrap_available():
         pytest.skip("no sandbox here")

@@ -1,13 +1,15 @@
 """One bot, talking protocol v1: handshake, timed requests, queued events, quit.
 
-A :class:`Bot` runs its command as a :class:`referee.bots.process.Process` (own process group,
-optional sandbox, resource limits, stderr drained to a capped file) and speaks the protocol over
-its pipes. Requests are read with ``poll`` and ``os.read`` against a monotonic deadline, so no
-bot can stall the referee: not one that is silent, writes half a line, or floods its output.
+A :class:`Bot` speaks the protocol over its :class:`~referee.bots.transport.Transport`, which
+its spawn makes when it starts: a :class:`~referee.bots.spawn.BotCommand` starts a
+:class:`referee.bots.process.Process` (own process group, optional sandbox, resource limits,
+stderr drained to a capped file). Requests are read with ``poll`` and ``os.read`` against a
+monotonic deadline, so no bot can stall the referee: not one that is silent, writes half a line,
+or floods its output.
 Every way a bot breaks the protocol is a :class:`BotError` carrying its
 :class:`~referee.game.faults.Fault` and a :class:`~referee.game.faults.Reason`.
 
->>> with Bot(["./greedy-bot"], workdir=Path("bots")) as bot:  # doctest: +SKIP
+>>> with Bot(BotCommand.of(["./greedy-bot"], workdir=Path("bots"))) as bot:  # doctest: +SKIP
 ...     bot.start(startup_ms=5000)
 ...     bot.send("match id demo-17 seat 1 ...")
 ...     answer = bot.request("go hand 7c Kd table 3h stock 24 ms 1000", timeout_ms=1000)
@@ -17,24 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shlex
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
-from referee.bots.process import (
-    Launcher,
-    Spawner,
-    SpawnError,
-    split_command,
-    start_process,
-)
-from referee.bots.snapshot import Sealed
-from referee.bots.transport import Transport
+from referee.bots.process import SpawnError
+from referee.bots.transport import Spawn, Transport
 from referee.game.faults import Fault, Reason
 from referee.protocol import wire as protocol
 from referee.protocol.escape import quote
@@ -45,8 +36,6 @@ INFO_MAX = 1024  #: ``info`` lines are cut to this many characters
 INFO_KEEP = 32  #: at most this many ``info`` lines are kept per request
 INFO_BUDGET = 1 << 18  #: bytes of ``info`` lines (as JSON) kept per bot process (one match)
 CHUNK = 1 << 16
-UNSANDBOXED = Launcher()
-"""The default launcher: no sandbox, no memory limit, files up to 64 MiB."""
 STOP_POLL_S = 0.1  #: how often a start-up wait looks at its stop event, in seconds
 
 
@@ -120,34 +109,15 @@ class Answer:
 
 
 class Bot:
-    """One bot process, talking protocol v1 over its stdin and stdout.
-
-    :param command: the command, a string (split like a shell would) or an argument list.
-    :param workdir: the folder it runs in (and its relative ``argv[0]`` is found in).
-    :param stderr_path: where its stderr goes (parents created); ``None`` discards it.
-    :param launcher: how its process starts: in the hardened sandbox or not, under which limits,
-        how much stderr is kept (default: unsandboxed, no memory limit, files up to 64 MiB);
-        :meth:`referee.bots.process.Launcher.resolve` makes one from a mode and
-        :class:`~referee.bots.limits.Limits`.
-    :param hidden: folders inside the bot's own that the sandboxed bot sees empty.
-    :param spawner: what forks the process (default: :func:`referee.bots.process.default_spawner`).
-    :param sealed: a sealed entrant (:mod:`referee.bots.snapshot`): sandboxed, it runs from a
-        copy of its snapshot of its own, removed by :meth:`close`.
+    """One bot, talking protocol v1 over its transport, which ``spawn`` makes when the bot
+    starts (:class:`referee.bots.spawn.BotCommand`: its process; a
+    :class:`~referee.bots.transport.MockTransport` is its own).
 
     Call :meth:`close` (or :meth:`forfeit`) after any error; the context manager does it.
     """
 
-    def __init__(self, command: str | Sequence[str], *, workdir: Path | None = None,
-                 stderr_path: Path | None = None, launcher: Launcher = UNSANDBOXED,
-                 hidden: Sequence[Path] = (), spawner: Spawner | None = None,
-                 sealed: Sealed | None = None) -> None:
-        self.argv = split_command(command)
-        self.workdir = Path(workdir or os.getcwd()).absolute()
-        self.stderr_path = stderr_path
-        self.launcher = launcher
-        self.hidden = tuple(hidden)
-        self.spawner = spawner
-        self.sealed = sealed
+    def __init__(self, spawn: Spawn) -> None:
+        self.spawn = spawn
         self.name = ""
         self.process: Transport | None = None
         self._buf = bytearray()
@@ -163,7 +133,7 @@ class Bot:
     # -- life cycle ----------------------------------------------------------------------
 
     def start(self, startup_ms: float, stop: CancelSignal | None = None) -> str:
-        """Spawn the bot (unless a process was attached: :meth:`attach`), send ``chinese-ten 1``
+        """Spawn the bot (unless it was: its spawn is called once), send ``chinese-ten 1``
         (:data:`referee.protocol.wire.HELLO`) and wait for ``ready [name]``.
 
         :param stop: when set while waiting, give up within :data:`STOP_POLL_S` seconds.
@@ -175,13 +145,10 @@ class Bot:
         :raises BotMemory: if the memory limit killed it before ``ready``.
         """
         if self.process is None:
-            try:
-                self._spawn()
-            except SpawnError:  # fork EAGAIN, say: once more, then a fault of the seat
-                try:
-                    self._spawn()
-                except SpawnError as err:
-                    raise BotStartupError(str(err), code=Reason.SPAWN_FAILED) from None
+            try:  # a spawn tries twice (fork EAGAIN, say), then it is a fault of the seat
+                self.process = self.spawn()
+            except SpawnError as err:
+                raise BotStartupError(str(err), code=Reason.SPAWN_FAILED) from None
         try:
             return self._handshake(startup_ms, stop)
         finally:  # ready or not: a bot that failed its start burns at the least weight too
@@ -229,22 +196,6 @@ class Bot:
                 if time.monotonic() >= deadline:
                     raise
 
-    def _spawn(self) -> None:
-        binds, sources = None, None
-        if self.launcher.policy is not None and self.sealed is not None:
-            # its snapshot, in memory, read-only: every match shows the same copy (no cache
-            # of a tmpfs keeps a mark from one seating to the next: docs/security.md)
-            binds, sources = self.sealed.binds, self.sealed.sources(self.sealed.snapshot.copy)
-        self.attach(start_process(self.argv, workdir=self.workdir, launcher=self.launcher,
-                                  hidden=self.hidden, stderr_path=self.stderr_path,
-                                  spawner=self.spawner, binds=binds, sources=sources))
-
-    def attach(self, process: Transport) -> None:
-        """Speak over ``process``, already started, instead of spawning the command: what
-        :meth:`start` does itself (a :class:`~referee.bots.process.Process`); a test double
-        (:class:`referee.bots.transport.MockTransport`) is attached before :meth:`start`."""
-        self.process = process
-
     def close(self, grace_ms: float = 200) -> None:
         """Send ``quit``, give the bot ``grace_ms`` to exit, then kill its process group.
 
@@ -278,7 +229,7 @@ class Bot:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<Bot {shlex.join(self.argv)!r} pid={self.pid}>"
+        return f"<Bot {str(self.spawn)!r} pid={self.pid}>"
 
     # -- talking -------------------------------------------------------------------------
 
@@ -328,7 +279,8 @@ class Bot:
                              f"{e.detail}", code=e.code, quoted=e.quoted) from None
         finally:
             self._on_move(False)
-        return Answer(answer, (time.monotonic() - t0) * 1000, self._budget(info))
+        kept, self._info_left = _budget(info, self._info_left)
+        return Answer(answer, (time.monotonic() - t0) * 1000, kept)
 
     def drain(self, wait_ms: float, *, quit: bool = False) -> str:
         """Return the bot's unread stdout, partial line included, after waiting up to
@@ -358,32 +310,18 @@ class Bot:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _budget(self, info: list[str]) -> tuple[str, ...]:
-        """The ``info`` lines that fit in what is left of :data:`INFO_BUDGET`, each counted as
-        the record writes it (JSON: a control character or a replaced byte costs six), so a
-        bot cannot bloat its match record past the budget whatever it sends."""
-        kept = []
-        for text in info:
-            cost = len(json.dumps(text)) - 2
-            if cost > self._info_left:
-                self._info_left = 0
-                break
-            self._info_left -= cost
-            kept.append(text)
-        return tuple(kept)
-
     def _check_unsolicited(self, info: list[str]) -> None:
         assert self.process is not None
         for _ in range(16):  # bounded: a bot flooding info lines cannot keep us here
             if not self.process.wait_readable(0) or not self._fill():
                 break
-        while (text := self._take_line()) is not None:
+        while (text := _take_line(self._buf)) is not None:
             if not _keep_info(text, info):
                 quoted = quote(text)
                 raise BotGarbled(f"unsolicited line: {quoted}", code=Reason.UNSOLICITED,
                                  quoted=quoted)
         if self._eof:
-            raise self._crash()
+            raise _crash(self.process)
 
     def _push(self) -> bool:
         """Writes as much of the queued bytes as the pipe takes now, without blocking;
@@ -399,13 +337,13 @@ class Bot:
 
     def _write(self, data: bytes, deadline: float) -> None:
         """Queues ``data`` after the pending events and writes it all by ``deadline``."""
-        if self._broken:
-            raise self._crash(closed_input=True)
-        self._pending += data
         assert self.process is not None
+        if self._broken:
+            raise _crash(self.process, closed_input=True)
+        self._pending += data
         while True:
             if not self._push():
-                raise self._crash(closed_input=True)
+                raise _crash(self.process, closed_input=True)
             if not self._pending:
                 return
             wait = deadline - time.monotonic()
@@ -426,34 +364,19 @@ class Bot:
         self._eof = True
         return False
 
-    def _take_line(self) -> str | None:
-        """Pop one complete line from the buffer, without its ``\\r\\n``."""
-        buf = self._buf
-        i = buf.find(b"\n")
-        if i < 0:
-            if len(buf) > LINE_MAX:
-                raise _long_line(buf)
-            return None
-        if i > LINE_MAX + 1 or (i == LINE_MAX + 1 and buf[i - 1] != 13):
-            raise _long_line(buf)
-        end = i - 1 if i and buf[i - 1] == 13 else i
-        text = buf[:end].decode("ascii", "replace")
-        del buf[: i + 1]
-        return text
-
     def _wait_line(self, deadline: float, info: list[str]) -> str:
         """Wait for one complete non-``info`` line until ``deadline``."""
         buf = self._buf
         process = self.process
         assert process is not None
         while True:
-            text = self._take_line() if buf else None
+            text = _take_line(buf) if buf else None
             if text is not None:
                 if text.startswith("info") and _keep_info(text, info):
                     continue
                 return text
             if self._eof:
-                raise self._crash()
+                raise _crash(process)
             wait = deadline - time.monotonic()
             if wait <= 0:
                 if not buf:
@@ -466,7 +389,7 @@ class Bot:
                     chunk = process.read(CHUNK)
                 except BlockingIOError:
                     if process.exit_status(0):  # a process the leader left holds stdout
-                        raise self._crash() from None
+                        raise _crash(process) from None
                     continue
                 if chunk:
                     buf += chunk
@@ -477,20 +400,48 @@ class Bot:
         """Raise :class:`BotMemory` instead of ``err`` if the memory limit killed a process
         of the bot."""
         if self.process is not None and self.process.memory_fault():
-            memory_mb = (self.launcher.policy or self.launcher.rlimits).memory_mb
-            raise BotMemory(f"memory limit ({memory_mb} MiB) exceeded: "
+            raise BotMemory(f"memory limit ({self.spawn.memory_mb} MiB) exceeded: "
                             f"{err.detail.strip(' ,')}", code=Reason.OUT_OF_MEMORY) from None
 
-    def _crash(self, closed_input: bool = False) -> BotCrash:
-        """The crash error: how the process exited if it did (within 0.1 s), else which of
-        its pipes it closed."""
-        assert self.process is not None
-        status = self.process.exit_status(0.1)
-        if status:
-            return BotCrash(status, code=Reason.EXITED)
-        if closed_input:
-            return BotCrash("closed its input", code=Reason.CLOSED_INPUT)
-        return BotCrash("closed its output", code=Reason.CLOSED_OUTPUT)
+
+def _budget(info: list[str], left: int) -> tuple[tuple[str, ...], int]:
+    """The ``info`` lines that fit in ``left`` bytes of :data:`INFO_BUDGET`, and what is left
+    then: each counted as the record writes it (JSON: a control character or a replaced byte
+    costs six), so a bot cannot bloat its match record past the budget whatever it sends."""
+    kept: list[str] = []
+    for text in info:
+        cost = len(json.dumps(text)) - 2
+        if cost > left:
+            return tuple(kept), 0
+        left -= cost
+        kept.append(text)
+    return tuple(kept), left
+
+
+def _take_line(buf: bytearray) -> str | None:
+    """Pop one complete line from ``buf``, without its ``\\r\\n``."""
+    i = buf.find(b"\n")
+    if i < 0:
+        if len(buf) > LINE_MAX:
+            raise _long_line(buf)
+        return None
+    if i > LINE_MAX + 1 or (i == LINE_MAX + 1 and buf[i - 1] != 13):
+        raise _long_line(buf)
+    end = i - 1 if i and buf[i - 1] == 13 else i
+    text = buf[:end].decode("ascii", "replace")
+    del buf[: i + 1]
+    return text
+
+
+def _crash(process: Transport, closed_input: bool = False) -> BotCrash:
+    """The crash error: how ``process`` exited if it did (within 0.1 s), else which of its
+    pipes it closed."""
+    status = process.exit_status(0.1)
+    if status:
+        return BotCrash(status, code=Reason.EXITED)
+    if closed_input:
+        return BotCrash("closed its input", code=Reason.CLOSED_INPUT)
+    return BotCrash("closed its output", code=Reason.CLOSED_OUTPUT)
 
 
 def _long_line(buf: bytearray) -> BotGarbled:

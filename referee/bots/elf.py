@@ -1,4 +1,5 @@
-"""What an ELF file asks of the dynamic loader: its interpreter and the libraries it needs.
+"""What an executable asks of the system: an ELF file's interpreter and the libraries it needs
+(of the dynamic loader), a script's ``#!`` line.
 
 A bounded reader of the few headers :mod:`referee.bots.runtime` needs to work out a bot's
 runtime: it reads at most :data:`MAX_READ` bytes, never follows an offset outside the file, and
@@ -138,3 +139,16 @@ def _dynamic_section(fd: int, end: int, dyn: tuple[int, int],
     names = tuple(n for n in map(text, needed) if n)
     folders = tuple(f for s in map(text, search) if s for f in s.split(":") if f)
     return Dynamic(interp, names, folders)
+
+
+def shebang(path: str | Path) -> str | None:
+    """The rest of the ``#!`` line ``path`` starts with, tabs as spaces (``None``: it does not,
+    or cannot be read); the kernel reads at most its first 256 bytes."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return None
+    if head[:2] != b"#!":
+        return None
+    return head[2:].split(b"\n")[0].replace(b"\t", b" ").decode(errors="replace")

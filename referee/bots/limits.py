@@ -1,7 +1,7 @@
 """What a bot may use, as plain data: the sandbox mode asked for (:class:`SandboxMode`), the clock
 and resources of every bot of a match (:class:`Limits`) and the rlimits of an unsandboxed bot
 process (:class:`Rlimits`). No probing here, and nothing of the sandbox: it imports these
-(:meth:`referee.bots.sandbox.SandboxPolicy.of`), and what the machine can do is worked out where
+(:meth:`referee.bots.policy.SandboxPolicy.of`), and what the machine can do is worked out where
 the bots start (:class:`referee.bots.process.Launcher`).
 
 >>> SandboxMode.parse("auto"), SandboxMode.AUTO.strict(), SandboxMode.NONE.strict()

@@ -2,7 +2,7 @@
 
 :func:`start_process` runs a bot command in its own session and process group (Ctrl-C at the
 referee's terminal does not reach it), optionally inside the hardened sandbox
-(:mod:`referee.bots.sandbox`, given a :class:`~referee.bots.sandbox.SandboxPolicy`), else under
+(:mod:`referee.bots.sandbox`, given a :class:`~referee.bots.policy.SandboxPolicy`), else under
 :class:`~referee.bots.limits.Rlimits`, as its :class:`Launcher` says, forked by a
 :class:`Spawner`; its stderr is drained at all times by a daemon
 thread into a size-capped file. The :class:`Process` it returns hands its stdin and stdout, both
@@ -41,15 +41,10 @@ from typing import BinaryIO, Protocol
 
 from referee.bots.cgroups import Cgroup
 from referee.bots.limits import Limits, Rlimits, SandboxMode
-from referee.bots.sandbox import (
-    Binds,
-    Launch,
-    SandboxError,
-    SandboxPolicy,
-    capabilities,
-    prepare,
-    which,
-)
+from referee.bots.policy import SandboxError, SandboxPolicy
+from referee.bots.probing import capabilities
+from referee.bots.resolve import Binds, which
+from referee.bots.sandbox import Launch, prepare
 from referee.bots.uids import Lease
 
 logger = logging.getLogger(__name__)

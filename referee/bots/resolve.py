@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import referee
+from referee.bots.elf import shebang
 from referee.bots.expiring import expiring
 from referee.bots.policy import BASE_PATH, SYSTEM_DIRS, SandboxError, _run
 
@@ -105,15 +106,8 @@ def _install_prefix(exe: Path) -> Path:
 def _shebang(exe: Path) -> str | None:
     """The interpreter ``exe``'s ``#!`` line names, read as the kernel does (words split at
     spaces and tabs only); after the system's ``env``, the program it runs."""
-    try:
-        with open(exe, "rb") as f:
-            head = f.read(256)
-    except OSError:
-        return None
-    if head[:2] != b"#!":
-        return None
-    line = head[2:].split(b"\n")[0].replace(b"\t", b" ").decode(errors="replace")
-    words = [w for w in line.split(" ") if w]
+    line = shebang(exe)
+    words = [w for w in line.split(" ") if w] if line is not None else []
     if len(words) > 1 and Path(words[0]).name == "env" and \
             _system(Path(os.path.realpath(words[0]))):
         return words[1]

@@ -16,11 +16,11 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.bots.elf import dynamic
+from referee.bots.elf import dynamic, shebang
 
 SYSTEM_TOPS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 """The top folders of the host that a runtime's system files come from, each shown (as the
@@ -224,43 +224,13 @@ class Closure:
         name interpreters only (:data:`INTERPRETERS`), at most :data:`MAX_CALLED` of them: its
         words would otherwise bring every program of the host, and their families, into
         memory."""
-        budget = [MAX_CALLED if not trusted else 1 << 30]
-
-        def take(path: str) -> None:
+        budget = MAX_CALLED if not trusted else 1 << 30
+        for path in _programs_named(script):
             if not trusted and not os.path.basename(path).startswith(INTERPRETERS):
-                return
-            if budget[0] > 0 and os.path.realpath(path) not in self.files:
-                budget[0] -= 1
-                self.program(path)
-
-        try:
-            with open(script, "rb") as f:
-                head = f.read(65536)
-        except OSError:
-            return
-        if b"\0" in head[:1024]:
-            return
-        for path in sorted(set(re.findall(rb"/[A-Za-z0-9_./+-]{1,255}", head)))[:1024]:
-            text = os.path.normpath(path.decode())
-            try:
-                st = os.stat(text)
-            except OSError:
                 continue
-            if _system(text) and stat.S_ISREG(st.st_mode) and st.st_uid == 0 and \
-                    st.st_mode & 0o111:
-                take(text)
-        words = set(re.findall(rb"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}", head))
-        for word in sorted(words)[:4096]:
-            text = word.decode()
-            for d in BASE_PATH.split(":"):
-                candidate = os.path.join(d, text)
-                try:
-                    st = os.stat(candidate)
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode) and st.st_uid == 0 and st.st_mode & 0o111:
-                    take(candidate)
-                break
+            if budget > 0 and os.path.realpath(path) not in self.files:
+                budget -= 1
+                self.program(path)
 
     # -- inside -------------------------------------------------------------------------------
 
@@ -374,6 +344,39 @@ class Closure:
         return digest.hexdigest()[:24]
 
 
+def _programs_named(script: str | Path) -> Iterator[str]:
+    """The system programs ``script`` names, in order: each absolute path to an executable of
+    root's in the system folders, then each word found as one on the system's ``PATH``."""
+    try:
+        with open(script, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return
+    if b"\0" in head[:1024]:
+        return
+    for path in sorted(set(re.findall(rb"/[A-Za-z0-9_./+-]{1,255}", head)))[:1024]:
+        text = os.path.normpath(path.decode())
+        try:
+            st = os.stat(text)
+        except OSError:
+            continue
+        if _system(text) and stat.S_ISREG(st.st_mode) and st.st_uid == 0 and \
+                st.st_mode & 0o111:
+            yield text
+    words = set(re.findall(rb"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}", head))
+    for word in sorted(words)[:4096]:
+        text = word.decode()
+        for d in BASE_PATH.split(":"):
+            candidate = os.path.join(d, text)
+            try:
+                st = os.stat(candidate)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_uid == 0 and st.st_mode & 0o111:
+                yield candidate
+            break
+
+
 def _public(st: os.stat_result, path: str) -> bool:
     """Readable by any user (files: ``o+r``; folders: ``o+rx``)."""
     need = 0o005 if stat.S_ISDIR(st.st_mode) else 0o004
@@ -429,7 +432,7 @@ def python_base(prefix: Path) -> Path | None:
 def closure(exe: Path, runtimes: Sequence[Path], *, own: Sequence[Path] = ()) -> Closure:
     """The runtime of a bot whose program is ``exe`` (resolved by the sandbox), with the
     install prefixes ``runtimes`` (trusted: the organiser's command or ``PATH`` chose them,
-    or they passed :func:`referee.bots.sandbox.bot_binds`' checks); ``own``: the bot's own
+    or they passed :func:`referee.bots.resolve.bot_binds`' checks); ``own``: the bot's own
     folders (its files are shown from its snapshot, and what they ask for is untrusted).
 
     :raises RuntimeError_: for a runtime past :data:`MAX_BYTES` or :data:`MAX_ENTRIES`.
@@ -497,14 +500,8 @@ def closure(exe: Path, runtimes: Sequence[Path], *, own: Sequence[Path] = ()) ->
 def _interpreter(script: Path) -> str | None:
     """The program a ``#!`` line names (after ``env``: the word it looks up on the system's
     ``PATH``)."""
-    try:
-        with open(script, "rb") as f:
-            head = f.read(256)
-    except OSError:
-        return None
-    if head[:2] != b"#!":
-        return None
-    words = head[2:].split(b"\n")[0].replace(b"\t", b" ").decode(errors="replace").split()
+    line = shebang(script)
+    words = line.split() if line is not None else []
     if not words:
         return None
     env = os.path.realpath(words[0])

@@ -19,48 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.bots.cgroups import Cgroup
-from referee.bots.command import Spec, build_argv
+from referee.bots.command import build_argv
 from referee.bots.limits import GATE
-from referee.bots.policy import (
-    BASE_PATH,
-    BOT_UIDS,
-    ENV,
-    KERNEL_FOLDERS,
-    MODES,
-    PROC_HIDDEN,
-    SANDBOX_UID,
-    SYSTEM_DIRS,
-    Privilege,
-    SandboxError,
-    SandboxPolicy,
-)
-from referee.bots.probing import (
-    Capabilities,
-    Check,
-    capabilities,
-    io_check,
-    probe_capabilities,
-    subordinate_ids,
-)
-from referee.bots.resolve import (
-    Binds,
-    bot_binds,
-    check_binds,
-    check_readable,
-    reachable,
-    resolve_executable,
-    sealed_off,
-    which,
-    within,
-)
+from referee.bots.policy import BASE_PATH, BOT_UIDS, Privilege, SandboxError, SandboxPolicy
+from referee.bots.probing import Capabilities, capabilities, subordinate_ids
+from referee.bots.resolve import Binds, which
 from referee.bots.subids import SubIds
 from referee.bots.uids import Lease, allocate, namespace_inode
 
-__all__ = ["BASE_PATH", "BOT_UIDS", "ENV", "KERNEL_FOLDERS", "MODES", "PROC_HIDDEN", "SANDBOX_UID",
-           "SYSTEM_DIRS", "Binds", "Capabilities", "Check", "Launch", "Privilege", "SandboxError",
-           "SandboxPolicy", "Spec", "bot_binds", "build_argv", "capabilities", "check_binds",
-           "check_readable", "io_check", "prepare", "probe_capabilities", "reachable",
-           "resolve_executable", "sealed_off", "subordinate_ids", "which", "within"]
+__all__ = ["Launch", "prepare"]
 
 
 # -- launching ----------------------------------------------------------------------------------

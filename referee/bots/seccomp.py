@@ -1,32 +1,10 @@
 """A classic-BPF seccomp filter, generated in pure Python, for bubblewrap's ``--seccomp FD``.
 
-The filter answers ``EPERM`` (never kills) for calls that open side channels between
-sandboxes (file locks, leases, inotify; the page cache, see below) and for calls no game bot
-needs (ptrace, mount, namespaces, keyrings, bpf, io_uring, kernel modules...). ``clone3``
-answers ``ENOSYS`` so that glibc falls back to ``clone``, whose flags the filter can inspect.
-A call made with a foreign audit architecture (e.g. i386 ``int 0x80`` on x86_64) answers
-``EPERM`` too.
-
-The disk and the kernel's AIO: Linux AIO (``io_setup``, ``io_submit``, ...: an exact "is it
-cached?" with ``RWF_NOWAIT``, and a host-wide pool) answers ``ENOSYS``, as does ``openat2``
-(its flags are behind a pointer seccomp cannot read), so that libc falls back to ``openat``;
-``O_DIRECT`` on ``open``, ``openat`` and ``fcntl(F_SETFL)`` answers ``EINVAL`` (the disk at
-full rate, whatever is cached). Sockets of a family other than ``AF_UNIX``, ``AF_INET`` and
-``AF_INET6`` answer ``EAFNOSUPPORT`` (``AF_VSOCK`` reaches a hypervisor's host whatever the
-network namespace).
-
-The page cache of a file two bots can read is memory they share: a bot *marks* a page by
-bringing it into the cache, a later bot *tests* the mark. Refused: every way to *evict* a
-page (``fadvise64``, all of it; ``process_madvise``; ``madvise`` with ``PAGEOUT``, ``COLD``
-or ``REMOVE``), so that a mark cannot be cleared and written again, and every way to *ask*
-exactly whether a page is cached (``mincore``, ``cachestat``, ``preadv2``/``pwritev2`` with
-``RWF_NOWAIT``). ``readahead`` is refused too, though it only prefetches: no game bot needs
-it. Prefetching through ``madvise`` is *allowed* (``WILLNEED``, ``POPULATE_READ``,
-``POPULATE_WRITE``, ``COLLAPSE``: see :data:`MADV_OK`): it brings in only pages the bot may
-read, which a plain read (or a touch of a mapped page) does as well, and no filter can refuse
-reads. It makes no mark a read cannot make, and the time it takes tells no more than the time
-of a read (itself the way to test a mark). That channel remains, written once a page and
-destroyed by reading it (``docs/security.md``, "What remains").
+It answers ``EPERM`` (never kills) for calls that open side channels between sandboxes (locks,
+inotify, every way to evict a page or ask whether one is cached) and for calls no game bot needs;
+calls a runtime should fall back from (Linux AIO, ``openat2``, ``O_DIRECT``, socket families but
+unix and inet) answer as a kernel without them would. Which calls and why, and what remains:
+docs/security.md, "What stops it", "The disk and the kernel surface" and "What remains".
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ from typing import Any
 
 from referee.bots import image
 from referee.bots.expiring import expiring
-from referee.bots.sandbox import SYSTEM_DIRS, Binds, SandboxError, bot_binds, within
+from referee.bots.policy import SYSTEM_DIRS, SandboxError
+from referee.bots.resolve import Binds, bot_binds, within
 
 FORBIDDEN = ("/", "/proc", "/sys", "/dev", "/run", "/tmp", "/var", "/var/tmp", "/home",
              "/root", "/etc", "/boot", "/mnt", "/media", "/opt", "/srv", "/usr", "/usr/local",
@@ -72,7 +73,7 @@ def homes() -> frozenset[Path]:
 
 @expiring(HOST_TTL_S)
 def system_folders() -> tuple[Path, ...]:
-    """The system folders (:data:`~referee.bots.sandbox.SYSTEM_DIRS`) there are, resolved."""
+    """The system folders (:data:`~referee.bots.policy.SYSTEM_DIRS`) there are, resolved."""
     return tuple(_real(d) for d in SYSTEM_DIRS if os.path.isdir(d))
 
 

@@ -4,7 +4,7 @@ A user listed in ``/etc/subuid`` and ``/etc/subgid`` owns a range of host ids th
 uses (rootless containers run on them). The setuid helpers ``newuidmap`` and ``newgidmap``
 (Debian's ``uidmap``) let that user map one of them into a user namespace it made. Here a
 tiny holder process (``unshare --user``) makes the namespace, the helpers map the bot's uid
-and gid (one of each, seen inside as :data:`referee.bots.sandbox.SANDBOX_UID`), and bwrap
+and gid (one of each, seen inside as :data:`referee.bots.policy.SANDBOX_UID`), and bwrap
 joins it with ``--userns``: bwrap still builds the mounts with the organiser's access to
 files, and the bot runs as the subordinate uid, which can read only what every user may.
 

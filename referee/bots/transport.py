@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from referee.bots.bot import Bot
     from referee.bots.cgroups import Cgroup
 
-__all__ = ["MockTransport", "Transport"]
+__all__ = ["MockTransport", "Spawn", "Transport"]
 
 
 class Transport(Protocol):
@@ -76,6 +76,22 @@ class Transport(Protocol):
         """Gives the bot ``grace_s`` to exit, then ends it and what it started."""
 
 
+class Spawn(Protocol):
+    """What makes a bot's transport when the :class:`~referee.bots.bot.Bot` starts:
+    :class:`referee.bots.spawn.BotCommand` starts its process; a :class:`MockTransport` is its
+    own."""
+
+    @property
+    def memory_mb(self) -> int:
+        """The memory limit the bot runs under, in MiB, as its memory fault says (0: none)."""
+
+    def __call__(self) -> Transport:
+        """Start the bot.
+
+        :raises referee.bots.process.SpawnError: if it could not be started.
+        """
+
+
 class MockTransport:
     """A bot played from a script, synchronously: each :meth:`expect` names a line the ``Bot``
     must write and the lines the bot answers with, which are there to read as soon as that line
@@ -106,12 +122,20 @@ class MockTransport:
         self.script.append((line, answers))
         return self
 
-    def bot(self, **kwargs: Any) -> Bot:
+    memory_mb = 0
+    """No memory limit: a script is its own :class:`Spawn`."""
+
+    def __call__(self) -> MockTransport:
+        return self
+
+    def __str__(self) -> str:
+        return "mock-bot"
+
+    def bot(self) -> Bot:
         """A ``Bot`` speaking to this script (started by its :meth:`~Bot.start`)."""
         from referee.bots.bot import Bot
 
-        bot = Bot(["mock-bot"], **kwargs)
-        bot.attach(self)
+        bot = Bot(self)
         if not self.script:  # nothing to read: it exits once it has said its lines
             self._end()
         return bot

@@ -1,18 +1,11 @@
 """One bot uid allocator per host, shared by every referee and worker process on it.
 
-A root referee runs each bot as a host uid of its own (:data:`referee.bots.sandbox.BOT_UIDS`):
-the kernel counts some resources per uid across namespaces, so two live bots on one uid could
-signal to each other. Drawing uids per process (each from its own offset) let two processes
-hand out the same uid at once; here a uid is *leased*: an exclusive ``flock`` on a lock file
-named after it, in a folder only the allocating user can write (``/run/ct-referee/uids`` for
-root, else ``/tmp/ct-referee-<uid>/uids``), held until the bot has stopped and no process
-of its uid is left: a child that escaped the bot's process group (``setsid`` and a double
-fork; a referee that is not root without a delegated subtree has no cgroup to catch it) is
-killed on release, and one that will not die within :data:`CLEAR_S` keeps the uid held
-(quarantined) while this process lives.
-A uid that some live process runs as is never leased, held or not. The kernel drops the lock
-when its holder dies, so a killed referee leaks nothing. A referee that is not root leases its
-subordinate uids (:mod:`referee.bots.subids`) the same way.
+A bot runs as a host uid of its own (the kernel counts some resources per uid, across
+namespaces), *leased*: an exclusive ``flock`` on a lock file named after it, in a folder only the
+allocating user can write, held until the bot has stopped and no process of its uid is left
+(escaped children are killed on release; one that will not die within :data:`CLEAR_S` keeps the
+uid quarantined). A uid some live process runs as is never leased; the kernel drops the lock of
+a killed referee. Why: docs/security.md, "What stops it" and "A referee that is not root".
 
 >>> lease = allocate(range(64000, 65000))  # doctest: +SKIP
 >>> lease.uid  # doctest: +SKIP

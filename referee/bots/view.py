@@ -5,7 +5,6 @@ command, and the mounts that show it.
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ class View:
     links: tuple[tuple[str, str], ...]
     size: int
     files: int
+    key: str
+    """The closure's key (:meth:`referee.bots.runtime.Closure.key`): one tree per key."""
 
 
 class ViewError(ValueError):
@@ -41,24 +42,29 @@ _LOCK = threading.Lock()
 
 def runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -> View:
     """The view of a bot whose program is ``exe`` with the install prefixes ``runtime`` and
-    its own folders ``own`` (:class:`referee.bots.sandbox.Binds`); the tree stays held (no
-    other run removes it) while this process lives.
+    its own folders ``own`` (:class:`referee.bots.resolve.Binds`), worked out once per process;
+    the tree stays held (no other run removes it) while this process lives.
 
     :raises ViewError: for a runtime too large, or when ``/dev/shm`` cannot hold it.
     """
     with _LOCK:  # one at a time: two bots of one command wait for one tree
-        return _runtime_view(exe, runtime, own)
+        shown = _SHOWN.get((exe, runtime, own))
+        if shown is None:
+            shown = _SHOWN[exe, runtime, own] = _runtime_view(exe, runtime, own)
+        return shown
 
 
-@functools.lru_cache(maxsize=64)
 def _runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -> View:
     try:
         found = closure(exe, runtime, own=own)
     except RuntimeError_ as err:
         raise ViewError(str(err)) from None
     key = found.key()  # hashes every entry: once
-    held = sum(v.size for v in _SHOWN.values())
-    if key not in _SHOWN and held + found.size > MAX_HELD_BYTES:
+    trees = {v.key: v for v in _SHOWN.values()}  # another command may show the same tree
+    if key in trees:
+        return _view(trees[key].tree, found, key)
+    held = sum(v.size for v in trees.values())
+    if held + found.size > MAX_HELD_BYTES:
         raise ViewError(f"the runtimes of this run would hold more than "
                         f"{MAX_HELD_BYTES >> 20} MiB in {image.SHM} with this one "
                         f"({found.size >> 20} MiB for {str(exe)!r}): give the entrants fewer "
@@ -69,19 +75,20 @@ def _runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -
         raise ViewError(f"cannot prepare the bot's runtime in {image.SHM}: "
                         f"{err.strerror or err}") from None
     _HELD.append(tree)
-    shown = _view(tree.path, found)
-    _SHOWN[key] = shown
-    return shown
+    return _view(tree.path, found, key)
 
 
 _HELD: list[image.Tree] = []
-_SHOWN: dict[str, View] = {}
+_SHOWN: dict[tuple[Path, tuple[Path, ...], tuple[Path, ...]], View] = {}
+"""The one cache of views: every view this process shows, by the arguments of
+:func:`runtime_view`; each distinct tree is held once (:data:`_HELD`) and counted once against
+:data:`MAX_HELD_BYTES`."""
 MAX_HELD_BYTES = 6 << 30
 """The most the runtime trees one referee process shows may hold together (in ``/dev/shm``,
 memory): each distinct runtime is a tree of its own, and a bot's files choose part of it."""
 
 
-def _view(tree: Path, found: Closure) -> View:
+def _view(tree: Path, found: Closure, key: str) -> View:
     links = tuple(sorted((r, found.links[r]) for r in found.roots if r in found.links
                          and os.path.dirname(r) == "/"))
-    return View(tree, tuple(found.ordered_roots()), links, found.size, len(found.files))
+    return View(tree, tuple(found.ordered_roots()), links, found.size, len(found.files), key)

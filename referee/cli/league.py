@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from referee.bots.limits import SandboxMode
-from referee.bots.sandbox import capabilities
+from referee.bots.probing import capabilities
 from referee.cli.options import cluster_options
 from referee.cli.serving import open_server, serve_option, served_words, until_stopped
 from referee.cli.tournament import _fault_line, _log_note

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 import click
 
 from referee.bots.limits import Limits, SandboxMode
+from referee.bots.probing import capabilities
 from referee.bots.process import resolve_sandbox
-from referee.bots.sandbox import capabilities
 
 LIMITS = Limits()
 """The defaults of the options."""

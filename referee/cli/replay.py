@@ -14,6 +14,7 @@ from referee.bots.bot import Bot, BotError
 from referee.bots.command_hints import shell_syntax_warning
 from referee.bots.limits import Limits, SandboxMode
 from referee.bots.process import BotCommandError, Launcher, resolve_command, stderr_tail
+from referee.bots.spawn import BotCommand
 from referee.cli.options import clock_options, resolve_mode, sandbox_option
 from referee.match.reask import Reask
 from referee.protocol.escape import escape_controls
@@ -138,7 +139,8 @@ def _reask(
         click.echo(f"warning: {hint}", err=True)
     with tempfile.TemporaryDirectory(prefix="ct-replay-") as tmp:
         stderr_path = Path(tmp, "stderr")
-        bot = Bot(argv, workdir=Path.cwd(), launcher=launcher, stderr_path=stderr_path)
+        bot = Bot(BotCommand.of(argv, workdir=Path.cwd(), launcher=launcher,
+                                stderr_path=stderr_path))
         _reask_with(console, record, seat, command, bot, stderr_path, move_ms, startup_ms)
 
 

@@ -9,7 +9,8 @@ import click
 
 from referee.bots.cgroups import find_layout
 from referee.bots.delegation import DelegationError, delegate
-from referee.bots.sandbox import SandboxPolicy, capabilities
+from referee.bots.policy import SandboxPolicy
+from referee.bots.probing import capabilities
 from referee.cli.options import limit_options
 
 

@@ -27,8 +27,9 @@ from pathlib import Path
 
 from referee.bots.bot import BotError
 from referee.bots.limits import SandboxMode
+from referee.bots.policy import SandboxError
 from referee.bots.process import BotCommandError, Launcher, resolve_command
-from referee.bots.sandbox import Binds, SandboxError
+from referee.bots.resolve import Binds
 from referee.bots.snapshot import (
     Sealed,
     Snapshot,

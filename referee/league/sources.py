@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.bots.sandbox import SandboxError
+from referee.bots.policy import SandboxError
 from referee.bots.snapshot import entrant_folder
 from referee.league import folders
 from referee.league.config import LeagueConfig, load_league

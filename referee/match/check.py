@@ -35,6 +35,7 @@ from referee.bots.bot import (
 from referee.bots.limits import Limits, SandboxMode
 from referee.bots.process import Launcher, stderr_tail
 from referee.bots.snapshot import Sealed
+from referee.bots.spawn import BotCommand
 from referee.game.cards import DECK, Card, CardError
 from referee.game.faults import Fault, Reason
 from referee.game.rules import TURNS_PER_HAND, Deal, Hand, IllegalMoveError, Match, Move, Variant
@@ -266,8 +267,9 @@ class _Conversation:
         self.stderr_path = Path(self.tmp.name, f"stderr-{self.runs}")
         self.runs += 1
         self.ended = 0
-        return Bot(self.command, workdir=self.workdir, stderr_path=self.stderr_path,
-                   launcher=self.launcher, sealed=self.sealed)
+        return Bot(BotCommand.of(self.command, workdir=self.workdir,
+                                 stderr_path=self.stderr_path, launcher=self.launcher,
+                                 sealed=self.sealed))
 
     def stderr_tail(self, lines: int = 6) -> list[str]:
         return stderr_tail(self.stderr_path, lines)

@@ -24,6 +24,7 @@ from referee.bots.bot import Answer, Bot, BotError, CancelSignal
 from referee.bots.limits import Limits
 from referee.bots.process import BotCommandError, Launcher
 from referee.bots.snapshot import Sealed
+from referee.bots.spawn import BotCommand
 from referee.game.faults import Fault
 from referee.game.rules import DEFAULT_TARGET, Deal, Event, Hand, IllegalMoveError, Match, Variant
 from referee.protocol import narration
@@ -72,8 +73,9 @@ class Entrant:
         self, *, launcher: Launcher, stderr_path: Path | None, hidden: Sequence[Path]
     ) -> Player:
         """A new bot process for this entrant (started by the match)."""
-        return Bot(self.command, workdir=self.workdir, stderr_path=stderr_path,
-                   launcher=launcher, hidden=(*self.hidden, *hidden), sealed=self.sealed)
+        return Bot(BotCommand.of(self.command, workdir=self.workdir, stderr_path=stderr_path,
+                                 launcher=launcher, hidden=(*self.hidden, *hidden),
+                                 sealed=self.sealed))
 
 
 class Observer:

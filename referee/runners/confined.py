@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import referee
-from referee.bots.sandbox import BOT_UIDS, SANDBOX_UID, subordinate_ids
+from referee.bots.policy import BOT_UIDS, SANDBOX_UID
+from referee.bots.probing import subordinate_ids
 from referee.bots.subids import SubIds, user_namespace
 from referee.bots.uids import Lease, allocate, namespace_inode
 from referee.records.record import RecordError, load_json

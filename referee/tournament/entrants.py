@@ -15,7 +15,8 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from referee.bots.sandbox import Binds, SandboxError, bot_binds, check_readable
+from referee.bots.policy import SandboxError
+from referee.bots.resolve import Binds, bot_binds, check_readable
 from referee.tournament.config import Config, ConfigError
 
 __all__ = ["check_entrant_folders", "hidden_paths", "refused_entrant"]
@@ -67,8 +68,8 @@ def _real(path: Path, cache: dict[Path, str]) -> str:
 
 def hidden_paths(binds: list[Binds], *, protected: tuple[Path, ...] = (),
                  owned: Sequence[tuple[Path, ...]] | None = None) -> list[tuple[Path, ...]]:
-    """For each entrant's :class:`~referee.bots.sandbox.Binds`, the paths inside the folders
-    it is shown that it must be shown empty (as :func:`referee.bots.sandbox.check_binds` with
+    """For each entrant's :class:`~referee.bots.resolve.Binds`, the paths inside the folders
+    it is shown that it must be shown empty (as :func:`referee.bots.resolve.check_binds` with
     the other entrants' folders as ``others``: ``owned``, by entrant, else their bot folders).
 
     :raises _Refused: for a bot folder that is, or lies inside, a protected path.

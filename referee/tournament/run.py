@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from referee.bots.limits import SandboxMode
-from referee.bots.sandbox import capabilities
+from referee.bots.probing import capabilities
 from referee.match.job import DealSecret
 from referee.runners.local import CancelSignal, Placement, Runner
 from referee.tournament.config import Config, ConfigError, load_config

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.bots.bot import CancelSignal
-from referee.bots.sandbox import Binds, SandboxError, sealed_off
+from referee.bots.policy import SandboxError
+from referee.bots.resolve import Binds, sealed_off
 from referee.bots.snapshot import (
     Sealed,
     Snapshot,

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from referee.bots.limits import SandboxMode
-from referee.bots.sandbox import SandboxError
+from referee.bots.policy import SandboxError
 from referee.bots.snapshot import FolderChanged
 from referee.game.faults import Reason
 from referee.match.job import DealSecret, Done, MatchJob, MatchSpec

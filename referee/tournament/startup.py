@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.bots.limits import SandboxMode
+from referee.bots.policy import Privilege
+from referee.bots.probing import capabilities
 from referee.bots.process import bwrap_available
-from referee.bots.sandbox import Privilege, capabilities
 from referee.bots.snapshot import Store, clean_stale
 from referee.match.job import MatchJob, MatchSpec
 from referee.match.play import Entrant
@@ -52,7 +53,7 @@ class Machine:
     """The private store of snapshots (``None``: no snapshot is taken on this machine)."""
     weaker: tuple[str, ...] = ()
     """The bot limits weaker on this machine than a cgroup's, a line each, and the fix
-    (:meth:`referee.bots.sandbox.Capabilities.weaker`), where bots start here in a sandbox;
+    (:meth:`referee.bots.probing.Capabilities.weaker`), where bots start here in a sandbox;
     none where every limit holds."""
 
 

@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.bots.policy import SandboxPolicy
 from referee.bots.process import Launcher, Process, start_process
-from referee.bots.sandbox import SandboxPolicy
 
 ATTACKS_PY = Path(__file__).with_name("attacks.py")
 CPU_PROBE_CORES = 0.25
