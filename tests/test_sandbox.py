@@ -24,7 +24,7 @@ from referee.bots.limits import Limits
 from referee.bots.policy import SandboxPolicy
 from referee.bots.probes.attacks import ATTACKS
 from referee.bots.probing import capabilities
-from referee.bots.seccomp import NEWER_THAN_HEADERS, SYSCALLS, seccomp_filter
+from referee.bots.seccomp import SYSCALLS, seccomp_filter
 from referee.game.rules import Deal
 from referee.match.play import Entrant, play_match
 
@@ -244,7 +244,7 @@ def test_seccomp_table_matches_the_kernel_headers() -> None:
         pytest.skip("no x86_64 kernel headers here")
     defs = dict(re.findall(r"#define __NR_(\w+)\s+(\d+)\b", header.read_text()))
     for name, nr in SYSCALLS["x86_64"].items():
-        if name not in defs and name in NEWER_THAN_HEADERS:
+        if name not in defs and name in ("cachestat",):  # newer than some headers
             continue
         assert int(defs[name]) == nr, name
     assert len(seccomp_filter("x86_64")) % 8 == 0 and len(seccomp_filter("aarch64")) % 8 == 0

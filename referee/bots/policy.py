@@ -21,9 +21,6 @@ pressure) that one sandbox's activity moves and another could read."""
 SANDBOX_UID = 1000
 """The uid (and gid) the bot sees inside in ``userns`` mode."""
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
-ENV = ("PATH", "HOME", "LANG", "TMPDIR")
-"""The only environment variables a sandboxed bot gets (with ``PWD``, set by its shell, and
-``JAVA_TOOL_OPTIONS=-XX:-UsePerfData`` for ``java``, whose perf-data file needs ``flock``)."""
 BOT_UIDS = range(64000, 65000)
 """Host uids a root referee runs its bots as, each bot a uid of its own (leased from one
 allocator per host, :mod:`referee.bots.uids`, for every referee and worker process): the
@@ -57,8 +54,6 @@ class Privilege(enum.StrEnum):
             raise SandboxError(f"unknown sandbox mode {value!r} "
                                f"(use {', '.join(m.value for m in cls)})") from None
 
-
-MODES = tuple(m.value for m in Privilege)
 
 
 class SandboxError(ValueError):

@@ -125,8 +125,6 @@ the kernel lacks."""
 RWF_NOWAIT = 0x8
 """``preadv2``/``pwritev2`` flag that fails instead of waiting: it tells whether a page is
 cached, exactly; refused."""
-NEWER_THAN_HEADERS = ("cachestat",)
-"""Calls newer than some kernel headers (their numbers are fixed all the same)."""
 CLONE_NS_FLAGS = 0x7E020080  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
 PERSONALITY_OK = (0x0, 0x8, 0xFFFFFFFF)  # PER_LINUX, PER_LINUX32, query
 X32_SYSCALL_BIT = 0x40000000
