@@ -182,29 +182,18 @@ def test_the_mover_chooses_the_target_of_the_played_card() -> None:
     assert card("3d") not in hand.table
 
 
-def test_missing_target_with_several_targets_is_illegal() -> None:
-    hand = Hand(make_deal(hands=["", "7h"], layout="3c 3d Kh 6s"), dealer=0)
+@pytest.mark.parametrize(("hand_card", "moves", "message"), [
+    ("7h", [("7h",)], "must name its target"),  # several targets: which one
+    ("2d", [("2d", "3c")], None),  # a target, when nothing can be captured
+    ("7h", [("7h", "Kh"), ("7h", "3h")], None),  # one it cannot capture; one not on the table
+], ids=["missing-target", "target-with-no-capture", "target-it-cannot-capture"])
+def test_an_illegal_target_is_refused_and_changes_nothing(
+        hand_card: str, moves: list[tuple[str, ...]], message: str | None) -> None:
+    hand = Hand(make_deal(hands=["", hand_card], layout="3c 3d Kh 6s"), dealer=0)
     before = state(hand)
-    with pytest.raises(IllegalMoveError, match="must name its target"):
-        hand.play(card("7h"))
-    assert state(hand) == before
-
-
-def test_target_when_nothing_can_be_captured_is_illegal() -> None:
-    hand = Hand(make_deal(hands=["", "2d"], layout="3c 3d Kh 6s"), dealer=0)
-    before = state(hand)
-    with pytest.raises(IllegalMoveError):
-        hand.play(card("2d"), card("3c"))
-    assert state(hand) == before
-
-
-def test_target_the_card_cannot_capture_is_illegal() -> None:
-    hand = Hand(make_deal(hands=["", "7h"], layout="3c 3d Kh 6s"), dealer=0)
-    before = state(hand)
-    with pytest.raises(IllegalMoveError):
-        hand.play(card("7h"), card("Kh"))
-    with pytest.raises(IllegalMoveError):
-        hand.play(card("7h"), card("3h"))  # not on the table at all
+    for move in moves:
+        with pytest.raises(IllegalMoveError, match=message):
+            hand.play(*(card(c) for c in move))
     assert state(hand) == before
 
 
