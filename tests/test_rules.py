@@ -326,13 +326,18 @@ def test_four_layout_threes_are_captured_one_at_a_time_by_sevens() -> None:
 SWEEP_RANKS = ["5", "T", "J", "Q", "K"]
 
 
-@pytest.mark.parametrize("rank_letter", SWEEP_RANKS)
-def test_layout_three_of_a_kind_is_swept_by_the_fourth_card_played(rank_letter: str) -> None:
+def three_on_the_table(rank_letter: str) -> tuple[tuple[Card, ...], Card, Hand]:
+    """Three of a kind laid out (beside 2c), the fourth in seat 1's hand, seat 1 to play."""
     three = cs(f"{rank_letter}c {rank_letter}d {rank_letter}h")
     fourth = card(rank_letter + "s")
     deal = make_deal(hands=["", str(fourth)], layout=f"{rank_letter}c {rank_letter}d "
                      f"{rank_letter}h 2c", stock="Ah")
-    hand = Hand(deal, dealer=0)
+    return three, fourth, Hand(deal, dealer=0)
+
+
+@pytest.mark.parametrize("rank_letter", SWEEP_RANKS)
+def test_layout_three_of_a_kind_is_swept_by_the_fourth_card_played(rank_letter: str) -> None:
+    three, fourth, hand = three_on_the_table(rank_letter)
     assert hand.targets(fourth) == three
     assert [m for m in hand.legal_moves() if m.card == fourth] == [Move(fourth)]
     event = hand.play(fourth)
@@ -344,11 +349,7 @@ def test_layout_three_of_a_kind_is_swept_by_the_fourth_card_played(rank_letter: 
 
 @pytest.mark.parametrize("rank_letter", SWEEP_RANKS)
 def test_naming_one_of_the_three_still_sweeps_all_three(rank_letter: str) -> None:
-    three = cs(f"{rank_letter}c {rank_letter}d {rank_letter}h")
-    fourth = card(rank_letter + "s")
-    deal = make_deal(hands=["", str(fourth)], layout=f"{rank_letter}c {rank_letter}d "
-                     f"{rank_letter}h 2c", stock="Ah")
-    hand = Hand(deal, dealer=0)
+    three, fourth, hand = three_on_the_table(rank_letter)
     event = hand.play(fourth, three[1])
     assert event.captured == three
     assert hand.captured[1] == [fourth, *three]
