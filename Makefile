@@ -72,9 +72,10 @@ lint: $(BIN)/ct-referee
 	$(BIN)/lint-imports
 	$(BIN)/mypy --strict $(STRICT)
 
-# The fast lane: no process started (no bot, no CLI, no browser), under 15 s.
+# The fast lane: no process started (no bot, no CLI, no browser), nothing heavy (the tests
+# marked heavy: a second or more of CPU each, run by the everyday lane), under 15 s.
 test-fast: $(BIN)/ct-referee
-	$(BIN)/pytest -q -n $(CPUS) --dist worksteal -m "not process and not deep and not slow"
+	$(BIN)/pytest -q -n $(CPUS) --dist worksteal -m "not process and not heavy and not deep and not slow"
 
 # The deep lane: what `make test` leaves out (@pytest.mark.deep: statistical runs over many
 # sets, the real page-cache and timing-channel audits, long sandbox attacks; @pytest.mark.slow:

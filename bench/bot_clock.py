@@ -3,7 +3,8 @@ assert on wall-clock time (tests/test_bot.py, tests/test_bot_protocol.py, tests/
 now print here, the tests asserting what happened instead (the fault, its code, its words).
 
 Each line: what, the limit the referee was given, the median and the largest of ``RUNS`` runs
-(argument 1, default 5), in ms. Run: ``.venv/bin/python bench/bot_clock.py [RUNS]``.
+(argument 1, default 5), in ms; mc_bot's answers over one hand (tests/test_mc_bot.py checks
+its thinking budget). Run: ``.venv/bin/python bench/bot_clock.py [RUNS]``.
 """
 
 from __future__ import annotations
@@ -71,6 +72,18 @@ def stop_at_start_up() -> float:
                                     stop=stop)) - 300
 
 
+def mc_answers() -> list[float]:
+    """bots/mc_bot.py without --max-ms (it thinks min(ms / 2, ms - 150) ms) against greedy,
+    a move limit of 1000 ms: the time of each of mc's answers, as the referee recorded it."""
+    bots = ROOT / "bots"
+    seats = [Entrant("mc", (sys.executable, str(bots / "mc_bot.py"))),
+             Entrant("greedy", (sys.executable, str(bots / "greedy_bot.py")))]
+    record = play_match("m", seats, lambda k: Deal.from_seed(2, f"mc:{k}"), target=1,
+                        limits=Limits(move_ms=1000))
+    return [float(x) for h in record["hands"] for t in h["turns"]
+            if t["seat"] == 0 for x in t.get("ms", [])]
+
+
 def main() -> None:
     line("a request the bot never answers (timeout)", 300,
          [request("sleep", 300) for _ in range(RUNS)])
@@ -82,6 +95,7 @@ def main() -> None:
          [close("child", 100) for _ in range(RUNS)])
     line("a match stopped while a bot starts (after the stop)", 30_000,
          [stop_at_start_up() for _ in range(RUNS)])
+    line("mc_bot's answers, no --max-ms (it thinks 500 ms)", 1000, mc_answers())
 
 
 if __name__ == "__main__":

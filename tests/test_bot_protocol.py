@@ -102,8 +102,8 @@ def test_a_wrong_first_line_is_a_startup_fault() -> None:
 
 def test_no_ready_in_time() -> None:
     t = MockTransport().expect(HELLO).expect("quit")
-    with t.bot() as bot, pytest.raises(BotStartupError, match="no ready within 300 ms") as e:
-        bot.start(300)
+    with t.bot() as bot, pytest.raises(BotStartupError, match="no ready within 30 ms") as e:
+        bot.start(30)
     assert e.value.code == Reason.NO_ANSWER
     t.assert_done()
 
@@ -111,7 +111,7 @@ def test_no_ready_in_time() -> None:
 def test_the_start_up_wait_is_stopped_by_the_stop_event() -> None:
     t = MockTransport().expect(HELLO).expect("quit")
     stop = threading.Event()
-    threading.Timer(0.3, stop.set).start()
+    threading.Timer(0.03, stop.set).start()
     with t.bot() as bot, pytest.raises(BotStartupError, match="stopped before ready") as e:
         bot.start(30_000, stop)
     assert e.value.code == Reason.STOPPED  # stopped, not timed out
@@ -120,8 +120,8 @@ def test_the_start_up_wait_is_stopped_by_the_stop_event() -> None:
 
 def test_an_unset_stop_event_still_times_out() -> None:
     t = MockTransport().expect(HELLO).expect("quit")
-    with t.bot() as bot, pytest.raises(BotStartupError, match="no ready within 500 ms") as e:
-        bot.start(500, threading.Event())
+    with t.bot() as bot, pytest.raises(BotStartupError, match="no ready within 50 ms") as e:
+        bot.start(50, threading.Event())
     assert e.value.code == Reason.NO_ANSWER
     t.assert_done()
 
@@ -150,6 +150,6 @@ def test_half_a_line_is_a_timeout_that_quotes_it() -> None:
     with t.bot() as bot:
         bot.start(1000)
         with pytest.raises(BotTimeout, match="partial line '7c'") as e:
-            bot.request(GO, 200)
+            bot.request(GO, 20)
     assert (e.value.fault, e.value.code, e.value.quoted) == (
         Fault.TIMEOUT, Reason.PARTIAL_LINE, "'7c'")

@@ -67,12 +67,24 @@ def write_config(folder: Path, flags: Path) -> Path:
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """The config and the standings.json of a run in this process (the blocker never blocks:
     its flag folder already says it did)."""
-    base = tmp_path_factory.mktemp("cluster")
+    yield reference_run(tmp_path_factory.mktemp("cluster"))
+
+
+def reference_run(base: Path) -> tuple[Path, str]:
+    """The tournament of :func:`write_config` under ``base``, played in this process (the
+    blocker never blocks: its flag folder already says it did): its config and standings."""
     path = write_config(base, base / "flags")
     (base / "flags" / "blocked").write_text("0\n")
     outcome = run(load_config(path, output=base / "reference", concurrency=1))
     assert outcome.finished and outcome.played == MATCHES
-    yield path, (base / "reference" / "standings.json").read_text()
+    return path, (base / "reference" / "standings.json").read_text()
+
+
+def own_config(tmp_path: Path) -> tuple[Config, Path]:
+    """The tournament of :func:`write_config` under ``tmp_path`` (output ``out``), loaded, and
+    its blocker's flag folder."""
+    flags = tmp_path / "flags"
+    return load_config(write_config(tmp_path, flags), output=tmp_path / "out"), flags
 
 
 def secret_of(path: Path) -> bytes:
@@ -150,8 +162,7 @@ def test_a_worker_killed_mid_match_loses_nothing_and_duplicates_nothing(
     reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
 ) -> None:
     path, standings = reference
-    flags = tmp_path / "flags"
-    config = load_config(write_config(tmp_path, flags), output=tmp_path / "out")
+    config, flags = own_config(tmp_path)
     runner = ClusterRunner(cluster.scheduler_address, sandbox=config.sandbox)
     with Client(cluster.scheduler_address) as client:
         workers = set(client.run(os.getpid).values())
@@ -302,8 +313,7 @@ def test_stop_cancels_the_cluster_tasks_and_a_resume_completes(
     reference: tuple[Path, str], cluster: LocalCluster, tmp_path: Path,
 ) -> None:
     path, standings = reference
-    flags = tmp_path / "flags"
-    config = load_config(write_config(tmp_path, flags), output=tmp_path / "out")
+    config, flags = own_config(tmp_path)
     stop = threading.Event()
     playing = InBackground(config, ClusterRunner(cluster.scheduler_address),
                            deal_secret=secret_of(path), stop=stop)

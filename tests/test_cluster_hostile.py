@@ -24,6 +24,7 @@ from test_cluster import (  # noqa: E402
     DASK,
     MATCHES,
     journal_ids,
+    reference_run,
     start,
     stop_group,
     write_config,
@@ -81,12 +82,7 @@ if how != "forge":
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """The config and the standings.json of a run in this process."""
-    base = tmp_path_factory.mktemp("hostile")
-    path = write_config(base, base / "flags")
-    (base / "flags" / "blocked").write_text("0\n")
-    outcome = run(load_config(path, output=base / "reference", concurrency=1))
-    assert outcome.finished and outcome.played == MATCHES
-    yield path, (base / "reference" / "standings.json").read_text()
+    yield reference_run(tmp_path_factory.mktemp("hostile"))
 
 
 def worker(address: str, tmp_path: Path, how: str | None,

@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 import yaml
-from test_subuid import PATH, Organiser
+from test_subuid import INSTANT, PATH, SYSTEM_PY, Organiser
 
-from conftest import CLI
+from conftest import BOTS, CLI, ROOT
 from referee.bots.cgroups import Cgroup, CgroupLayout, find_layout
 from referee.bots.delegation import (
     LEAF,
@@ -45,10 +45,7 @@ from referee.bots.delegation import (
 )
 from referee.league.page import render
 
-ROOT = Path(__file__).resolve().parent.parent
-ATTACKER = ROOT / "tests" / "bots" / "hostile" / "attacker.py"
-INSTANT = ROOT / "bench" / "instant_bot.py"
-SYSTEM_PY = Path("/usr/bin/python3")
+ATTACKER = BOTS / "hostile" / "attacker.py"
 
 
 # -- finding the subtree, on fake hierarchies ---------------------------------------------------

@@ -163,6 +163,7 @@ class _FakeJob:
         return Done({"faults": []})
 
 
+@pytest.mark.heavy  # a second of waiting: a seating with no other to overlap waits its 0.5 s out
 def test_no_two_seatings_of_a_group_play_at_once() -> None:
     plan = schedule(4, players=2, rounds=1, seatings="all", seed=1, secret=bytes(32))
     state: dict[str, Any] = {"lock": threading.Condition(), "active": [], "clashes": [],

@@ -134,8 +134,8 @@ def test_benched_sets_follow_the_schedule_whatever_the_finish_order(limit: int) 
             assert simulate(limit, slots, seed, ahead=True) == expected, (slots, seed)
 
 
-@pytest.mark.parametrize("limit", [1, *(pytest.param(n, marks=pytest.mark.deep)
-                                     for n in (2, 3, 5))])
+@pytest.mark.parametrize("limit", [pytest.param(1, marks=pytest.mark.heavy),
+                                   *(pytest.param(n, marks=pytest.mark.deep) for n in (2, 3, 5))])
 def test_the_plan_answers_as_deciding_every_held_set_again_did(
         limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Answer for answer (each match, who is benched in it, each wait), the same as the plan

@@ -8,7 +8,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -113,22 +112,6 @@ def test_control_unsandboxed_the_calls_reach_the_kernel(folder: Path) -> None:
     assert got["O_DIRECT"] in ("ok", "EINVAL"), got  # EINVAL: a file system without it
 
 
-READER = r'''
-import os, random, sys, threading, time
-size, seconds = os.path.getsize("cold.bin"), float(sys.argv[1])
-done = [0] * 8
-def run(i):
-    fd, rnd, end = os.open("cold.bin", os.O_RDONLY), random.Random(i), time.monotonic() + seconds
-    while time.monotonic() < end:
-        os.pread(fd, 1, rnd.randrange(size // 4096) * 4096)
-        done[i] += 1
-ts = [threading.Thread(target=run, args=(i,)) for i in range(8)]
-for t in ts: t.start()
-for t in ts: t.join()
-print("reads", sum(done), flush=True)
-'''
-
-
 def io_reason() -> str | None:
     layout = CAPS.layout
     if os.geteuid() != 0:
@@ -143,38 +126,26 @@ def io_reason() -> str | None:
 @pytest.mark.process
 @needs_sandbox
 @pytest.mark.skipif(io_reason() is not None, reason=str(io_reason()))
-def test_a_bots_cold_reads_are_held_to_its_io_limit(folder: Path) -> None:
-    """Eight threads of random 4 KiB reads of a cold 256 MiB file in the bot's own folder:
-    without the limit, thousands a second; under it, about :data:`IO_READ_IOPS`."""
-    block = os.urandom(1 << 20)
-    cold = folder / "cold.bin"
-    with open(cold, "wb") as f:
-        for _ in range(256):
-            f.write(block)
-        os.fsync(f.fileno())
-    cold.chmod(0o644)
-    (folder / "reader.py").write_text(READER)
-    fd = os.open(cold, os.O_RDONLY)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(fd)
-    proc = start_process([sys.executable, "reader.py", "3"], workdir=folder,
+def test_a_bots_reads_are_held_to_its_io_limit(folder: Path) -> None:
+    """A sandboxed bot runs in a cgroup whose io controller holds every disk of the layout to
+    :data:`IO_READ_IOPS` reads a second, read back from the kernel's own file. What that does
+    to a bot reading a cold file as hard as it can, and to the host beside it, is measured by
+    bench/io_pressure.py."""
+    proc = start_process([sys.executable, "-c", "import time; time.sleep(60)"], workdir=folder,
                          launcher=Launcher(SandboxPolicy()))
     try:
         assert proc.cgroup is not None and IO in proc.cgroup.dirs, proc.active
         assert "cgroup io" in " ".join(proc.active), proc.active
-        throttle = proc.cgroup.dirs[IO] / ("blkio.throttle.read_iops_device"
-                                           if proc.cgroup.version(IO) == "v1" else "io.max")
-        text = throttle.read_text()
-        t0 = time.monotonic()
-        line = first_line(proc, 60)
-        took = time.monotonic() - t0
+        v1 = proc.cgroup.version(IO) == "v1"
+        throttle = proc.cgroup.dirs[IO] / ("blkio.throttle.read_iops_device" if v1 else "io.max")
+        held = {line.split()[0]: line.split()[1:] for line in throttle.read_text().splitlines()}
+        in_group = proc.pid in proc.cgroup.pids()
     finally:
         proc.stop(0.5)
-    assert all(dev in text for dev in CAPS.layout.devices), text
-    reads = int(line.split()[1])
-    # a read of a page already brought in by a neighbour's readahead costs no request:
-    # allow twice the limit, far below the disk's rate (tens of thousands a second here)
-    assert reads / max(took, 3.0) < 2 * IO_READ_IOPS, (reads, took)
+    assert in_group
+    assert sorted(held) == sorted(CAPS.layout.devices), held
+    iops = [str(IO_READ_IOPS)] if v1 else [f"riops={IO_READ_IOPS}"]
+    assert all(set(iops) <= set(words) for words in held.values()), held
 
 
 def test_block_devices_are_whole_disks(tmp_path: Path) -> None:

@@ -237,6 +237,7 @@ def test_past_the_cap_the_authors_already_in_keep_their_place(
     w.close()
 
 
+@pytest.mark.heavy  # 10,000 folders made and polled
 def test_ten_thousand_empty_folders_hold_no_place(tmp_path: Path) -> None:
     """q55: one login makes 10,000 empty folders: they hold no place (a folder that never held
     a bot), are said once in one line, and the next student's folder is looked at at once."""

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,6 @@ import mc_bot  # noqa: E402
 class Seen:
     """What a hand's requests showed, to check a scenario was really exercised."""
 
-    times_ms: list[float] = field(default_factory=list)
     multi_target: bool = False
     sweep: bool = False
     no_capture: bool = False
@@ -81,15 +80,13 @@ class Driver:
         """No unsolicited line (the referee's ``garbled`` check before each request)."""
         assert self.read(wait) is None
 
-    def ask(self, line: str, ms: int) -> tuple[str, float]:
-        """Sends a request; returns the answer and the time it took in ms."""
+    def ask(self, line: str, ms: int) -> str:
+        """Sends a request; returns the answer (waited for ``ms`` and 2 s more)."""
         self.assert_silent()
-        start = time.monotonic()
         self.send(line)
         answer = self.read(ms / 1000 + 2.0)
-        took = (time.monotonic() - start) * 1000
         assert answer is not None, f"no answer to {line!r}"
-        return answer, took
+        return answer
 
     def handshake(self) -> None:
         self.send("chinese-ten 1")
@@ -152,7 +149,7 @@ def play_hand(d: Driver, hand: Hand, seat: int, k: int = 1, ms: int = 300,
             continue
         if hand.pick_card is not None:
             seen.pick = True
-            answer, took = d.ask(f"pick {hand.pick_card} from {fmt(hand.pick_options)} "
+            answer = d.ask(f"pick {hand.pick_card} from {fmt(hand.pick_options)} "
                                  f"ms {ms}{extra}", ms)
             hand.pick(Card.parse(answer))
         else:
@@ -162,13 +159,11 @@ def play_hand(d: Driver, hand: Hand, seat: int, k: int = 1, ms: int = 300,
                                      for c, f in zip(hand.hands[seat], found, strict=True))
             seen.sweep |= any(hand._sweeps(c, f)
                               for c, f in zip(hand.hands[seat], found, strict=True))
-            answer, took = d.ask(f"go hand {fmt(hand.hands[seat])} table {fmt(hand.table)} "
+            answer = d.ask(f"go hand {fmt(hand.hands[seat])} table {fmt(hand.table)} "
                                  f"stock {len(hand.stock)} ms {ms}{extra}", ms)
             parts = [Card.parse(t) for t in answer.split()]
             assert 1 <= len(parts) <= 2, answer
             hand.play(*parts)
-        seen.times_ms.append(took)
-        assert took < ms, f"answer {answer!r} took {took:.0f} ms of {ms}"
     scores = hand.scores()
     d.send(f"score {' '.join(map(str, scores))} totals {' '.join(map(str, scores))}")
     d.assert_silent(0.05)
@@ -251,18 +246,16 @@ def test_second_match_after_end(driver: Driver) -> None:
     driver.quit()
 
 
-@pytest.mark.process
-@pytest.mark.slow
-@pytest.mark.parametrize("bot_args", [[]])
-def test_answers_within_ms_without_cap(driver: Driver) -> None:
-    # 1000 ms, not less: the bot thinks about min(ms / 2, ms - 150) = 500 ms when there is a
-    # choice, and the 500 ms left cover the pipes and a busy machine's scheduling (with 300 ms
-    # the 150 ms margin was once overrun at a load of 12 on 2 cores).
-    driver.send(match_line(1, 3, Variant.CLASSIC))
-    seen = play_hand(driver, Hand(Deal.from_seed(3, "time"), dealer=2), seat=1, ms=1000,
-                     extra=" bank 5000 future 1")
-    assert max(seen.times_ms) < 1000
-    assert max(seen.times_ms) > 350  # it does use its budget
+def test_the_thinking_budget_leaves_the_referee_its_margin() -> None:
+    """The bot thinks min(ms / 2, ms - 150) ms from when it read the request, never less than
+    none, capped by --max-ms; with --playouts, as long as the playouts take. (How long its
+    answers take from outside: bench/bot_clock.py.)"""
+    free, capped = mc_bot.Bot(None, 1), mc_bot.Bot(40, 1)
+    assert free.budget(1000, 2.0) == 2.5  # half of a long limit
+    assert free.budget(300, 2.0) == 2.15  # a short one: 150 ms kept for the pipes
+    assert free.budget(100, 2.0) == 2.0  # shorter than the margin: answer at once
+    assert capped.budget(1000, 2.0) == 2.04
+    assert mc_bot.Bot(None, 1, playouts=25).budget(1000, 2.0) == float("inf")
 
 
 @pytest.mark.process
@@ -281,9 +274,9 @@ def test_random_hands_all_sizes(driver: Driver) -> None:
 def test_stateless_go_is_answered_legally(driver: Driver) -> None:
     # No hand line was seen: the bot falls back to the request alone.
     driver.send(match_line(0, 3, Variant.CLASSIC))
-    answer, _ = driver.ask("go hand 7h 5s Kd table 3c 3d 5c stock 24 ms 300", 300)
+    answer = driver.ask("go hand 7h 5s Kd table 3c 3d 5c stock 24 ms 300", 300)
     assert answer in ("7h 3c", "7h 3d", "5s", "5s 5c")
-    answer, _ = driver.ask("pick 7c from 3c 3d ms 300", 300)
+    answer = driver.ask("pick 7c from 3c 3d ms 300", 300)
     assert answer in ("3c", "3d")
     assert "greedily" in driver.log()
 

@@ -13,6 +13,8 @@ import functools
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 USERS = (ROOT / "referee", ROOT / "bots")
@@ -116,6 +118,7 @@ def unused(package: Path, users: tuple[Path, ...]) -> list[str]:
     return found
 
 
+@pytest.mark.heavy  # the whole program's syntax trees
 def test_every_name_defined_in_referee_is_used_in_the_program() -> None:
     found = [f for f in unused(ROOT / "referee", USERS)
              if f.split()[-1] not in ALLOWED | TESTS_ONLY]

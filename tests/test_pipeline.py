@@ -147,6 +147,7 @@ entrants:
     return path
 
 
+@pytest.mark.heavy
 def test_a_ladder_plans_its_next_round_from_a_fixed_prefix_while_the_last_sets_play(
         tmp_path: Path) -> None:
     path = ladder(tmp_path)

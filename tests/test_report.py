@@ -281,9 +281,11 @@ def test_the_report_renders_in_chromium_and_every_link_leads_somewhere(
     assert_links_resolve(replay, shown)
 
 
-DEEP = """(w, d, out, done) => {
+# The step a replay page shows: where it is, its action line and its log's current entry.
+STEP = """(w, d, out, done) => {
   out.where = d.getElementById("where").textContent;
   out.action = d.querySelector(".action").textContent;
+  out.log = d.querySelector("#log li.now").textContent;
   done();
 }"""
 
@@ -295,7 +297,7 @@ def test_a_fault_links_to_its_step(folder: Path, browser: Browser) -> None:
     assert "\x1b" not in example["tail"] and "\\x1b[31m" in example["tail"]  # as a terminal
     page = folder / "report" / "games" / f"{example['id']}.html"
     got = measure(browser, page, f"hand={example['hand']}&turn={example['turn']}", (1000, 700),
-                  DEEP)
+                  STEP)
     assert f"hand {example['hand']}/" in str(got["where"])
     assert f"turn {example['turn']}/" in str(got["where"])
     assert "evil faulted (garbled" in str(got["action"]), got
@@ -591,19 +593,12 @@ def test_a_seats_view_shows_no_later_turn_and_no_fault_before_it_happens(
     assert "faulted (garbled" in str(reached["text"])
 
 
-COMMENTS = """(w, d, out, done) => {
-  out.action = d.querySelector(".action").textContent;
-  out.log = d.querySelector("#log li.now").textContent;
-  done();
-}"""
-
-
 def test_a_move_shows_its_time_and_the_bots_comments(folder: Path, browser: Browser) -> None:
     page, record = replay_page(folder, faulted=True)
     seat = record["players"].index("evil")
     turns = record["hands"][0]["turns"]
     t = next(t for t, turn in enumerate(turns, 1) if turn["seat"] == seat and turn.get("info"))
-    got = measure(browser, page, f"step={t}&view=all", (1000, 700), COMMENTS)
+    got = measure(browser, page, f"step={t}&view=all", (1000, 700), STEP)
     assert "<b>thinking</b> & more" in str(got["action"]), got
     assert "info" not in str(got["action"]).replace("<b>thinking</b>", ""), got
     assert " ms" in str(got["action"]) and " ms" in str(got["log"]), got

@@ -182,29 +182,18 @@ def test_the_mover_chooses_the_target_of_the_played_card() -> None:
     assert card("3d") not in hand.table
 
 
-def test_missing_target_with_several_targets_is_illegal() -> None:
-    hand = Hand(make_deal(hands=["", "7h"], layout="3c 3d Kh 6s"), dealer=0)
+@pytest.mark.parametrize(("hand_card", "moves", "message"), [
+    ("7h", [("7h",)], "must name its target"),  # several targets: which one
+    ("2d", [("2d", "3c")], None),  # a target, when nothing can be captured
+    ("7h", [("7h", "Kh"), ("7h", "3h")], None),  # one it cannot capture; one not on the table
+], ids=["missing-target", "target-with-no-capture", "target-it-cannot-capture"])
+def test_an_illegal_target_is_refused_and_changes_nothing(
+        hand_card: str, moves: list[tuple[str, ...]], message: str | None) -> None:
+    hand = Hand(make_deal(hands=["", hand_card], layout="3c 3d Kh 6s"), dealer=0)
     before = state(hand)
-    with pytest.raises(IllegalMoveError, match="must name its target"):
-        hand.play(card("7h"))
-    assert state(hand) == before
-
-
-def test_target_when_nothing_can_be_captured_is_illegal() -> None:
-    hand = Hand(make_deal(hands=["", "2d"], layout="3c 3d Kh 6s"), dealer=0)
-    before = state(hand)
-    with pytest.raises(IllegalMoveError):
-        hand.play(card("2d"), card("3c"))
-    assert state(hand) == before
-
-
-def test_target_the_card_cannot_capture_is_illegal() -> None:
-    hand = Hand(make_deal(hands=["", "7h"], layout="3c 3d Kh 6s"), dealer=0)
-    before = state(hand)
-    with pytest.raises(IllegalMoveError):
-        hand.play(card("7h"), card("Kh"))
-    with pytest.raises(IllegalMoveError):
-        hand.play(card("7h"), card("3h"))  # not on the table at all
+    for move in moves:
+        with pytest.raises(IllegalMoveError, match=message):
+            hand.play(*(card(c) for c in move))
     assert state(hand) == before
 
 
@@ -337,13 +326,18 @@ def test_four_layout_threes_are_captured_one_at_a_time_by_sevens() -> None:
 SWEEP_RANKS = ["5", "T", "J", "Q", "K"]
 
 
-@pytest.mark.parametrize("rank_letter", SWEEP_RANKS)
-def test_layout_three_of_a_kind_is_swept_by_the_fourth_card_played(rank_letter: str) -> None:
+def three_on_the_table(rank_letter: str) -> tuple[tuple[Card, ...], Card, Hand]:
+    """Three of a kind laid out (beside 2c), the fourth in seat 1's hand, seat 1 to play."""
     three = cs(f"{rank_letter}c {rank_letter}d {rank_letter}h")
     fourth = card(rank_letter + "s")
     deal = make_deal(hands=["", str(fourth)], layout=f"{rank_letter}c {rank_letter}d "
                      f"{rank_letter}h 2c", stock="Ah")
-    hand = Hand(deal, dealer=0)
+    return three, fourth, Hand(deal, dealer=0)
+
+
+@pytest.mark.parametrize("rank_letter", SWEEP_RANKS)
+def test_layout_three_of_a_kind_is_swept_by_the_fourth_card_played(rank_letter: str) -> None:
+    three, fourth, hand = three_on_the_table(rank_letter)
     assert hand.targets(fourth) == three
     assert [m for m in hand.legal_moves() if m.card == fourth] == [Move(fourth)]
     event = hand.play(fourth)
@@ -355,11 +349,7 @@ def test_layout_three_of_a_kind_is_swept_by_the_fourth_card_played(rank_letter: 
 
 @pytest.mark.parametrize("rank_letter", SWEEP_RANKS)
 def test_naming_one_of_the_three_still_sweeps_all_three(rank_letter: str) -> None:
-    three = cs(f"{rank_letter}c {rank_letter}d {rank_letter}h")
-    fourth = card(rank_letter + "s")
-    deal = make_deal(hands=["", str(fourth)], layout=f"{rank_letter}c {rank_letter}d "
-                     f"{rank_letter}h 2c", stock="Ah")
-    hand = Hand(deal, dealer=0)
+    three, fourth, hand = three_on_the_table(rank_letter)
     event = hand.play(fourth, three[1])
     assert event.captured == three
     assert hand.captured[1] == [fourth, *three]

@@ -30,10 +30,10 @@ def test_mc_bot_passes_check_within_its_time() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^all \d+ steps passed$", done.stdout, re.MULTILINE), done.stdout
     assert "FAIL" not in done.stdout
-    slowest = re.search(r"slowest ([\d.]+) ms", done.stdout)
-    assert slowest is not None, done.stdout
-    # mc thinks for min(ms / 2, ms - 150) = 150 ms: its slowest answer keeps a wide margin.
-    assert float(slowest.group(1)) < 300, done.stdout
+    # Within --move-ms: an answer later than 300 ms is a timeout, a step that fails. (mc thinks
+    # min(ms / 2, ms - 150) = 150 ms: tests/test_mc_bot.py; its answers' times from outside:
+    # bench/bot_clock.py.)
+    assert re.search(r"slowest [\d.]+ ms", done.stdout), done.stdout
 
 
 @pytest.mark.process

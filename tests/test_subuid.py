@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from conftest import BOTS, ROOT
 from referee.bots.cgroups import find_layout
 from referee.bots.command import build_argv
 from referee.bots.policy import BOT_UIDS, SandboxError, SandboxPolicy
@@ -34,9 +35,8 @@ from referee.bots.probing import Capabilities, Check
 from referee.bots.subids import SubIds, find, fix, parse
 from referee.bots.uids import processes_of
 
-ROOT = Path(__file__).resolve().parent.parent
-WHOAMI = ROOT / "tests" / "bots" / "hostile" / "whoami.py"
-PIPES = ROOT / "tests" / "bots" / "hostile" / "pipes.py"
+WHOAMI = BOTS / "hostile" / "whoami.py"
+PIPES = BOTS / "hostile" / "pipes.py"
 INSTANT = ROOT / "bench" / "instant_bot.py"
 SYSTEM_PY = Path("/usr/bin/python3")
 PATH = "/usr/local/bin:/usr/bin:/bin"
