@@ -39,7 +39,9 @@ BURNER = BOTS / "hostile" / "burner.py"
 
 def role(bot: Bot) -> str:
     """The burner.py mode a bot was started in (``burn``, ``work``, ``hold``, ...)."""
-    return bot.argv[bot.argv.index(str(BURNER)) + 1]
+    assert isinstance(bot.spawn, BotCommand)
+    argv = bot.spawn.argv
+    return argv[argv.index(str(BURNER)) + 1]
 
 
 def weight(bot: Bot) -> str:
