@@ -92,12 +92,6 @@ def kth(k: int) -> str:
     return f"r{k // 2 + 1}-g001-s{k % 2 + 1:02d}"
 
 
-def kth_of(match_id: str) -> int:
-    """:func:`kth`'s ``k`` of ``match_id``."""
-    r, _, s = match_id.split("-")
-    return (int(r[1:]) - 1) * 2 + int(s[1:]) - 1
-
-
 def data(folder: Path) -> dict[str, object]:
     text = (folder / "report" / "data.js").read_text()
     result = json.loads(text[len("window.CT_REPORT = "):-2])
@@ -702,25 +696,34 @@ def test_a_resumed_run_is_live_then_final_again(interrupted: tuple[Path, str],
     assert data(copy)["final"] is True and "halted" not in data(copy)
 
 
-def test_every_match_of_a_300_match_contest_has_its_page_from_disk(
-        folder: Path, tmp_path: Path, browser: Browser) -> None:
-    """Past the 200 matches that used to have pages: each match of the list links to its page,
-    opened from the file system."""
+def contest(folder: Path, tmp_path: Path, matches: int, *, logs: bool = False) -> Path:
+    """A copy of ``folder`` (its report left out) whose journal holds ``matches`` matches in
+    whole sets (a match shows once its set has ended), its matches' records repeated under
+    :func:`kth`'s ids; with ``logs``, each match's bots' stderr too (linked from faults)."""
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("report"))
     lines = [json.loads(x) for x in (copy / "results.jsonl").read_text().splitlines()]
+    records = {x["id"]: dict(read_record(copy / x["record"])) for x in lines}
     journal = []
-    for k in range(300):
+    for k in range(matches):
         line = dict(lines[k % len(lines)])
-        record = dict(read_record(copy / line["record"]))
-        logs = copy / "logs" / line["id"]
-        line["id"] = record["id"] = kth(k)  # 150 whole sets: a match shows once its set ended
-        if not (copy / "logs" / line["id"]).exists():  # its bots' stderr, linked from faults
-            shutil.copytree(logs, copy / "logs" / line["id"])
+        record = dict(records[line["id"]])
+        was = line["id"]
+        line["id"] = record["id"] = kth(k)
+        if logs and not (copy / "logs" / line["id"]).exists():
+            shutil.copytree(copy / "logs" / was, copy / "logs" / line["id"])
         line["record"] = f"games/{line['id']}.json.gz"
         write_record(record, copy / line["record"])  # type: ignore[arg-type]
         journal.append(json.dumps(line) + "\n")
     (copy / "results.jsonl").write_text("".join(journal))
+    return copy
+
+
+def test_every_match_of_a_300_match_contest_has_its_page_from_disk(
+        folder: Path, tmp_path: Path, browser: Browser) -> None:
+    """Past the 200 matches that used to have pages: each match of the list links to its page,
+    opened from the file system."""
+    copy = contest(folder, tmp_path, 300, logs=True)
     done = subprocess.run([*CLI, "report", str(copy)], capture_output=True, text=True,
                           timeout=600, check=False)
     assert done.returncode == 0, done.stderr
@@ -740,19 +743,7 @@ def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served
     one replay page (``replay.html#id=...``), which draws it from its data in
     ``replays/<id>.js``, opened from the file system; ``--serve`` draws one whose data is
     missing."""
-    copy = tmp_path / "copy"
-    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("report"))
-    lines = [json.loads(x) for x in (copy / "results.jsonl").read_text().splitlines()]
-    records = {x["id"]: dict(read_record(copy / x["record"])) for x in lines}
-    journal = []
-    for k in range(1200):  # 600 whole sets: the report shows a match once its set has ended
-        line = dict(lines[k % len(lines)])
-        record = dict(records[line["id"]])
-        line["id"] = record["id"] = kth(k)
-        line["record"] = f"games/{line['id']}.json.gz"
-        write_record(record, copy / line["record"])  # type: ignore[arg-type]
-        journal.append(json.dumps(line) + "\n")
-    (copy / "results.jsonl").write_text("".join(journal))
+    copy = contest(folder, tmp_path, 1200)
     done = subprocess.run([*CLI, "report", str(copy)], capture_output=True, text=True,
                           timeout=900, check=False)
     assert done.returncode == 0, done.stderr
@@ -770,8 +761,8 @@ def test_every_match_of_a_1200_match_contest_has_its_replay_from_disk_and_served
         match_id = target.split("id=", 1)[1].split("&", 1)[0]
         got = measure(browser, copy / "report" / "replay.html", target.split("#", 1)[1],
                       (1000, 700), SHARED)
-        assert got["steps"] == len(match_steps(records[lines[kth_of(match_id) % len(lines)][
-            "id"]]))
+        record = dict(read_record(copy / "games" / f"{match_id}.json.gz"))
+        assert got["steps"] == len(match_steps(record))
         assert str(got["result"]).startswith("Result: ") and match_id in str(got["title"])
         if "turn=" in target:
             assert "hand 1/" in str(got["where"]) and "turn 3/" in str(got["where"]), got
