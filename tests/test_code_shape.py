@@ -9,6 +9,8 @@ import ast
 import functools
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 from referee.bots.policy import Privilege
 from referee.tournament.formats import FORMATS
@@ -67,6 +69,7 @@ def compared_words(words: set[str], allowed: set[str], package: Path = PACKAGE) 
     return found
 
 
+@pytest.mark.heavy  # the whole program's syntax trees, parsed once for the three checks
 def test_no_function_is_longer_than_80_lines() -> None:
     assert long_functions() == []
 
@@ -85,6 +88,7 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     assert compared_words({"userns"}, {"referee/b.py"}, package) == []
 
 
+@pytest.mark.heavy  # the whole program's syntax trees
 def test_no_format_nor_privilege_mode_is_compared_as_a_string_outside_its_parser() -> None:
     for what, (words, allowed) in PARSERS.items():
         assert words, what
@@ -119,6 +123,7 @@ def oversized(package: Path = PACKAGE) -> list[str]:
     return found
 
 
+@pytest.mark.heavy  # the whole program's syntax trees
 def test_no_module_class_or_module_docstring_is_too_long() -> None:
     assert oversized() == []
 

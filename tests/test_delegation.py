@@ -554,8 +554,12 @@ def hostile_tournament(organiser: Organiser, output: str) -> Path:
         "name": output, "players": 2, "target": 1, "format": "gauntlet",
         "candidates": list(HOSTILE), "preflight": "off", "concurrency": 2, "output": output,
         # the memory limit alone may stop the fillers: /tmp and /dev/shm twice their size,
-        # no file size limit (a memfd's is one)
-        "limits": {"memory_mb": 128, "tmp_mb": 2048, "file_mb": 0, "cpus": QUOTA, "pids": 32},
+        # no file size limit (a memfd's is one); the attacks run before ready at a quarter
+        # core: a start-up clock of a minute, so that a loaded machine never turns a limit's
+        # outcome into a start-up fault (the 10 s default leaves little room at a load of 15 on
+        # 2 cores, where this test was seen to fail once)
+        "limits": {"memory_mb": 128, "tmp_mb": 2048, "file_mb": 0, "cpus": QUOTA, "pids": 32,
+                   "startup_ms": 60_000},
         "entrants": entrants}, sort_keys=False))
     organiser.own()
     return config

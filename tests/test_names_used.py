@@ -125,6 +125,7 @@ def test_every_name_defined_in_referee_is_used_in_the_program() -> None:
     assert found == [], "defined but never read by the program: " + ", ".join(found)
 
 
+@pytest.mark.heavy  # the whole program's syntax trees
 def test_the_allowances_are_still_needed() -> None:
     names = {f.split()[-1] for f in unused(ROOT / "referee", USERS)}
     assert (ALLOWED | TESTS_ONLY) - names == set()

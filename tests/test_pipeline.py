@@ -95,6 +95,7 @@ def ids(out: Path) -> list[str]:
                   (out / "results.jsonl").read_text().splitlines())
 
 
+@pytest.mark.heavy  # two in-process tournaments a format, about 1.5 s
 @pytest.mark.parametrize("fmt", ["round-robin", "gauntlet"])
 def test_rounds_play_side_by_side_with_the_standings_of_round_by_round_play(
         tmp_path: Path, fmt: str) -> None:
