@@ -199,12 +199,6 @@ class Snapshot:
     """Bytes of data in its regular files, holes left out: what a per-match copy writes."""
 
 
-class FolderChanged(SandboxError):
-    """An entrant folder that changed after the tournament started. Snapshots are taken when it
-    starts, from the bytes copied then, so none is refused for it any more; the class stays for
-    the callers that still name it."""
-
-
 STORE_PREFIX = "ct-referee-entrants-"
 """The name of a store's folder starts so (:func:`clean_stale` looks for it)."""
 STORE_LOCK = ".lock"

@@ -30,7 +30,6 @@ from typing import Any, Protocol
 
 from referee.bots.limits import SandboxMode
 from referee.bots.policy import SandboxError
-from referee.bots.snapshot import FolderChanged
 from referee.game.faults import Reason
 from referee.match.job import DealSecret, Done, MatchJob, MatchSpec
 from referee.match.play import Entrant
@@ -197,23 +196,22 @@ def plan_advice(config: Config, total: int | None) -> str | None:
 
 class Roster:
     """Who sits for each entrant in a match planned now: the entrant itself (a sealed entrant
-    on its snapshot, taken beside play and waited for here), or, for one left out (a folder
-    changed since the start, a failed pre-flight) or disqualified, a bench that loses by fault
+    on its snapshot, taken beside play and waited for here), or, for one left out (a failed
+    pre-flight) or disqualified, a bench that loses by fault
     (:meth:`FaultLimit.entrant`)."""
 
     def __init__(self, entrants: Sequence[Entrant], limit: FaultLimit, *,
                  seals: Seals | None = None,
-                 left_out: Callable[[Collection[int]], None] = lambda _: None,
-                 warn: Callable[[str], None] = lambda _: None) -> None:
+                 left_out: Callable[[Collection[int]], None] = lambda _: None) -> None:
         self.entrants, self.limit, self.seals = list(entrants), limit, seals
         self.names = [e.name for e in self.entrants]
-        self._left_out, self._warn = left_out, warn
+        self._left_out = left_out
 
     def seat(self, i: int, detail: str | None = None) -> Entrant:
         """Who sits for entrant ``i`` (``detail``: benched, why, from :meth:`FaultLimit.plan`).
 
-        :raises TournamentError: if its snapshot cannot be made while its folder is as it was,
-            or its folder is refused (one line naming it, as before play).
+        :raises TournamentError: if its snapshot cannot be made (not the entrant's doing:
+            resume later), or its folder is refused (one line naming it, as before play).
         """
         if detail is None and i in self.limit.left_out:  # left out since its set was planned
             detail = BENCHED[1] + self.limit.left_out[i]
@@ -221,11 +219,6 @@ class Roster:
             try:
                 self.entrants[i] = dataclasses.replace(
                     self.entrants[i], sealed=self.seals.sealed(self.names[i]))
-            except FolderChanged as err:
-                self.leave_out({i: str(err)})
-                self._warn(f"entrant {self.names[i]!r}: {err}: it is left out (no process in "
-                           f"its matches, which it loses by fault)")
-                detail = BENCHED[1] + self.limit.left_out[i]
             except SandboxError as err:  # not the entrant's doing: stop, resume later
                 raise TournamentError(f"entrant {self.names[i]!r}: {err}") from None
             except ConfigError as err:  # its folder refused: stop, fix it, resume
@@ -383,7 +376,7 @@ class TournamentSession:
         hidden = hidden or {}
         self.roster = Roster([dataclasses.replace(e.entrant(), hidden=hidden.get(e.name, ()))
                               for e in config.entrants], self.limit, seals=seals,
-                             left_out=self.course.leave_out, warn=self.reporter.warn)
+                             left_out=self.course.leave_out)
         self.audit = Audit(self.names, bound=config.variant.hand_total,
                            per_set=set_size(config.players, config.seatings))
         self.books = Books(self.course, self.audit, self.limit, self.folder.journal(),
