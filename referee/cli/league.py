@@ -86,8 +86,10 @@ class LeagueTerminal(Reporter):
 def _final_table(done: League, stopped: bool) -> None:
     """What the terminal shows when the league stops: every version playing (up to
     :data:`FINAL_ROWS`, then how many more), each with its verdict on the next one down."""
+    then = ("the same command goes on" if stopped else
+            "a larger max_matches (or --max-matches) plays on")
     click.echo(f"{time.strftime('%H:%M:%S')} {'stopped' if stopped else 'reached max_matches'}: "
-               f"{done.done:,} matches ({done.played:,} this run); the same command goes on")
+               f"{done.done:,} matches ({done.played:,} this run); {then}")
     rows = done.book.table.ranked()
     confidence = done.book.stop_rule.confidence
     bound = float(done.config.variant.hand_total)
