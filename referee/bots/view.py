@@ -60,11 +60,10 @@ def _runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -
     except RuntimeError_ as err:
         raise ViewError(str(err)) from None
     key = found.key()  # hashes every entry: once
-    trees = {v.key: v for v in _SHOWN.values()}  # another command may show the same tree
-    if key in trees:
-        return _view(trees[key].tree, found, key)
-    held = sum(v.size for v in trees.values())
-    if held + found.size > MAX_HELD_BYTES:
+    same = _TREES.get(key)  # another command may show the same tree
+    if same is not None:
+        return _view(same.tree, found, key)
+    if sum(v.size for v in _TREES.values()) + found.size > MAX_HELD_BYTES:
         raise ViewError(f"the runtimes of this run would hold more than "
                         f"{MAX_HELD_BYTES >> 20} MiB in {image.SHM} with this one "
                         f"({found.size >> 20} MiB for {str(exe)!r}): give the entrants fewer "
@@ -75,14 +74,18 @@ def _runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) -
         raise ViewError(f"cannot prepare the bot's runtime in {image.SHM}: "
                         f"{err.strerror or err}") from None
     _HELD.append(tree)
-    return _view(tree.path, found, key)
+    shown = _TREES[key] = _view(tree.path, found, key)
+    return shown
 
 
 _HELD: list[image.Tree] = []
 _SHOWN: dict[tuple[Path, tuple[Path, ...], tuple[Path, ...]], View] = {}
 """The one cache of views: every view this process shows, by the arguments of
-:func:`runtime_view`; each distinct tree is held once (:data:`_HELD`) and counted once against
-:data:`MAX_HELD_BYTES`."""
+:func:`runtime_view`."""
+_TREES: dict[str, View] = {}
+"""The first view of each distinct tree, by its closure's key: each tree is held once
+(:data:`_HELD`) and counted once against :data:`MAX_HELD_BYTES`, found without a scan of
+every entrant's view (a field of 10,000 has as many)."""
 MAX_HELD_BYTES = 6 << 30
 """The most the runtime trees one referee process shows may hold together (in ``/dev/shm``,
 memory): each distinct runtime is a tree of its own, and a bot's files choose part of it."""
