@@ -100,6 +100,25 @@ def test_the_runtimes_a_run_shows_are_capped_together(monkeypatch: pytest.Monkey
     assert list(view._SHOWN.values()) == [shown, again]
 
 
+def test_the_views_kept_are_bounded_and_a_dropped_one_keeps_its_tree(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A league adds a view a version for as long as it runs: past ``MAX_SHOWN`` the oldest
+    view is dropped, and made again on its next use from the tree still held."""
+    from referee.bots import view
+
+    monkeypatch.setattr(view, "_SHOWN", {})
+    monkeypatch.setattr(view, "MAX_SHOWN", 1)
+    first = view.runtime_view(Path("/bin/sh"), (), ())
+    script = tmp_path / "bot"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o755)
+    second = view.runtime_view(script, (), (tmp_path,))
+    assert list(view._SHOWN.values()) == [second]
+    again = view.runtime_view(Path("/bin/sh"), (), ())
+    assert again is not first and again.tree == first.tree and again.key == first.key
+    assert list(view._SHOWN.values()) == [again]
+
+
 def test_a_symlink_in_a_shown_folder_copies_nothing_from_elsewhere(tmp_path: Path) -> None:
     """A ``shared`` folder (or a runtime) holding a symlink to a file any user may read
     elsewhere (another entrant's folder): the link is shown, dangling; the file is not copied

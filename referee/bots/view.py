@@ -51,6 +51,8 @@ def runtime_view(exe: Path, runtime: tuple[Path, ...], own: tuple[Path, ...]) ->
         shown = _SHOWN.get((exe, runtime, own))
         if shown is None:
             shown = _SHOWN[exe, runtime, own] = _runtime_view(exe, runtime, own)
+            if len(_SHOWN) > MAX_SHOWN:  # the oldest: its tree stays held (_TREES)
+                del _SHOWN[next(iter(_SHOWN))]
         return shown
 
 
@@ -82,6 +84,8 @@ _HELD: list[image.Tree] = []
 _SHOWN: dict[tuple[Path, tuple[Path, ...], tuple[Path, ...]], View] = {}
 """The one cache of views: every view this process shows, by the arguments of
 :func:`runtime_view`."""
+MAX_SHOWN = 4096
+"""Views :data:`_SHOWN` keeps (a league adds one a version for as long as it runs)."""
 _TREES: dict[str, View] = {}
 """The first view of each distinct tree, by its closure's key: each tree is held once
 (:data:`_HELD`) and counted once against :data:`MAX_HELD_BYTES`, found without a scan of
